@@ -1,0 +1,48 @@
+package main
+
+import (
+	"fmt"
+	"runtime/debug"
+)
+
+func runVersion(e env, args []string) int {
+	if len(args) > 0 {
+		fmt.Fprintln(e.stderr, "usage: toolc version")
+		return exitUsage
+	}
+	fmt.Fprintln(e.stdout, versionString())
+	return exitOK
+}
+
+// versionString is "toolc VERSION (REVISION) GOVERSION", from the build
+// information that the go command records.
+func versionString() string {
+	info, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "toolc (unknown version)"
+	}
+	version := info.Main.Version
+	if version == "" {
+		version = "(devel)"
+	}
+	rev, dirty := "", false
+	for _, s := range info.Settings {
+		switch s.Key {
+		case "vcs.revision":
+			rev = s.Value
+		case "vcs.modified":
+			dirty = s.Value == "true"
+		}
+	}
+	out := "toolc " + version
+	if rev != "" {
+		if len(rev) > 12 {
+			rev = rev[:12]
+		}
+		if dirty {
+			rev += "+dirty"
+		}
+		out += " (" + rev + ")"
+	}
+	return out + " " + info.GoVersion
+}

@@ -1,0 +1,239 @@
+// Package compiler is toolc's front end: it loads CUE contract packages
+// named by Go-style patterns, holds them to the rules, and lowers them into
+// a catalog.
+//
+//	res, err := compiler.Compile(compiler.Config{}, "./...")
+//	if err != nil { ... }          // a usage or I/O problem: exit status 2
+//	diag.Print(os.Stdout, diag.Text, res.Diagnostics, res.Source)
+//	if res.HasErrors() { ... }     // exit status 1
+//
+// Each package is evaluated once, in a fresh cue.Context, against the
+// schema embedded in the binary; the rules then walk the evaluated data,
+// so one run reports every problem in every package.
+package compiler
+
+import (
+	"cmp"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/cuecontext"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/load"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/schema"
+)
+
+// Config configures a compilation.
+type Config struct {
+	// Dir is the working directory: patterns are resolved and positions
+	// reported relative to it. Empty means the process's.
+	Dir string
+	// Rules are the rules to run; nil means all of Rules().
+	Rules []*Rule
+}
+
+// Result is the outcome of a compilation that could read its input.
+type Result struct {
+	// Catalog holds every service that evaluated to a struct, sorted by
+	// name. It is complete only when there are no errors.
+	Catalog *catalog.Catalog
+	// Diagnostics are sorted by position.
+	Diagnostics []diag.Diagnostic
+	// Packages are the contract packages that were checked.
+	Packages []*Package
+
+	wd string
+}
+
+// HasErrors reports whether any diagnostic is an error.
+func (r *Result) HasErrors() bool { return diag.HasErrors(r.Diagnostics) }
+
+// Source reads a file named in a diagnostic, for quoting it.
+func (r *Result) Source(file string) ([]byte, error) {
+	if !filepath.IsAbs(file) {
+		file = filepath.Join(r.wd, file)
+	}
+	return os.ReadFile(file)
+}
+
+// Compile loads, checks and lowers the contract packages that the patterns
+// name (default "./..."). The error is for problems with the input itself:
+// a pattern that matches nothing, or a file that cannot be read. Problems
+// in contracts are diagnostics.
+func Compile(cfg Config, patterns ...string) (*Result, error) {
+	wd := cfg.Dir
+	if wd == "" {
+		var err error
+		if wd, err = os.Getwd(); err != nil {
+			return nil, err
+		}
+	}
+	wd, err := filepath.Abs(wd)
+	if err != nil {
+		return nil, err
+	}
+	matches, err := expandPatterns(wd, patterns)
+	if err != nil {
+		return nil, err
+	}
+	l, err := newLoader()
+	if err != nil {
+		return nil, err
+	}
+	pkgs, err := l.loadAll(wd, matches)
+	if err != nil {
+		return nil, err
+	}
+	if len(pkgs) == 0 {
+		return nil, fmt.Errorf("%s: matched no contract packages (a contract imports %q)", strings.Join(patternsOrDefault(patterns), " "), schema.ImportPath)
+	}
+
+	res := &Result{Packages: pkgs, wd: wd}
+	rules := cfg.Rules
+	if rules == nil {
+		rules = Rules()
+	}
+	for _, r := range rules {
+		r.Check(&Pass{Rule: r, Packages: pkgs, wd: wd, diags: &res.Diagnostics})
+	}
+	diag.Sort(res.Diagnostics)
+	res.Diagnostics = diag.Compact(res.Diagnostics)
+
+	res.Catalog = &catalog.Catalog{Services: []*catalog.Service{}}
+	low := lowerer{wd: wd}
+	for _, pkg := range pkgs {
+		if pkg.root != nil && pkg.root.kind == kStruct {
+			res.Catalog.Services = append(res.Catalog.Services, low.service(pkg))
+		}
+	}
+	slices.SortStableFunc(res.Catalog.Services, func(a, b *catalog.Service) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Dir, b.Dir))
+	})
+	return res, nil
+}
+
+func patternsOrDefault(p []string) []string {
+	if len(p) == 0 {
+		return []string{"./..."}
+	}
+	return p
+}
+
+// loadAll loads and evaluates every matched directory, in parallel: each
+// package gets its own cue.Context, which is not safe for concurrent use.
+func (l *loader) loadAll(wd string, matches []match) ([]*Package, error) {
+	explicit := map[string]bool{}
+	var dirs []string
+	for _, m := range matches {
+		dirs = append(dirs, m.dir)
+		explicit[m.dir] = m.explicit
+	}
+	type job struct {
+		root *moduleRoot
+		ov   map[string]load.Source
+		dir  string
+		out  []*Package
+	}
+	var jobs []*job
+	for _, r := range groupByModule(wd, dirs) {
+		ov, err := l.overlay(r)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %v", relPath(wd, filepath.Join(r.dir, "cue.mod", "module.cue")), err)
+		}
+		for _, d := range r.dirs {
+			jobs = append(jobs, &job{root: r, ov: ov, dir: d})
+		}
+	}
+	work := make(chan *job)
+	var wg sync.WaitGroup
+	for range min(runtime.GOMAXPROCS(0), len(jobs)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for j := range work {
+				for _, inst := range l.loadDir(j.root, j.ov, j.dir) {
+					if pkg := l.evaluate(j.root, inst, explicit[j.dir]); pkg != nil {
+						j.out = append(j.out, pkg)
+					}
+				}
+			}
+		}()
+	}
+	for _, j := range jobs {
+		work <- j
+	}
+	close(work)
+	wg.Wait()
+
+	var pkgs []*Package
+	for _, j := range jobs {
+		pkgs = append(pkgs, j.out...)
+	}
+	slices.SortFunc(pkgs, func(a, b *Package) int { return cmp.Or(cmp.Compare(a.Dir, b.Dir), cmp.Compare(a.Name, b.Name)) })
+	return pkgs, nil
+}
+
+// evaluate builds one instance. It returns nil for a package that a
+// wildcard matched but that is not a contract.
+func (l *loader) evaluate(r *moduleRoot, inst *build.Instance, explicit bool) *Package {
+	pkg := &Package{Dir: inst.Dir, Name: inst.PkgName, schema: l.schemaFile(r)}
+	if inst.Err != nil {
+		if !explicit && !mayBeContract(inst) {
+			return nil
+		}
+		pkg.loadErrs = cueerrors.Errors(inst.Err)
+		return pkg
+	}
+	if !explicit && !slices.Contains(inst.ImportPaths, schema.ImportPath) {
+		return nil
+	}
+	v := cuecontext.New().BuildInstance(inst)
+	root, errs := decode(v)
+	pkg.root = root
+	for _, err := range errs {
+		if isCompileError(err) {
+			pkg.loadErrs = append(pkg.loadErrs, err)
+		} else {
+			pkg.evalErrs = append(pkg.evalErrs, err)
+		}
+	}
+	return pkg
+}
+
+// schemaFile is the path of the overlaid schema, whose positions are never
+// shown to a user.
+func (l *loader) schemaFile(r *moduleRoot) string {
+	if basePath(r.path) == basePath(schema.Module) {
+		return filepath.Join(r.dir, "schema", schema.FileName)
+	}
+	return filepath.Join(r.dir, "cue.mod", "pkg", filepath.FromSlash(schema.ImportPath), schema.FileName)
+}
+
+// mayBeContract reports whether a package that failed to load could be a
+// contract: it imports the schema, or a file did not parse far enough to
+// tell. A broken contract must not be skipped silently.
+func mayBeContract(inst *build.Instance) bool {
+	if slices.Contains(inst.ImportPaths, schema.ImportPath) {
+		return true
+	}
+	return len(inst.InvalidFiles) > 0 || len(inst.BuildFiles) == 0
+}
+
+// isCompileError reports whether an error arose while compiling the files
+// rather than evaluating them: an unresolved reference is a load problem
+// for the user, not a schema mismatch.
+func isCompileError(err cueerrors.Error) bool {
+	format, _ := err.Msg()
+	return strings.HasPrefix(format, "reference %q not found") ||
+		strings.HasPrefix(format, "imported and not used") ||
+		strings.Contains(format, "not found in package")
+}

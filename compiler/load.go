@@ -1,0 +1,219 @@
+package compiler
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing/fstest"
+
+	"cuelang.org/go/cue/ast"
+	"cuelang.org/go/cue/build"
+	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/parser"
+	"cuelang.org/go/mod/modfile"
+	"cuelang.org/go/mod/module"
+
+	"github.com/toolc/toolc/schema"
+)
+
+// The synthetic module that a contract directory without cue.mod belongs to.
+const (
+	localModule   = "toolc.local/contracts@v0"
+	schemaVersion = "v0.0.0"
+	cueLanguage   = "v0.17.0"
+)
+
+// moduleRoot is a directory holding cue.mod (real or synthesised) and the
+// contract directories below it that are loaded together.
+type moduleRoot struct {
+	dir       string
+	synthetic bool // no cue.mod on disk: toolc provides one in the overlay
+	path      string
+	dirs      []string
+}
+
+// findModuleRoot returns the nearest directory at or above dir that holds a
+// cue.mod directory, or "" if there is none.
+func findModuleRoot(dir string) string {
+	for {
+		if fi, err := os.Stat(filepath.Join(dir, "cue.mod")); err == nil && fi.IsDir() {
+			return dir
+		}
+		parent := filepath.Dir(dir)
+		if parent == dir {
+			return ""
+		}
+		dir = parent
+	}
+}
+
+// groupByModule assigns every contract directory to a module root. A
+// directory with no cue.mod above it joins a synthetic module rooted at the
+// working directory, or at itself when it lies outside the working
+// directory, so that a plain directory of .cue files compiles as it is.
+func groupByModule(wd string, dirs []string) []*moduleRoot {
+	var roots []*moduleRoot
+	byDir := map[string]*moduleRoot{}
+	for _, d := range dirs {
+		rootDir := findModuleRoot(d)
+		synthetic := rootDir == ""
+		if synthetic {
+			rootDir = d
+			if within(wd, d) {
+				rootDir = wd
+			}
+		}
+		r := byDir[rootDir]
+		if r == nil {
+			r = &moduleRoot{dir: rootDir, synthetic: synthetic}
+			byDir[rootDir] = r
+			roots = append(roots, r)
+		}
+		r.dirs = append(r.dirs, d)
+	}
+	return roots
+}
+
+func within(parent, child string) bool {
+	rel, err := filepath.Rel(parent, child)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
+
+// loader loads contract packages with the embedded schema in place of
+// whatever github.com/toolc/toolc/schema would resolve to on disk.
+type loader struct {
+	evalSchema string // the schema source that contracts evaluate against
+	registry   *embeddedRegistry
+}
+
+func newLoader() (*loader, error) {
+	src, err := evaluationSchema(schema.Source())
+	if err != nil {
+		return nil, err
+	}
+	return &loader{evalSchema: src, registry: newEmbeddedRegistry(src)}, nil
+}
+
+// overlay returns the load overlay for a module root: the schema where the
+// import path resolves to, and a module file if the root has none.
+func (l *loader) overlay(r *moduleRoot) (map[string]load.Source, error) {
+	ov := map[string]load.Source{}
+	modFile := filepath.Join(r.dir, "cue.mod", "module.cue")
+	r.path = localModule
+	if r.synthetic {
+		ov[modFile] = load.FromString(fmt.Sprintf("module: %q\nlanguage: version: %q\n", localModule, cueLanguage))
+	} else if data, err := os.ReadFile(modFile); err == nil {
+		mf, err := modfile.ParseNonStrict(data, modFile)
+		if err != nil {
+			return nil, err
+		}
+		r.path = mf.QualifiedModule()
+	} else if errors.Is(err, fs.ErrNotExist) {
+		// A legacy cue.mod directory without module.cue.
+		ov[modFile] = load.FromString(fmt.Sprintf("module: %q\nlanguage: version: %q\n", localModule, cueLanguage))
+	} else {
+		return nil, err
+	}
+	src := load.FromString(l.evalSchema)
+	if basePath(r.path) == basePath(schema.Module) {
+		// Inside toolc's own module the schema is a package of the module.
+		ov[filepath.Join(r.dir, "schema", schema.FileName)] = src
+	} else {
+		ov[filepath.Join(r.dir, "cue.mod", "pkg", filepath.FromSlash(schema.ImportPath), schema.FileName)] = src
+	}
+	return ov, nil
+}
+
+// loadDir loads every CUE package in one directory.
+func (l *loader) loadDir(r *moduleRoot, ov map[string]load.Source, dir string) []*build.Instance {
+	cfg := &load.Config{
+		Dir:        dir,
+		ModuleRoot: r.dir,
+		Overlay:    ov,
+		Package:    "*",
+		Registry:   l.registry,
+		Env:        []string{"CUE_REGISTRY=none"},
+	}
+	return load.Instances([]string{"."}, cfg)
+}
+
+// evaluationSchema derives the schema that contracts are evaluated against
+// from the strict one: every definition that a contract may reference,
+// declared as top. toolc's rules check the contract after evaluation, so
+// CUE need not unify each field with a five-way disjunction first: that
+// keeps CUE's disjunction errors away from the user, and is most of why
+// `toolc check` is faster than `cue vet`.
+func evaluationSchema(strict string) (string, error) {
+	f, err := parser.ParseFile(schema.FileName, strict)
+	if err != nil {
+		return "", fmt.Errorf("embedded schema: %w", err)
+	}
+	var b strings.Builder
+	b.WriteString("package schema\n\n")
+	for _, decl := range f.Decls {
+		field, ok := decl.(*ast.Field)
+		if !ok {
+			continue
+		}
+		name, _, err := ast.LabelName(field.Label)
+		if err != nil || !strings.HasPrefix(name, "#") {
+			continue
+		}
+		fmt.Fprintf(&b, "%s: _\n", name)
+	}
+	return b.String(), nil
+}
+
+// embeddedRegistry serves the toolc module from the binary, for a user
+// module whose module.cue lists github.com/toolc/toolc@v0 as a dependency,
+// and refuses every other module, so that loading never touches a network.
+type embeddedRegistry struct {
+	fs fs.FS
+}
+
+func newEmbeddedRegistry(schemaSource string) *embeddedRegistry {
+	return &embeddedRegistry{fs: fstest.MapFS{
+		"cue.mod/module.cue":        {Data: []byte(fmt.Sprintf("module: %q\nlanguage: version: %q\n", schema.Module, cueLanguage))},
+		"schema/" + schema.FileName: {Data: []byte(schemaSource)},
+	}}
+}
+
+func (r *embeddedRegistry) isToolc(mv module.Version) bool {
+	return mv.BasePath() == basePath(schema.Module)
+}
+
+func (r *embeddedRegistry) ModFile(_ context.Context, mv module.Version) (*modfile.File, error) {
+	if !r.isToolc(mv) {
+		return nil, fmt.Errorf("module %s: toolc loads contracts offline and has only the embedded %s", mv, schema.Module)
+	}
+	data, err := fs.ReadFile(r.fs, "cue.mod/module.cue")
+	if err != nil {
+		return nil, err
+	}
+	return modfile.Parse(data, "cue.mod/module.cue")
+}
+
+func (r *embeddedRegistry) Fetch(_ context.Context, mv module.Version) (module.SourceLoc, error) {
+	if !r.isToolc(mv) {
+		return module.SourceLoc{}, fmt.Errorf("module %s: toolc loads contracts offline and has only the embedded %s", mv, schema.Module)
+	}
+	return module.SourceLoc{FS: r.fs, Dir: "."}, nil
+}
+
+func (r *embeddedRegistry) ModuleVersions(_ context.Context, mpath string) ([]string, error) {
+	if basePath(mpath) == basePath(schema.Module) {
+		return []string{schemaVersion}, nil
+	}
+	return nil, nil
+}
+
+// basePath strips the major version from a module path:
+// github.com/toolc/toolc@v0 becomes github.com/toolc/toolc.
+func basePath(p string) string {
+	base, _, _ := strings.Cut(p, "@")
+	return base
+}

@@ -1,0 +1,196 @@
+package compiler
+
+import (
+	"cmp"
+	"path/filepath"
+	"slices"
+
+	"cuelang.org/go/cue/token"
+
+	"github.com/toolc/toolc/catalog"
+)
+
+// lowerer turns checked nodes into catalog IR. It is lenient: what the
+// rules reported as wrong is left out or zero, never a panic, so that the
+// rules themselves can use lowered fields.
+type lowerer struct {
+	wd string
+}
+
+func (l lowerer) pos(p token.Pos) catalog.Pos {
+	if !p.IsValid() {
+		return catalog.Pos{}
+	}
+	tp := p.Position()
+	return catalog.Pos{File: filepath.ToSlash(relPath(l.wd, tp.Filename)), Line: tp.Line, Column: tp.Column}
+}
+
+func (l lowerer) service(pkg *Package) *catalog.Service {
+	root := pkg.root
+	s := &catalog.Service{
+		Name:        stringAt(root, "name"),
+		Version:     stringAt(root, "version"),
+		Description: stringAt(root, "description"),
+		Dir:         filepath.ToSlash(relPath(l.wd, pkg.Dir)),
+		Handler:     cmp.Or(stringAt(root, "handler"), "."),
+		MCPTitle:    stringAt(root.get("mcp"), "title"),
+		Pos:         l.pos(root.pos),
+	}
+	for _, t := range root.get("tools").structFields() {
+		if t.kind == kStruct {
+			s.Tools = append(s.Tools, l.tool(t))
+		}
+	}
+	slices.SortFunc(s.Tools, func(a, b *catalog.Tool) int { return cmp.Compare(a.Name, b.Name) })
+	return s
+}
+
+func (l lowerer) tool(n *node) *catalog.Tool {
+	t := &catalog.Tool{
+		Name:        n.label,
+		Description: stringAt(n, "description"),
+		Title:       stringAt(n, "title"),
+		Deprecated:  boolAt(n, "deprecated"),
+		Strict:      boolAt(n, "strict"),
+		MCPName:     stringAt(n.get("mcp"), "name"),
+		Request:     l.message(n.get("request")),
+		Pos:         l.pos(n.pos),
+	}
+	if a := n.get("annotations"); a != nil {
+		t.Annotations = catalog.Annotations{
+			ReadOnly:    optBool(a, "readOnly"),
+			Destructive: optBool(a, "destructive"),
+			Idempotent:  optBool(a, "idempotent"),
+			OpenWorld:   optBool(a, "openWorld"),
+		}
+	}
+	if r := n.get("response"); r != nil && r.kind == kStruct {
+		m := l.message(r)
+		t.Response = &m
+	}
+	if ex := n.get("examples"); ex != nil && ex.kind == kList {
+		for _, e := range ex.elems {
+			if v, ok := e.value(); ok {
+				if m, ok := v.(map[string]any); ok {
+					t.Examples = append(t.Examples, m)
+				}
+			}
+		}
+	}
+	return t
+}
+
+func (l lowerer) message(n *node) catalog.Message {
+	m := catalog.Message{Fields: []*catalog.Field{}}
+	if n == nil || n.kind != kStruct {
+		return m
+	}
+	m.Description = stringAt(n, "description")
+	m.Pos = l.pos(n.pos)
+	for _, f := range n.get("fields").structFields() {
+		if f.kind == kStruct {
+			m.Fields = append(m.Fields, l.field(f))
+		}
+	}
+	slices.SortFunc(m.Fields, func(a, b *catalog.Field) int { return cmp.Compare(a.Name, b.Name) })
+	return m
+}
+
+func (l lowerer) field(n *node) *catalog.Field {
+	f := &catalog.Field{
+		Name:        n.label,
+		Type:        catalog.Type(stringAt(n, "type")),
+		Items:       catalog.Type(stringAt(n, "items")),
+		Description: stringAt(n, "description"),
+		Required:    true,
+		Deprecated:  boolAt(n, "deprecated"),
+		Pattern:     stringAt(n, "pattern"),
+		Format:      stringAt(n, "format"),
+		UniqueItems: boolAt(n, "uniqueItems"),
+		MinLength:   intAt(n, "minLength"),
+		MaxLength:   intAt(n, "maxLength"),
+		MinItems:    intAt(n, "minItems"),
+		MaxItems:    intAt(n, "maxItems"),
+		Minimum:     numAt(n, "minimum"),
+		Maximum:     numAt(n, "maximum"),
+
+		ExclusiveMinimum: numAt(n, "exclusiveMinimum"),
+		ExclusiveMaximum: numAt(n, "exclusiveMaximum"),
+
+		Pos: l.pos(n.pos),
+	}
+	if r := n.get("required"); r != nil && r.kind == kBool {
+		f.Required = r.b
+	}
+	if d := n.get("default"); d != nil {
+		f.Default, _ = d.value()
+	}
+	if e := n.get("enum"); e != nil && e.kind == kList {
+		for _, x := range e.elems {
+			if v, ok := x.value(); ok {
+				f.Enum = append(f.Enum, v)
+			}
+		}
+	}
+	if e := n.get("examples"); e != nil && e.kind == kList {
+		for _, x := range e.elems {
+			if v, ok := x.value(); ok {
+				f.Examples = append(f.Examples, v)
+			}
+		}
+	}
+	return f
+}
+
+func stringAt(n *node, key string) string {
+	if v := n.get(key); v != nil && v.kind == kString {
+		return v.str
+	}
+	return ""
+}
+
+func boolAt(n *node, key string) bool {
+	v := n.get(key)
+	return v != nil && v.kind == kBool && v.b
+}
+
+func optBool(n *node, key string) *bool {
+	if v := n.get(key); v != nil && v.kind == kBool {
+		b := v.b
+		return &b
+	}
+	return nil
+}
+
+func intAt(n *node, key string) *int64 {
+	if v := n.get(key); v != nil && v.kind == kInt {
+		i := v.i
+		return &i
+	}
+	return nil
+}
+
+func numAt(n *node, key string) *float64 {
+	v := n.get(key)
+	switch {
+	case v == nil:
+		return nil
+	case v.kind == kInt:
+		f := float64(v.i)
+		return &f
+	case v.kind == kFloat:
+		f := v.f
+		return &f
+	}
+	return nil
+}
+
+func relPath(wd, file string) string {
+	if wd == "" || !filepath.IsAbs(file) {
+		return file
+	}
+	if rel, err := filepath.Rel(wd, file); err == nil && within(wd, file) {
+		return rel
+	}
+	return file
+}

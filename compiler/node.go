@@ -1,0 +1,214 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+
+	"cuelang.org/go/cue"
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+)
+
+// kind is the shape of an evaluated contract value.
+type kind int
+
+const (
+	kStruct kind = iota
+	kList
+	kString
+	kInt
+	kFloat
+	kBool
+	kNull
+	kBytes
+	kIncomplete // not concrete, such as `string` or `>=1`
+	kError      // an evaluation error, such as conflicting values
+)
+
+var kindNames = [...]string{
+	kStruct: "struct", kList: "list", kString: "string", kInt: "integer", kFloat: "number",
+	kBool: "bool", kNull: "null", kBytes: "bytes", kIncomplete: "incomplete value", kError: "error",
+}
+
+func (k kind) String() string { return kindNames[k] }
+
+// node is an evaluated contract value as plain data: the rules walk nodes,
+// not cue.Values, so that a check never triggers evaluation and each
+// package is evaluated exactly once.
+type node struct {
+	label  string
+	path   string // dotted path from the package root, for messages
+	pos    token.Pos
+	kind   kind
+	fields []*node // kStruct, in CUE's order
+	elems  []*node // kList
+	str    string  // kString; the CUE expression for kIncomplete
+	i      int64
+	f      float64
+	b      bool
+	err    cueerrors.Error // kError
+}
+
+// get returns the field with the given label, or nil.
+func (n *node) get(label string) *node {
+	if n == nil || n.kind != kStruct {
+		return nil
+	}
+	for _, f := range n.fields {
+		if f.label == label {
+			return f
+		}
+	}
+	return nil
+}
+
+// value returns the node as a JSON-shaped Go value, or nil and false if it
+// holds anything but data.
+func (n *node) value() (any, bool) {
+	switch n.kind {
+	case kString:
+		return n.str, true
+	case kInt:
+		return n.i, true
+	case kFloat:
+		return n.f, true
+	case kBool:
+		return n.b, true
+	case kList:
+		out := make([]any, len(n.elems))
+		for i, e := range n.elems {
+			v, ok := e.value()
+			if !ok {
+				return nil, false
+			}
+			out[i] = v
+		}
+		return out, true
+	case kStruct:
+		out := make(map[string]any, len(n.fields))
+		for _, f := range n.fields {
+			v, ok := f.value()
+			if !ok {
+				return nil, false
+			}
+			out[f.label] = v
+		}
+		return out, true
+	}
+	return nil, false
+}
+
+// decode converts an evaluated value into nodes, collecting evaluation
+// errors at the leaves where they arise.
+func decode(v cue.Value) (*node, []cueerrors.Error) {
+	d := &decoder{}
+	root := d.decode(v, "", "")
+	if len(d.errs) == 0 {
+		// An error that no leaf carries, such as a failed comprehension at
+		// the root: report it rather than lose it.
+		if err := v.Err(); err != nil {
+			d.errs = append(d.errs, cueerrors.Errors(err)...)
+		}
+	}
+	return root, d.errs
+}
+
+type decoder struct {
+	errs []cueerrors.Error
+}
+
+func (d *decoder) decode(v cue.Value, label, path string) *node {
+	if dv, ok := v.Default(); ok {
+		v = dv
+	}
+	n := &node{label: label, path: path, pos: v.Pos()}
+	if err := v.Err(); err != nil {
+		// A struct whose child failed is itself an error in CUE; descend, so
+		// that the error is reported once, where it arose, and the
+		// struct's other fields are still checked.
+		if v.IncompleteKind()&(cue.StructKind|cue.BottomKind) != 0 && d.decodeFields(v, n) {
+			return n
+		}
+		if v.IncompleteKind()&cue.ListKind != 0 && d.decodeList(v, n) {
+			return n
+		}
+		n.kind = kError
+		errs := cueerrors.Errors(err)
+		if len(errs) > 0 {
+			n.err = errs[0]
+		}
+		d.errs = append(d.errs, errs...)
+		return n
+	}
+	switch v.Kind() {
+	case cue.StructKind:
+		d.decodeFields(v, n)
+	case cue.ListKind:
+		d.decodeList(v, n)
+	case cue.StringKind:
+		n.kind = kString
+		n.str, _ = v.String()
+	case cue.IntKind:
+		n.kind = kInt
+		i, err := v.Int64()
+		if err != nil {
+			n.kind = kError
+			n.err = cueerrors.Newf(n.pos, "integer %v is too large", v)
+			d.errs = append(d.errs, n.err)
+		}
+		n.i = i
+	case cue.FloatKind:
+		n.kind = kFloat
+		n.f, _ = v.Float64()
+	case cue.BoolKind:
+		n.kind = kBool
+		n.b, _ = v.Bool()
+	case cue.NullKind:
+		n.kind = kNull
+	case cue.BytesKind:
+		n.kind = kBytes
+	default:
+		n.kind = kIncomplete
+		n.str = strings.TrimSpace(fmt.Sprint(v))
+		if n.str == "" || strings.Contains(n.str, "\n") {
+			n.str = v.IncompleteKind().String()
+		}
+	}
+	return n
+}
+
+func (d *decoder) decodeFields(v cue.Value, n *node) bool {
+	it, err := v.Fields()
+	if err != nil {
+		return false
+	}
+	n.kind = kStruct
+	for it.Next() {
+		sel := it.Selector()
+		label := sel.String()
+		if sel.IsString() {
+			label = sel.Unquoted()
+		}
+		n.fields = append(n.fields, d.decode(it.Value(), label, join(n.path, label)))
+	}
+	return len(n.fields) > 0 || v.Err() == nil
+}
+
+func (d *decoder) decodeList(v cue.Value, n *node) bool {
+	it, err := v.List()
+	if err != nil {
+		return false
+	}
+	n.kind = kList
+	for i := 0; it.Next(); i++ {
+		n.elems = append(n.elems, d.decode(it.Value(), fmt.Sprint(i), fmt.Sprintf("%s[%d]", n.path, i)))
+	}
+	return len(n.elems) > 0 || v.Err() == nil
+}
+
+func join(path, label string) string {
+	if path == "" {
+		return label
+	}
+	return path + "." + label
+}

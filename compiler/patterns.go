@@ -1,0 +1,148 @@
+package compiler
+
+import (
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+)
+
+// A match is a directory named by a pattern. Explicit directories are
+// contracts by definition; directories found under a wildcard are contracts
+// only if a package in them imports the schema, so that `./...` passes
+// over unrelated CUE packages the way `go vet ./...` passes over packages
+// without tests.
+type match struct {
+	dir      string // absolute
+	explicit bool
+}
+
+// expandPatterns resolves Go-style patterns ("./...", "./examples/weather",
+// "dir/...") relative to wd. A pattern that names no directory with .cue
+// files is an error, as is a .cue file that cannot be read.
+func expandPatterns(wd string, patterns []string) ([]match, error) {
+	if len(patterns) == 0 {
+		patterns = []string{"./..."}
+	}
+	var out []match
+	seen := map[string]int{}
+	add := func(m match) {
+		if i, ok := seen[m.dir]; ok {
+			out[i].explicit = out[i].explicit || m.explicit
+			return
+		}
+		seen[m.dir] = len(out)
+		out = append(out, m)
+	}
+	for _, pat := range patterns {
+		base, wild := strings.CutSuffix(filepath.ToSlash(pat), "...")
+		if wild && base != "" && !strings.HasSuffix(base, "/") {
+			return nil, fmt.Errorf("pattern %q: a wildcard must follow a slash, as in ./...", pat)
+		}
+		if base == "" {
+			base = "."
+		}
+		dir := filepath.FromSlash(base)
+		if !filepath.IsAbs(dir) {
+			dir = filepath.Join(wd, dir)
+		}
+		dir = filepath.Clean(dir)
+		if strings.HasSuffix(dir, ".cue") && !wild {
+			if fi, err := os.Stat(dir); err == nil && !fi.IsDir() {
+				dir = filepath.Dir(dir) // a file names its package
+			}
+		}
+		fi, err := os.Stat(dir)
+		if err != nil {
+			return nil, fmt.Errorf("pattern %q: %w", pat, unwrapPathError(err))
+		}
+		if !fi.IsDir() {
+			return nil, fmt.Errorf("pattern %q: %s is not a directory", pat, base)
+		}
+		if !wild {
+			ok, err := hasCUEFiles(dir)
+			if err != nil {
+				return nil, err
+			}
+			if !ok {
+				return nil, fmt.Errorf("pattern %q: no .cue files in %s", pat, base)
+			}
+			add(match{dir: dir, explicit: true})
+			continue
+		}
+		n := len(out)
+		err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+			if err != nil {
+				return err
+			}
+			if !d.IsDir() {
+				return nil
+			}
+			if path != dir && skipDir(d.Name()) {
+				return filepath.SkipDir
+			}
+			ok, err := hasCUEFiles(path)
+			if err != nil {
+				return err
+			}
+			if ok {
+				add(match{dir: path})
+			}
+			return nil
+		})
+		if err != nil {
+			return nil, err
+		}
+		if len(out) == n && !slices.ContainsFunc(out, func(m match) bool { return within(dir, m.dir) }) {
+			return nil, fmt.Errorf("pattern %q: matched no CUE packages", pat)
+		}
+	}
+	return out, nil
+}
+
+// skipDir reports whether a wildcard walk passes over a directory, as the
+// go command does: hidden directories, testdata, and dependency or build
+// directories.
+func skipDir(name string) bool {
+	if strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_") {
+		return true
+	}
+	switch name {
+	case "testdata", "cue.mod", "node_modules", "vendor":
+		return true
+	}
+	return false
+}
+
+// hasCUEFiles reports whether dir holds .cue files, and fails if one of
+// them cannot be read: an unreadable file is an I/O problem, not a finding.
+func hasCUEFiles(dir string) (bool, error) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return false, unwrapPathError(err)
+	}
+	found := false
+	for _, e := range entries {
+		if e.IsDir() || !strings.HasSuffix(e.Name(), ".cue") {
+			continue
+		}
+		f, err := os.Open(filepath.Join(dir, e.Name()))
+		if err != nil {
+			return false, err
+		}
+		f.Close()
+		found = true
+	}
+	return found, nil
+}
+
+// unwrapPathError keeps os errors short: "stat x: no such file or directory"
+// becomes "no such file or directory" where the caller names the path.
+func unwrapPathError(err error) error {
+	if pe, ok := err.(*fs.PathError); ok {
+		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+	}
+	return err
+}

@@ -1,0 +1,213 @@
+package compiler
+
+import (
+	"fmt"
+	"iter"
+	"strings"
+
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+
+	"github.com/toolc/toolc/diag"
+)
+
+// Rule is one check that toolc holds contracts to. Rules are values: adding
+// a rule means adding one Rule and one fixture under testdata/rules.
+type Rule struct {
+	// ID names the rule in diagnostics; scripts match on it, so it never
+	// changes once released.
+	ID string
+	// Doc says in one line what the rule checks.
+	Doc string
+	// Severity is the severity of every diagnostic the rule reports.
+	Severity diag.Severity
+	// Check inspects every package of a run and reports through the pass.
+	// It never prints.
+	Check func(*Pass)
+}
+
+// Rules returns toolc's rules in the order `toolc rules` lists them.
+func Rules() []*Rule {
+	return []*Rule{
+		SyntaxRule,
+		SchemaRule,
+		ServiceNameRule,
+		ToolNameRule,
+		FieldNameRule,
+		DescriptionRule,
+		SingleRequestRule,
+		FlatFieldsRule,
+		EnumRule,
+		DefaultRule,
+		BoundsRule,
+		ExampleRule,
+		UniqueNameRule,
+		MCPNameRule,
+		ProviderLimitRule,
+	}
+}
+
+// Package is one loaded contract package, as the rules see it.
+type Package struct {
+	// Dir is the package's directory, absolute.
+	Dir string
+	// Name is the CUE package name.
+	Name string
+
+	root     *node             // nil when the package did not load
+	loadErrs []cueerrors.Error // syntax and load errors
+	evalErrs []cueerrors.Error // evaluation errors, such as conflicts
+	schema   string            // the overlaid schema file, never a position to report
+}
+
+// Pass is what a rule's Check sees: every package of the run, and a way to
+// report.
+type Pass struct {
+	Rule     *Rule
+	Packages []*Package
+
+	wd    string
+	diags *[]diag.Diagnostic
+}
+
+// Reportf reports a problem at pos.
+func (p *Pass) Reportf(pos token.Pos, format string, args ...any) {
+	*p.diags = append(*p.diags, diag.Diagnostic{
+		Pos:      p.position(pos),
+		Severity: p.Rule.Severity,
+		Rule:     p.Rule.ID,
+		Message:  fmt.Sprintf(format, args...),
+	})
+}
+
+// reportCUE reports an error that CUE found, at its first position in the
+// user's files.
+func (p *Pass) reportCUE(pkg *Package, err cueerrors.Error) {
+	pos := err.Position()
+	if p.isSchema(pkg, pos) || !pos.IsValid() {
+		pos = token.NoPos
+		for _, ip := range err.InputPositions() {
+			if ip.IsValid() && !p.isSchema(pkg, ip) {
+				pos = ip
+				break
+			}
+		}
+	}
+	format, args := err.Msg()
+	msg := fmt.Sprintf(format, args...)
+	if path := err.Path(); len(path) > 0 {
+		msg = fmt.Sprintf("%s: %s", joinPath(path), msg)
+	}
+	p.Reportf(pos, "%s", msg)
+}
+
+func (p *Pass) isSchema(pkg *Package, pos token.Pos) bool {
+	return pos.IsValid() && pos.Filename() == pkg.schema
+}
+
+// position converts a CUE position to a diagnostic position, the one place
+// where toolc does so.
+func (p *Pass) position(pos token.Pos) diag.Position {
+	if !pos.IsValid() {
+		return diag.Position{}
+	}
+	tp := pos.Position()
+	return diag.Position{File: relPath(p.wd, tp.Filename), Line: tp.Line, Column: tp.Column}
+}
+
+func joinPath(path []string) string {
+	s := ""
+	for _, e := range path {
+		s = join(s, e)
+	}
+	return s
+}
+
+// A service is the root value of a package that evaluated to a struct.
+type service struct {
+	pkg  *Package
+	root *node
+}
+
+// name returns the service's name, or "" if it has none yet.
+func (s service) name() string {
+	if n := s.root.get("name"); n != nil && n.kind == kString {
+		return n.str
+	}
+	return ""
+}
+
+// A tool is one entry of a service's tools map.
+type tool struct {
+	service
+	node *node
+}
+
+// A field is one entry of a tool's request or response fields.
+type field struct {
+	tool
+	message string // "request" or "response"
+	node    *node
+}
+
+func (p *Pass) services() iter.Seq[service] {
+	return func(yield func(service) bool) {
+		for _, pkg := range p.Packages {
+			if pkg.root != nil && pkg.root.kind == kStruct {
+				if !yield(service{pkg, pkg.root}) {
+					return
+				}
+			}
+		}
+	}
+}
+
+func (p *Pass) tools() iter.Seq[tool] {
+	return func(yield func(tool) bool) {
+		for s := range p.services() {
+			for _, t := range s.root.get("tools").structFields() {
+				if !yield(tool{s, t}) {
+					return
+				}
+			}
+		}
+	}
+}
+
+func (p *Pass) fields() iter.Seq[field] {
+	return func(yield func(field) bool) {
+		for t := range p.tools() {
+			for _, msg := range []string{"request", "response"} {
+				for _, f := range t.node.get(msg).get("fields").structFields() {
+					if !yield(field{t, msg, f}) {
+						return
+					}
+				}
+			}
+		}
+	}
+}
+
+// structFields returns a struct's fields, and nothing for any other node.
+func (n *node) structFields() []*node {
+	if n == nil || n.kind != kStruct {
+		return nil
+	}
+	return n.fields
+}
+
+// describe names a field for messages: `request field "city" of tool "x"`.
+func (f field) describe() string {
+	return fmt.Sprintf("%s field %q of tool %q", f.message, f.node.label, f.tool.node.label)
+}
+
+// RulesMarkdown renders the rules as a Markdown table, for the README,
+// from the same values that the checks run from.
+func RulesMarkdown() string {
+	var b strings.Builder
+	b.WriteString("| ID | severity | checks |\n|---|---|---|\n")
+	for _, r := range Rules() {
+		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.ID, r.Severity, strings.ReplaceAll(r.Doc, "|", `\|`))
+	}
+	return b.String()
+}

@@ -1,0 +1,187 @@
+package compiler
+
+import (
+	"fmt"
+	"regexp"
+	"strings"
+	"unicode/utf8"
+
+	"cuelang.org/go/cue/token"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/diag"
+)
+
+// A place is where a name is declared, for messages that name both places.
+type place struct {
+	p       *Pass
+	service string
+	tool    string
+	pos     token.Pos
+}
+
+func (pl place) String() string {
+	at := pl.p.position(pl.pos).String()
+	if pl.tool == "" {
+		return fmt.Sprintf("%s (service %q)", at, pl.service)
+	}
+	return fmt.Sprintf("%s (tool %q of service %q)", at, pl.tool, pl.service)
+}
+
+// reportCollisions reports every place that shares a key with another,
+// naming the other places, so that each file involved gets a diagnostic.
+func reportCollisions(p *Pass, keys []string, byKey map[string][]place, msg func(key string, here place, others []place) string) {
+	for _, key := range keys {
+		places := byKey[key]
+		if len(places) < 2 {
+			continue
+		}
+		for i, here := range places {
+			others := append(append([]place(nil), places[:i]...), places[i+1:]...)
+			p.Reportf(here.pos, "%s", msg(key, here, others))
+		}
+	}
+}
+
+func joinPlaces(ps []place) string {
+	s := make([]string, len(ps))
+	for i, pl := range ps {
+		s[i] = pl.String()
+	}
+	return strings.Join(s, " and ")
+}
+
+// UniqueNameRule requires function names, which are tool names as they
+// are, to be unique across the catalog: a provider request with two tools
+// of one name is rejected or, worse, silently keeps one.
+var UniqueNameRule = &Rule{
+	ID:       "unique-name",
+	Doc:      "function names are unique across the catalog; a duplicate names both places",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		tools, services := map[string][]place{}, map[string][]place{}
+		var toolKeys, serviceKeys []string
+		for s := range p.services() {
+			svc := s.name()
+			if svc != "" {
+				if services[svc] == nil {
+					serviceKeys = append(serviceKeys, svc)
+				}
+				services[svc] = append(services[svc], place{p, svc, "", s.root.get("name").pos})
+			}
+			for _, t := range s.root.get("tools").structFields() {
+				if tools[t.label] == nil {
+					toolKeys = append(toolKeys, t.label)
+				}
+				tools[t.label] = append(tools[t.label], place{p, svc, t.label, t.pos})
+			}
+		}
+		reportCollisions(p, serviceKeys, services, func(name string, _ place, others []place) string {
+			return fmt.Sprintf("service name %q is also used at %s; service names must be unique", name, joinPlaces(others))
+		})
+		reportCollisions(p, toolKeys, tools, func(name string, _ place, others []place) string {
+			return fmt.Sprintf("tool %q is also declared at %s; function names must be unique across the catalog: rename one", name, joinPlaces(others))
+		})
+	},
+}
+
+var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
+
+// MCPNameRule checks the names that MCP clients see: service and tool
+// joined, or the name pinned with mcp.name.
+var MCPNameRule = &Rule{
+	ID:       "mcp-name",
+	Doc:      "exposed MCP names are valid (letters, digits, _ and -, at most 64) and unique",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		byName := map[string][]place{}
+		var keys []string
+		for t := range p.tools() {
+			svc := t.name()
+			if t.node.kind != kStruct {
+				continue
+			}
+			name := catalog.MCPName(svc, t.node.label)
+			pos := t.node.pos
+			if pin := t.node.get("mcp").get("name"); pin != nil {
+				if pin.kind != kString {
+					continue // the schema rule reports it
+				}
+				name, pos = pin.str, pin.pos
+				if !mcpNameRE.MatchString(name) {
+					p.Reportf(pin.pos, "MCP name %q of tool %q must be 1 to 64 letters, digits, underscores or hyphens", name, t.node.label)
+					continue
+				}
+			} else if svc == "" {
+				continue
+			}
+			if byName[name] == nil {
+				keys = append(keys, name)
+			}
+			byName[name] = append(byName[name], place{p, svc, t.node.label, pos})
+		}
+		reportCollisions(p, keys, byName, func(name string, _ place, others []place) string {
+			return fmt.Sprintf("MCP name %q is also the MCP name of %s; pin a different one with mcp: name: \"...\"", name, joinPlaces(others))
+		})
+	},
+}
+
+// Provider limits that toolc warns about.
+const (
+	openAIMaxDescription = 1024
+	openAIMaxTools       = 128
+)
+
+// openAIStrictFormats are the string formats that OpenAI's strict mode
+// accepts.
+var openAIStrictFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+
+// ProviderLimitRule warns where a projection has to drop or reshape
+// something for one provider, so that the loss is a decision, not a
+// surprise.
+var ProviderLimitRule = &Rule{
+	ID:       "provider-limit",
+	Doc:      "warns where a target drops or reshapes something (OpenAI's 1024-character descriptions and 128 tools, Anthropic strict, Gemini's subset)",
+	Severity: diag.Warning,
+	Check: func(p *Pass) {
+		count := 0
+		for t := range p.tools() {
+			count++
+			if count == openAIMaxTools+1 {
+				p.Reportf(t.node.pos, "the catalog has more than %d tools, OpenAI's limit per request; send a subset with an allowlist (toolc export --tools)", openAIMaxTools)
+			}
+			if d := t.node.get("description"); d != nil && d.kind == kString && utf8.RuneCountInString(d.str) > openAIMaxDescription {
+				p.Reportf(d.pos, "description of tool %q has %d characters; OpenAI accepts at most %d, so the OpenAI projections cut it", t.node.label, utf8.RuneCountInString(d.str), openAIMaxDescription)
+			}
+		}
+		for f := range p.fields() {
+			if f.message != "request" || f.node.kind != kStruct {
+				continue
+			}
+			fld := lowerer{}.field(f.node)
+			strict := boolAt(f.tool.node, "strict")
+			if fld.Type == catalog.Integer && len(fld.Enum) > 0 {
+				p.Reportf(f.node.get("enum").pos, "Gemini takes enums only on strings; its projection of %s lists the values in the description", f.describe())
+			}
+			for _, key := range []string{"exclusiveMinimum", "exclusiveMaximum", "uniqueItems"} {
+				if k := f.node.get(key); k != nil {
+					p.Reportf(k.pos, "Gemini has no %s; its projection of %s states it in the description", key, f.describe())
+				}
+			}
+			if !strict {
+				continue
+			}
+			if k := f.node.get("default"); k != nil {
+				p.Reportf(k.pos, "OpenAI strict mode has no defaults; its projection of %s states the default in the description, and the runtime still applies it", f.describe())
+			}
+			if fld.Format != "" && !contains(openAIStrictFormats, fld.Format) {
+				p.Reportf(f.node.get("format").pos, "OpenAI strict mode has no format %q; its projection of %s states it in the description", fld.Format, f.describe())
+			}
+			for _, key := range []string{"minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems"} {
+				if k := f.node.get(key); k != nil {
+					p.Reportf(k.pos, "Anthropic strict mode has no %s; its projection of %s states the bound in the description, and the runtime still enforces it", key, f.describe())
+				}
+			}
+		}
+	},
+}

@@ -1,0 +1,306 @@
+package compiler
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/toolc/toolc/diag"
+)
+
+// SyntaxRule reports CUE syntax and load errors: files that do not parse,
+// imports that do not resolve, references to nothing.
+var SyntaxRule = &Rule{
+	ID:       "syntax",
+	Doc:      "CUE syntax and load errors",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for _, pkg := range p.Packages {
+			for _, err := range pkg.loadErrs {
+				p.reportCUE(pkg, err)
+			}
+		}
+	},
+}
+
+// SchemaRule reports what does not fit the contract language when no more
+// specific rule names the problem: unknown keys, values of the wrong kind,
+// missing keys, values that are not concrete, and conflicts that CUE found.
+var SchemaRule = &Rule{
+	ID:       "schema",
+	Doc:      "the contract does not fit the schema, and no more specific rule names the problem",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for _, pkg := range p.Packages {
+			for _, err := range pkg.evalErrs {
+				p.reportCUE(pkg, err)
+			}
+			if pkg.root == nil || len(pkg.loadErrs) > 0 {
+				continue
+			}
+			if pkg.root.kind != kStruct {
+				p.Reportf(pkg.root.pos, "the package's root value must be a service, schema.#Service & {...}; it is %s", pkg.root.kind)
+				continue
+			}
+			checkService(p, pkg.root)
+		}
+	},
+}
+
+// A key of a contract struct: the kinds its value may have, and the rule
+// that checks it when that is not the schema rule.
+type keySpec struct {
+	kinds []kind
+	owner *Rule
+	sub   shape // for struct values
+}
+
+type shape struct {
+	what string // "service", "tool", ...
+	keys map[string]keySpec
+	// claim returns the rule that reports an unknown key, if one does.
+	claim func(key string) *Rule
+}
+
+var (
+	str     = []kind{kString}
+	boolean = []kind{kBool}
+	integer = []kind{kInt}
+	numeric = []kind{kInt, kFloat}
+	list    = []kind{kList}
+	strukt  = []kind{kStruct}
+)
+
+var (
+	serviceShape = shape{what: "service", keys: map[string]keySpec{
+		"name":        {kinds: str, owner: ServiceNameRule},
+		"version":     {kinds: str},
+		"description": {owner: DescriptionRule},
+		"tools":       {kinds: strukt},
+		"handler":     {kinds: str},
+		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
+	}}
+	toolShape = shape{
+		what: "tool",
+		keys: map[string]keySpec{
+			"description": {owner: DescriptionRule},
+			"title":       {kinds: str},
+			"deprecated":  {kinds: boolean},
+			"strict":      {kinds: boolean},
+			"annotations": {kinds: strukt, sub: shape{what: "annotations", keys: map[string]keySpec{
+				"readOnly":    {kinds: boolean},
+				"destructive": {kinds: boolean},
+				"idempotent":  {kinds: boolean},
+				"openWorld":   {kinds: boolean},
+			}}},
+			"request":  {owner: SingleRequestRule},
+			"response": {kinds: strukt},
+			"examples": {kinds: list},
+			"mcp":      {kinds: strukt, sub: shape{what: "tool mcp", keys: map[string]keySpec{"name": {kinds: str, owner: MCPNameRule}}}},
+		},
+		claim: func(key string) *Rule {
+			if strings.Contains(strings.ToLower(key), "request") {
+				return SingleRequestRule
+			}
+			return nil
+		},
+	}
+	messageShape = shape{what: "message", keys: map[string]keySpec{
+		"description": {owner: DescriptionRule},
+		"fields":      {kinds: strukt},
+	}}
+	fieldShape = shape{
+		what: "field",
+		keys: map[string]keySpec{
+			"type":             {kinds: str},
+			"description":      {owner: DescriptionRule},
+			"required":         {kinds: boolean},
+			"default":          {owner: DefaultRule},
+			"enum":             {owner: EnumRule},
+			"items":            {owner: FlatFieldsRule},
+			"minLength":        {kinds: integer},
+			"maxLength":        {kinds: integer},
+			"pattern":          {kinds: str},
+			"format":           {kinds: str},
+			"minimum":          {kinds: numeric},
+			"maximum":          {kinds: numeric},
+			"exclusiveMinimum": {kinds: numeric},
+			"exclusiveMaximum": {kinds: numeric},
+			"minItems":         {kinds: integer},
+			"maxItems":         {kinds: integer},
+			"uniqueItems":      {kinds: boolean},
+			"examples":         {kinds: list},
+			"deprecated":       {kinds: boolean},
+		},
+		claim: func(key string) *Rule {
+			switch key {
+			case "fields", "properties":
+				return FlatFieldsRule // a nested object
+			}
+			return nil
+		},
+	}
+)
+
+// fieldTypes are the types a field may have.
+var fieldTypes = []string{"string", "integer", "number", "boolean", "array"}
+
+func checkService(p *Pass, root *node) {
+	checkShape(p, root, serviceShape, "service")
+	if root.get("version") == nil {
+		p.Reportf(root.pos, "service has no version; add version: \"1.0.0\" (semantic versioning)")
+	} else if v := root.get("version"); v.kind == kString && !semver.MatchString(v.str) {
+		p.Reportf(v.pos, "version %q is not a semantic version such as 1.2.0", v.str)
+	}
+	if h := root.get("handler"); h != nil && h.kind == kString && strings.TrimSpace(h.str) == "" {
+		p.Reportf(h.pos, "handler must name a Go main package relative to the contract, such as \"./cmd/handler\"")
+	}
+	tools := root.get("tools")
+	if tools == nil {
+		p.Reportf(root.pos, "service declares no tools; add tools: my_tool: {description: ..., request: fields: {...}}")
+		return
+	}
+	for _, t := range tools.structFields() {
+		where := fmt.Sprintf("tool %q", t.label)
+		if t.kind != kStruct {
+			if t.kind != kError && t.kind != kIncomplete {
+				p.Reportf(t.pos, "%s must be a struct with a description and a request; it is %s", where, t.kind)
+			}
+			continue
+		}
+		checkShape(p, t, toolShape, where)
+		for _, msg := range []string{"request", "response"} {
+			m := t.get(msg)
+			if m == nil || m.kind != kStruct {
+				if msg == "response" && m != nil && m.kind != kError && m.kind != kIncomplete {
+					p.Reportf(m.pos, "response of %s must be a struct: {fields: {...}}; it is %s", where, m.kind)
+				}
+				continue
+			}
+			mwhere := fmt.Sprintf("%s of %s", msg, where)
+			checkShape(p, m, messageShape, mwhere)
+			fields := m.get("fields")
+			if fields == nil {
+				p.Reportf(m.pos, "%s has no fields; write fields: {} when there are none", mwhere)
+				continue
+			}
+			for _, f := range fields.structFields() {
+				checkField(p, f, fmt.Sprintf("%s field %q of %s", msg, f.label, where))
+			}
+		}
+		if ex := t.get("examples"); ex != nil && ex.kind == kList {
+			for _, e := range ex.elems {
+				if e.kind != kStruct && e.kind != kError && e.kind != kIncomplete {
+					p.Reportf(e.pos, "each example of %s must be an object of arguments; this one is %s", where, e.kind)
+				}
+			}
+		}
+	}
+}
+
+func checkField(p *Pass, f *node, where string) {
+	if f.kind != kStruct {
+		if f.kind != kError && f.kind != kIncomplete {
+			p.Reportf(f.pos, "%s must be a struct such as {type: \"string\", description: \"...\"}; it is %s", where, f.kind)
+		}
+		return
+	}
+	checkShape(p, f, fieldShape, where)
+	t := f.get("type")
+	switch {
+	case t == nil:
+		p.Reportf(f.pos, "%s has no type; add type: one of %s", where, strings.Join(fieldTypes, ", "))
+	case t.kind == kString && !slices.Contains(fieldTypes, t.str) && !nestedTypes[t.str]:
+		p.Reportf(t.pos, "%s has unknown type %q%s; want one of %s", where, t.str, suggest(t.str, fieldTypes), strings.Join(fieldTypes, ", "))
+	}
+}
+
+// checkShape reports unknown keys, values of the wrong kind and values
+// that are not concrete, for the keys that no other rule owns.
+func checkShape(p *Pass, n *node, s shape, where string) {
+	for _, k := range n.fields {
+		spec, known := s.keys[k.label]
+		if !known {
+			if s.claim != nil && s.claim(k.label) != nil {
+				continue
+			}
+			p.Reportf(k.pos, "unknown key %q in %s%s", k.label, where, suggest(k.label, keysOf(s)))
+			continue
+		}
+		if k.kind == kIncomplete {
+			p.Reportf(k.pos, "%s of %s must be a concrete value, not %s", k.label, where, k.str)
+			continue
+		}
+		if spec.owner != nil || spec.kinds == nil || k.kind == kError {
+			continue
+		}
+		if !slices.Contains(spec.kinds, k.kind) {
+			p.Reportf(k.pos, "%s of %s must be %s, not %s", k.label, where, kindList(spec.kinds), k.kind)
+			continue
+		}
+		if spec.sub.keys != nil {
+			checkShape(p, k, spec.sub, fmt.Sprintf("%s of %s", k.label, where))
+		}
+	}
+}
+
+func keysOf(s shape) []string {
+	keys := make([]string, 0, len(s.keys))
+	for k := range s.keys {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}
+
+func kindList(ks []kind) string {
+	names := make([]string, len(ks))
+	for i, k := range ks {
+		names[i] = "a " + k.String()
+		if k == kInt {
+			names[i] = "an integer"
+		}
+	}
+	return strings.Join(names, " or ")
+}
+
+// suggest returns ` (did you mean "x"?)` for the candidate closest to s, if
+// one is close enough to be a likely typo.
+func suggest(s string, candidates []string) string {
+	norm := func(x string) string {
+		return strings.NewReplacer("_", "", "-", "").Replace(strings.ToLower(x))
+	}
+	best, bestDist := "", 3
+	for _, c := range candidates {
+		if norm(c) == norm(s) {
+			return fmt.Sprintf(" (did you mean %q?)", c)
+		}
+		if d := levenshtein(s, c); d < bestDist && d < len(c) {
+			best, bestDist = c, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf(" (did you mean %q?)", best)
+}
+
+func levenshtein(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}

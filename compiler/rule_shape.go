@@ -1,0 +1,142 @@
+package compiler
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolc/toolc/diag"
+)
+
+// DescriptionRule requires a description wherever a model reads one: it is
+// all that tells a model what a tool or a parameter is for.
+var DescriptionRule = &Rule{
+	ID:       "description",
+	Doc:      "service, tool and every field have a non-empty description",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for s := range p.services() {
+			if len(s.pkg.loadErrs) == 0 {
+				checkDescription(p, s.root, "service", true)
+			}
+		}
+		for t := range p.tools() {
+			where := fmt.Sprintf("tool %q", t.node.label)
+			checkDescription(p, t.node, where, true)
+			for _, msg := range []string{"request", "response"} {
+				checkDescription(p, t.node.get(msg), msg+" of "+where, false)
+			}
+		}
+		for f := range p.fields() {
+			checkDescription(p, f.node, f.describe(), true)
+		}
+	},
+}
+
+func checkDescription(p *Pass, n *node, where string, required bool) {
+	if n == nil || n.kind != kStruct {
+		return
+	}
+	d := n.get("description")
+	switch {
+	case d == nil:
+		if required {
+			p.Reportf(n.pos, "%s has no description; add description: \"...\" saying what it is for", where)
+		}
+	case d.kind == kString && strings.TrimSpace(d.str) == "":
+		p.Reportf(d.pos, "description of %s is blank; say what it is for", where)
+	case d.kind != kString && d.kind != kError && d.kind != kIncomplete:
+		p.Reportf(d.pos, "description of %s must be a string, not %s", where, d.kind)
+	}
+}
+
+// SingleRequestRule requires exactly one request per tool: a model fills in
+// one argument object per call, so a second request type is ambiguous.
+var SingleRequestRule = &Rule{
+	ID:       "single-request",
+	Doc:      "exactly one request per tool (a request2: or requests: key gets this, not schema)",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for t := range p.tools() {
+			if t.node.kind != kStruct {
+				continue
+			}
+			name := t.node.label
+			req := t.node.get("request")
+			for _, k := range t.node.fields {
+				if k.label != "request" && strings.Contains(strings.ToLower(k.label), "request") {
+					p.Reportf(k.pos, "tool %q declares %q besides its request; a tool takes exactly one request: merge the fields into request, or split the tool in two", name, k.label)
+				}
+			}
+			switch {
+			case req == nil:
+				p.Reportf(t.node.pos, "tool %q has no request; declare exactly one: request: fields: {...} (fields: {} when it takes no arguments)", name)
+			case req.kind == kList:
+				p.Reportf(req.pos, "request of tool %q is a list; a tool takes exactly one request: a struct with fields", name)
+			case req.kind != kStruct && req.kind != kError && req.kind != kIncomplete:
+				p.Reportf(req.pos, "request of tool %q must be a struct with fields, not %s", name, req.kind)
+			}
+		}
+	},
+}
+
+// nestedTypes are types that models and providers handle badly as
+// parameters: toolc asks for flat fields instead.
+var nestedTypes = map[string]bool{"object": true, "map": true, "struct": true, "dict": true, "record": true, "any": true, "json": true}
+
+// scalarTypes are the element types an array may have.
+var scalarTypes = []string{"string", "integer", "number", "boolean"}
+
+// FlatFieldsRule keeps requests flat: annotation-based libraries silently
+// turn nested types into a bare object, and models fill nested objects in
+// less reliably than flat parameters.
+var FlatFieldsRule = &Rule{
+	ID:       "flat-fields",
+	Doc:      "only scalars and arrays of scalars: no object, no array without items, no arrays of arrays or objects",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for f := range p.fields() {
+			n := f.node
+			if n.kind != kStruct {
+				continue
+			}
+			name := n.label
+			typ := ""
+			if t := n.get("type"); t != nil && t.kind == kString {
+				typ = t.str
+				if nestedTypes[typ] {
+					p.Reportf(t.pos, "%s has type %q; contracts are flat: split it into scalar fields such as %s_id and %s_name, or pass it as a string", f.describe(), typ, name, name)
+				}
+			}
+			for _, key := range []string{"fields", "properties"} {
+				if k := n.get(key); k != nil {
+					p.Reportf(k.pos, "%s nests %s; contracts are flat: move them up into the %s, prefixed with %s_", f.describe(), key, f.message, name)
+				}
+			}
+			items := n.get("items")
+			switch {
+			case typ == "array" && items == nil:
+				p.Reportf(n.pos, "array %s has no items; add items: one of %s", f.describe(), strings.Join(scalarTypes, ", "))
+			case typ != "array" && typ != "" && !nestedTypes[typ] && items != nil:
+				p.Reportf(items.pos, "items is only for array fields, and %s is of type %q", f.describe(), typ)
+			case items == nil || typ != "array":
+			case items.kind == kStruct || items.kind == kList:
+				p.Reportf(items.pos, "items of %s must be a scalar type name; arrays of objects or arrays are not flat: use several array fields side by side", f.describe())
+			case items.kind == kString && (items.str == "array" || nestedTypes[items.str]):
+				p.Reportf(items.pos, "%s is an array of %s; only arrays of %s are flat", f.describe(), items.str, strings.Join(scalarTypes, ", "))
+			case items.kind == kString && !contains(scalarTypes, items.str):
+				p.Reportf(items.pos, "items of %s is %q%s; want one of %s", f.describe(), items.str, suggest(items.str, scalarTypes), strings.Join(scalarTypes, ", "))
+			case items.kind != kString && items.kind != kError && items.kind != kIncomplete:
+				p.Reportf(items.pos, "items of %s must be a type name such as \"string\", not %s", f.describe(), items.kind)
+			}
+		}
+	},
+}
+
+func contains[T comparable](s []T, v T) bool {
+	for _, x := range s {
+		if x == v {
+			return true
+		}
+	}
+	return false
+}

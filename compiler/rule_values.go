@@ -1,0 +1,323 @@
+package compiler
+
+import (
+	"fmt"
+	"math"
+	"regexp"
+	"strings"
+
+	"github.com/dlclark/regexp2"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/diag"
+)
+
+// EnumRule checks enums: providers reject empty or mixed enums, and Gemini
+// takes them only on strings.
+var EnumRule = &Rule{
+	ID:       "enum",
+	Doc:      "enums are non-empty, unique, of the field's type, and only on string and integer fields",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for f := range p.fields() {
+			e := f.node.get("enum")
+			if e == nil || e.kind == kError || e.kind == kIncomplete {
+				continue
+			}
+			if e.kind != kList {
+				p.Reportf(e.pos, "enum of %s must be a list of values, not %s", f.describe(), e.kind)
+				continue
+			}
+			typ := stringAt(f.node, "type")
+			if typ != "string" && typ != "integer" {
+				if typ != "" {
+					p.Reportf(e.pos, "enum is only allowed on string and integer fields, and %s is of type %q", f.describe(), typ)
+				}
+				continue
+			}
+			if len(e.elems) == 0 {
+				p.Reportf(e.pos, "enum of %s is empty; list the allowed values, or drop the enum", f.describe())
+				continue
+			}
+			want := kString
+			if typ == "integer" {
+				want = kInt
+			}
+			seen := map[any]bool{}
+			for _, x := range e.elems {
+				v, ok := x.value()
+				switch {
+				case x.kind == kError || x.kind == kIncomplete:
+				case x.kind != want || !ok:
+					p.Reportf(x.pos, "enum value %s of %s is not %s", describeNode(x), f.describe(), article(typ))
+				case seen[v]:
+					p.Reportf(x.pos, "enum value %s of %s is listed twice", catalog.FormatValue(v), f.describe())
+				default:
+					seen[v] = true
+				}
+			}
+		}
+	},
+}
+
+// DefaultRule checks defaults: the runtime fills them in before a handler
+// runs, so a default that the field itself would reject is a latent bug.
+var DefaultRule = &Rule{
+	ID:       "default",
+	Doc:      "defaults only on optional fields, of the field's type, inside the enum and the bounds",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for f := range p.fields() {
+			d := f.node.get("default")
+			if d == nil || d.kind == kError || d.kind == kIncomplete {
+				continue
+			}
+			if r := f.node.get("required"); r == nil || r.kind == kBool && r.b {
+				p.Reportf(d.pos, "%s is required, so its default would never apply; add required: false, or drop the default", f.describe())
+				continue
+			}
+			fld := lowerer{}.field(f.node)
+			if !knownType(fld) {
+				continue
+			}
+			if msg := checkNodeValue(fld, d); msg != "" {
+				p.Reportf(d.pos, "default of %s %s", f.describe(), msg)
+			}
+		}
+	},
+}
+
+// knownType reports whether a field's type is one the value checks apply to.
+func knownType(f *catalog.Field) bool {
+	switch f.Type {
+	case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:
+		return true
+	case catalog.Array:
+		return contains(scalarTypes, string(f.Items))
+	}
+	return false
+}
+
+// checkNodeValue checks a contract value against a field. It is stricter
+// than catalog's check in one way, as CUE is: 3.0 is a float, not an
+// integer.
+func checkNodeValue(f *catalog.Field, n *node) string {
+	v, ok := n.value()
+	if !ok {
+		return fmt.Sprintf("must be a plain value, not %s", n.kind)
+	}
+	if f.Type == catalog.Integer && n.kind == kFloat {
+		return fmt.Sprintf("must be an integer, not the number %s", catalog.FormatValue(v))
+	}
+	if err := f.CheckValue(v); err != nil {
+		return err.Error()
+	}
+	return ""
+}
+
+// formats are the string formats that every target can express or carry in
+// a description.
+var formats = []string{"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"}
+
+// constraintTypes says which field types each constraint applies to.
+var constraintTypes = map[string][]string{
+	"minLength": {"string"}, "maxLength": {"string"}, "pattern": {"string"}, "format": {"string"},
+	"minimum": {"integer", "number"}, "maximum": {"integer", "number"},
+	"exclusiveMinimum": {"integer", "number"}, "exclusiveMaximum": {"integer", "number"},
+	"minItems": {"array"}, "maxItems": {"array"}, "uniqueItems": {"array"},
+}
+
+// BoundsRule checks constraints: that each fits its field's type, that the
+// range they leave is not empty, and that patterns and formats mean the
+// same thing to every validator.
+var BoundsRule = &Rule{
+	ID:       "bounds",
+	Doc:      "min ≤ max; the pattern compiles as RE2 and ECMA-262; the format is known; each constraint fits the field's type",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for f := range p.fields() {
+			n := f.node
+			typ := stringAt(n, "type")
+			if n.kind != kStruct || !contains(fieldTypes, typ) {
+				continue
+			}
+			for _, k := range n.fields {
+				types, ok := constraintTypes[k.label]
+				if !ok || contains(types, typ) {
+					continue
+				}
+				p.Reportf(k.pos, "%s does not apply to %s, which is of type %q; it applies to %s fields%s",
+					k.label, f.describe(), typ, strings.Join(types, " and "), alternative(k.label, typ))
+			}
+			checkRange(p, f, "minLength", "maxLength")
+			checkRange(p, f, "minItems", "maxItems")
+			checkRange(p, f, "minimum", "maximum")
+			checkRange(p, f, "exclusiveMinimum", "exclusiveMaximum")
+			checkRange(p, f, "minimum", "exclusiveMaximum")
+			checkRange(p, f, "exclusiveMinimum", "maximum")
+			for _, key := range []string{"minLength", "maxLength", "minItems", "maxItems"} {
+				if k := n.get(key); k != nil && k.kind == kInt && k.i < 0 {
+					p.Reportf(k.pos, "%s of %s is negative", key, f.describe())
+				}
+			}
+			if typ == "integer" {
+				for _, key := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
+					if k := n.get(key); k != nil && k.kind == kFloat && k.f != math.Trunc(k.f) {
+						p.Reportf(k.pos, "%s of integer %s must be an integer, not %s", key, f.describe(), catalog.FormatNumber(k.f))
+					}
+				}
+			}
+			if pat := n.get("pattern"); pat != nil && pat.kind == kString {
+				if msg := checkPattern(pat.str); msg != "" {
+					p.Reportf(pat.pos, "pattern of %s %s", f.describe(), msg)
+				}
+			}
+			if fm := n.get("format"); fm != nil && fm.kind == kString && !contains(formats, fm.str) {
+				p.Reportf(fm.pos, "format %q of %s is unknown%s; want one of %s", fm.str, f.describe(), suggest(fm.str, formats), strings.Join(formats, ", "))
+			}
+		}
+	},
+}
+
+func alternative(key, typ string) string {
+	switch {
+	case typ == "string" && (key == "minimum" || key == "maximum"):
+		return "; for a length use minLength and maxLength"
+	case typ == "array" && (key == "minLength" || key == "maxLength"):
+		return "; for a count use minItems and maxItems"
+	case (typ == "integer" || typ == "number") && (key == "minLength" || key == "maxLength"):
+		return "; for a range use minimum and maximum"
+	}
+	return ""
+}
+
+// checkRange reports a lower bound above an upper one, at the upper one.
+func checkRange(p *Pass, f field, lo, hi string) {
+	l, h := f.node.get(lo), f.node.get(hi)
+	lv, lok := number(l)
+	hv, hok := number(h)
+	if !lok || !hok {
+		return
+	}
+	exclusive := strings.HasPrefix(lo, "exclusive") || strings.HasPrefix(hi, "exclusive")
+	if lv > hv || exclusive && lv == hv {
+		p.Reportf(h.pos, "%s %s of %s is below its %s %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo, catalog.FormatNumber(lv))
+	}
+}
+
+func number(n *node) (float64, bool) {
+	switch {
+	case n == nil:
+		return 0, false
+	case n.kind == kInt:
+		return float64(n.i), true
+	case n.kind == kFloat:
+		return n.f, true
+	}
+	return 0, false
+}
+
+// checkPattern requires a pattern to compile both as RE2, which Go
+// validators use, and as ECMA-262, which JSON Schema specifies and which
+// JavaScript clients use.
+func checkPattern(pat string) string {
+	if _, err := regexp.Compile(pat); err != nil {
+		return fmt.Sprintf("does not compile as RE2: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
+	}
+	if _, err := regexp2.Compile(pat, regexp2.ECMAScript); err != nil {
+		return fmt.Sprintf("does not compile as an ECMA-262 regular expression: %v", err)
+	}
+	return ""
+}
+
+// ExampleRule checks examples against the request at compile time, so that
+// the examples a model is shown are calls that would succeed.
+var ExampleRule = &Rule{
+	ID:       "example",
+	Doc:      "every example validates against the request",
+	Severity: diag.Error,
+	Check: func(p *Pass) {
+		for t := range p.tools() {
+			ex := t.node.get("examples")
+			if ex == nil || ex.kind != kList {
+				continue
+			}
+			req := t.node.get("request").get("fields")
+			if req == nil || req.kind != kStruct {
+				continue
+			}
+			for i, e := range ex.elems {
+				if e.kind != kStruct {
+					continue // the schema rule says what it should be
+				}
+				checkExample(p, t, i, e, req)
+			}
+		}
+		for f := range p.fields() {
+			ex := f.node.get("examples")
+			if ex == nil || ex.kind != kList {
+				continue
+			}
+			fld := lowerer{}.field(f.node)
+			if !knownType(fld) {
+				continue
+			}
+			for _, e := range ex.elems {
+				if e.kind == kError || e.kind == kIncomplete {
+					continue
+				}
+				if msg := checkNodeValue(fld, e); msg != "" {
+					p.Reportf(e.pos, "example %s of %s %s", describeNode(e), f.describe(), msg)
+				}
+			}
+		}
+	},
+}
+
+func checkExample(p *Pass, t tool, i int, e, req *node) {
+	where := fmt.Sprintf("example %d of tool %q", i+1, t.node.label)
+	for _, arg := range e.fields {
+		fn := req.get(arg.label)
+		if fn == nil {
+			p.Reportf(arg.pos, "%s has argument %q, which is not a request field%s", where, arg.label, suggest(arg.label, labels(req)))
+			continue
+		}
+		fld := lowerer{}.field(fn)
+		if fn.kind != kStruct || !knownType(fld) || arg.kind == kError || arg.kind == kIncomplete {
+			continue
+		}
+		if msg := checkNodeValue(fld, arg); msg != "" {
+			p.Reportf(arg.pos, "%s: argument %q %s", where, arg.label, msg)
+		}
+	}
+	for _, fn := range req.fields {
+		if fn.kind != kStruct {
+			continue
+		}
+		if (lowerer{}).field(fn).Required && e.get(fn.label) == nil {
+			p.Reportf(e.pos, "%s lacks the required argument %q", where, fn.label)
+		}
+	}
+}
+
+func labels(n *node) []string {
+	out := make([]string, 0, len(n.fields))
+	for _, f := range n.fields {
+		out = append(out, f.label)
+	}
+	return out
+}
+
+func article(typ string) string {
+	if typ == "integer" || typ == "array" {
+		return "an " + typ
+	}
+	return "a " + typ
+}
+
+func describeNode(n *node) string {
+	if v, ok := n.value(); ok {
+		return catalog.FormatValue(v)
+	}
+	return n.kind.String()
+}
