@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"strconv"
 	"strings"
 
 	"github.com/dlclark/regexp2"
@@ -290,13 +291,18 @@ func checkExample(p *Pass, t tool, i int, e, req *node) {
 			p.Reportf(arg.pos, "%s: argument %q %s", where, arg.label, msg)
 		}
 	}
+	var missing []string
 	for _, fn := range req.fields {
-		if fn.kind != kStruct {
-			continue
+		if fn.kind == kStruct && (lowerer{}).field(fn).Required && e.get(fn.label) == nil {
+			missing = append(missing, strconv.Quote(fn.label))
 		}
-		if (lowerer{}).field(fn).Required && e.get(fn.label) == nil {
-			p.Reportf(e.pos, "%s lacks the required argument %q", where, fn.label)
-		}
+	}
+	switch len(missing) {
+	case 0:
+	case 1:
+		p.Reportf(e.pos, "%s lacks the required argument %s", where, missing[0])
+	default:
+		p.Reportf(e.pos, "%s lacks the required arguments %s", where, strings.Join(missing, ", "))
 	}
 }
 
