@@ -26,7 +26,7 @@ func (f *Field) CheckValue(v any) error {
 		}
 		for i, item := range items {
 			if err := checkType(f.Items, item); err != nil {
-				return fmt.Errorf("item %d %v", i, err)
+				return fmt.Errorf("item at index %d %v", i, err)
 			}
 		}
 		if f.UniqueItems {
@@ -34,7 +34,7 @@ func (f *Field) CheckValue(v any) error {
 			for i, item := range items {
 				key := fmt.Sprintf("%T:%v", item, item)
 				if j, dup := seen[key]; dup {
-					return fmt.Errorf("items must be unique, and items %d and %d are equal", j, i)
+					return fmt.Errorf("must have unique items, and the items at indexes %d and %d are equal", j, i)
 				}
 				seen[key] = i
 			}

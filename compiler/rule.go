@@ -3,12 +3,14 @@ package compiler
 import (
 	"fmt"
 	"iter"
+	"regexp"
 	"strings"
 
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/token"
 
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/schema"
 )
 
 // Rule is one check that toolc holds contracts to. Rules are values: adding
@@ -93,12 +95,7 @@ func (p *Pass) reportCUE(pkg *Package, err cueerrors.Error) {
 			}
 		}
 	}
-	format, args := err.Msg()
-	msg := fmt.Sprintf(format, args...)
-	if path := err.Path(); len(path) > 0 {
-		msg = fmt.Sprintf("%s: %s", joinPath(path), msg)
-	}
-	p.Reportf(pos, "%s", msg)
+	p.Reportf(pos, "%s", cueMessage(err))
 }
 
 func (p *Pass) isSchema(pkg *Package, pos token.Pos) bool {
@@ -210,4 +207,24 @@ func RulesMarkdown() string {
 		fmt.Fprintf(&b, "| `%s` | %s | %s |\n", r.ID, r.Severity, strings.ReplaceAll(r.Doc, "|", `\|`))
 	}
 	return b.String()
+}
+
+// embeddedPos matches a position that a wrapped CUE error spells out in
+// its text; the diagnostic carries the position already.
+var embeddedPos = regexp.MustCompile(`\S+\.cue:\d+:\d+: `)
+
+// cueMessage renders a CUE error without the noise that means nothing to a
+// contract author: the synthetic module path that load errors start with,
+// and the dangling colon of a wrapped error.
+func cueMessage(err cueerrors.Error) string {
+	msg := err.Error()
+	if path := err.Path(); len(path) == 1 && strings.Contains(path[0], "@") {
+		msg = strings.TrimPrefix(msg, path[0]+": ")
+	}
+	msg = embeddedPos.ReplaceAllString(msg, "")
+	msg = strings.TrimRight(msg, ": \n")
+	if rest, ok := strings.CutPrefix(msg, "import failed: "); ok {
+		msg = rest + "; toolc resolves " + schema.ImportPath + " itself, and other imports from the contract's own CUE module"
+	}
+	return msg
 }

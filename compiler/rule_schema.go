@@ -39,6 +39,9 @@ var SchemaRule = &Rule{
 				continue
 			}
 			if pkg.root.kind != kStruct {
+				if pkg.root.kind == kError {
+					continue // the evaluation error says why
+				}
 				p.Reportf(pkg.root.pos, "the package's root value must be a service, schema.#Service & {...}; it is %s", pkg.root.kind)
 				continue
 			}
