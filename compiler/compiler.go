@@ -22,10 +22,12 @@ import (
 	"strings"
 	"sync"
 
+	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
+	"cuelang.org/go/cue/token"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
@@ -198,6 +200,9 @@ func (l *loader) evaluate(r *moduleRoot, inst *build.Instance, explicit bool) *P
 	}
 	v := cuecontext.New().BuildInstance(inst)
 	root, errs := decode(v)
+	if pos := servicePos(inst); pos.IsValid() {
+		root.pos = pos
+	}
 	pkg.root = root
 	for _, err := range errs {
 		if isCompileError(err) {
@@ -207,6 +212,37 @@ func (l *loader) evaluate(r *moduleRoot, inst *build.Instance, explicit bool) *P
 		}
 	}
 	return pkg
+}
+
+// servicePos returns where a package declares its service, the embedded
+// schema.#Service & {...}: CUE positions the root value at the top of a
+// file, but "service has no name" belongs where the service is written.
+func servicePos(inst *build.Instance) token.Pos {
+	var first token.Pos
+	for _, f := range inst.Files {
+		for _, decl := range f.Decls {
+			embed, ok := decl.(*ast.EmbedDecl)
+			if !ok {
+				continue
+			}
+			if !first.IsValid() {
+				first = embed.Pos()
+			}
+			found := false
+			ast.Walk(embed.Expr, func(n ast.Node) bool {
+				if sel, ok := n.(*ast.SelectorExpr); ok {
+					if name, _, _ := ast.LabelName(sel.Sel); name == "#Service" {
+						found = true
+					}
+				}
+				return !found
+			}, nil)
+			if found {
+				return embed.Pos()
+			}
+		}
+	}
+	return first
 }
 
 // schemaFile is the path of the overlaid schema, whose positions are never
