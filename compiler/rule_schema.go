@@ -51,18 +51,21 @@ var SchemaRule = &Rule{
 }
 
 // A key of a contract struct: the kinds its value may have, and the rule
-// that checks it when that is not the schema rule.
+// that checks it when that is not the schema rule. Rules are named by ID,
+// not referenced: the rules consult the shapes, and Go does not allow the
+// initialization cycle that references both ways would make.
 type keySpec struct {
 	kinds []kind
-	owner *Rule
+	owner string
 	sub   shape // for struct values
 }
 
 type shape struct {
 	what string // "service", "tool", ...
 	keys map[string]keySpec
-	// claim returns the rule that reports an unknown key, if one does.
-	claim func(key string) *Rule
+	// claim returns the ID of the rule that reports an unknown key, if one
+	// does.
+	claim func(k *node) string
 }
 
 var (
@@ -76,9 +79,9 @@ var (
 
 var (
 	serviceShape = shape{what: "service", keys: map[string]keySpec{
-		"name":        {kinds: str, owner: ServiceNameRule},
+		"name":        {kinds: str, owner: "service-name"},
 		"version":     {kinds: str},
-		"description": {owner: DescriptionRule},
+		"description": {owner: "description"},
 		"tools":       {kinds: strukt},
 		"handler":     {kinds: str},
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
@@ -86,7 +89,7 @@ var (
 	toolShape = shape{
 		what: "tool",
 		keys: map[string]keySpec{
-			"description": {owner: DescriptionRule},
+			"description": {owner: "description"},
 			"title":       {kinds: str},
 			"deprecated":  {kinds: boolean},
 			"strict":      {kinds: boolean},
@@ -96,31 +99,31 @@ var (
 				"idempotent":  {kinds: boolean},
 				"openWorld":   {kinds: boolean},
 			}}},
-			"request":  {owner: SingleRequestRule},
+			"request":  {owner: "single-request"},
 			"response": {kinds: strukt},
 			"examples": {kinds: list},
-			"mcp":      {kinds: strukt, sub: shape{what: "tool mcp", keys: map[string]keySpec{"name": {kinds: str, owner: MCPNameRule}}}},
+			"mcp":      {kinds: strukt, sub: shape{what: "tool mcp", keys: map[string]keySpec{"name": {kinds: str, owner: "mcp-name"}}}},
 		},
-		claim: func(key string) *Rule {
-			if strings.Contains(strings.ToLower(key), "request") {
-				return SingleRequestRule
+		claim: func(k *node) string {
+			if strings.Contains(strings.ToLower(k.label), "request") {
+				return "single-request"
 			}
-			return nil
+			return ""
 		},
 	}
 	messageShape = shape{what: "message", keys: map[string]keySpec{
-		"description": {owner: DescriptionRule},
+		"description": {owner: "description"},
 		"fields":      {kinds: strukt},
 	}}
 	fieldShape = shape{
 		what: "field",
 		keys: map[string]keySpec{
 			"type":             {kinds: str},
-			"description":      {owner: DescriptionRule},
+			"description":      {owner: "description"},
 			"required":         {kinds: boolean},
-			"default":          {owner: DefaultRule},
-			"enum":             {owner: EnumRule},
-			"items":            {owner: FlatFieldsRule},
+			"default":          {owner: "default"},
+			"enum":             {owner: "enum"},
+			"items":            {owner: "flat-fields"},
 			"minLength":        {kinds: integer},
 			"maxLength":        {kinds: integer},
 			"pattern":          {kinds: str},
@@ -135,12 +138,11 @@ var (
 			"examples":         {kinds: list},
 			"deprecated":       {kinds: boolean},
 		},
-		claim: func(key string) *Rule {
-			switch key {
-			case "fields", "properties":
-				return FlatFieldsRule // a nested object
+		claim: func(k *node) string {
+			if nestedKey(k) {
+				return "flat-fields"
 			}
-			return nil
+			return ""
 		},
 	}
 )
@@ -211,6 +213,8 @@ func checkField(p *Pass, f *node, where string) {
 	checkShape(p, f, fieldShape, where)
 	t := f.get("type")
 	switch {
+	case t == nil && nestedObject(f):
+		// flat-fields reports it: the missing type is the nesting.
 	case t == nil:
 		p.Reportf(f.pos, "%s has no type; add type: one of %s", where, strings.Join(fieldTypes, ", "))
 	case t.kind == kString && !slices.Contains(fieldTypes, t.str) && !nestedTypes[t.str]:
@@ -224,7 +228,7 @@ func checkShape(p *Pass, n *node, s shape, where string) {
 	for _, k := range n.fields {
 		spec, known := s.keys[k.label]
 		if !known {
-			if s.claim != nil && s.claim(k.label) != nil {
+			if s.claim != nil && s.claim(k) != "" {
 				continue
 			}
 			p.Reportf(k.pos, "unknown key %q in %s%s", k.label, where, suggest(k.label, keysOf(s)))
@@ -234,7 +238,7 @@ func checkShape(p *Pass, n *node, s shape, where string) {
 			p.Reportf(k.pos, "%s of %s must be a concrete value, not %s", k.label, where, k.str)
 			continue
 		}
-		if spec.owner != nil || spec.kinds == nil || k.kind == kError {
+		if spec.owner != "" || spec.kinds == nil || k.kind == kError {
 			continue
 		}
 		if !slices.Contains(spec.kinds, k.kind) {

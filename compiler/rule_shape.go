@@ -2,6 +2,7 @@ package compiler
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 
 	"github.com/toolc/toolc/diag"
@@ -27,7 +28,9 @@ var DescriptionRule = &Rule{
 			}
 		}
 		for f := range p.fields() {
-			checkDescription(p, f.node, f.describe(), true)
+			if !nestedObject(f.node) {
+				checkDescription(p, f.node, f.describe(), true)
+			}
 		}
 	},
 }
@@ -62,12 +65,22 @@ var SingleRequestRule = &Rule{
 			}
 			name := t.node.label
 			req := t.node.get("request")
+			others := 0
 			for _, k := range t.node.fields {
-				if k.label != "request" && strings.Contains(strings.ToLower(k.label), "request") {
+				if k.label == "request" || !strings.Contains(strings.ToLower(k.label), "request") {
+					continue
+				}
+				others++
+				if req == nil {
+					// One misnamed request is one problem, not a missing
+					// request plus an extra one.
+					p.Reportf(k.pos, "tool %q declares %q but no request; a tool takes exactly one request: name it request, a struct with fields", name, k.label)
+				} else {
 					p.Reportf(k.pos, "tool %q declares %q besides its request; a tool takes exactly one request: merge the fields into request, or split the tool in two", name, k.label)
 				}
 			}
 			switch {
+			case req == nil && others > 0:
 			case req == nil:
 				p.Reportf(t.node.pos, "tool %q has no request; declare exactly one: request: fields: {...} (fields: {} when it takes no arguments)", name)
 			case req.kind == kList:
@@ -107,10 +120,25 @@ var FlatFieldsRule = &Rule{
 					p.Reportf(t.pos, "%s has type %q; contracts are flat: split it into scalar fields such as %s_id and %s_name, or pass it as a string", f.describe(), typ, name, name)
 				}
 			}
-			for _, key := range []string{"fields", "properties"} {
-				if k := n.get(key); k != nil {
-					p.Reportf(k.pos, "%s nests %s; contracts are flat: move them up into the %s, prefixed with %s_", f.describe(), key, f.message, name)
+			var objects []string
+			var objectPos *node
+			for _, k := range nestedKeys(n) {
+				if nestedTypes[typ] {
+					break // the type says it already: one object, one diagnostic
 				}
+				if k.label == "fields" || k.label == "properties" {
+					p.Reportf(k.pos, "%s nests %s; contracts are flat: move them up into the %s, prefixed with %s_", f.describe(), k.label, f.message, name)
+					continue
+				}
+				if objectPos == nil {
+					objectPos = k
+				}
+				objects = append(objects, strconv.Quote(k.label))
+			}
+			if objectPos != nil {
+				// One diagnostic for the nested object, not one per member.
+				p.Reportf(objectPos.pos, "%s nests %s as %s; contracts are flat: make %s fields of the %s, such as %s_%s",
+					f.describe(), strings.Join(objects, " and "), plural(len(objects), "an object", "objects"), plural(len(objects), "it", "them"), f.message, name, objectPos.label)
 			}
 			items := n.get("items")
 			switch {
@@ -130,6 +158,38 @@ var FlatFieldsRule = &Rule{
 			}
 		}
 	},
+}
+
+// nestedKey reports whether an unknown key of a field nests values in it:
+// fields: or properties: as in JSON Schema, or a struct of its own, as a
+// CUE or Go type would.
+func nestedKey(k *node) bool {
+	return k.label == "fields" || k.label == "properties" || k.kind == kStruct
+}
+
+// nestedKeys returns the unknown keys of a field that nest values in it.
+func nestedKeys(n *node) []*node {
+	var out []*node
+	for _, k := range n.fields {
+		if _, known := fieldShape.keys[k.label]; !known && nestedKey(k) {
+			out = append(out, k)
+		}
+	}
+	return out
+}
+
+// nestedObject reports whether a field is a nested object written as CUE,
+// {street: {...}, city: {...}}, rather than a field with a type: its
+// missing type and description are the nesting, which flat-fields reports.
+func nestedObject(n *node) bool {
+	return n.kind == kStruct && n.get("type") == nil && len(nestedKeys(n)) > 0
+}
+
+func plural(n int, one, many string) string {
+	if n == 1 {
+		return one
+	}
+	return many
 }
 
 func contains[T comparable](s []T, v T) bool {
