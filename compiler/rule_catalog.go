@@ -126,6 +126,13 @@ var MCPNameRule = &Rule{
 	},
 }
 
+// applies reports whether a constraint fits the field's type: where it
+// does not, bounds reports an error, and a warning about how a provider
+// projects it would be noise.
+func applies(key string, f *catalog.Field) bool {
+	return contains(constraintTypes[key], string(f.Type))
+}
+
 // Provider limits that toolc warns about.
 const (
 	openAIMaxDescription = 1024
@@ -164,7 +171,7 @@ var ProviderLimitRule = &Rule{
 				p.Reportf(f.node.get("enum").pos, "Gemini takes enums only on strings; its projection of %s lists the values in the description", f.describe())
 			}
 			for _, key := range []string{"exclusiveMinimum", "exclusiveMaximum", "uniqueItems"} {
-				if k := f.node.get(key); k != nil {
+				if k := f.node.get(key); k != nil && applies(key, fld) {
 					p.Reportf(k.pos, "Gemini has no %s; its projection of %s states it in the description", key, f.describe())
 				}
 			}
@@ -174,11 +181,11 @@ var ProviderLimitRule = &Rule{
 			if k := f.node.get("default"); k != nil {
 				p.Reportf(k.pos, "OpenAI strict mode has no defaults; its projection of %s states the default in the description, and the runtime still applies it", f.describe())
 			}
-			if fld.Format != "" && !contains(openAIStrictFormats, fld.Format) {
+			if contains(formats, fld.Format) && applies("format", fld) && !contains(openAIStrictFormats, fld.Format) {
 				p.Reportf(f.node.get("format").pos, "OpenAI strict mode has no format %q; its projection of %s states it in the description", fld.Format, f.describe())
 			}
 			for _, key := range []string{"minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems"} {
-				if k := f.node.get(key); k != nil {
+				if k := f.node.get(key); k != nil && applies(key, fld) {
 					p.Reportf(k.pos, "Anthropic strict mode has no %s; its projection of %s states the bound in the description, and the runtime still enforces it", key, f.describe())
 				}
 			}

@@ -108,6 +108,10 @@ func checkNodeValue(f *catalog.Field, n *node) string {
 		return fmt.Sprintf("must be a plain value, not %s", n.kind)
 	}
 	if f.Type == catalog.Integer && n.kind == kFloat {
+		// FormatNumber renders 3.0 as 3, which would read as no problem at all.
+		if s := catalog.FormatNumber(n.f); !strings.ContainsAny(s, ".eN") {
+			return fmt.Sprintf("must be an integer, not the number %s.0; write %s", s, s)
+		}
 		return fmt.Sprintf("must be an integer, not the number %s", catalog.FormatValue(v))
 	}
 	if err := f.CheckValue(v); err != nil {
@@ -201,8 +205,11 @@ func checkRange(p *Pass, f field, lo, hi string) {
 		return
 	}
 	exclusive := strings.HasPrefix(lo, "exclusive") || strings.HasPrefix(hi, "exclusive")
-	if lv > hv || exclusive && lv == hv {
+	switch {
+	case lv > hv:
 		p.Reportf(h.pos, "%s %s of %s is below its %s %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo, catalog.FormatNumber(lv))
+	case exclusive && lv == hv:
+		p.Reportf(h.pos, "%s %s of %s equals its %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo)
 	}
 }
 
@@ -222,13 +229,69 @@ func number(n *node) (float64, bool) {
 // validators use, and as ECMA-262, which JSON Schema specifies and which
 // JavaScript clients use.
 func checkPattern(pat string) string {
+	re2Only, ecmaOnly := dialectOnly(pat)
 	if _, err := regexp.Compile(pat); err != nil {
+		if ecmaOnly != "" {
+			// Go's own message for (?<=a) is "invalid named capture".
+			return fmt.Sprintf("uses %s, which RE2 (Go's regexp, which the runtime validates with) does not support", ecmaOnly)
+		}
 		return fmt.Sprintf("does not compile as RE2: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
+	if re2Only != "" {
+		return fmt.Sprintf("uses %s, which ECMA-262 (JSON Schema and JavaScript clients) does not support", re2Only)
+	}
 	if _, err := regexp2.Compile(pat, regexp2.ECMAScript); err != nil {
-		return fmt.Sprintf("does not compile as an ECMA-262 regular expression: %v", err)
+		return fmt.Sprintf("does not compile as an ECMA-262 regular expression: %v", strings.TrimPrefix(err.Error(), "error parsing regexp: "))
 	}
 	return ""
+}
+
+// dialectOnly returns the first construct in a pattern that only RE2 has
+// and the first that only ECMA-262 has. regexp2's ECMAScript mode accepts
+// most RE2 extensions, such as (?i) and \z, which a JavaScript RegExp
+// rejects or reads as something else, so compiling with it is not enough.
+func dialectOnly(pat string) (re2Only, ecmaOnly string) {
+	note := func(dst *string, what string) {
+		if *dst == "" {
+			*dst = what
+		}
+	}
+	inClass := false
+	for i := 0; i < len(pat); i++ {
+		c, rest := pat[i], pat[i+1:]
+		switch {
+		case c == '\\' && rest != "":
+			switch e := rest[0]; {
+			case strings.IndexByte("AzQE", e) >= 0 && !inClass:
+				note(&re2Only, `the escape \`+string(e))
+			case (e == 'p' || e == 'P') && !strings.HasPrefix(rest[1:], "{"):
+				note(&re2Only, `a one-letter Unicode class such as \pL (write \p{L})`)
+			case e == 'x' && strings.HasPrefix(rest[1:], "{"):
+				note(&re2Only, `a braced hex escape such as \x{41}`)
+			case e >= '1' && e <= '9' || e == 'k':
+				note(&ecmaOnly, "a backreference")
+			}
+			i++
+		case inClass:
+			if strings.HasPrefix(pat[i:], "[:") {
+				note(&re2Only, "a POSIX class such as [:alpha:]")
+			}
+			inClass = c != ']'
+		case c == '[':
+			inClass = true
+			if strings.HasPrefix(rest, "^]") || strings.HasPrefix(rest, "]") {
+				i += strings.IndexByte(rest, ']') + 1 // a leading ] is literal
+			}
+		case c == '(' && (strings.HasPrefix(rest, "?=") || strings.HasPrefix(rest, "?!") ||
+			strings.HasPrefix(rest, "?<=") || strings.HasPrefix(rest, "?<!")):
+			note(&ecmaOnly, "a lookahead or lookbehind")
+		case c == '(' && strings.HasPrefix(rest, "?P<"):
+			note(&re2Only, "a Go-style named group (?P<name>...) (write (?<name>...), which both accept)")
+		case c == '(' && len(rest) > 1 && rest[0] == '?' && strings.IndexByte("imsU-", rest[1]) >= 0:
+			note(&re2Only, "inline flags such as (?i)")
+		}
+	}
+	return re2Only, ecmaOnly
 }
 
 // ExampleRule checks examples against the request at compile time, so that
