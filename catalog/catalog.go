@@ -8,6 +8,8 @@ package catalog
 // Catalog is a set of services and their tools, sorted by name.
 type Catalog struct {
 	Services []*Service `json:"services"`
+	// Fingerprint is the sha256 of the catalog's contents, set by Seal.
+	Fingerprint string `json:"fingerprint,omitempty"`
 }
 
 // Service is one contract package.
@@ -27,7 +29,10 @@ type Service struct {
 
 // Tool is one function that a model can call.
 type Tool struct {
-	Name        string      `json:"name"`
+	Name string `json:"name"`
+	// Fingerprint is the sha256 of the tool's contract, set by Seal: equal
+	// fingerprints mean the same tool, wherever it was declared.
+	Fingerprint string      `json:"fingerprint"`
 	Description string      `json:"description"`
 	Title       string      `json:"title,omitempty"`
 	Deprecated  bool        `json:"deprecated,omitempty"`

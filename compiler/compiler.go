@@ -120,6 +120,7 @@ func Compile(cfg Config, patterns ...string) (*Result, error) {
 	slices.SortStableFunc(res.Catalog.Services, func(a, b *catalog.Service) int {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Dir, b.Dir))
 	})
+	res.Catalog.Seal()
 	return res, nil
 }
 
@@ -187,6 +188,9 @@ func (l *loader) loadAll(wd string, matches []match) ([]*Package, error) {
 // evaluate builds one instance. It returns nil for a package that a
 // wildcard matched but that is not a contract.
 func (l *loader) evaluate(r *moduleRoot, inst *build.Instance, explicit bool) *Package {
+	if inst.Err == nil && len(inst.BuildFiles) == 0 {
+		return nil // loading every package of a directory also yields an empty one
+	}
 	pkg := &Package{Dir: inst.Dir, Name: inst.PkgName, schema: l.schemaFile(r)}
 	if inst.Err != nil {
 		if !explicit && !mayBeContract(inst) {

@@ -7,6 +7,8 @@
 //	toolc check [--format text|json|github] [PATTERN...]
 //	toolc rules [--format text|json|markdown]
 //	toolc init DIR
+//	toolc build [-o FILE] [PATTERN...]
+//	toolc export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]
 //	toolc version
 //
 // Exit status: 0 when there is no error (warnings allowed), 1 when a
@@ -45,6 +47,8 @@ func commands() []command {
 		{"check", "check [--format text|json|github] [PATTERN...]", runCheck},
 		{"rules", "rules [--format text|json|markdown]", runRules},
 		{"init", "init DIR", runInit},
+		{"build", "build [-o FILE] [PATTERN...]", runBuild},
+		{"export", "export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]", runExport},
 		{"version", "version", runVersion},
 		{"help", "help [COMMAND]", runHelp},
 	}

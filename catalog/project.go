@@ -1,0 +1,342 @@
+package catalog
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strings"
+)
+
+// Target is a format that a catalog projects into: the value that goes in
+// one provider request's tools field.
+type Target string
+
+const (
+	OpenAIChat      Target = "openai-chat"
+	OpenAIResponses Target = "openai-responses"
+	Anthropic       Target = "anthropic"
+	Gemini          Target = "gemini"
+	Bedrock         Target = "bedrock"
+	MCP             Target = "mcp"
+)
+
+// Targets lists every projection target.
+func Targets() []Target {
+	return []Target{OpenAIChat, OpenAIResponses, Anthropic, Gemini, Bedrock, MCP}
+}
+
+// ParseTarget parses a target name such as "openai-chat".
+func ParseTarget(name string) (Target, error) {
+	if slices.Contains(Targets(), Target(name)) {
+		return Target(name), nil
+	}
+	names := make([]string, 0, len(Targets()))
+	for _, t := range Targets() {
+		names = append(names, string(t))
+	}
+	return "", fmt.Errorf("unknown format %q (want %s)", name, strings.Join(names, ", "))
+}
+
+// ProjectOptions adjusts a projection.
+type ProjectOptions struct {
+	// Strict puts every tool in strict mode where the target has one
+	// (OpenAI, Anthropic). Otherwise each tool's own strict setting holds.
+	Strict bool
+}
+
+// Project returns the catalog's tools in the target's format, as Go values
+// that encode to exactly what the provider's request takes. It is a pure
+// function of the catalog.
+func (c *Catalog) Project(target Target, opts ProjectOptions) (any, error) {
+	switch target {
+	case OpenAIChat:
+		return c.openAIChat(opts), nil
+	case OpenAIResponses:
+		return c.openAIResponses(opts), nil
+	case Anthropic:
+		return c.anthropic(opts), nil
+	case Gemini:
+		return c.gemini(), nil
+	case Bedrock:
+		return c.bedrock(), nil
+	case MCP:
+		return c.mcp(), nil
+	}
+	_, err := ParseTarget(string(target))
+	return nil, err
+}
+
+// ProjectJSON returns the projection encoded as indented JSON.
+func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error) {
+	v, err := c.Project(target, opts)
+	if err != nil {
+		return nil, err
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	enc.SetIndent("", "  ")
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// OpenAI: https://platform.openai.com/docs/guides/function-calling. In
+// strict mode every property is required, optional ones admit null, and
+// objects are closed; strict mode lacks defaults, string lengths,
+// uniqueItems and some formats.
+const openAIMaxDescription = 1024
+
+var openAIStrictFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
+
+func openAIDialect(strict bool) dialect {
+	d := dialect{has: all, closed: true, maxDescription: openAIMaxDescription}
+	if strict {
+		d.allRequired = true
+		d.has = func(key string, f *Field) bool {
+			switch key {
+			case "default", "minLength", "maxLength", "uniqueItems", "examples":
+				return false
+			case "format":
+				return slices.Contains(openAIStrictFormats, f.Format)
+			}
+			return true
+		}
+	}
+	return d
+}
+
+// OpenAIFunction is a function tool's definition.
+type OpenAIFunction struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description,omitempty"`
+	Parameters  *ObjectSchema `json:"parameters"`
+	Strict      bool          `json:"strict"`
+}
+
+// OpenAIChatTool is one element of a Chat Completions request's tools.
+type OpenAIChatTool struct {
+	Type     string         `json:"type"`
+	Function OpenAIFunction `json:"function"`
+}
+
+// OpenAIResponsesTool is one element of a Responses API request's tools.
+type OpenAIResponsesTool struct {
+	Type string `json:"type"`
+	OpenAIFunction
+}
+
+func (c *Catalog) openAIFunctions(opts ProjectOptions) []OpenAIFunction {
+	var out []OpenAIFunction
+	for _, t := range c.Tools() {
+		strict := opts.Strict || t.Strict
+		d := openAIDialect(strict)
+		out = append(out, OpenAIFunction{
+			Name:        t.Name,
+			Description: d.cut(t.modelDescription()),
+			Parameters:  d.object(&t.Request),
+			Strict:      strict,
+		})
+	}
+	return out
+}
+
+func (c *Catalog) openAIChat(opts ProjectOptions) []OpenAIChatTool {
+	out := []OpenAIChatTool{}
+	for _, f := range c.openAIFunctions(opts) {
+		out = append(out, OpenAIChatTool{Type: "function", Function: f})
+	}
+	return out
+}
+
+func (c *Catalog) openAIResponses(opts ProjectOptions) []OpenAIResponsesTool {
+	out := []OpenAIResponsesTool{}
+	for _, f := range c.openAIFunctions(opts) {
+		out = append(out, OpenAIResponsesTool{Type: "function", OpenAIFunction: f})
+	}
+	return out
+}
+
+// Anthropic: https://docs.anthropic.com/en/docs/build-with-claude/tool-use.
+// Strict tools take no numeric or length bounds, no pattern, and minItems
+// only up to 1.
+var anthropicStrictFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "uri", "ipv4", "ipv6", "uuid"}
+
+func anthropicDialect(strict bool) dialect {
+	d := dialect{has: all, closed: true}
+	if strict {
+		d.has = func(key string, f *Field) bool {
+			switch key {
+			case "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems", "uniqueItems", "examples":
+				return false
+			case "minItems":
+				return *f.MinItems <= 1
+			case "format":
+				return slices.Contains(anthropicStrictFormats, f.Format)
+			}
+			return true
+		}
+	}
+	return d
+}
+
+// AnthropicTool is one element of a Messages request's tools.
+type AnthropicTool struct {
+	Name          string           `json:"name"`
+	Description   string           `json:"description,omitempty"`
+	InputSchema   *ObjectSchema    `json:"input_schema"`
+	Strict        bool             `json:"strict,omitempty"`
+	InputExamples []map[string]any `json:"input_examples,omitempty"`
+}
+
+func (c *Catalog) anthropic(opts ProjectOptions) []AnthropicTool {
+	out := []AnthropicTool{}
+	for _, t := range c.Tools() {
+		strict := opts.Strict || t.Strict
+		out = append(out, AnthropicTool{
+			Name:          t.Name,
+			Description:   t.modelDescription(),
+			InputSchema:   anthropicDialect(strict).object(&t.Request),
+			Strict:        strict,
+			InputExamples: t.Examples,
+		})
+	}
+	return out
+}
+
+// Gemini: https://ai.google.dev/api/caching#Schema, an OpenAPI 3.0 subset.
+// No additionalProperties, exclusive bounds or uniqueItems; enums only on
+// strings; string formats only date-time and enum; optional fields are
+// nullable.
+var geminiDialect = dialect{
+	nullable:      true,
+	upperTypes:    true,
+	singleExample: true,
+	has: func(key string, f *Field) bool {
+		switch key {
+		case "exclusiveMinimum", "exclusiveMaximum", "uniqueItems":
+			return false
+		case "enum":
+			return f.Type == String
+		case "format":
+			return f.Format == "date-time"
+		}
+		return true
+	},
+}
+
+// GeminiTool is one element of a generateContent request's tools.
+type GeminiTool struct {
+	FunctionDeclarations []GeminiFunction `json:"functionDeclarations"`
+}
+
+// GeminiFunction is one function declaration. A function without
+// parameters leaves them out: Gemini rejects an object with no properties.
+type GeminiFunction struct {
+	Name        string        `json:"name"`
+	Description string        `json:"description,omitempty"`
+	Parameters  *ObjectSchema `json:"parameters,omitempty"`
+}
+
+func (c *Catalog) gemini() []GeminiTool {
+	decls := []GeminiFunction{}
+	for _, t := range c.Tools() {
+		fn := GeminiFunction{Name: t.Name, Description: t.modelDescription()}
+		if len(t.Request.Fields) > 0 {
+			fn.Parameters = geminiDialect.object(&t.Request)
+		}
+		decls = append(decls, fn)
+	}
+	return []GeminiTool{{FunctionDeclarations: decls}}
+}
+
+// Bedrock: the Converse API's toolConfig.tools, with JSON Schema inputs.
+var bedrockDialect = dialect{has: all, closed: true}
+
+// BedrockTool is one element of a Converse request's toolConfig.tools.
+type BedrockTool struct {
+	ToolSpec BedrockToolSpec `json:"toolSpec"`
+}
+
+// BedrockToolSpec describes one tool.
+type BedrockToolSpec struct {
+	Name        string             `json:"name"`
+	Description string             `json:"description,omitempty"`
+	InputSchema BedrockInputSchema `json:"inputSchema"`
+}
+
+// BedrockInputSchema wraps the JSON Schema.
+type BedrockInputSchema struct {
+	JSON *ObjectSchema `json:"json"`
+}
+
+func (c *Catalog) bedrock() []BedrockTool {
+	out := []BedrockTool{}
+	for _, t := range c.Tools() {
+		out = append(out, BedrockTool{ToolSpec: BedrockToolSpec{
+			Name:        t.Name,
+			Description: t.modelDescription(),
+			InputSchema: BedrockInputSchema{JSON: bedrockDialect.object(&t.Request)},
+		}})
+	}
+	return out
+}
+
+// MCP: the tools of a tools/list result, with JSON Schema 2020-12 input
+// and output schemas.
+var mcpDialect = dialect{has: all, closed: true}
+
+// MCPTool is one tool of a tools/list result.
+type MCPTool struct {
+	Name         string          `json:"name"`
+	Title        string          `json:"title,omitempty"`
+	Description  string          `json:"description,omitempty"`
+	InputSchema  *ObjectSchema   `json:"inputSchema"`
+	OutputSchema *ObjectSchema   `json:"outputSchema,omitempty"`
+	Annotations  *MCPAnnotations `json:"annotations,omitempty"`
+}
+
+// MCPAnnotations are MCP's behaviour hints.
+type MCPAnnotations struct {
+	Title           string `json:"title,omitempty"`
+	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
+	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
+	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+}
+
+func (c *Catalog) mcp() []MCPTool {
+	out := []MCPTool{}
+	for s, t := range c.Tools() {
+		tool := MCPTool{
+			Name:        t.ExposedMCPName(s.Name),
+			Title:       t.Title,
+			Description: t.modelDescription(),
+			InputSchema: mcpDialect.object(&t.Request),
+		}
+		if t.Response != nil {
+			tool.OutputSchema = mcpDialect.object(t.Response)
+		}
+		if a := t.Annotations; a != (Annotations{}) {
+			tool.Annotations = &MCPAnnotations{
+				ReadOnlyHint:    a.ReadOnly,
+				DestructiveHint: a.Destructive,
+				IdempotentHint:  a.Idempotent,
+				OpenWorldHint:   a.OpenWorld,
+			}
+		}
+		out = append(out, tool)
+	}
+	return out
+}
+
+// modelDescription is the tool description a model reads: deprecation
+// first, so that a model prefers the replacement.
+func (t *Tool) modelDescription() string {
+	if t.Deprecated {
+		return "Deprecated. " + t.Description
+	}
+	return t.Description
+}

@@ -1,0 +1,246 @@
+package catalog
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"unicode/utf8"
+)
+
+// Schema is the JSON Schema of one field, or of an array's items, as a
+// projection emits it. The struct's field order is the key order of the
+// output, so projections read the same way every time.
+type Schema struct {
+	Type             TypeList `json:"type,omitempty"`
+	Description      string   `json:"description,omitempty"`
+	Nullable         bool     `json:"nullable,omitempty"`
+	Enum             []any    `json:"enum,omitempty"`
+	Default          any      `json:"default,omitempty"`
+	Format           string   `json:"format,omitempty"`
+	Pattern          string   `json:"pattern,omitempty"`
+	MinLength        *int64   `json:"minLength,omitempty"`
+	MaxLength        *int64   `json:"maxLength,omitempty"`
+	Minimum          *float64 `json:"minimum,omitempty"`
+	Maximum          *float64 `json:"maximum,omitempty"`
+	ExclusiveMinimum *float64 `json:"exclusiveMinimum,omitempty"`
+	ExclusiveMaximum *float64 `json:"exclusiveMaximum,omitempty"`
+	Items            *Schema  `json:"items,omitempty"`
+	MinItems         *int64   `json:"minItems,omitempty"`
+	MaxItems         *int64   `json:"maxItems,omitempty"`
+	UniqueItems      bool     `json:"uniqueItems,omitempty"`
+	Examples         []any    `json:"examples,omitempty"`
+	Example          any      `json:"example,omitempty"`
+}
+
+// ObjectSchema is the schema of a request or response: a flat object.
+type ObjectSchema struct {
+	Type                 TypeList           `json:"type"`
+	Description          string             `json:"description,omitempty"`
+	Properties           map[string]*Schema `json:"properties"`
+	Required             []string           `json:"required,omitempty"`
+	AdditionalProperties *bool              `json:"additionalProperties,omitempty"`
+}
+
+// TypeList is a JSON Schema type: one name, or several such as
+// ["string", "null"].
+type TypeList []string
+
+// MarshalJSON writes a single type as a string and several as an array.
+func (t TypeList) MarshalJSON() ([]byte, error) {
+	if len(t) == 1 {
+		return json.Marshal(t[0])
+	}
+	return json.Marshal([]string(t))
+}
+
+// UnmarshalJSON reads a type as a string or an array of strings.
+func (t *TypeList) UnmarshalJSON(data []byte) error {
+	var one string
+	if err := json.Unmarshal(data, &one); err == nil {
+		*t = TypeList{one}
+		return nil
+	}
+	var many []string
+	if err := json.Unmarshal(data, &many); err != nil {
+		return err
+	}
+	*t = many
+	return nil
+}
+
+// dialect says how one target expresses a flat schema: which keywords it
+// has, and how it marks optional fields. A keyword the target lacks moves
+// into the description as "{key: value}", as Anthropic's SDK does in its
+// transform_schema, so that the model still reads it.
+type dialect struct {
+	// has reports whether the target takes keyword key on field f.
+	has func(key string, f *Field) bool
+	// allRequired lists every field as required and marks optional ones by
+	// allowing null instead (OpenAI strict).
+	allRequired bool
+	// nullable marks optional fields with "nullable": true (Gemini).
+	nullable bool
+	// closed sets "additionalProperties": false.
+	closed bool
+	// upperTypes writes types as Gemini's enum names, such as "STRING".
+	upperTypes bool
+	// singleExample uses OpenAPI's "example" instead of "examples".
+	singleExample bool
+	// maxDescription cuts descriptions longer than this many characters.
+	maxDescription int
+}
+
+func (d dialect) typeName(t Type) string {
+	if d.upperTypes {
+		return strings.ToUpper(string(t))
+	}
+	return string(t)
+}
+
+// object builds the schema of a request or response.
+func (d dialect) object(m *Message) *ObjectSchema {
+	o := &ObjectSchema{
+		Type:        TypeList{d.typeName("object")},
+		Description: m.Description,
+		Properties:  make(map[string]*Schema, len(m.Fields)),
+	}
+	for _, f := range m.Fields {
+		o.Properties[f.Name] = d.field(f)
+		if f.Required || d.allRequired {
+			o.Required = append(o.Required, f.Name)
+		}
+	}
+	if d.allRequired && o.Required == nil {
+		o.Required = []string{}
+	}
+	if d.closed {
+		no := false
+		o.AdditionalProperties = &no
+	}
+	return o
+}
+
+type movedKeyword struct {
+	key   string
+	value any
+}
+
+func (d dialect) field(f *Field) *Schema {
+	s := &Schema{Type: TypeList{d.typeName(f.Type)}}
+	var moved []movedKeyword
+	keep := func(key string, value any) bool {
+		if d.has(key, f) {
+			return true
+		}
+		moved = append(moved, movedKeyword{key, value})
+		return false
+	}
+	optional := !f.Required
+	if len(f.Enum) > 0 && keep("enum", f.Enum) {
+		s.Enum = append([]any(nil), f.Enum...)
+	}
+	if f.Default != nil && keep("default", f.Default) {
+		s.Default = f.Default
+	}
+	if f.Format != "" && keep("format", f.Format) {
+		s.Format = f.Format
+	}
+	if f.Pattern != "" && keep("pattern", f.Pattern) {
+		s.Pattern = f.Pattern
+	}
+	if f.MinLength != nil && keep("minLength", *f.MinLength) {
+		s.MinLength = f.MinLength
+	}
+	if f.MaxLength != nil && keep("maxLength", *f.MaxLength) {
+		s.MaxLength = f.MaxLength
+	}
+	if f.Minimum != nil && keep("minimum", *f.Minimum) {
+		s.Minimum = f.Minimum
+	}
+	if f.Maximum != nil && keep("maximum", *f.Maximum) {
+		s.Maximum = f.Maximum
+	}
+	if f.ExclusiveMinimum != nil && keep("exclusiveMinimum", *f.ExclusiveMinimum) {
+		s.ExclusiveMinimum = f.ExclusiveMinimum
+	}
+	if f.ExclusiveMaximum != nil && keep("exclusiveMaximum", *f.ExclusiveMaximum) {
+		s.ExclusiveMaximum = f.ExclusiveMaximum
+	}
+	if f.Type == Array {
+		s.Items = &Schema{Type: TypeList{d.typeName(f.Items)}}
+	}
+	if f.MinItems != nil && keep("minItems", *f.MinItems) {
+		s.MinItems = f.MinItems
+	}
+	if f.MaxItems != nil && keep("maxItems", *f.MaxItems) {
+		s.MaxItems = f.MaxItems
+	}
+	if f.UniqueItems && keep("uniqueItems", true) {
+		s.UniqueItems = true
+	}
+	if len(f.Examples) > 0 && keep("examples", f.Examples) {
+		if d.singleExample {
+			s.Example = f.Examples[0]
+		} else {
+			s.Examples = append([]any(nil), f.Examples...)
+		}
+	}
+	if optional && d.allRequired {
+		s.Type = append(s.Type, "null")
+		if s.Enum != nil {
+			s.Enum = append(s.Enum, nil)
+		}
+	}
+	if optional && d.nullable {
+		s.Nullable = true
+	}
+	desc := f.Description
+	if f.Deprecated {
+		desc = "Deprecated. " + desc
+	}
+	s.Description = d.describe(desc, moved)
+	return s
+}
+
+// describe appends the keywords a target lacks to a description, in the
+// form Anthropic's SDK uses: "{minimum: 1, maximum: 14}".
+func (d dialect) describe(desc string, moved []movedKeyword) string {
+	if len(moved) > 0 {
+		var b strings.Builder
+		b.WriteString(desc)
+		b.WriteString("\n\n{")
+		for i, m := range moved {
+			if i > 0 {
+				b.WriteString(", ")
+			}
+			b.WriteString(m.key)
+			b.WriteString(": ")
+			b.WriteString(jsonText(m.value))
+		}
+		b.WriteString("}")
+		desc = b.String()
+	}
+	return d.cut(desc)
+}
+
+func (d dialect) cut(s string) string {
+	if d.maxDescription <= 0 || utf8.RuneCountInString(s) <= d.maxDescription {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:d.maxDescription-1]) + "…"
+}
+
+func all(string, *Field) bool { return true }
+
+// jsonText encodes a JSON-shaped value without HTML escaping, so that a
+// pattern such as "<[a-z]+>" reads as written.
+func jsonText(v any) string {
+	var b strings.Builder
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Sprint(v)
+	}
+	return strings.TrimSuffix(b.String(), "\n")
+}

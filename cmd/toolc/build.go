@@ -1,0 +1,119 @@
+package main
+
+import (
+	"fmt"
+	"strings"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/diag"
+)
+
+const defaultCatalogFile = "toolc.catalog.json"
+
+func runBuild(e env, args []string) int {
+	fs := newFlags(e, "build")
+	out := fs.String("o", defaultCatalogFile, "write the catalog to `FILE`")
+	patterns, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	cat, status := compileCatalog(e, "build", patterns)
+	if cat == nil {
+		return status
+	}
+	if err := cat.WriteFile(*out); err != nil {
+		fmt.Fprintf(e.stderr, "toolc build: %v\n", err)
+		return exitUsage
+	}
+	fmt.Fprintf(e.stderr, "toolc build: wrote %s: %s, %s\n", *out, plural(len(cat.Services), "service"), plural(len(cat.ToolNames()), "tool"))
+	return exitOK
+}
+
+func runExport(e env, args []string) int {
+	fs := newFlags(e, "export")
+	format := fs.String("format", "", "projection: "+targetNames())
+	strict := fs.Bool("strict", false, "put every tool in strict mode where the provider has one")
+	tools := fs.String("tools", "", "export only these tools: comma-separated function names")
+	catalogFile := fs.String("catalog", "", "read a catalog built by toolc build instead of compiling contracts")
+	patterns, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	if *format == "" {
+		fmt.Fprintf(e.stderr, "toolc export: --format is required (%s)\n", targetNames())
+		return exitUsage
+	}
+	target, err := catalog.ParseTarget(*format)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc export: %v\n", err)
+		return exitUsage
+	}
+	cat, status := loadCatalog(e, "export", *catalogFile, patterns)
+	if cat == nil {
+		return status
+	}
+	if *tools != "" {
+		var names []string
+		for _, n := range strings.Split(*tools, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				names = append(names, n)
+			}
+		}
+		if cat, err = cat.Select(names...); err != nil {
+			fmt.Fprintf(e.stderr, "toolc export: --tools: %v\n", err)
+			return exitUsage
+		}
+	}
+	data, err := cat.ProjectJSON(target, catalog.ProjectOptions{Strict: *strict})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc export: %v\n", err)
+		return exitUsage
+	}
+	e.stdout.Write(data)
+	return exitOK
+}
+
+func targetNames() string {
+	var names []string
+	for _, t := range catalog.Targets() {
+		names = append(names, string(t))
+	}
+	return strings.Join(names, ", ")
+}
+
+// loadCatalog reads a catalog file when one is named, and compiles the
+// patterns otherwise; naming both is a usage error.
+func loadCatalog(e env, cmd, file string, patterns []string) (*catalog.Catalog, int) {
+	if file == "" {
+		return compileCatalog(e, cmd, patterns)
+	}
+	if len(patterns) > 0 {
+		fmt.Fprintf(e.stderr, "toolc %s: give --catalog or patterns, not both\n", cmd)
+		return nil, exitUsage
+	}
+	cat, err := catalog.LoadFile(file)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	return cat, exitOK
+}
+
+// compileCatalog compiles contracts, printing diagnostics to stderr (stdout
+// carries the command's output). Errors stop the command with status 1;
+// warnings are shown and do not.
+func compileCatalog(e env, cmd string, patterns []string) (*catalog.Catalog, int) {
+	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
+	if res.HasErrors() {
+		errs, _ := diag.Count(res.Diagnostics)
+		fmt.Fprintf(e.stderr, "toolc %s: %s; nothing written\n", cmd, plural(errs, "error"))
+		return nil, exitFail
+	}
+	return res.Catalog, exitOK
+}
