@@ -336,7 +336,16 @@ func (c *Catalog) mcp() []MCPTool {
 // first, so that a model prefers the replacement.
 func (t *Tool) modelDescription() string {
 	if t.Deprecated {
-		return "Deprecated. " + t.Description
+		return markDeprecated(t.Description)
 	}
 	return t.Description
+}
+
+// markDeprecated starts a description with "Deprecated. ", unless it
+// already starts by saying so ("Deprecated: use x instead").
+func markDeprecated(desc string) string {
+	if len(desc) >= len("deprecated") && strings.EqualFold(desc[:len("deprecated")], "deprecated") {
+		return desc
+	}
+	return "Deprecated. " + desc
 }

@@ -196,7 +196,7 @@ func (d dialect) field(f *Field) *Schema {
 	}
 	desc := f.Description
 	if f.Deprecated {
-		desc = "Deprecated. " + desc
+		desc = markDeprecated(desc)
 	}
 	s.Description = d.describe(desc, moved)
 	return s
