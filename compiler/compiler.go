@@ -196,7 +196,7 @@ func (l *loader) evaluate(r *moduleRoot, inst *build.Instance, explicit bool) *P
 		if !explicit && !mayBeContract(inst) {
 			return nil
 		}
-		pkg.loadErrs = cueerrors.Errors(inst.Err)
+		pkg.loadErrs = firstParseErrors(inst, cueerrors.Errors(inst.Err))
 		return pkg
 	}
 	if !explicit && !slices.Contains(inst.ImportPaths, schema.ImportPath) {
@@ -216,6 +216,26 @@ func (l *loader) evaluate(r *moduleRoot, inst *build.Instance, explicit bool) *P
 		}
 	}
 	return pkg
+}
+
+// firstParseErrors keeps only the first error in each file that did not
+// parse: the parser's later errors are mostly echoes of the first, such as
+// "expected '}', found 'EOF'" after a missing comma.
+func firstParseErrors(inst *build.Instance, errs []cueerrors.Error) []cueerrors.Error {
+	invalid := map[string]bool{}
+	for _, f := range inst.InvalidFiles {
+		invalid[f.Filename] = true
+	}
+	seen := map[string]bool{}
+	return slices.DeleteFunc(errs, func(err cueerrors.Error) bool {
+		file := err.Position().Filename()
+		if !invalid[file] {
+			return false
+		}
+		dup := seen[file]
+		seen[file] = true
+		return dup
+	})
 }
 
 // servicePos returns where a package declares its service, the embedded
@@ -262,7 +282,9 @@ func (l *loader) schemaFile(r *moduleRoot) string {
 // contract: it imports the schema, or a file did not parse far enough to
 // tell. A broken contract must not be skipped silently.
 func mayBeContract(inst *build.Instance) bool {
-	if slices.Contains(inst.ImportPaths, schema.ImportPath) {
+	// A misspelt schema import, such as github.com/toolc/toolc/schemas, is
+	// a contract that does not load, not an unrelated package.
+	if slices.ContainsFunc(inst.ImportPaths, func(p string) bool { return strings.HasPrefix(p, basePath(schema.Module)+"/") }) {
 		return true
 	}
 	return len(inst.InvalidFiles) > 0 || len(inst.BuildFiles) == 0
@@ -274,6 +296,7 @@ func mayBeContract(inst *build.Instance) bool {
 func isCompileError(err cueerrors.Error) bool {
 	format, _ := err.Msg()
 	return strings.HasPrefix(format, "reference %q not found") ||
+		strings.HasPrefix(format, "undefined field: ") || // schema.#Servce
 		strings.HasPrefix(format, "imported and not used") ||
 		strings.Contains(format, "not found in package")
 }

@@ -5,8 +5,11 @@ import (
 	"iter"
 	"regexp"
 	"strings"
+	"sync"
 
+	"cuelang.org/go/cue/ast"
 	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
 	"github.com/toolc/toolc/diag"
@@ -95,8 +98,40 @@ func (p *Pass) reportCUE(pkg *Package, err cueerrors.Error) {
 			}
 		}
 	}
-	p.Reportf(pos, "%s", cueMessage(err))
+	msg := cueMessage(err)
+	if name, ok := undefinedDefinition(err); ok {
+		msg += suggest(name, schemaDefinitions())
+	}
+	p.Reportf(pos, "%s", msg)
 }
+
+// undefinedDefinition returns the name in "undefined field: #Servce".
+func undefinedDefinition(err cueerrors.Error) (string, bool) {
+	format, args := err.Msg()
+	if format != "undefined field: %s" || len(args) != 1 {
+		return "", false
+	}
+	name := fmt.Sprint(args[0])
+	return name, strings.HasPrefix(name, "#")
+}
+
+// schemaDefinitions returns the definitions of the embedded schema, such
+// as #Service, for suggestions.
+var schemaDefinitions = sync.OnceValue(func() []string {
+	var defs []string
+	f, err := parser.ParseFile(schema.FileName, schema.Source())
+	if err != nil {
+		return nil
+	}
+	for _, decl := range f.Decls {
+		if field, ok := decl.(*ast.Field); ok {
+			if name, _, err := ast.LabelName(field.Label); err == nil && strings.HasPrefix(name, "#") {
+				defs = append(defs, name)
+			}
+		}
+	}
+	return defs
+})
 
 func (p *Pass) isSchema(pkg *Package, pos token.Pos) bool {
 	return pos.IsValid() && pos.Filename() == pkg.schema
