@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strings"
 	"unicode/utf8"
 
@@ -96,6 +97,7 @@ var MCPNameRule = &Rule{
 	Check: func(p *Pass) {
 		byName := map[string][]place{}
 		var keys []string
+		pinned := map[string]bool{}
 		for t := range p.tools() {
 			svc := t.name()
 			if t.node.kind != kStruct {
@@ -105,13 +107,23 @@ var MCPNameRule = &Rule{
 			pos := t.node.pos
 			if pin := t.node.get("mcp").get("name"); pin != nil {
 				if pin.kind != kString {
-					continue // the schema rule reports it
+					// The schema rule leaves the key to this rule, and
+					// reports only values that are not concrete.
+					if pin.kind != kError && pin.kind != kIncomplete {
+						p.Reportf(pin.pos, "MCP name of tool %q must be a string, not %s", t.node.label, pin.kind)
+					}
+					continue
 				}
 				name, pos = pin.str, pin.pos
 				if !mcpNameRE.MatchString(name) {
-					p.Reportf(pin.pos, "MCP name %q of tool %q must be 1 to 64 letters, digits, underscores or hyphens", name, t.node.label)
+					long := ""
+					if n := utf8.RuneCountInString(name); n > catalog.MaxMCPName {
+						long = fmt.Sprintf("; it has %d", n)
+					}
+					p.Reportf(pin.pos, "MCP name %q of tool %q must be 1 to 64 letters, digits, underscores or hyphens%s", name, t.node.label, long)
 					continue
 				}
+				pinned[name] = true
 			} else if svc == "" {
 				continue
 			}
@@ -120,6 +132,12 @@ var MCPNameRule = &Rule{
 			}
 			byName[name] = append(byName[name], place{p, svc, t.node.label, pos})
 		}
+		// Derived names that collide because the tool names are the same
+		// are unique-name's to report: renaming the tool fixes both.
+		keys = slices.DeleteFunc(keys, func(name string) bool {
+			places := byName[name]
+			return !pinned[name] && !slices.ContainsFunc(places, func(pl place) bool { return pl.tool != places[0].tool })
+		})
 		reportCollisions(p, keys, byName, func(name string, _ place, others []place) string {
 			return fmt.Sprintf("MCP name %q is also the MCP name of %s; pin a different one with mcp: name: \"...\"", name, joinPlaces(others))
 		})
