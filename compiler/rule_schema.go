@@ -193,13 +193,6 @@ func checkService(p *Pass, root *node) {
 				checkField(p, f, fmt.Sprintf("%s field %q of %s", msg, f.label, where))
 			}
 		}
-		if ex := t.get("examples"); ex != nil && ex.kind == kList {
-			for _, e := range ex.elems {
-				if e.kind != kStruct && e.kind != kError && e.kind != kIncomplete {
-					p.Reportf(e.pos, "each example of %s must be an object of arguments; this one is %s", where, e.kind)
-				}
-			}
-		}
 	}
 }
 

@@ -311,10 +311,13 @@ var ExampleRule = &Rule{
 				continue
 			}
 			for i, e := range ex.elems {
-				if e.kind != kStruct {
-					continue // the schema rule says what it should be
+				switch e.kind {
+				case kStruct:
+					checkExample(p, t, i, e, req)
+				case kError, kIncomplete:
+				default:
+					p.Reportf(e.pos, "example %d of tool %q must be an object of arguments, such as %s; it is %s", i+1, t.node.label, exampleHint(req), e.kind)
 				}
-				checkExample(p, t, i, e, req)
 			}
 		}
 		for f := range p.fields() {
@@ -367,6 +370,13 @@ func checkExample(p *Pass, t tool, i int, e, req *node) {
 	default:
 		p.Reportf(e.pos, "%s lacks the required arguments %s", where, strings.Join(missing, ", "))
 	}
+}
+
+func exampleHint(req *node) string {
+	if len(req.fields) == 0 {
+		return "{}"
+	}
+	return "{" + req.fields[0].label + ": ...}"
 }
 
 func labels(n *node) []string {
