@@ -177,10 +177,7 @@ func checkService(p *Pass, root *node) {
 		for _, msg := range []string{"request", "response"} {
 			m := t.get(msg)
 			if m == nil || m.kind != kStruct {
-				if msg == "response" && m != nil && m.kind != kError && m.kind != kIncomplete {
-					p.Reportf(m.pos, "response of %s must be a struct: {fields: {...}}; it is %s", where, m.kind)
-				}
-				continue
+				continue // checkShape or single-request reports it
 			}
 			mwhere := fmt.Sprintf("%s of %s", msg, where)
 			checkShape(p, m, messageShape, mwhere)
@@ -211,7 +208,7 @@ func checkField(p *Pass, f *node, where string) {
 	case t == nil:
 		p.Reportf(f.pos, "%s has no type; add type: one of %s", where, strings.Join(fieldTypes, ", "))
 	case t.kind == kString && !slices.Contains(fieldTypes, t.str) && !nestedTypes[t.str]:
-		p.Reportf(t.pos, "%s has unknown type %q%s; want one of %s", where, t.str, suggest(t.str, fieldTypes), strings.Join(fieldTypes, ", "))
+		p.Reportf(t.pos, "%s has unknown type %q%s; want one of %s", where, t.str, suggestType(t.str, fieldTypes), strings.Join(fieldTypes, ", "))
 	}
 }
 
@@ -262,6 +259,22 @@ func kindList(ks []kind) string {
 		}
 	}
 	return strings.Join(names, " or ")
+}
+
+// typeAliases are type names from other languages, for suggestions that
+// edit distance would not find.
+var typeAliases = map[string]string{
+	"str": "string", "text": "string", "int": "integer", "long": "integer",
+	"float": "number", "double": "number", "decimal": "number",
+	"bool": "boolean", "list": "array",
+}
+
+// suggestType is suggest for type names, which knows their aliases.
+func suggestType(s string, candidates []string) string {
+	if t, ok := typeAliases[strings.ToLower(s)]; ok && contains(candidates, t) {
+		return fmt.Sprintf(" (did you mean %q?)", t)
+	}
+	return suggest(s, candidates)
 }
 
 // suggest returns ` (did you mean "x"?)` for the candidate closest to s, if

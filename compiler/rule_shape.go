@@ -152,7 +152,7 @@ var FlatFieldsRule = &Rule{
 			case items.kind == kString && (items.str == "array" || nestedTypes[items.str]):
 				p.Reportf(items.pos, "%s is an array of %s; only arrays of %s are flat", f.describe(), items.str, strings.Join(scalarTypes, ", "))
 			case items.kind == kString && !contains(scalarTypes, items.str):
-				p.Reportf(items.pos, "items of %s is %q%s; want one of %s", f.describe(), items.str, suggest(items.str, scalarTypes), strings.Join(scalarTypes, ", "))
+				p.Reportf(items.pos, "items of %s is %q%s; want one of %s", f.describe(), items.str, suggestType(items.str, scalarTypes), strings.Join(scalarTypes, ", "))
 			case items.kind != kString && items.kind != kError && items.kind != kIncomplete:
 				p.Reportf(items.pos, "items of %s must be a type name such as \"string\", not %s", f.describe(), items.kind)
 			}
