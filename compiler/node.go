@@ -121,15 +121,17 @@ func (d *decoder) decode(v cue.Value, label, path string) *node {
 	if dv, ok := v.Default(); ok {
 		v = dv
 	}
-	n := &node{label: label, path: path, pos: v.Pos()}
+	n := &node{label: label, path: path, pos: declPos(v)}
 	if err := v.Err(); err != nil {
 		// A struct whose child failed is itself an error in CUE; descend, so
 		// that the error is reported once, where it arose, and the
-		// struct's other fields are still checked.
-		if v.IncompleteKind()&(cue.StructKind|cue.BottomKind) != 0 && d.decodeFields(v, n) {
+		// struct's other fields are still checked. Such a struct's kind
+		// may be bottom, which is 0: a mask would not find it.
+		ik := v.IncompleteKind()
+		if (ik&cue.StructKind != 0 || ik == cue.BottomKind) && d.decodeFields(v, n) {
 			return n
 		}
-		if v.IncompleteKind()&cue.ListKind != 0 && d.decodeList(v, n) {
+		if (ik&cue.ListKind != 0 || ik == cue.BottomKind) && d.decodeList(v, n) {
 			return n
 		}
 		n.kind = kError
@@ -175,6 +177,23 @@ func (d *decoder) decode(v cue.Value, label, path string) *node {
 		}
 	}
 	return n
+}
+
+// declPos returns where a value is declared. For a field declared in
+// several places, as a tool that a second file extends, CUE's Pos is
+// inside the last declaration's value; the first declaration's label is
+// where a diagnostic about the whole field belongs.
+func declPos(v cue.Value) token.Pos {
+	if v.Source() == nil {
+		if op, args := v.Expr(); op == cue.AndOp {
+			for _, a := range args {
+				if pos := a.Pos(); pos.IsValid() {
+					return pos
+				}
+			}
+		}
+	}
+	return v.Pos()
 }
 
 func (d *decoder) decodeFields(v cue.Value, n *node) bool {
