@@ -272,6 +272,9 @@ func servicePos(inst *build.Instance) token.Pos {
 // schemaFile is the path of the overlaid schema, whose positions are never
 // shown to a user.
 func (l *loader) schemaFile(r *moduleRoot) string {
+	if r.schemaDep {
+		return filepath.Join(embeddedRoot, "schema", schema.FileName)
+	}
 	if basePath(r.path) == basePath(schema.Module) {
 		return filepath.Join(r.dir, "schema", schema.FileName)
 	}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,7 @@ const (
 type moduleRoot struct {
 	dir       string
 	synthetic bool // no cue.mod on disk: toolc provides one in the overlay
+	schemaDep bool // module.cue lists the toolc module as a dependency
 	path      string
 	dirs      []string
 }
@@ -112,6 +114,23 @@ func (l *loader) overlay(r *moduleRoot) (map[string]load.Source, error) {
 			return nil, err
 		}
 		r.path = mf.QualifiedModule()
+		for dep := range mf.Deps {
+			if basePath(dep) != basePath(schema.Module) {
+				continue
+			}
+			r.schemaDep = true
+			if dirExists(filepath.Join(r.dir, "cue.mod", "pkg", filepath.FromSlash(schema.ImportPath))) {
+				// A copy in cue.mod/pkg as well would make the import
+				// ambiguous: drop the dependency, and overlay the copy.
+				delete(mf.Deps, dep)
+				data, err := modfile.Format(mf)
+				if err != nil {
+					return nil, err
+				}
+				ov[modFile] = load.FromBytes(data)
+				r.schemaDep = false
+			}
+		}
 	} else if errors.Is(err, fs.ErrNotExist) {
 		// A legacy cue.mod directory without module.cue.
 		ov[modFile] = load.FromString(fmt.Sprintf("module: %q\nlanguage: version: %q\n", localModule, cueLanguage))
@@ -119,10 +138,14 @@ func (l *loader) overlay(r *moduleRoot) (map[string]load.Source, error) {
 		return nil, err
 	}
 	src := load.FromString(l.evalSchema)
-	if basePath(r.path) == basePath(schema.Module) {
+	switch {
+	case r.schemaDep:
+		// The embedded registry serves the schema.
+		l.registry.overlay(ov)
+	case basePath(r.path) == basePath(schema.Module):
 		// Inside toolc's own module the schema is a package of the module.
 		ov[filepath.Join(r.dir, "schema", schema.FileName)] = src
-	} else {
+	default:
 		ov[filepath.Join(r.dir, "cue.mod", "pkg", filepath.FromSlash(schema.ImportPath), schema.FileName)] = src
 	}
 	return ov, nil
@@ -138,7 +161,27 @@ func (l *loader) loadDir(r *moduleRoot, ov map[string]load.Source, dir string) [
 		Registry:   l.registry,
 		Env:        []string{"CUE_REGISTRY=none"},
 	}
-	return load.Instances([]string{"."}, cfg)
+	insts := load.Instances([]string{"."}, cfg)
+	// CUE loads a file of a parent directory that does not parse into
+	// every package below it, since it cannot tell the file's package: the
+	// packages below would fail with the parent's error and hide their own.
+	// The parent reports that error; load the packages below without it.
+	var stubbed map[string]load.Source
+	for _, inst := range insts {
+		for _, f := range inst.InvalidFiles {
+			if filepath.Dir(f.Filename) != dir {
+				if stubbed == nil {
+					stubbed = maps.Clone(ov)
+				}
+				stubbed[f.Filename] = load.FromString("package toolcunparsed\n")
+			}
+		}
+	}
+	if stubbed != nil {
+		cfg.Overlay = stubbed
+		insts = load.Instances([]string{"."}, cfg)
+	}
+	return insts
 }
 
 // evaluationSchema derives the schema that contracts are evaluated against
@@ -172,14 +215,35 @@ func evaluationSchema(strict string) (string, error) {
 // module whose module.cue lists github.com/toolc/toolc@v0 as a dependency,
 // and refuses every other module, so that loading never touches a network.
 type embeddedRegistry struct {
-	fs fs.FS
+	fs embeddedFS
 }
 
+// embeddedRoot is where the embedded module appears to be on disk. CUE's
+// loader wants an OS path for a module's files, and reads them through the
+// load overlay, so nothing is ever written there.
+var embeddedRoot = filepath.Join(os.TempDir(), "toolc-embedded", filepath.FromSlash(basePath(schema.Module))+"@"+schemaVersion)
+
+// embeddedFS is the embedded module as CUE's loader takes it: with an OS
+// root, which a plain fstest.MapFS lacks ("cannot get absolute path").
+type embeddedFS struct {
+	fstest.MapFS
+}
+
+func (embeddedFS) OSRoot() string { return embeddedRoot }
+
 func newEmbeddedRegistry(schemaSource string) *embeddedRegistry {
-	return &embeddedRegistry{fs: fstest.MapFS{
+	return &embeddedRegistry{fs: embeddedFS{fstest.MapFS{
 		"cue.mod/module.cue":        {Data: []byte(fmt.Sprintf("module: %q\nlanguage: version: %q\n", schema.Module, cueLanguage))},
 		"schema/" + schema.FileName: {Data: []byte(schemaSource)},
-	}}
+	}}}
+}
+
+// overlay adds the embedded module's files to a load overlay at
+// embeddedRoot.
+func (r *embeddedRegistry) overlay(ov map[string]load.Source) {
+	for name, f := range r.fs.MapFS {
+		ov[filepath.Join(embeddedRoot, filepath.FromSlash(name))] = load.FromBytes(f.Data)
+	}
 }
 
 func (r *embeddedRegistry) isToolc(mv module.Version) bool {
@@ -209,6 +273,11 @@ func (r *embeddedRegistry) ModuleVersions(_ context.Context, mpath string) ([]st
 		return []string{schemaVersion}, nil
 	}
 	return nil, nil
+}
+
+func dirExists(path string) bool {
+	fi, err := os.Stat(path)
+	return err == nil && fi.IsDir()
 }
 
 // basePath strips the major version from a module path:
