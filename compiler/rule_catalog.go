@@ -23,8 +23,11 @@ type place struct {
 
 func (pl place) String() string {
 	at := pl.p.position(pl.pos).String()
-	if pl.tool == "" {
+	switch {
+	case pl.tool == "":
 		return fmt.Sprintf("%s (service %q)", at, pl.service)
+	case pl.service == "": // a service whose name is missing or broken
+		return fmt.Sprintf("%s (tool %q)", at, pl.tool)
 	}
 	return fmt.Sprintf("%s (tool %q of service %q)", at, pl.tool, pl.service)
 }
