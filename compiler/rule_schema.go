@@ -225,6 +225,10 @@ func checkShape(p *Pass, n *node, s shape, where string) {
 			continue
 		}
 		if k.kind == kIncomplete {
+			if t := cueTypeName(k.str); t != "" && (k.label == "type" || k.label == "items") {
+				p.Reportf(k.pos, "%s of %s must be the string %q, not the CUE type %s", k.label, where, t, k.str)
+				continue
+			}
 			p.Reportf(k.pos, "%s of %s must be a concrete value, not %s", k.label, where, k.str)
 			continue
 		}
@@ -267,6 +271,15 @@ var typeAliases = map[string]string{
 	"str": "string", "text": "string", "int": "integer", "long": "integer",
 	"float": "number", "double": "number", "decimal": "number",
 	"bool": "boolean", "list": "array",
+}
+
+// cueTypeName returns the field type that a CUE type such as int stands
+// for, or "".
+func cueTypeName(s string) string {
+	if contains(fieldTypes, s) {
+		return s
+	}
+	return typeAliases[s]
 }
 
 // suggestType is suggest for type names, which knows their aliases.
