@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -56,7 +57,11 @@ func expandPatterns(wd string, patterns []string) ([]match, error) {
 		}
 		fi, err := os.Stat(dir)
 		if err != nil {
-			return nil, fmt.Errorf("pattern %q: %w", pat, unwrapPathError(err))
+			var pe *fs.PathError
+			if errors.As(err, &pe) {
+				err = pe.Err // the pattern names the path already
+			}
+			return nil, fmt.Errorf("pattern %q: %w", pat, err)
 		}
 		if !fi.IsDir() {
 			return nil, fmt.Errorf("pattern %q: %s is not a directory", pat, base)
@@ -64,7 +69,7 @@ func expandPatterns(wd string, patterns []string) ([]match, error) {
 		if !wild {
 			ok, err := hasCUEFiles(dir)
 			if err != nil {
-				return nil, err
+				return nil, relError(wd, err)
 			}
 			if !ok {
 				return nil, fmt.Errorf("pattern %q: no .cue files in %s", pat, base)
@@ -93,7 +98,7 @@ func expandPatterns(wd string, patterns []string) ([]match, error) {
 			return nil
 		})
 		if err != nil {
-			return nil, err
+			return nil, relError(wd, err)
 		}
 		if len(out) == n && !slices.ContainsFunc(out, func(m match) bool { return within(dir, m.dir) }) {
 			return nil, fmt.Errorf("pattern %q: matched no CUE packages", pat)
@@ -121,7 +126,7 @@ func skipDir(name string) bool {
 func hasCUEFiles(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
-		return false, unwrapPathError(err)
+		return false, err
 	}
 	found := false
 	for _, e := range entries {
@@ -138,11 +143,13 @@ func hasCUEFiles(dir string) (bool, error) {
 	return found, nil
 }
 
-// unwrapPathError keeps os errors short: "stat x: no such file or directory"
-// becomes "no such file or directory" where the caller names the path.
-func unwrapPathError(err error) error {
-	if pe, ok := err.(*fs.PathError); ok {
-		return fmt.Errorf("%s: %w", pe.Path, pe.Err)
+// relError shortens the path in an I/O error to one relative to wd, as
+// diagnostics show paths: "open /abs/x.cue: permission denied" becomes
+// "x.cue: permission denied".
+func relError(wd string, err error) error {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %w", relPath(wd, pe.Path), pe.Err)
 	}
 	return err
 }
