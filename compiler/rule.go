@@ -102,6 +102,12 @@ func (p *Pass) reportCUE(pkg *Package, err cueerrors.Error) {
 	if name, ok := undefinedDefinition(err); ok {
 		msg += suggest(name, schemaDefinitions())
 	}
+	for _, ip := range append([]token.Pos{err.Position()}, err.InputPositions()...) {
+		if ip.IsValid() && !p.isSchema(pkg, ip) && !within(pkg.Dir, ip.Filename()) {
+			msg += fmt.Sprintf("; %s is part of this package too, because CUE adds a parent directory's files of the same package name: give one of the two packages another name", p.position(ip).File)
+			break
+		}
+	}
 	p.Reportf(pos, "%s", msg)
 }
 

@@ -36,7 +36,15 @@ func (pl place) String() string {
 // naming the other places, so that each file involved gets a diagnostic.
 func reportCollisions(p *Pass, keys []string, byKey map[string][]place, msg func(key string, here place, others []place) string) {
 	for _, key := range keys {
-		places := byKey[key]
+		// A file that CUE merges into the package of a subdirectory, one
+		// with the same package name, declares its tools in both packages:
+		// one declaration, not a collision.
+		var places []place
+		for _, pl := range byKey[key] {
+			if !slices.ContainsFunc(places, func(o place) bool { return p.position(o.pos) == p.position(pl.pos) }) {
+				places = append(places, pl)
+			}
+		}
 		if len(places) < 2 {
 			continue
 		}
