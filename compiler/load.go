@@ -13,6 +13,7 @@ import (
 
 	"cuelang.org/go/cue/ast"
 	"cuelang.org/go/cue/build"
+	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/mod/modfile"
@@ -166,14 +167,25 @@ func (l *loader) loadDir(r *moduleRoot, ov map[string]load.Source, dir string) [
 	// every package below it, since it cannot tell the file's package: the
 	// packages below would fail with the parent's error and hide their own.
 	// The parent reports that error; load the packages below without it.
+	// CUE does not always list such a file as invalid, so look at where
+	// the errors are too.
 	var stubbed map[string]load.Source
+	stub := func(file string) {
+		if parent := filepath.Dir(file); parent == dir || !within(parent, dir) {
+			return
+		}
+		if stubbed == nil {
+			stubbed = maps.Clone(ov)
+		}
+		stubbed[file] = load.FromString("package toolcunparsed\n")
+	}
 	for _, inst := range insts {
 		for _, f := range inst.InvalidFiles {
-			if filepath.Dir(f.Filename) != dir {
-				if stubbed == nil {
-					stubbed = maps.Clone(ov)
-				}
-				stubbed[f.Filename] = load.FromString("package toolcunparsed\n")
+			stub(f.Filename)
+		}
+		for _, err := range cueerrors.Errors(inst.Err) {
+			if pos := err.Position(); pos.IsValid() {
+				stub(pos.Filename())
 			}
 		}
 	}
