@@ -3,6 +3,7 @@ package compiler
 import (
 	"fmt"
 	"iter"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
@@ -103,7 +104,7 @@ func (p *Pass) reportCUE(pkg *Package, err cueerrors.Error) {
 		msg += suggest(name, schemaDefinitions())
 	}
 	for _, ip := range append([]token.Pos{err.Position()}, err.InputPositions()...) {
-		if ip.IsValid() && !p.isSchema(pkg, ip) && !within(pkg.Dir, ip.Filename()) {
+		if dir := filepath.Dir(ip.Filename()); ip.IsValid() && dir != pkg.Dir && within(dir, pkg.Dir) {
 			msg += fmt.Sprintf("; %s is part of this package too, because CUE adds a parent directory's files of the same package name: give one of the two packages another name", p.position(ip).File)
 			break
 		}
