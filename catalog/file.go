@@ -12,6 +12,7 @@ import (
 	"math"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 )
 
@@ -149,6 +150,9 @@ func (e *FormatError) Error() string { return "catalog: " + e.Msg }
 // corrupt or truncated file, and a file whose fingerprints do not match its
 // contents, as after a hand edit.
 func Parse(data []byte) (*Catalog, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &FormatError{"empty file: not a toolc catalog"}
+	}
 	var probe struct {
 		Format *string `json:"format"`
 	}
@@ -159,10 +163,7 @@ func Parse(data []byte) (*Catalog, error) {
 	case probe.Format == nil:
 		return nil, &FormatError{`no "format" key: not a toolc catalog`}
 	case *probe.Format != Format:
-		if strings.HasPrefix(*probe.Format, "toolc.catalog/") {
-			return nil, &FormatError{fmt.Sprintf("format %q is not %q; rebuild it with this toolc (toolc build), or use the toolc that wrote it", *probe.Format, Format)}
-		}
-		return nil, &FormatError{fmt.Sprintf("format %q: not a toolc catalog", *probe.Format)}
+		return nil, &FormatError{versionMismatch(*probe.Format)}
 	}
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.DisallowUnknownFields()
@@ -193,6 +194,24 @@ func Parse(data []byte) (*Catalog, error) {
 		return nil, &FormatError{"the catalog does not match its fingerprint: the file was edited or damaged; rebuild it with toolc build"}
 	}
 	return c, nil
+}
+
+// versionMismatch explains a format that is not Format: a newer or older
+// catalog version, or not a catalog at all.
+func versionMismatch(got string) string {
+	const prefix = "toolc.catalog/v"
+	if !strings.HasPrefix(got, prefix) {
+		return fmt.Sprintf("format %q: not a toolc catalog", got)
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(got, prefix))
+	this, _ := strconv.Atoi(strings.TrimPrefix(Format, prefix))
+	switch {
+	case err == nil && n > this:
+		return fmt.Sprintf("format %q is newer than %q, the version this toolc reads: upgrade toolc, or rebuild the catalog with this one (toolc build)", got, Format)
+	case err == nil && n < this:
+		return fmt.Sprintf("format %q is older than %q, the version this toolc reads: rebuild the catalog (toolc build)", got, Format)
+	}
+	return fmt.Sprintf("format %q is not %q: rebuild the catalog with this toolc (toolc build)", got, Format)
 }
 
 // Load reads and parses a catalog file from fsys, for example an embed.FS
@@ -231,15 +250,23 @@ func describeJSONError(data []byte, err error) string {
 	case errors.As(err, &syn):
 		line, col := lineCol(data, syn.Offset)
 		return fmt.Sprintf("corrupt file at line %d, column %d: %v", line, col, syn)
+	case errors.As(err, &typ) && typ.Field == "":
+		return "not a toolc catalog: the file holds a JSON " + typ.Value + ", not an object"
 	case errors.As(err, &typ):
 		line, col := lineCol(data, typ.Offset)
 		return fmt.Sprintf("corrupt file at line %d, column %d: %s must not be %s", line, col, typ.Field, typ.Value)
 	}
+	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown key " + key + ": the file was edited, or written by another version of toolc; rebuild it with toolc build"
+	}
 	return "corrupt file: " + err.Error()
 }
 
+// lineCol returns the 1-based line and column of the byte before offset:
+// encoding/json reports the offset just past the character that broke
+// the syntax, or just past the value of the wrong type.
 func lineCol(data []byte, offset int64) (int, int) {
-	offset = min(offset, int64(len(data)))
+	offset = max(0, min(offset, int64(len(data)))-1)
 	before := data[:offset]
 	line := bytes.Count(before, []byte("\n")) + 1
 	col := int(offset) - bytes.LastIndexByte(before, '\n')
