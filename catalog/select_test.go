@@ -1,0 +1,135 @@
+package catalog_test
+
+import (
+	"bytes"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolc/toolc/catalog"
+)
+
+// allExamples compiles every example into one catalog.
+func allExamples(t *testing.T) *catalog.Catalog {
+	t.Helper()
+	c, err := compileDir(repoRoot, "./examples/...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(c.Services) < 2 {
+		t.Skipf("Select needs two services; the examples have %d", len(c.Services))
+	}
+	return c
+}
+
+func TestSelect(t *testing.T) {
+	all := allExamples(t)
+	before := marshal(t, all)
+	first, last := all.Services[0], all.Services[len(all.Services)-1]
+	want := []string{last.Tools[0].Name, first.Tools[0].Name}
+
+	sub, err := all.Select(want...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sub.ToolNames(); !slices.Equal(got, slices.Sorted(slices.Values(want))) {
+		t.Errorf("selected %v, want %v", got, want)
+	}
+	if len(sub.Services) != 2 || sub.Services[0].Name != first.Name || sub.Services[1].Name != last.Name {
+		t.Errorf("services %v: want only %s and %s, in catalog order", serviceNames(sub), first.Name, last.Name)
+	}
+	if sub.Fingerprint == "" || sub.Fingerprint == all.Fingerprint {
+		t.Errorf("the sub-catalog is not sealed on its own: %q", sub.Fingerprint)
+	}
+	if sub.Services[0].Tools[0].Fingerprint != first.Tools[0].Fingerprint {
+		t.Error("selecting a tool changed its fingerprint")
+	}
+	if !bytes.Equal(marshal(t, all), before) {
+		t.Error("Select changed the catalog it selected from")
+	}
+	// The projection of a selection is the selected elements of the whole
+	// projection.
+	for _, target := range catalog.Targets() {
+		got, _ := sub.Project(target, catalog.ProjectOptions{})
+		whole, _ := all.Project(target, catalog.ProjectOptions{})
+		if n, m := elems(got), elems(whole); n != 2 || m != len(all.ToolNames()) {
+			t.Errorf("%s: %d of %d elements, want 2 of %d", target, n, m, len(all.ToolNames()))
+		}
+	}
+
+	t.Run("one service", func(t *testing.T) {
+		sub, err := all.Select(first.Tools[0].Name, first.Tools[0].Name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(sub.Services) != 1 || len(sub.Services[0].Tools) != 1 {
+			t.Errorf("a duplicated name: %v, %v", serviceNames(sub), sub.ToolNames())
+		}
+	})
+
+	t.Run("every tool", func(t *testing.T) {
+		sub, err := all.Select(all.ToolNames()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if sub.Fingerprint != all.Fingerprint || !bytes.Equal(marshal(t, sub), marshal(t, all)) {
+			t.Error("selecting every tool is not the whole catalog")
+		}
+	})
+
+	t.Run("nothing", func(t *testing.T) {
+		sub, err := all.Select()
+		if err != nil || len(sub.Services) != 0 {
+			t.Errorf("Select() = %v, %v; want an empty catalog", serviceNames(sub), err)
+		}
+	})
+
+	t.Run("unknown", func(t *testing.T) {
+		sub, err := all.Select(first.Tools[0].Name, "zz_nope", "aa_nope")
+		if err == nil {
+			t.Fatalf("Select with unknown names = %v", sub.ToolNames())
+		}
+		msg := err.Error()
+		if !strings.HasPrefix(msg, `unknown tool "aa_nope", "zz_nope"; the catalog has `) {
+			t.Errorf("error %q does not list the unknown names, sorted", msg)
+		}
+		for _, n := range all.ToolNames() {
+			if !strings.Contains(msg, n) {
+				t.Errorf("error %q does not list the catalog's tool %s", msg, n)
+			}
+		}
+		if sub != nil {
+			t.Error("Select returned a catalog with its error")
+		}
+	})
+}
+
+func serviceNames(c *catalog.Catalog) []string {
+	if c == nil {
+		return nil
+	}
+	var names []string
+	for _, s := range c.Services {
+		names = append(names, s.Name)
+	}
+	return names
+}
+
+// elems counts the tools in a projection.
+func elems(v any) int {
+	switch x := v.(type) {
+	case []catalog.OpenAIChatTool:
+		return len(x)
+	case []catalog.OpenAIResponsesTool:
+		return len(x)
+	case []catalog.AnthropicTool:
+		return len(x)
+	case []catalog.GeminiTool:
+		return len(x[0].FunctionDeclarations)
+	case []catalog.BedrockTool:
+		return len(x)
+	case []catalog.MCPTool:
+		return len(x)
+	}
+	return -1
+}
