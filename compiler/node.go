@@ -121,7 +121,16 @@ func (d *decoder) decode(v cue.Value, label, path string) *node {
 	if dv, ok := v.Default(); ok {
 		v = dv
 	}
-	n := &node{label: label, path: path, pos: declPos(v)}
+	n := &node{label: label, path: path}
+	if path == "" || path == "tools" || label == "fields" {
+		// The root and these maps gather a conjunct per entry, which
+		// declPos would walk at a cost that shows in `toolc check` on large
+		// catalogs, and their own position is not reported (the root's is
+		// servicePos).
+		n.pos = v.Pos()
+	} else {
+		n.pos = declPos(v)
+	}
 	if err := v.Err(); err != nil {
 		// A struct whose child failed is itself an error in CUE; descend, so
 		// that the error is reported once, where it arose, and the
@@ -184,12 +193,14 @@ func (d *decoder) decode(v cue.Value, label, path string) *node {
 // inside the last declaration's value; the first declaration's label is
 // where a diagnostic about the whole field belongs.
 func declPos(v cue.Value) token.Pos {
-	if v.Source() == nil {
-		if op, args := v.Expr(); op == cue.AndOp {
-			for _, a := range args {
-				if pos := a.Pos(); pos.IsValid() {
-					return pos
-				}
+	if src := v.Source(); src != nil {
+		if pos := src.Pos(); pos.IsValid() {
+			return pos // as v.Pos() would, without a second Source
+		}
+	} else if op, args := v.Expr(); op == cue.AndOp {
+		for _, a := range args {
+			if pos := a.Pos(); pos.IsValid() {
+				return pos
 			}
 		}
 	}
