@@ -120,6 +120,25 @@ func (c *Catalog) WriteFile(name string) error {
 	if err != nil {
 		return err
 	}
+	if err := writeAtomic(name, data); err != nil {
+		// Name the file the caller asked for, not the temporary one.
+		var pe *fs.PathError
+		var le *os.LinkError
+		switch {
+		case errors.As(err, &pe):
+			err = pe.Err
+		case errors.As(err, &le):
+			err = le.Err
+		}
+		return &fs.PathError{Op: "write", Path: name, Err: err}
+	}
+	return nil
+}
+
+func writeAtomic(name string, data []byte) error {
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return errors.New("is a directory")
+	}
 	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
 	if err != nil {
 		return err
