@@ -119,7 +119,10 @@ func TestBuildErrorsWriteNothing(t *testing.T) {
 
 // TestBuildWarnings: warnings are shown, and the catalog is written.
 func TestBuildWarnings(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"svc/warn.cue": warnContract})
+	// A tool description over OpenAI's 1024 characters is a
+	// provider-limit warning.
+	long := strings.Replace(goodContract, `"Check that the service answers"`, `"`+strings.Repeat("Check that the service answers. ", 40)+`"`, 1)
+	dir := writeFiles(t, map[string]string{"svc/warn.cue": long})
 	r := toolc(t, dir, "build")
 	if r.status != 0 || !strings.Contains(r.stderr, "[provider-limit]") {
 		t.Errorf("= %d %q, want 0 and the warning", r.status, r.stderr)
