@@ -19,10 +19,10 @@ func (f *Field) CheckValue(v any) error {
 			return fmt.Errorf("must be an array of %s, not %s", plural(f.Items), describeKind(v))
 		}
 		if f.MinItems != nil && int64(len(items)) < *f.MinItems {
-			return fmt.Errorf("must have at least %d items, not %d", *f.MinItems, len(items))
+			return fmt.Errorf("must have at least %s, not %d", count(*f.MinItems, "item"), len(items))
 		}
 		if f.MaxItems != nil && int64(len(items)) > *f.MaxItems {
-			return fmt.Errorf("must have at most %d items, not %d", *f.MaxItems, len(items))
+			return fmt.Errorf("must have at most %s, not %d", count(*f.MaxItems, "item"), len(items))
 		}
 		for i, item := range items {
 			if err := checkType(f.Items, item); err != nil {
@@ -52,10 +52,10 @@ func (f *Field) CheckValue(v any) error {
 		s := v.(string)
 		n := int64(utf8.RuneCountInString(s))
 		if f.MinLength != nil && n < *f.MinLength {
-			return fmt.Errorf("must be at least %d characters long, not %d", *f.MinLength, n)
+			return fmt.Errorf("must be at least %s long, not %d", count(*f.MinLength, "character"), n)
 		}
 		if f.MaxLength != nil && n > *f.MaxLength {
-			return fmt.Errorf("must be at most %d characters long, not %d", *f.MaxLength, n)
+			return fmt.Errorf("must be at most %s long, not %d", count(*f.MaxLength, "character"), n)
 		}
 		if f.Pattern != "" {
 			re, err := regexp.Compile(f.Pattern)
@@ -189,4 +189,12 @@ func FormatValues(vs []any) string {
 // FormatNumber renders a number without a needless exponent or fraction.
 func FormatNumber(f float64) string {
 	return strconv.FormatFloat(f, 'g', -1, 64)
+}
+
+// count spells a quantity with its noun: "1 item", "3 items".
+func count(n int64, noun string) string {
+	if n == 1 {
+		return "1 " + noun
+	}
+	return strconv.FormatInt(n, 10) + " " + noun + "s"
 }

@@ -46,7 +46,7 @@ func TestCheckValue(t *testing.T) {
 		{flag, false, ""},
 		{flag, "true", `must be a boolean, not the string "true"`},
 		{hours, []any{int64(1), int64(2)}, ""},
-		{hours, []any{}, "must have at least 1 items, not 0"},
+		{hours, []any{}, "must have at least 1 item, not 0"},
 		{hours, []any{int64(1), int64(2), int64(3), int64(4)}, "must have at most 3 items, not 4"},
 		{hours, []any{int64(1), "2"}, `item at index 1 must be an integer, not the string "2"`},
 		{hours, []any{int64(1), int64(1)}, "unique items, and the items at indexes 0 and 1 are equal"},

@@ -154,14 +154,6 @@ func (p *Pass) position(pos token.Pos) diag.Position {
 	return diag.Position{File: relPath(p.wd, tp.Filename), Line: tp.Line, Column: tp.Column}
 }
 
-func joinPath(path []string) string {
-	s := ""
-	for _, e := range path {
-		s = join(s, e)
-	}
-	return s
-}
-
 // A service is the root value of a package that evaluated to a struct.
 type service struct {
 	pkg  *Package

@@ -195,29 +195,50 @@ var ProviderLimitRule = &Rule{
 				continue
 			}
 			fld := lowerer{}.field(f.node)
-			strict := boolAt(f.tool.node, "strict")
-			if fld.Type == catalog.Integer && len(fld.Enum) > 0 {
-				p.Reportf(f.node.get("enum").pos, "Gemini takes enums only on strings; its projection of %s lists the values in the description", f.describe())
-			}
-			for _, key := range []string{"exclusiveMinimum", "exclusiveMaximum", "uniqueItems"} {
-				if k := f.node.get(key); k != nil && applies(key, fld) {
-					p.Reportf(k.pos, "Gemini has no %s; its projection of %s states it in the description", key, f.describe())
+			var order []string
+			targets := map[string][]string{}
+			for _, r := range fld.Reshapes(boolAt(f.tool.node, "strict")) {
+				if _, bounded := constraintTypes[r.Keyword]; bounded && !applies(r.Keyword, fld) || r.Keyword == "format" && !contains(formats, fld.Format) {
+					continue // the bounds rule reports a keyword that does not fit at all
 				}
-			}
-			if !strict {
-				continue
-			}
-			if k := f.node.get("default"); k != nil {
-				p.Reportf(k.pos, "OpenAI strict mode has no defaults; its projection of %s states the default in the description, and the runtime still applies it", f.describe())
-			}
-			if contains(formats, fld.Format) && applies("format", fld) && !contains(openAIStrictFormats, fld.Format) {
-				p.Reportf(f.node.get("format").pos, "OpenAI strict mode has no format %q; its projection of %s states it in the description", fld.Format, f.describe())
-			}
-			for _, key := range []string{"minLength", "maxLength", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "minItems", "maxItems"} {
-				if k := f.node.get(key); k != nil && applies(key, fld) {
-					p.Reportf(k.pos, "Anthropic strict mode has no %s; its projection of %s states the bound in the description, and the runtime still enforces it", key, f.describe())
+				if r.Keyword == "enum" && fld.Type != catalog.String && fld.Type != catalog.Integer {
+					continue // the enum rule rejects it
 				}
+				if r.Keyword == "format" && r.Target == "Gemini" {
+					// Gemini constrains no format but date-time; the format
+					// in the description tells the model all it would have.
+					continue
+				}
+				if targets[r.Keyword] == nil {
+					order = append(order, r.Keyword)
+				}
+				targets[r.Keyword] = append(targets[r.Keyword], r.Target)
+			}
+			for _, key := range order {
+				enforced := ""
+				if key != "examples" {
+					enforced = ", and the runtime still enforces it"
+					if key == "default" {
+						enforced = ", and the runtime still applies it"
+					}
+				}
+				p.Reportf(f.node.get(key).pos, "%s cannot express %s on %s; %s it in the description instead%s",
+					joinAnd(targets[key]), key, f.describe(), projectionsState(len(targets[key])), enforced)
 			}
 		}
 	},
+}
+
+func joinAnd(s []string) string {
+	if len(s) <= 1 {
+		return strings.Join(s, "")
+	}
+	return strings.Join(s[:len(s)-1], ", ") + " and " + s[len(s)-1]
+}
+
+func projectionsState(n int) string {
+	if n == 1 {
+		return "its projection states"
+	}
+	return "their projections state"
 }

@@ -160,6 +160,7 @@ func checkService(p *Pass, root *node) {
 	if h := root.get("handler"); h != nil && h.kind == kString && strings.TrimSpace(h.str) == "" {
 		p.Reportf(h.pos, "handler must name a Go main package relative to the contract, such as \"./cmd/handler\"")
 	}
+	checkBlank(p, root.get("mcp").get("title"), "mcp title of the service")
 	tools := root.get("tools")
 	if tools == nil {
 		p.Reportf(root.pos, "service declares no tools; add tools: my_tool: {description: ..., request: fields: {...}}")
@@ -174,6 +175,7 @@ func checkService(p *Pass, root *node) {
 			continue
 		}
 		checkShape(p, t, toolShape, where)
+		checkBlank(p, t.get("title"), "title of "+where)
 		for _, msg := range []string{"request", "response"} {
 			m := t.get(msg)
 			if m == nil || m.kind != kStruct {
@@ -190,6 +192,14 @@ func checkService(p *Pass, root *node) {
 				checkField(p, f, fmt.Sprintf("%s field %q of %s", msg, f.label, where))
 			}
 		}
+	}
+}
+
+// checkBlank reports a title that is present but blank: a client would
+// show nothing where it expects a name.
+func checkBlank(p *Pass, n *node, what string) {
+	if n != nil && n.kind == kString && strings.TrimSpace(n.str) == "" {
+		p.Reportf(n.pos, "%s is blank; give it a few words, or drop it", what)
 	}
 }
 

@@ -73,6 +73,10 @@ var DefaultRule = &Rule{
 			if d == nil || d.kind == kError || d.kind == kIncomplete {
 				continue
 			}
+			if f.message == "response" {
+				p.Reportf(d.pos, "%s has a default, which means nothing in a response: the handler's result supplies every response value; drop it", f.describe())
+				continue
+			}
 			if r := f.node.get("required"); r == nil || r.kind == kBool && r.b {
 				p.Reportf(d.pos, "%s is required, so its default would never apply; add required: false, or drop the default", f.describe())
 				continue
@@ -156,10 +160,13 @@ var BoundsRule = &Rule{
 			}
 			checkRange(p, f, "minLength", "maxLength")
 			checkRange(p, f, "minItems", "maxItems")
-			checkRange(p, f, "minimum", "maximum")
-			checkRange(p, f, "exclusiveMinimum", "exclusiveMaximum")
-			checkRange(p, f, "minimum", "exclusiveMaximum")
-			checkRange(p, f, "exclusiveMinimum", "maximum")
+			empty := checkRange(p, f, "minimum", "maximum")
+			empty = checkRange(p, f, "exclusiveMinimum", "exclusiveMaximum") || empty
+			empty = checkRange(p, f, "minimum", "exclusiveMaximum") || empty
+			empty = checkRange(p, f, "exclusiveMinimum", "maximum") || empty
+			if typ == "integer" && !empty {
+				checkIntegerRange(p, f)
+			}
 			for _, key := range []string{"minLength", "maxLength", "minItems", "maxItems"} {
 				if k := n.get(key); k != nil && k.kind == kInt && k.i < 0 {
 					p.Reportf(k.pos, "%s of %s is negative", key, f.describe())
@@ -167,8 +174,13 @@ var BoundsRule = &Rule{
 			}
 			if typ == "integer" {
 				for _, key := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
-					if k := n.get(key); k != nil && k.kind == kFloat && k.f != math.Trunc(k.f) {
+					switch k := n.get(key); {
+					case k == nil || k.kind != kFloat:
+					case k.f != math.Trunc(k.f):
 						p.Reportf(k.pos, "%s of integer %s must be an integer, not %s", key, f.describe(), catalog.FormatNumber(k.f))
+					default:
+						// CUE, and so cue vet, keeps 1.0 a float.
+						p.Reportf(k.pos, "%s of integer %s must be written as an integer: %s, not %s.0", key, f.describe(), catalog.FormatNumber(k.f), catalog.FormatNumber(k.f))
 					}
 				}
 			}
@@ -196,13 +208,14 @@ func alternative(key, typ string) string {
 	return ""
 }
 
-// checkRange reports a lower bound above an upper one, at the upper one.
-func checkRange(p *Pass, f field, lo, hi string) {
+// checkRange reports a lower bound above an upper one, at the upper one,
+// and says whether it did.
+func checkRange(p *Pass, f field, lo, hi string) bool {
 	l, h := f.node.get(lo), f.node.get(hi)
 	lv, lok := number(l)
 	hv, hok := number(h)
 	if !lok || !hok {
-		return
+		return false
 	}
 	exclusive := strings.HasPrefix(lo, "exclusive") || strings.HasPrefix(hi, "exclusive")
 	switch {
@@ -210,6 +223,31 @@ func checkRange(p *Pass, f field, lo, hi string) {
 		p.Reportf(h.pos, "%s %s of %s is below its %s %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo, catalog.FormatNumber(lv))
 	case exclusive && lv == hv:
 		p.Reportf(h.pos, "%s %s of %s equals its %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo)
+	default:
+		return false
+	}
+	return true
+}
+
+// checkIntegerRange reports bounds that leave room for numbers but not for
+// integers, such as exclusiveMinimum 1 and exclusiveMaximum 2.
+func checkIntegerRange(p *Pass, f field) {
+	lo, hi := math.Inf(-1), math.Inf(1)
+	var loKey, hiKey string
+	if v, ok := number(f.node.get("minimum")); ok && math.Ceil(v) > lo {
+		lo, loKey = math.Ceil(v), "minimum"
+	}
+	if v, ok := number(f.node.get("exclusiveMinimum")); ok && math.Floor(v)+1 > lo {
+		lo, loKey = math.Floor(v)+1, "exclusiveMinimum"
+	}
+	if v, ok := number(f.node.get("maximum")); ok && math.Floor(v) < hi {
+		hi, hiKey = math.Floor(v), "maximum"
+	}
+	if v, ok := number(f.node.get("exclusiveMaximum")); ok && math.Ceil(v)-1 < hi {
+		hi, hiKey = math.Ceil(v)-1, "exclusiveMaximum"
+	}
+	if loKey != "" && hiKey != "" && lo > hi {
+		p.Reportf(f.node.get(hiKey).pos, "no integer fits between the %s and the %s of integer %s", loKey, hiKey, f.describe())
 	}
 }
 
