@@ -1,0 +1,281 @@
+package plugins
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+
+	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+)
+
+// ClientConfig says how to launch the handler plugin of one service.
+type ClientConfig struct {
+	// Service names the service; it prefixes the plugin's stderr lines and
+	// the errors about it.
+	Service string
+	// Path is the plugin binary; a bare name is looked up in PATH.
+	Path string
+	Args []string
+	// Env is added to the host's environment, and wins over it.
+	Env []string
+	// StartTimeout bounds the launch, handshake and Describe; 0 means
+	// DefaultStartTimeout.
+	StartTimeout time.Duration
+	// Stderr receives the plugin's stderr and stdout, one line at a time,
+	// each prefixed with "[Service] "; nil means os.Stderr. Plugin output
+	// never goes to the host's stdout, which may be an MCP stdio session.
+	Stderr io.Writer
+	// Checksum, when set, is the SHA-256 the binary must have (go-plugin's
+	// SecureConfig), as recorded at build time.
+	Checksum []byte
+	// AutoMTLS has go-plugin secure the connection with mutual TLS, using
+	// certificates made for this one launch.
+	AutoMTLS bool
+}
+
+// DefaultStartTimeout bounds a plugin's start when ClientConfig leaves
+// StartTimeout zero.
+const DefaultStartTimeout = 10 * time.Second
+
+// Client is a running plugin process of one service.
+type Client struct {
+	service string
+	pc      *plugin.Client
+	cmd     *exec.Cmd
+	rpc     pb.PluginClient
+	tools   []string
+}
+
+// Start launches the plugin binary, performs the handshake and asks it
+// which tools it handles. It fails with an error naming the service and the
+// binary when the binary is missing, is not a toolc plugin, speaks another
+// protocol version, does not match Checksum, or does not start in time;
+// the process is gone by then. Cancelling ctx abandons the start; the
+// plugin's later life does not depend on ctx.
+func Start(ctx context.Context, cfg ClientConfig) (*Client, error) {
+	c, err := start(ctx, cfg)
+	if err != nil {
+		return nil, fmt.Errorf("plugins: start handler of service %q (%s): %w", cfg.Service, cfg.Path, err)
+	}
+	return c, nil
+}
+
+func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
+	path, err := exec.LookPath(cfg.Path)
+	if errors.Is(err, fs.ErrNotExist) || errors.Is(err, exec.ErrNotFound) {
+		return nil, fmt.Errorf("plugin binary not found: %w", fs.ErrNotExist)
+	} else if err != nil {
+		return nil, fmt.Errorf("plugin binary not usable: %w", err)
+	}
+	timeout := cfg.StartTimeout
+	if timeout <= 0 {
+		timeout = DefaultStartTimeout
+	}
+	if d, ok := ctx.Deadline(); ok && time.Until(d) < timeout {
+		timeout = max(time.Until(d), time.Millisecond)
+	}
+	stderr := cfg.Stderr
+	if stderr == nil {
+		stderr = os.Stderr
+	}
+	// The plugin's output arrives on three streams (below); sharing one
+	// lock, their writers interleave whole lines only.
+	var mu sync.Mutex
+	prefix := "[" + cfg.Service + "] "
+
+	cmd := exec.Command(path, cfg.Args...)
+	// go-plugin would append the host's environment after ours, so that
+	// the host's value of a variable would win; we want Env to win.
+	cmd.Env = append(os.Environ(), cfg.Env...)
+	setPdeathsig(cmd)
+
+	pcfg := &plugin.ClientConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {pluginName: &grpcPlugin{}}},
+		Cmd:              cmd,
+		SkipHostEnv:      true,
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Managed:          true,
+		StartTimeout:     timeout,
+		AutoMTLS:         cfg.AutoMTLS,
+		// The plugin's stderr file descriptor (panics, the log package)...
+		Stderr: &lineWriter{mu: &mu, out: stderr, prefix: prefix},
+		// ...and os.Stderr and os.Stdout inside the plugin, which go-plugin
+		// replaces with pipes streamed over gRPC.
+		SyncStderr: &lineWriter{mu: &mu, out: stderr, prefix: prefix},
+		SyncStdout: &lineWriter{mu: &mu, out: stderr, prefix: prefix},
+		// go-plugin's own logging duplicates the errors Start returns.
+		Logger: hclog.NewNullLogger(),
+		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
+			grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize))},
+	}
+	if cfg.Checksum != nil {
+		pcfg.SecureConfig = &plugin.SecureConfig{Checksum: cfg.Checksum, Hash: sha256.New()}
+	}
+	pc := plugin.NewClient(pcfg)
+
+	type started struct {
+		c   *Client
+		err error
+	}
+	ch := make(chan started, 1)
+	go func() {
+		c, err := handshake(pc, cmd, cfg, timeout)
+		if err != nil {
+			pc.Kill()
+		}
+		ch <- started{c, err}
+	}()
+	select {
+	case s := <-ch:
+		return s.c, s.err
+	case <-ctx.Done():
+		// go-plugin's start cannot be interrupted; let it finish (it is
+		// bounded by timeout) and stop whatever it started.
+		go func() {
+			if s := <-ch; s.err == nil {
+				s.c.Kill()
+			}
+		}()
+		return nil, ctx.Err()
+	}
+}
+
+func handshake(pc *plugin.Client, cmd *exec.Cmd, cfg ClientConfig, timeout time.Duration) (*Client, error) {
+	proto, err := pc.Client()
+	if err != nil {
+		return nil, explainStartError(err, cmd.Path, cfg.Checksum)
+	}
+	raw, err := proto.Dispense(pluginName)
+	if err != nil {
+		return nil, err
+	}
+	rpc := raw.(pb.PluginClient)
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	defer cancel()
+	desc, err := rpc.Describe(ctx, &pb.DescribeRequest{})
+	if err != nil {
+		return nil, fmt.Errorf("describe: %w", err)
+	}
+	if desc.ProtocolVersion != ProtocolVersion {
+		return nil, fmt.Errorf("plugin reports protocol version %d, host speaks %d", desc.ProtocolVersion, ProtocolVersion)
+	}
+	return &Client{service: cfg.Service, pc: pc, cmd: cmd, rpc: rpc, tools: desc.Tools}, nil
+}
+
+// explainStartError says what go-plugin's start errors mean for toolc, in
+// one line: go-plugin's own texts run to many lines of generic advice.
+func explainStartError(err error, path string, want []byte) error {
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	switch {
+	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
+		got := "unreadable"
+		if b, err := os.ReadFile(path); err == nil {
+			sum := sha256.Sum256(b)
+			got = hex.EncodeToString(sum[:])
+		}
+		return fmt.Errorf("checksum mismatch: binary has sha256 %s, want %s", got, hex.EncodeToString(want))
+	case strings.Contains(msg, "incompatible API version"):
+		return fmt.Errorf("plugin speaks another protocol version than this host (%d); rebuild it against this toolc: %s", ProtocolVersion, msg)
+	case strings.Contains(msg, "plugin exited before we could connect"),
+		msg == "Unrecognized remote plugin message: ":
+		return errors.New("not a toolc plugin (its main must call plugins.Serve): it exited without the go-plugin handshake")
+	case strings.Contains(msg, "Unrecognized remote plugin message"):
+		return fmt.Errorf("not a toolc plugin (its main must call plugins.Serve): it printed %q instead of the go-plugin handshake",
+			strings.TrimPrefix(msg, "Unrecognized remote plugin message: "))
+	case strings.Contains(msg, "timeout while waiting for plugin to start"):
+		return errors.New("plugin did not start within the start timeout")
+	}
+	return errors.New(msg)
+}
+
+// Tools lists the tools the plugin handles, as it described them at start.
+func (c *Client) Tools() []string { return c.tools }
+
+// Pid is the plugin's process id.
+func (c *Client) Pid() int { return c.cmd.Process.Pid }
+
+// Exited reports whether the plugin process has ended.
+func (c *Client) Exited() bool { return c.pc.Exited() }
+
+// Kill stops the plugin: gracefully if it answers, else by force. It
+// returns once the process is gone, and may be called more than once.
+func (c *Client) Kill() { c.pc.Kill() }
+
+// Call runs tool in the plugin. Progress and log events reach onEvent (if
+// non-nil) in the order the handler sent them, all before Call returns.
+// ctx's cancellation and deadline reach the handler's context.
+//
+// A tool error (including a handler's error or panic) is a Result with
+// IsError set and a nil error. A non-nil error means the call did not
+// complete: ctx ended (the error wraps ctx.Err()), or the plugin died or
+// broke the protocol (then Exited tells whether it is gone).
+func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
+	// Ending ctx on return releases the stream if we stop reading early.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	stream, err := c.rpc.Call(ctx, &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID})
+	if err != nil {
+		return nil, c.callError(ctx, tool, err)
+	}
+	for {
+		ev, err := stream.Recv()
+		if err == io.EOF {
+			return nil, fmt.Errorf("plugins: service %q: tool %s: the plugin ended the call without a result", c.service, tool)
+		}
+		if err != nil {
+			return nil, c.callError(ctx, tool, err)
+		}
+		switch e := ev.Event.(type) {
+		case *pb.CallEvent_Result:
+			return resultFromPB(e.Result), nil
+		case *pb.CallEvent_Progress:
+			if onEvent != nil {
+				p := e.Progress
+				onEvent(Event{Progress: &ProgressEvent{Progress: p.Progress, Total: p.Total, Message: p.Message}})
+			}
+		case *pb.CallEvent_Log:
+			if onEvent != nil {
+				l := e.Log
+				onEvent(Event{Log: &LogEvent{Level: l.Level, Logger: l.Logger, Message: l.Message}})
+			}
+		}
+	}
+}
+
+func (c *Client) callError(ctx context.Context, tool string, err error) error {
+	if ctx.Err() != nil {
+		// Report the caller's own reason, so errors.Is(err,
+		// context.DeadlineExceeded) works, rather than gRPC's status.
+		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.Cause(ctx))
+	}
+	if status.Code(err) == codes.Unavailable {
+		// The connection broke, most likely because the process died. Give
+		// go-plugin a moment to notice, so that Exited is accurate for a
+		// caller deciding whether to restart.
+		for deadline := time.Now().Add(time.Second); !c.pc.Exited() && time.Now().Before(deadline); {
+			time.Sleep(10 * time.Millisecond)
+		}
+	}
+	return fmt.Errorf("plugins: service %q: tool %s: plugin call failed (plugin exited: %t): %w", c.service, tool, c.pc.Exited(), err)
+}
+
+// CleanupClients kills every plugin process that Start launched and that is
+// still running. A host calls it on its way out (go-plugin's Managed).
+func CleanupClients() { plugin.CleanupClients() }

@@ -1,0 +1,107 @@
+package plugins
+
+import (
+	"encoding/json"
+	"fmt"
+
+	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+)
+
+func resultToPB(r *Result) (*pb.Result, error) {
+	out := &pb.Result{IsError: r.IsError}
+	if r.StructuredContent != nil {
+		b, ok := r.StructuredContent.(json.RawMessage)
+		if !ok {
+			var err error
+			if b, err = json.Marshal(r.StructuredContent); err != nil {
+				return nil, fmt.Errorf("encode structured content: %w", err)
+			}
+		}
+		if !isObject(b) {
+			return nil, fmt.Errorf("structured content must be a JSON object, not %.40s", b)
+		}
+		out.StructuredContentJson = b
+	}
+	for i, c := range r.Content {
+		pc, err := contentToPB(c)
+		if err != nil {
+			return nil, fmt.Errorf("content[%d]: %w", i, err)
+		}
+		out.Content = append(out.Content, pc)
+	}
+	return out, nil
+}
+
+func contentToPB(c Content) (*pb.Content, error) {
+	switch c.Type {
+	case "text":
+		return &pb.Content{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: c.Text}}}, nil
+	case "image":
+		return &pb.Content{Kind: &pb.Content_Image{Image: &pb.ImageContent{Data: c.Data, MimeType: c.MIMEType}}}, nil
+	case "audio":
+		return &pb.Content{Kind: &pb.Content_Audio{Audio: &pb.AudioContent{Data: c.Data, MimeType: c.MIMEType}}}, nil
+	case "resource_link":
+		return &pb.Content{Kind: &pb.Content_ResourceLink{ResourceLink: &pb.ResourceLink{
+			Uri: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MimeType: c.MIMEType, Size: c.Size,
+		}}}, nil
+	case "resource":
+		if c.Resource == nil {
+			return nil, fmt.Errorf("resource content without a Resource")
+		}
+		rc := &pb.ResourceContents{Uri: c.Resource.URI, MimeType: c.Resource.MIMEType}
+		if c.Resource.Blob != nil {
+			rc.Contents = &pb.ResourceContents_Blob{Blob: c.Resource.Blob}
+		} else {
+			rc.Contents = &pb.ResourceContents_Text{Text: c.Resource.Text}
+		}
+		return &pb.Content{Kind: &pb.Content_Resource{Resource: &pb.EmbeddedResource{Resource: rc}}}, nil
+	}
+	return nil, fmt.Errorf("unknown content type %q", c.Type)
+}
+
+func resultFromPB(r *pb.Result) *Result {
+	out := &Result{IsError: r.IsError}
+	if len(r.StructuredContentJson) > 0 {
+		out.StructuredContent = json.RawMessage(r.StructuredContentJson)
+	}
+	for _, c := range r.Content {
+		out.Content = append(out.Content, contentFromPB(c))
+	}
+	return out
+}
+
+func contentFromPB(c *pb.Content) Content {
+	switch k := c.Kind.(type) {
+	case *pb.Content_Text:
+		return TextContent(k.Text.GetText())
+	case *pb.Content_Image:
+		return ImageContent(k.Image.GetData(), k.Image.GetMimeType())
+	case *pb.Content_Audio:
+		return AudioContent(k.Audio.GetData(), k.Audio.GetMimeType())
+	case *pb.Content_ResourceLink:
+		l := k.ResourceLink
+		return Content{Type: "resource_link", URI: l.GetUri(), Name: l.GetName(), Title: l.GetTitle(),
+			Description: l.GetDescription(), MIMEType: l.GetMimeType(), Size: l.Size}
+	case *pb.Content_Resource:
+		rc := k.Resource.GetResource()
+		if blob, ok := rc.GetContents().(*pb.ResourceContents_Blob); ok {
+			return EmbeddedBlob(rc.GetUri(), rc.GetMimeType(), blob.Blob)
+		}
+		return EmbeddedText(rc.GetUri(), rc.GetMimeType(), rc.GetText())
+	}
+	// A newer plugin sent a kind this host does not know; keep the call
+	// useful rather than failing it.
+	return TextContent(fmt.Sprintf("[unsupported content from plugin: %v]", c))
+}
+
+func eventToPB(e Event) *pb.CallEvent {
+	switch {
+	case e.Progress != nil:
+		p := e.Progress
+		return &pb.CallEvent{Event: &pb.CallEvent_Progress{Progress: &pb.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}}}
+	case e.Log != nil:
+		l := e.Log
+		return &pb.CallEvent{Event: &pb.CallEvent_Log{Log: &pb.Log{Level: l.Level, Logger: l.Logger, Message: l.Message}}}
+	}
+	return nil
+}

@@ -1,0 +1,123 @@
+package plugins
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"runtime/debug"
+)
+
+// Handle returns the Handler for tool: the arguments decode into a Req with
+// encoding/json, then fn runs. The host validated the arguments against the
+// contract already, so decoding is lenient about unknown fields.
+func Handle[Req any](tool string, fn func(ctx context.Context, req Req) (*Result, error)) Handler {
+	return &typedHandler[Req]{tool: tool, fn: fn}
+}
+
+type typedHandler[Req any] struct {
+	tool string
+	fn   func(context.Context, Req) (*Result, error)
+}
+
+var _ Handler = (*typedHandler[struct{}])(nil)
+
+func (h *typedHandler[Req]) Tool() string { return h.tool }
+
+func (h *typedHandler[Req]) Call(ctx context.Context, args json.RawMessage) (res *Result, err error) {
+	defer recoverPanic(h.tool, &res, &err)
+	var req Req
+	if len(args) > 0 {
+		if err := json.Unmarshal(args, &req); err != nil {
+			return Errorf("invalid arguments for %s: %v", h.tool, err), nil
+		}
+	}
+	return h.fn(ctx, req)
+}
+
+// recoverPanic turns a panic into a tool error, so that one bad call does
+// not take down a plugin serving others. The stack goes to stderr, which
+// the host forwards to its operator, and not to the model.
+func recoverPanic(tool string, res **Result, err *error) {
+	if r := recover(); r != nil {
+		fmt.Fprintf(os.Stderr, "toolc: tool %s panicked: %v\n%s", tool, r, debug.Stack())
+		*res, *err = Errorf("panic in tool %s: %v", tool, r), nil
+	}
+}
+
+// callHandler runs h, and returns a result in every case: a handler error
+// or a panic (from a Handler not made by Handle) becomes a tool error.
+func callHandler(ctx context.Context, h Handler, args json.RawMessage) (res *Result) {
+	var err error
+	func() {
+		defer recoverPanic(h.Tool(), &res, &err)
+		res, err = h.Call(ctx, args)
+	}()
+	switch {
+	case err != nil:
+		return Errorf("%v", err)
+	case res == nil:
+		return NewResult()
+	}
+	return res
+}
+
+// Event is a progress or log event that a handler reports while it runs.
+// Exactly one field is set.
+type Event struct {
+	Progress *ProgressEvent
+	Log      *LogEvent
+}
+
+// ProgressEvent is MCP's notifications/progress payload; Total is 0 when
+// unknown.
+type ProgressEvent struct {
+	Progress, Total float64
+	Message         string
+}
+
+// LogEvent is MCP's notifications/message payload.
+type LogEvent struct {
+	Level, Logger, Message string
+}
+
+type (
+	emitterKey struct{}
+	callIDKey  struct{}
+)
+
+// WithEvents returns a context whose handler's Progress and Log calls reach
+// emit. The plugin server uses it to stream events to the host; an
+// in-process caller uses it the same way. emit may be called from any
+// goroutine the handler uses.
+func WithEvents(ctx context.Context, emit func(Event)) context.Context {
+	return context.WithValue(ctx, emitterKey{}, emit)
+}
+
+// Progress reports progress of the running call. It does nothing when the
+// caller asked for no events.
+func Progress(ctx context.Context, progress, total float64, message string) {
+	if emit, ok := ctx.Value(emitterKey{}).(func(Event)); ok {
+		emit(Event{Progress: &ProgressEvent{Progress: progress, Total: total, Message: message}})
+	}
+}
+
+// Log sends a log line of the running call to the client. level is an MCP
+// logging level: debug, info, notice, warning, error, critical, alert or
+// emergency. It does nothing when the caller asked for no events.
+func Log(ctx context.Context, level, message string) {
+	if emit, ok := ctx.Value(emitterKey{}).(func(Event)); ok {
+		emit(Event{Log: &LogEvent{Level: level, Message: message}})
+	}
+}
+
+// WithCallID returns a context carrying the host's id for the call.
+func WithCallID(ctx context.Context, id string) context.Context {
+	return context.WithValue(ctx, callIDKey{}, id)
+}
+
+// CallID returns the host's id for the running call, or "".
+func CallID(ctx context.Context) string {
+	id, _ := ctx.Value(callIDKey{}).(string)
+	return id
+}

@@ -1,0 +1,128 @@
+package plugins
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"sort"
+	"sync"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+)
+
+// Serve serves handlers to the host that launched this process, and
+// returns when the host is done with it. It is meant to be all of a
+// plugin's main. Two handlers for one tool are a programming error: Serve
+// reports it and exits.
+func Serve(handlers ...Handler) {
+	srv, err := newServer(handlers)
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "toolc plugin:", err)
+		os.Exit(1)
+	}
+	// A handler that reads stdin would steal from the host's own stdin
+	// (go-plugin passes it on, and under MCP stdio it is the session).
+	if null, err := os.Open(os.DevNull); err == nil {
+		os.Stdin = null
+	}
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {pluginName: &grpcPlugin{server: srv}}},
+		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxMessageSize))...)
+		},
+		// go-plugin's own debug lines would otherwise fill the host's
+		// stderr on every start.
+		Logger: hclog.New(&hclog.LoggerOptions{Level: hclog.Warn, Output: os.Stderr, JSONFormat: true}),
+	})
+}
+
+// grpcPlugin is the go-plugin glue on both sides: the plugin registers
+// server, the host gets the generated client.
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	server pb.PluginServer
+}
+
+var _ plugin.GRPCPlugin = (*grpcPlugin)(nil)
+
+func (p *grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterPluginServer(s, p.server)
+	return nil
+}
+
+func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pb.NewPluginClient(c), nil
+}
+
+type server struct {
+	pb.UnimplementedPluginServer
+	handlers map[string]Handler
+	tools    []string
+}
+
+func newServer(handlers []Handler) (*server, error) {
+	s := &server{handlers: map[string]Handler{}}
+	for _, h := range handlers {
+		name := h.Tool()
+		if _, dup := s.handlers[name]; dup {
+			return nil, fmt.Errorf("two handlers for tool %q", name)
+		}
+		s.handlers[name] = h
+		s.tools = append(s.tools, name)
+	}
+	sort.Strings(s.tools)
+	return s, nil
+}
+
+func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	return &pb.DescribeResponse{Tools: s.tools, ProtocolVersion: ProtocolVersion}, nil
+}
+
+func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
+	h, ok := s.handlers[req.Tool]
+	if !ok {
+		return status.Errorf(codes.NotFound, "plugin has no handler for tool %q", req.Tool)
+	}
+
+	// A stream is not safe for concurrent sends, and a handler may report
+	// from several goroutines, or after it returned; the lock orders the
+	// sends and done drops the late ones.
+	var mu sync.Mutex
+	done := false
+	emit := func(e Event) {
+		ev := eventToPB(e)
+		mu.Lock()
+		defer mu.Unlock()
+		if done || ev == nil {
+			return
+		}
+		// A failed send means the host has gone; the handler learns that
+		// from its context, so the error is not the handler's to handle.
+		_ = stream.Send(ev)
+	}
+	ctx := WithCallID(WithEvents(stream.Context(), emit), req.CallId)
+
+	res := callHandler(ctx, h, req.ArgumentsJson)
+	out, err := resultToPB(res)
+	if err != nil {
+		out, _ = resultToPB(Errorf("tool %s returned an unusable result: %v", req.Tool, err))
+	}
+	ev := &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
+	if n := proto.Size(ev); n > MaxMessageSize {
+		out, _ = resultToPB(Errorf("tool %s returned a result of %d bytes, over the limit of %d", req.Tool, n, MaxMessageSize))
+		ev = &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
+	}
+
+	mu.Lock()
+	defer mu.Unlock()
+	done = true
+	return stream.Send(ev)
+}
