@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"path/filepath"
 	"strings"
 
 	"github.com/toolc/toolc/catalog"
@@ -21,6 +22,10 @@ func runBuild(e env, args []string) int {
 	cat, status := compileCatalog(e, "build", patterns)
 	if cat == nil {
 		return status
+	}
+	if err := rebaseDirs(cat, *out); err != nil {
+		fmt.Fprintf(e.stderr, "toolc build: %v\n", err)
+		return exitUsage
 	}
 	if err := cat.WriteFile(*out); err != nil {
 		fmt.Fprintf(e.stderr, "toolc build: %v\n", err)
@@ -116,4 +121,25 @@ func compileCatalog(e env, cmd string, patterns []string) (*catalog.Catalog, int
 		return nil, exitFail
 	}
 	return res.Catalog, exitOK
+}
+
+// rebaseDirs makes each service's dir relative to the catalog file's
+// directory, so that a catalog finds its handlers wherever it is used from.
+func rebaseDirs(cat *catalog.Catalog, out string) error {
+	absOut, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	for _, s := range cat.Services {
+		abs, err := filepath.Abs(filepath.FromSlash(s.Dir))
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(filepath.Dir(absOut), abs)
+		if err != nil {
+			rel = abs
+		}
+		s.Dir = filepath.ToSlash(rel)
+	}
+	return nil
 }

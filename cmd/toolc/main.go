@@ -9,6 +9,8 @@
 //	toolc init DIR
 //	toolc build [-o FILE] [PATTERN...]
 //	toolc export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]
+//	toolc serve [--stdio | --http ADDR] [--catalog FILE | PATTERN...]
+//	toolc call  [--catalog FILE | PATTERN...] TOOL [JSON]
 //	toolc version
 //
 // Exit status: 0 when there is no error (warnings allowed), 1 when a
@@ -48,6 +50,8 @@ func commands() []command {
 		{"rules", "rules [--format text|json|markdown]", runRules},
 		{"init", "init DIR", runInit},
 		{"build", "build [-o FILE] [PATTERN...]", runBuild},
+		{"serve", "serve [--stdio | --http ADDR] [--token T] [--allow-origin O] [--stateless] [--catalog FILE | PATTERN...]", runServe},
+		{"call", "call [--catalog FILE | PATTERN...] TOOL [JSON]", runCall},
 		{"export", "export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]", runExport},
 		{"version", "version", runVersion},
 		{"help", "help [COMMAND]", runHelp},

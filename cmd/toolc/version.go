@@ -46,3 +46,12 @@ func versionString() string {
 	}
 	return out + " " + info.GoVersion
 }
+
+// moduleVersion is the bare version, such as v0.1.0 or (devel), that the
+// MCP server reports to clients.
+func moduleVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && info.Main.Version != "" {
+		return info.Main.Version
+	}
+	return "(devel)"
+}

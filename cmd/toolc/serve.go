@@ -1,0 +1,243 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/runtime"
+)
+
+const defaultHTTPAddr = "127.0.0.1:8931"
+
+// serveFlags are the flags that serve and dev share.
+type serveFlags struct {
+	stdio        *bool
+	addr         *string
+	token        *string
+	allowOrigins *string
+	stateless    *bool
+	timeout      *time.Duration
+}
+
+func addServeFlags(fs interface {
+	Bool(string, bool, string) *bool
+	String(string, string, string) *string
+	Duration(string, time.Duration, string) *time.Duration
+}) serveFlags {
+	return serveFlags{
+		stdio:        fs.Bool("stdio", false, "serve MCP on standard input and output instead of HTTP"),
+		addr:         fs.String("http", defaultHTTPAddr, "serve MCP and the function-call API on `ADDR`"),
+		token:        fs.String("token", os.Getenv("TOOLC_TOKEN"), "require this bearer token on /mcp and /v1/ (default $TOOLC_TOKEN)"),
+		allowOrigins: fs.String("allow-origin", "", "comma-separated browser `origins` allowed besides the server's own"),
+		stateless:    fs.Bool("stateless", false, "serve MCP without sessions, for replicas behind a load balancer"),
+		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
+	}
+}
+
+func runServe(e env, args []string) int {
+	fs := newFlags(e, "serve")
+	sf := addServeFlags(fs)
+	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts")
+	patterns, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+
+	cat, base, status := loadServable(e, "serve", *catalogFile, patterns)
+	if cat == nil {
+		return status
+	}
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e)})
+	plugins, status := startHandlers(ctx, e, "serve", cat, base)
+	if plugins == nil {
+		return status
+	}
+	defer host.Stop(plugins, 5*time.Second)
+	if _, err := rt.Swap(cat, host.Dispatchers(plugins)); err != nil {
+		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
+		return exitFail
+	}
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e)})
+	return serveMCP(ctx, e, "serve", rt, srv, sf)
+}
+
+// serveMCP serves until ctx ends: MCP over stdio, or MCP and the
+// function-call API over HTTP.
+func serveMCP(ctx context.Context, e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags) int {
+	if *sf.stdio {
+		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+			fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+			return exitFail
+		}
+		return exitOK
+	}
+	var origins []string
+	for _, o := range strings.Split(*sf.allowOrigins, ",") {
+		if o = strings.TrimSpace(o); o != "" {
+			origins = append(origins, o)
+		}
+	}
+	handler := runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{
+		Token: *sf.token, AllowedOrigins: origins, Stateless: *sf.stateless, Logger: logger(e),
+	})
+	ln, err := net.Listen("tcp", *sf.addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return exitUsage
+	}
+	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%d tools)\n",
+		cmd, ln.Addr(), ln.Addr(), len(rt.Snapshot().Tools()))
+	go func() {
+		<-ctx.Done()
+		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		hs.Shutdown(shut)
+	}()
+	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return exitFail
+	}
+	return exitOK
+}
+
+// loadServable loads the catalog to serve and the directory its services'
+// dirs are relative to.
+func loadServable(e env, cmd, file string, patterns []string) (*catalog.Catalog, string, int) {
+	cat, status := loadCatalog(e, cmd, file, patterns)
+	if cat == nil {
+		return nil, "", status
+	}
+	base := "."
+	if file != "" {
+		base = filepath.Dir(file)
+	}
+	return cat, base, exitOK
+}
+
+// startHandlers builds and starts every service's handler plugin.
+func startHandlers(ctx context.Context, e env, cmd string, cat *catalog.Catalog, base string) (map[string]*runtime.Plugin, int) {
+	cache, err := host.CacheDir()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	bins, err := host.BuildAll(ctx, cache, base, cat)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitFail
+	}
+	ps, err := host.Start(ctx, bins, host.Options{Stderr: e.stderr, Logger: logger(e)})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitFail
+	}
+	return ps, exitOK
+}
+
+func logger(e env) *slog.Logger {
+	level := slog.LevelWarn
+	if os.Getenv("TOOLC_DEBUG") != "" {
+		level = slog.LevelDebug
+	}
+	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
+}
+
+func runCall(e env, args []string) int {
+	fs := newFlags(e, "call")
+	catalogFile := fs.String("catalog", "", "use a catalog built by toolc build instead of compiling contracts")
+	timeout := fs.Duration("timeout", 30*time.Second, "bound on the call")
+	rest, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	var argsJSON []byte
+	if n := len(rest); n > 0 && looksLikeJSON(rest[n-1]) {
+		argsJSON, rest = []byte(rest[n-1]), rest[:n-1]
+	}
+	if len(rest) == 0 {
+		fmt.Fprintln(e.stderr, "usage: toolc call [--catalog FILE | PATTERN...] TOOL [JSON]")
+		return exitUsage
+	}
+	tool, patterns := rest[len(rest)-1], rest[:len(rest)-1]
+	if argsJSON == nil {
+		if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
+			argsJSON = []byte("{}")
+		} else if argsJSON, _ = io.ReadAll(e.stdin); len(strings.TrimSpace(string(argsJSON))) == 0 {
+			argsJSON = []byte("{}")
+		}
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	cat, base, status := loadServable(e, "call", *catalogFile, patterns)
+	if cat == nil {
+		return status
+	}
+	if cat, status = catalogWithTool(e, cat, tool); cat == nil {
+		return status
+	}
+	plugins, status := startHandlers(ctx, e, "call", cat, base)
+	if plugins == nil {
+		return status
+	}
+	defer host.Stop(plugins, time.Second)
+	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e)})
+	if _, err := rt.Swap(cat, host.Dispatchers(plugins)); err != nil {
+		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
+		return exitFail
+	}
+	res, err := rt.Call(ctx, tool, argsJSON)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
+		return exitUsage
+	}
+	out := runtime.CallResponse{Content: runtime.ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError}
+	enc := json.NewEncoder(e.stdout)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	enc.Encode(out)
+	if res.IsError {
+		return exitFail
+	}
+	return exitOK
+}
+
+// catalogWithTool narrows the catalog to the service of one tool, named by
+// function name or MCP name, so that toolc call builds one handler.
+func catalogWithTool(e env, cat *catalog.Catalog, name string) (*catalog.Catalog, int) {
+	for svc, t := range cat.Tools() {
+		if t.Name == name || t.ExposedMCPName(svc.Name) == name {
+			return &catalog.Catalog{Services: []*catalog.Service{svc}}, exitOK
+		}
+	}
+	fmt.Fprintf(e.stderr, "toolc call: unknown tool %q; the catalog has %s\n", name, strings.Join(cat.ToolNames(), ", "))
+	return nil, exitUsage
+}
+
+func looksLikeJSON(s string) bool {
+	s = strings.TrimSpace(s)
+	return strings.HasPrefix(s, "{") || strings.HasPrefix(s, "\"") || s == "null"
+}
+
+func isTerminal(f *os.File) bool {
+	fi, err := f.Stat()
+	return err == nil && fi.Mode()&os.ModeCharDevice != 0
+}

@@ -1,0 +1,222 @@
+// Package host builds the handler plugins of a catalog's services and
+// starts them, for `toolc serve`, `toolc call` and `toolc dev`.
+//
+// Each service's handler is a Go main package (the contract directory, or
+// the directory its `handler` names). Build compiles it with the go command
+// into a cache directory, writing to a temporary name and renaming, so a
+// running plugin's binary is never half overwritten; Start launches the
+// binaries as go-plugin processes pinned to the checksums Build recorded.
+package host
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
+)
+
+// Binary is a built handler plugin.
+type Binary struct {
+	Service string
+	// Package is the handler's main package directory.
+	Package string
+	// Path is the executable in the cache.
+	Path string
+	// SHA256 is the executable's checksum, which Start pins.
+	SHA256 []byte
+	// Took is how long the go command ran.
+	Took time.Duration
+}
+
+// BuildError is a handler that did not compile; Output is what the go
+// command printed.
+type BuildError struct {
+	Service string
+	Output  string
+	Err     error
+}
+
+func (e *BuildError) Error() string {
+	return fmt.Sprintf("building the handler of service %q: %v\n%s", e.Service, e.Err, strings.TrimRight(e.Output, "\n"))
+}
+
+// CacheDir returns the directory for built handlers: $TOOLC_CACHE, or
+// toolc/handlers under the user's cache directory.
+func CacheDir() (string, error) {
+	if d := os.Getenv("TOOLC_CACHE"); d != "" {
+		return d, nil
+	}
+	d, err := os.UserCacheDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(d, "toolc", "handlers"), nil
+}
+
+// HandlerDir returns a service's handler package directory. base is the
+// directory that the service's Dir is relative to.
+func HandlerDir(base string, svc *catalog.Service) string {
+	h := svc.Handler
+	if h == "" {
+		h = "."
+	}
+	return filepath.Join(base, filepath.FromSlash(svc.Dir), filepath.FromSlash(h))
+}
+
+// Build compiles a service's handler into cacheDir.
+func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*Binary, error) {
+	pkg, err := filepath.Abs(HandlerDir(base, svc))
+	if err != nil {
+		return nil, err
+	}
+	if fi, err := os.Stat(pkg); err != nil || !fi.IsDir() {
+		return nil, &BuildError{Service: svc.Name, Err: fmt.Errorf("handler package %s does not exist", pkg)}
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return nil, err
+	}
+	sum := sha256.Sum256([]byte(pkg))
+	name := fmt.Sprintf("%s-%s", svc.Name, hex.EncodeToString(sum[:6]))
+	final := filepath.Join(cacheDir, name)
+	tmp, err := os.CreateTemp(cacheDir, "."+name+".tmp*")
+	if err != nil {
+		return nil, err
+	}
+	tmp.Close()
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+
+	start := time.Now()
+	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp.Name(), ".")
+	cmd.Dir = pkg
+	var out bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &out
+	if err := cmd.Run(); err != nil {
+		return nil, &BuildError{Service: svc.Name, Output: out.String(), Err: err}
+	}
+	took := time.Since(start)
+	data, err := os.ReadFile(tmp.Name())
+	if err != nil {
+		return nil, err
+	}
+	bin := sha256.Sum256(data)
+	if err := os.Rename(tmp.Name(), final); err != nil {
+		return nil, err
+	}
+	return &Binary{Service: svc.Name, Package: pkg, Path: final, SHA256: bin[:], Took: took}, nil
+}
+
+// Options configure how plugins start.
+type Options struct {
+	// StartTimeout bounds a plugin's start. Default 10s.
+	StartTimeout time.Duration
+	// Stderr receives the plugins' standard error, each line prefixed with
+	// its service's name. Default os.Stderr.
+	Stderr io.Writer
+	// AutoMTLS encrypts and authenticates the connection to each plugin.
+	AutoMTLS bool
+	Logger   *slog.Logger
+}
+
+// Start starts the plugin of each binary. On error it stops the ones it
+// started.
+func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*runtime.Plugin, error) {
+	if opts.StartTimeout <= 0 {
+		opts.StartTimeout = 10 * time.Second
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = os.Stderr
+	}
+	started := map[string]*runtime.Plugin{}
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	var errs []error
+	for _, b := range bins {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			p, err := runtime.StartPlugin(ctx, ClientConfig(b, opts), opts.Logger)
+			mu.Lock()
+			defer mu.Unlock()
+			if err != nil {
+				errs = append(errs, fmt.Errorf("starting the handler of service %q: %w", b.Service, err))
+				return
+			}
+			started[b.Service] = p
+		}()
+	}
+	wg.Wait()
+	if len(errs) > 0 {
+		Stop(started, 0)
+		return nil, errors.Join(errs...)
+	}
+	return started, nil
+}
+
+// ClientConfig is the go-plugin configuration for a built binary.
+func ClientConfig(b *Binary, opts Options) plugins.ClientConfig {
+	return plugins.ClientConfig{
+		Service:      b.Service,
+		Path:         b.Path,
+		StartTimeout: opts.StartTimeout,
+		Stderr:       opts.Stderr,
+		Checksum:     b.SHA256,
+		AutoMTLS:     opts.AutoMTLS,
+	}
+}
+
+// Stop stops plugins, giving calls in flight up to grace to finish.
+func Stop(ps map[string]*runtime.Plugin, grace time.Duration) {
+	var wg sync.WaitGroup
+	for _, p := range ps {
+		wg.Add(1)
+		go func() { defer wg.Done(); p.Close(grace) }()
+	}
+	wg.Wait()
+}
+
+// Dispatchers converts started plugins for runtime.Swap.
+func Dispatchers(ps map[string]*runtime.Plugin) map[string]runtime.Dispatcher {
+	out := make(map[string]runtime.Dispatcher, len(ps))
+	for name, p := range ps {
+		out[name] = p
+	}
+	return out
+}
+
+// BuildAll builds the handler of every service of the catalog, two at a
+// time (the go command parallelises each build itself). It reports every
+// failed build, not only the first.
+func BuildAll(ctx context.Context, cacheDir, base string, cat *catalog.Catalog) ([]*Binary, error) {
+	bins := make([]*Binary, len(cat.Services))
+	errs := make([]error, len(cat.Services))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
+	for i, svc := range cat.Services {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			bins[i], errs[i] = Build(ctx, cacheDir, base, svc)
+		}()
+	}
+	wg.Wait()
+	if err := errors.Join(errs...); err != nil {
+		return nil, err
+	}
+	return bins, nil
+}

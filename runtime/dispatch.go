@@ -1,0 +1,222 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolc/toolc/plugins"
+)
+
+// Dispatcher runs the tools of one service: a handler plugin (Plugin) or
+// in-process handlers (Local).
+type Dispatcher interface {
+	// Tools lists the tools the dispatcher has handlers for.
+	Tools() []string
+	// Call runs one tool with arguments that the runtime has validated.
+	// An error means the handler could not answer (it crashed, or the
+	// context ended); a tool error is a Result with IsError set.
+	Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error)
+}
+
+// Local returns a dispatcher for in-process handlers: the same handler
+// values a plugin passes to plugins.Serve, for services that embed their
+// catalog.
+func Local(handlers ...plugins.Handler) Dispatcher {
+	l := &local{handlers: map[string]plugins.Handler{}}
+	for _, h := range handlers {
+		l.handlers[h.Tool()] = h
+		l.names = append(l.names, h.Tool())
+	}
+	slices.Sort(l.names)
+	return l
+}
+
+type local struct {
+	handlers map[string]plugins.Handler
+	names    []string
+}
+
+var _ Dispatcher = (*local)(nil)
+
+func (l *local) Tools() []string { return l.names }
+
+func (l *local) Call(ctx context.Context, tool, _ string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
+	h := l.handlers[tool]
+	if h == nil {
+		return nil, fmt.Errorf("no handler for %q", tool)
+	}
+	if onEvent != nil {
+		ctx = plugins.WithEvents(ctx, onEvent)
+	}
+	return h.Call(ctx, args)
+}
+
+// Plugin supervises the handler plugin of one service. It restarts a
+// plugin that died, with exponential backoff, and lets calls in flight
+// finish before Close stops it.
+type Plugin struct {
+	cfg    plugins.ClientConfig
+	logger *slog.Logger
+	tools  []string
+
+	mu        sync.Mutex
+	client    *plugins.Client
+	failures  int
+	nextStart time.Time
+	closed    bool
+	inflight  sync.WaitGroup
+}
+
+var _ Dispatcher = (*Plugin)(nil)
+
+// Backoff bounds for restarting a crashed plugin.
+const (
+	minRestartDelay = 100 * time.Millisecond
+	maxRestartDelay = 10 * time.Second
+)
+
+// StartPlugin starts a service's handler plugin. The first start must
+// succeed: a binary that is missing, is not a plugin or does not answer
+// Describe is an error here, not a restart loop.
+func StartPlugin(ctx context.Context, cfg plugins.ClientConfig, logger *slog.Logger) (*Plugin, error) {
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	c, err := plugins.Start(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	tools := slices.Clone(c.Tools())
+	slices.Sort(tools)
+	return &Plugin{cfg: cfg, logger: logger, client: c, tools: tools}, nil
+}
+
+// Tools lists the tools the plugin reported when it first started.
+func (p *Plugin) Tools() []string { return p.tools }
+
+// Pid returns the process ID of the running plugin, or 0.
+func (p *Plugin) Pid() int {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client == nil || p.client.Exited() {
+		return 0
+	}
+	return p.client.Pid()
+}
+
+// Call runs a tool on the plugin, restarting the plugin first if it died.
+func (p *Plugin) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
+	c, err := p.live(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer p.inflight.Done()
+	res, err := c.Call(ctx, tool, callID, args, onEvent)
+	if err != nil && ctx.Err() == nil && c.Exited() {
+		p.crashed(c)
+		return nil, fmt.Errorf("the handler process of service %q exited during the call; it is being restarted, so the call can be retried", p.cfg.Service)
+	}
+	if err == nil && p.failures > 0 {
+		p.mu.Lock()
+		p.failures = 0 // a plugin that answers again starts a fresh backoff
+		p.mu.Unlock()
+	}
+	return res, err
+}
+
+// live returns a running client, counted as in flight, restarting a dead
+// one once its backoff has passed.
+func (p *Plugin) live(ctx context.Context) (*plugins.Client, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.closed {
+		return nil, fmt.Errorf("the handler of service %q has been stopped", p.cfg.Service)
+	}
+	if p.client != nil && !p.client.Exited() {
+		p.inflight.Add(1)
+		return p.client, nil
+	}
+	if p.client != nil {
+		p.recordCrash()
+	}
+	if wait := time.Until(p.nextStart); wait > 0 {
+		// Hold the lock: concurrent callers wait for the same restart.
+		select {
+		case <-time.After(wait):
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the handler of service %q is restarting after a crash: %w", p.cfg.Service, ctx.Err())
+		}
+	}
+	c, err := plugins.Start(ctx, p.cfg)
+	if err != nil {
+		p.failures++
+		p.nextStart = time.Now().Add(p.delay())
+		return nil, fmt.Errorf("restarting the handler of service %q: %w", p.cfg.Service, err)
+	}
+	if missing := missingTools(p.tools, c.Tools()); len(missing) > 0 {
+		c.Kill()
+		p.failures++
+		p.nextStart = time.Now().Add(p.delay())
+		return nil, fmt.Errorf("the restarted handler of service %q lacks tools %s", p.cfg.Service, strings.Join(missing, ", "))
+	}
+	p.logger.Info("handler restarted", "service", p.cfg.Service, "pid", c.Pid())
+	p.client = c
+	p.inflight.Add(1)
+	return c, nil
+}
+
+// crashed records that c died in a call, unless it was already replaced.
+func (p *Plugin) crashed(c *plugins.Client) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.client == c {
+		p.recordCrash()
+	}
+}
+
+func (p *Plugin) recordCrash() {
+	p.logger.Warn("handler exited", "service", p.cfg.Service)
+	p.client.Kill()
+	p.client = nil
+	p.failures++
+	p.nextStart = time.Now().Add(p.delay())
+}
+
+func (p *Plugin) delay() time.Duration {
+	d := minRestartDelay << min(p.failures-1, 10)
+	return min(d, maxRestartDelay)
+}
+
+// Close stops the plugin after the calls in flight finish, or after grace,
+// whichever comes first.
+func (p *Plugin) Close(grace time.Duration) {
+	p.mu.Lock()
+	p.closed = true
+	c := p.client
+	p.mu.Unlock()
+	done := make(chan struct{})
+	go func() { p.inflight.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(grace):
+	}
+	if c != nil {
+		c.Kill()
+	}
+}
+
+func missingTools(want, have []string) []string {
+	var missing []string
+	for _, t := range want {
+		if !slices.Contains(have, t) {
+			missing = append(missing, t)
+		}
+	}
+	return missing
+}

@@ -1,0 +1,171 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/plugins"
+)
+
+// MCPOptions configures the MCP server.
+type MCPOptions struct {
+	// Name and Version identify the server to clients. Default "toolc".
+	Name, Version string
+	// Instructions, if set, are sent to clients on initialization.
+	Instructions string
+	Logger       *slog.Logger
+}
+
+// NewMCPServer returns an MCP server for the runtime. Its tool list
+// follows the runtime's snapshot: each swap adds, replaces and removes
+// tools, and the server sends notifications/tools/list_changed.
+func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
+	if opts.Name == "" {
+		opts.Name = "toolc"
+	}
+	if opts.Version == "" {
+		opts.Version = "dev"
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+		Instructions: opts.Instructions,
+		Logger:       opts.Logger,
+		HasTools:     true,
+	})
+	s := &mcpTools{rt: rt, srv: srv, served: map[string]string{}}
+	rt.OnSwap(s.sync)
+	return srv
+}
+
+// mcpTools keeps the server's tool list in step with the snapshot.
+type mcpTools struct {
+	rt  *Runtime
+	srv *mcp.Server
+
+	mu     sync.Mutex
+	served map[string]string // MCP name → tool fingerprint
+}
+
+func (s *mcpTools) sync(snap *Snapshot) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	projected, _ := snap.Catalog.Project(catalog.MCP, catalog.ProjectOptions{})
+	tools := projected.([]catalog.MCPTool)
+	next := map[string]string{}
+	for _, info := range snap.Tools() {
+		next[info.MCPName] = info.Tool.Fingerprint
+	}
+	var gone []string
+	for name := range s.served {
+		if _, ok := next[name]; !ok {
+			gone = append(gone, name)
+		}
+	}
+	if len(gone) > 0 {
+		s.srv.RemoveTools(gone...)
+	}
+	for _, t := range tools {
+		fp, ok := next[t.Name]
+		if !ok || s.served[t.Name] == fp && fp != "" {
+			continue // unchanged: no needless list_changed
+		}
+		s.srv.AddTool(toMCPTool(t), s.handler(t.Name))
+	}
+	s.served = next
+}
+
+func (s *mcpTools) handler(name string) mcp.ToolHandler {
+	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+		token := req.Params.GetProgressToken()
+		onEvent := func(ev Event) {
+			switch {
+			case ev.Progress != nil && token != nil:
+				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+					ProgressToken: token,
+					Progress:      ev.Progress.Progress,
+					Total:         ev.Progress.Total,
+					Message:       ev.Progress.Message,
+				})
+			case ev.Log != nil:
+				req.Session.Log(ctx, &mcp.LoggingMessageParams{
+					Level:  mcp.LoggingLevel(ev.Log.Level),
+					Logger: ev.Log.Logger,
+					Data:   ev.Log.Message,
+				})
+			}
+		}
+		args := req.Params.Arguments
+		if len(args) == 0 {
+			args = json.RawMessage("{}")
+		}
+		res, err := s.rt.CallWithEvents(ctx, name, args, onEvent)
+		if errors.Is(err, ErrUnknownTool) {
+			// Removed by a reload between the client's list and its call.
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		if err != nil {
+			return nil, err
+		}
+		return ToMCPResult(res), nil
+	}
+}
+
+func toMCPTool(t catalog.MCPTool) *mcp.Tool {
+	tool := &mcp.Tool{
+		Name:        t.Name,
+		Title:       t.Title,
+		Description: t.Description,
+		InputSchema: t.InputSchema,
+	}
+	if t.OutputSchema != nil {
+		tool.OutputSchema = t.OutputSchema
+	}
+	if a := t.Annotations; a != nil {
+		tool.Annotations = &mcp.ToolAnnotations{
+			DestructiveHint: a.DestructiveHint,
+			OpenWorldHint:   a.OpenWorldHint,
+			ReadOnlyHint:    a.ReadOnlyHint != nil && *a.ReadOnlyHint,
+			IdempotentHint:  a.IdempotentHint != nil && *a.IdempotentHint,
+			Title:           a.Title,
+		}
+	}
+	return tool
+}
+
+// ToMCPResult converts a call's result to MCP's form.
+func ToMCPResult(res *Result) *mcp.CallToolResult {
+	out := &mcp.CallToolResult{
+		Content:           ToMCPContent(res.Content),
+		StructuredContent: res.StructuredContent,
+		IsError:           res.IsError,
+	}
+	return out
+}
+
+// ToMCPContent converts handler content to MCP content blocks.
+func ToMCPContent(content []plugins.Content) []mcp.Content {
+	out := make([]mcp.Content, 0, len(content))
+	for _, c := range content {
+		switch c.Type {
+		case "image":
+			out = append(out, &mcp.ImageContent{Data: c.Data, MIMEType: c.MIMEType})
+		case "audio":
+			out = append(out, &mcp.AudioContent{Data: c.Data, MIMEType: c.MIMEType})
+		case "resource_link":
+			out = append(out, &mcp.ResourceLink{URI: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MIMEType: c.MIMEType, Size: c.Size})
+		case "resource":
+			if r := c.Resource; r != nil {
+				out = append(out, &mcp.EmbeddedResource{Resource: &mcp.ResourceContents{URI: r.URI, MIMEType: r.MIMEType, Text: r.Text, Blob: r.Blob}})
+			}
+		default:
+			out = append(out, &mcp.TextContent{Text: c.Text})
+		}
+	}
+	return out
+}

@@ -1,0 +1,343 @@
+// Package runtime serves compiled tools: it holds an immutable snapshot of
+// a catalog and the handlers behind it, validates every call's arguments
+// against the contract before a handler runs, and dispatches the call to a
+// handler plugin or an in-process handler.
+//
+//	rt := runtime.New(runtime.Options{})
+//	err := rt.Swap(cat, map[string]runtime.Dispatcher{"weather-service": runtime.Local(handlers...)})
+//	res, err := rt.Call(ctx, "query_weather", []byte(`{"city":"Berlin"}`))
+//
+// A reload builds a new snapshot and swaps it in atomically; calls already
+// running finish on the snapshot they started with. The MCP server and the
+// function-call API in this package serve whatever snapshot is current.
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/plugins"
+)
+
+// Options bound what a call may cost. Zero values take the defaults.
+type Options struct {
+	// CallTimeout bounds one call, handler included. Default 30s.
+	CallTimeout time.Duration
+	// MaxArgumentBytes bounds a call's arguments. Default 1 MiB.
+	MaxArgumentBytes int
+	// MaxResultBytes bounds a handler's result, encoded. Default 4 MiB.
+	MaxResultBytes int
+	// MaxConcurrentCalls bounds the calls in flight; more wait for a slot
+	// until their context ends. Default 64.
+	MaxConcurrentCalls int
+	// Logger receives the runtime's own log lines. Default: discard.
+	Logger *slog.Logger
+}
+
+func (o Options) withDefaults() Options {
+	if o.CallTimeout <= 0 {
+		o.CallTimeout = 30 * time.Second
+	}
+	if o.MaxArgumentBytes <= 0 {
+		o.MaxArgumentBytes = 1 << 20
+	}
+	if o.MaxResultBytes <= 0 {
+		o.MaxResultBytes = 4 << 20
+	}
+	if o.MaxConcurrentCalls <= 0 {
+		o.MaxConcurrentCalls = 64
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	return o
+}
+
+// Result is the outcome of a call, as MCP and the function-call API
+// present it. A tool error (IsError) is a result, not an error: the model
+// reads it and can correct its call.
+type Result = plugins.Result
+
+// Event is progress or a log line that a handler reports during a call.
+type Event = plugins.Event
+
+// ErrUnknownTool is returned for a call to a tool the snapshot does not
+// have. MCP turns it into a JSON-RPC error, as the protocol asks.
+var ErrUnknownTool = errors.New("unknown tool")
+
+// Runtime serves the current snapshot.
+type Runtime struct {
+	opts    Options
+	snap    atomic.Pointer[Snapshot]
+	slots   chan struct{}
+	metrics *metrics
+
+	mu       sync.Mutex
+	watchers []func(*Snapshot)
+}
+
+// New returns a runtime with an empty snapshot.
+func New(opts Options) *Runtime {
+	opts = opts.withDefaults()
+	rt := &Runtime{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentCalls), metrics: newMetrics()}
+	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil)
+	rt.snap.Store(empty)
+	return rt
+}
+
+// Snapshot returns the current snapshot.
+func (rt *Runtime) Snapshot() *Snapshot { return rt.snap.Load() }
+
+// OnSwap registers f to run after every swap, with the new snapshot; the
+// MCP server uses it to update its tool list and notify clients.
+func (rt *Runtime) OnSwap(f func(*Snapshot)) {
+	rt.mu.Lock()
+	rt.watchers = append(rt.watchers, f)
+	rt.mu.Unlock()
+	f(rt.Snapshot())
+}
+
+// Swap replaces the snapshot with one serving cat through the dispatchers,
+// keyed by service name. It refuses, and keeps the current snapshot, when a
+// service has no dispatcher or its dispatcher lacks a handler for one of
+// the service's tools. It returns the snapshot it replaced.
+func (rt *Runtime) Swap(cat *catalog.Catalog, dispatchers map[string]Dispatcher) (*Snapshot, error) {
+	s, err := newSnapshot(cat, dispatchers)
+	if err != nil {
+		return nil, err
+	}
+	rt.mu.Lock()
+	old := rt.snap.Swap(s)
+	watchers := slices.Clone(rt.watchers)
+	rt.mu.Unlock()
+	for _, w := range watchers {
+		w(s)
+	}
+	return old, nil
+}
+
+// Snapshot is an immutable catalog with a dispatcher per service.
+type Snapshot struct {
+	Catalog *catalog.Catalog
+
+	byName map[string]*entry // function name
+	byMCP  map[string]*entry // MCP name
+}
+
+type entry struct {
+	service  *catalog.Service
+	tool     *catalog.Tool
+	mcpName  string
+	args     *Validator
+	result   *Validator // nil without response fields
+	dispatch Dispatcher
+}
+
+func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher) (*Snapshot, error) {
+	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}}
+	var problems []string
+	for _, svc := range cat.Services {
+		d := dispatchers[svc.Name]
+		if d == nil {
+			problems = append(problems, fmt.Sprintf("service %q has no handler", svc.Name))
+			continue
+		}
+		have := d.Tools()
+		var missing []string
+		for _, t := range svc.Tools {
+			if !slices.Contains(have, t.Name) {
+				missing = append(missing, t.Name)
+			}
+		}
+		if len(missing) > 0 {
+			problems = append(problems, fmt.Sprintf("the handler of service %q lacks tools %s (it has %s)",
+				svc.Name, strings.Join(missing, ", "), strings.Join(have, ", ")))
+			continue
+		}
+		for _, t := range svc.Tools {
+			args, err := NewValidator(&t.Request)
+			if err != nil {
+				return nil, fmt.Errorf("tool %q: %v", t.Name, err)
+			}
+			e := &entry{service: svc, tool: t, mcpName: t.ExposedMCPName(svc.Name), args: args, dispatch: d}
+			if t.Response != nil {
+				if e.result, err = NewValidator(t.Response); err != nil {
+					return nil, fmt.Errorf("tool %q response: %v", t.Name, err)
+				}
+			}
+			if prev := s.byName[t.Name]; prev != nil {
+				return nil, fmt.Errorf("tool %q is declared by services %q and %q", t.Name, prev.service.Name, svc.Name)
+			}
+			s.byName[t.Name] = e
+			s.byMCP[e.mcpName] = e
+		}
+	}
+	if len(problems) > 0 {
+		return nil, errors.New(strings.Join(problems, "; "))
+	}
+	return s, nil
+}
+
+// lookup finds a tool by function name or MCP name.
+func (s *Snapshot) lookup(name string) *entry {
+	if e := s.byName[name]; e != nil {
+		return e
+	}
+	return s.byMCP[name]
+}
+
+// Call runs a tool by function name or MCP name with JSON arguments: an
+// object, or a JSON string holding an object, as OpenAI's tool_calls carry
+// them. Invalid arguments, a failing handler and a timeout are tool errors
+// in the result; the error return is for an unknown tool only, or a
+// context that ended before the call could start.
+func (rt *Runtime) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
+	return rt.CallWithEvents(ctx, name, args, nil)
+}
+
+// CallWithEvents is Call with a callback for the handler's progress and
+// log events.
+func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
+	snap := rt.Snapshot()
+	e := snap.lookup(name)
+	if e == nil {
+		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+	}
+	start := time.Now()
+	res, kind, err := rt.call(ctx, e, args, onEvent)
+	if err == nil {
+		rt.metrics.observe(e.tool.Name, start, kind)
+	}
+	return res, err
+}
+
+// call runs a call on one entry. kind classifies a tool error for the
+// metrics: invalid_arguments, handler, timeout or result.
+func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event)) (res *Result, kind string, err error) {
+	if len(args) > rt.opts.MaxArgumentBytes {
+		return toolError("the arguments are %d bytes, over the limit of %d; send less", len(args), rt.opts.MaxArgumentBytes), "invalid_arguments", nil
+	}
+	args, err = unwrapStringArguments(args)
+	if err != nil {
+		return toolError("%v", err), "invalid_arguments", nil
+	}
+	valid, err := e.args.Validate(args)
+	if err != nil {
+		return toolError("invalid arguments for %s: %v", e.tool.Name, err), "invalid_arguments", nil
+	}
+
+	select {
+	case rt.slots <- struct{}{}:
+		defer func() { <-rt.slots }()
+	case <-ctx.Done():
+		return nil, "", ctx.Err()
+	}
+	ctx, cancel := context.WithTimeout(ctx, rt.opts.CallTimeout)
+	defer cancel()
+
+	res, err = e.dispatch.Call(ctx, e.tool.Name, newCallID(), valid, onEvent)
+	switch {
+	case ctx.Err() == context.DeadlineExceeded:
+		return toolError("%s did not finish within %s and was cancelled", e.tool.Name, rt.opts.CallTimeout), "timeout", nil
+	case err != nil && ctx.Err() != nil:
+		return nil, "", ctx.Err()
+	case err != nil:
+		rt.opts.Logger.Warn("handler failed", "service", e.service.Name, "tool", e.tool.Name, "error", err)
+		return toolError("the handler of %s failed: %v", e.tool.Name, err), "handler", nil
+	case res == nil:
+		return toolError("the handler of %s returned no result", e.tool.Name), "handler", nil
+	}
+	checked := rt.checkResult(e, res)
+	switch {
+	case checked != res:
+		return checked, "result", nil
+	case res.IsError:
+		return res, "handler", nil
+	}
+	return res, "", nil
+}
+
+// checkResult holds a handler's result to the contract: its size, and its
+// structured content against the response fields, so that a model never
+// reads a result the contract does not promise.
+func (rt *Runtime) checkResult(e *entry, res *Result) *Result {
+	size := 0
+	for _, c := range res.Content {
+		size += len(c.Text) + len(c.Data)
+		if c.Resource != nil {
+			size += len(c.Resource.Text) + len(c.Resource.Blob)
+		}
+	}
+	var structured []byte
+	if res.StructuredContent != nil {
+		var err error
+		if structured, err = json.Marshal(res.StructuredContent); err != nil {
+			return toolError("the handler of %s returned structured content that is not JSON: %v", e.tool.Name, err)
+		}
+		size += len(structured)
+	}
+	if size > rt.opts.MaxResultBytes {
+		return toolError("the result of %s is %d bytes, over the limit of %d", e.tool.Name, size, rt.opts.MaxResultBytes)
+	}
+	if e.result == nil || res.IsError {
+		return res
+	}
+	if structured == nil {
+		return toolError("the handler of %s returned no structured content, but the contract declares response fields", e.tool.Name)
+	}
+	if _, err := e.result.Validate(structured); err != nil {
+		return toolError("the handler of %s returned a result that breaks its contract: %v", e.tool.Name, err)
+	}
+	return res
+}
+
+// unwrapStringArguments accepts arguments as an object or as a JSON string
+// holding an object, which is how OpenAI's tool_calls carry them.
+func unwrapStringArguments(args json.RawMessage) (json.RawMessage, error) {
+	trimmed := strings.TrimSpace(string(args))
+	if !strings.HasPrefix(trimmed, `"`) {
+		return args, nil
+	}
+	var s string
+	if err := json.Unmarshal([]byte(trimmed), &s); err != nil {
+		return nil, fmt.Errorf("the arguments are a malformed JSON string: %v", err)
+	}
+	return json.RawMessage(s), nil
+}
+
+func toolError(format string, args ...any) *Result {
+	return plugins.Errorf(format, args...)
+}
+
+var callCounter atomic.Uint64
+
+func newCallID() string {
+	return fmt.Sprintf("call-%d-%d", time.Now().UnixNano(), callCounter.Add(1))
+}
+
+// Tools returns the snapshot's tools with their services, in catalog order.
+func (s *Snapshot) Tools() []ToolInfo {
+	var out []ToolInfo
+	for svc, t := range s.Catalog.Tools() {
+		if e := s.byName[t.Name]; e != nil {
+			out = append(out, ToolInfo{Service: svc, Tool: t, MCPName: e.mcpName})
+		}
+	}
+	return out
+}
+
+// ToolInfo describes one served tool.
+type ToolInfo struct {
+	Service *catalog.Service
+	Tool    *catalog.Tool
+	MCPName string
+}
