@@ -260,10 +260,17 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 }
 
 func (c *Client) callError(ctx context.Context, tool string, err error) error {
+	// Report the end of the caller's context as its own error, so that
+	// errors.Is(err, context.DeadlineExceeded) works, even when the plugin
+	// noticed the deadline first.
 	if ctx.Err() != nil {
-		// Report the caller's own reason, so errors.Is(err,
-		// context.DeadlineExceeded) works, rather than gRPC's status.
 		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.Cause(ctx))
+	}
+	switch status.Code(err) {
+	case codes.DeadlineExceeded:
+		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.DeadlineExceeded)
+	case codes.Canceled:
+		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.Canceled)
 	}
 	if status.Code(err) == codes.Unavailable {
 		// The connection broke, most likely because the process died. Give

@@ -111,6 +111,12 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	ctx := WithCallID(WithEvents(stream.Context(), emit), req.CallId)
 
 	res := callHandler(ctx, h, req.ArgumentsJson)
+	if err := stream.Context().Err(); err != nil {
+		// The host cancelled or its deadline passed: it has stopped
+		// waiting, and a result now (often just the handler passing on
+		// ctx.Err()) would race its own context error.
+		return status.FromContextError(err).Err()
+	}
 	out, err := resultToPB(res)
 	if err != nil {
 		out, _ = resultToPB(Errorf("tool %s returned an unusable result: %v", req.Tool, err))
