@@ -1,0 +1,51 @@
+// Command raw serves the plugin protocol with go-plugin and the generated
+// code alone, without the SDK: the baseline of BenchmarkRawGoPlugin, and
+// (with -protocol 2) a plugin of a protocol version the host does not speak.
+package main
+
+import (
+	"context"
+	"flag"
+
+	plugin "github.com/hashicorp/go-plugin"
+	"google.golang.org/grpc"
+
+	"github.com/toolc/toolc/plugins"
+	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+)
+
+type server struct{ pb.UnimplementedPluginServer }
+
+func (server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	return &pb.DescribeResponse{Tools: []string{"say"}, ProtocolVersion: plugins.ProtocolVersion}, nil
+}
+
+// Call answers with the arguments as text, no decoding.
+func (server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
+	return stream.Send(&pb.CallEvent{Event: &pb.CallEvent_Result{Result: &pb.Result{
+		Content: []*pb.Content{{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: string(req.ArgumentsJson)}}}},
+	}}})
+}
+
+type grpcPlugin struct{ plugin.NetRPCUnsupportedPlugin }
+
+func (grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterPluginServer(s, server{})
+	return nil
+}
+
+func (grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientConn) (any, error) {
+	return nil, nil
+}
+
+func main() {
+	version := flag.Int("protocol", plugins.ProtocolVersion, "protocol version to serve")
+	flag.Parse()
+	hs := plugins.Handshake
+	hs.ProtocolVersion = uint(*version)
+	plugin.Serve(&plugin.ServeConfig{
+		HandshakeConfig:  hs,
+		VersionedPlugins: map[int]plugin.PluginSet{*version: {"toolc": grpcPlugin{}}},
+		GRPCServer:       plugin.DefaultGRPCServer,
+	})
+}

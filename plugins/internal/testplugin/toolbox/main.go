@@ -1,0 +1,89 @@
+// Command toolbox is the plugin the tests start: one tool per behaviour of
+// the SDK that crosses the process boundary.
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log"
+	"os"
+	"time"
+
+	"github.com/toolc/toolc/plugins"
+)
+
+type echoReq struct {
+	Message string   `json:"message"`
+	Count   int      `json:"count"`
+	Tags    []string `json:"tags"`
+	Inner   *struct {
+		Flag bool `json:"flag"`
+	} `json:"inner"`
+}
+
+func main() {
+	plugins.Serve(
+		plugins.Handle("echo", func(ctx context.Context, req echoReq) (*plugins.Result, error) {
+			return plugins.JSON(map[string]any{"req": req, "call_id": plugins.CallID(ctx)})
+		}),
+		plugins.Handle("say", func(_ context.Context, req struct{ Message string }) (*plugins.Result, error) {
+			return plugins.Text(req.Message), nil
+		}),
+		plugins.Handle("contents", func(context.Context, struct{}) (*plugins.Result, error) {
+			size := int64(42)
+			link := plugins.ResourceLink("file:///report.pdf", "report.pdf")
+			link.Title, link.Description, link.MIMEType, link.Size = "Report", "The report", "application/pdf", &size
+			return plugins.NewResult(
+				plugins.TextContent("hello"),
+				plugins.ImageContent([]byte{0x89, 'P', 'N', 'G', 0}, "image/png"),
+				plugins.AudioContent([]byte{'R', 'I', 'F', 'F', 0xff}, "audio/wav"),
+				link,
+				plugins.EmbeddedText("mem://notes.txt", "text/plain", "some notes"),
+				plugins.EmbeddedBlob("mem://blob.bin", "application/octet-stream", []byte{0, 1, 2, 255}),
+				plugins.EmbeddedBlob("mem://empty.bin", "application/octet-stream", nil),
+			), nil
+		}),
+		plugins.Handle("fail", func(_ context.Context, req struct{ City string }) (*plugins.Result, error) {
+			return plugins.Errorf("no forecast for %q: try a nearby city", req.City), nil
+		}),
+		plugins.Handle("error", func(context.Context, struct{}) (*plugins.Result, error) {
+			return nil, errors.New("the weather service is down")
+		}),
+		plugins.Handle("boom", func(context.Context, struct{}) (*plugins.Result, error) {
+			panic("kaboom")
+		}),
+		plugins.Handle("events", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			plugins.Progress(ctx, 1, 3, "one")
+			plugins.Log(ctx, "info", "hello")
+			plugins.Progress(ctx, 2, 3, "two")
+			plugins.Log(ctx, "warning", "careful")
+			plugins.Progress(ctx, 3, 3, "three")
+			return plugins.Text("done"), nil
+		}),
+		plugins.Handle("wait", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			plugins.Progress(ctx, 0, 0, "started")
+			select {
+			case <-ctx.Done():
+				fmt.Fprintf(os.Stderr, "call %s observed %v\n", plugins.CallID(ctx), ctx.Err())
+				return nil, ctx.Err()
+			case <-time.After(time.Minute):
+				return plugins.Text("never cancelled"), nil
+			}
+		}),
+		plugins.Handle("deadline", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			d, ok := ctx.Deadline()
+			return plugins.JSON(map[string]any{"has_deadline": ok, "remaining_ms": time.Until(d).Milliseconds()})
+		}),
+		plugins.Handle("stderr", func(_ context.Context, req struct{ Message string }) (*plugins.Result, error) {
+			log.SetFlags(0)
+			log.Printf("log: %s", req.Message)                     // the stderr file descriptor
+			fmt.Fprintf(os.Stderr, "os.Stderr: %s\n", req.Message) // go-plugin's gRPC stdio
+			fmt.Printf("stdout: %s\n", req.Message)
+			return plugins.Text("ok"), nil
+		}),
+		plugins.Handle("getenv", func(_ context.Context, req struct{ Name string }) (*plugins.Result, error) {
+			return plugins.Text(os.Getenv(req.Name)), nil
+		}),
+	)
+}
