@@ -72,6 +72,30 @@ func (r *Result) Source(file string) ([]byte, error) {
 // a pattern that matches nothing, or a file that cannot be read. Problems
 // in contracts are diagnostics.
 func Compile(cfg Config, patterns ...string) (*Result, error) {
+	s, err := NewSession(cfg, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	return s.Compile()
+}
+
+// Session compiles the same patterns again and again, as `toolc dev` does
+// after each edit: it evaluates again only the packages in or below the
+// directories that changed, each in a fresh cue.Context, and keeps the
+// others. The rules always run over every package, since some (unique
+// names) look across packages.
+//
+// A Session is not safe for concurrent use.
+type Session struct {
+	cfg      Config
+	wd       string
+	patterns []string
+	loader   *loader
+	cache    map[string][]*Package // by directory; an entry may hold no contract
+}
+
+// NewSession prepares to compile the patterns.
+func NewSession(cfg Config, patterns ...string) (*Session, error) {
 	wd := cfg.Dir
 	if wd == "" {
 		var err error
@@ -83,24 +107,50 @@ func Compile(cfg Config, patterns ...string) (*Result, error) {
 	if err != nil {
 		return nil, err
 	}
-	matches, err := expandPatterns(wd, patterns)
-	if err != nil {
-		return nil, err
-	}
 	l, err := newLoader()
 	if err != nil {
 		return nil, err
 	}
-	pkgs, err := l.loadAll(wd, matches)
+	return &Session{cfg: cfg, wd: wd, patterns: patterns, loader: l, cache: map[string][]*Package{}}, nil
+}
+
+// Invalidate forgets the packages in or below each directory, so that the
+// next Compile evaluates them again. A directory holding cue.mod forgets
+// the whole module.
+func (s *Session) Invalidate(dirs ...string) {
+	for _, d := range dirs {
+		if !filepath.IsAbs(d) {
+			d = filepath.Join(s.wd, d)
+		}
+		d = filepath.Clean(d)
+		if filepath.Base(d) == "cue.mod" || strings.Contains(d, string(filepath.Separator)+"cue.mod"+string(filepath.Separator)) {
+			d = filepath.Dir(d[:strings.Index(d+string(filepath.Separator), string(filepath.Separator)+"cue.mod")+len(string(filepath.Separator)+"cue.mod")])
+		}
+		for cached := range s.cache {
+			if within(d, cached) {
+				delete(s.cache, cached)
+			}
+		}
+	}
+}
+
+// Compile expands the patterns again, evaluates the packages that are not
+// cached, and runs every rule.
+func (s *Session) Compile() (*Result, error) {
+	matches, err := expandPatterns(s.wd, s.patterns)
+	if err != nil {
+		return nil, err
+	}
+	pkgs, err := s.loader.loadAll(s.wd, matches, s.cache)
 	if err != nil {
 		return nil, err
 	}
 	if len(pkgs) == 0 {
-		return nil, fmt.Errorf("%s: matched no contract packages (a contract imports %q)", strings.Join(patternsOrDefault(patterns), " "), schema.ImportPath)
+		return nil, fmt.Errorf("%s: matched no contract packages (a contract imports %q)", strings.Join(patternsOrDefault(s.patterns), " "), schema.ImportPath)
 	}
-
+	wd := s.wd
 	res := &Result{Packages: pkgs, wd: wd}
-	rules := cfg.Rules
+	rules := s.cfg.Rules
 	if rules == nil {
 		rules = Rules()
 	}
@@ -133,10 +183,16 @@ func patternsOrDefault(p []string) []string {
 
 // loadAll loads and evaluates every matched directory, in parallel: each
 // package gets its own cue.Context, which is not safe for concurrent use.
-func (l *loader) loadAll(wd string, matches []match) ([]*Package, error) {
+//
+// cache holds the packages of directories evaluated before; loadAll
+// evaluates only the others and adds them to it.
+func (l *loader) loadAll(wd string, matches []match, cache map[string][]*Package) ([]*Package, error) {
 	explicit := map[string]bool{}
 	var dirs []string
 	for _, m := range matches {
+		if _, ok := cache[m.dir]; ok {
+			continue
+		}
 		dirs = append(dirs, m.dir)
 		explicit[m.dir] = m.explicit
 	}
@@ -177,9 +233,12 @@ func (l *loader) loadAll(wd string, matches []match) ([]*Package, error) {
 	close(work)
 	wg.Wait()
 
-	var pkgs []*Package
 	for _, j := range jobs {
-		pkgs = append(pkgs, j.out...)
+		cache[j.dir] = j.out
+	}
+	var pkgs []*Package
+	for _, m := range matches {
+		pkgs = append(pkgs, cache[m.dir]...)
 	}
 	slices.SortFunc(pkgs, func(a, b *Package) int { return cmp.Or(cmp.Compare(a.Dir, b.Dir), cmp.Compare(a.Name, b.Name)) })
 	return pkgs, nil
