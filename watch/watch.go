@@ -1,0 +1,430 @@
+// Package watch reports changed files under a set of directory trees, one
+// batch per burst of edits.
+//
+//	w, err := watch.New([]string{"./examples"}, watch.Options{})
+//	for batch := range w.Batches() {
+//		fmt.Println(batch.Paths) // files whose content changed, appeared or vanished
+//	}
+//
+// It watches every directory recursively with fsnotify, adding new
+// directories as they appear. Events are debounced: a batch is sent once
+// no event has arrived for Options.Debounce. Each batch is then checked
+// against content hashes, so that a save that changes nothing (touch, an
+// editor writing the same bytes, Chmod) sends nothing, and an editor's
+// atomic save, `sed -i`, or a `git checkout` of many files send exactly
+// one batch. When the kernel's event queue overflows, the whole tree is
+// rescanned. Options.Poll replaces fsnotify with periodic rescans, for
+// file systems without inotify.
+package watch
+
+import (
+	"crypto/sha256"
+	"errors"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/fsnotify/fsnotify"
+)
+
+// Options configure a Watcher.
+type Options struct {
+	// Debounce is how long the tree must be quiet before a batch is sent.
+	// Default 30ms: long enough to gather an editor's save or a checkout,
+	// short enough that a reload follows an edit well within 200ms.
+	Debounce time.Duration
+	// Poll, if set, rescans the trees at this interval instead of using
+	// fsnotify.
+	Poll time.Duration
+	// Ignore reports whether to skip a file or directory, in addition to
+	// the defaults (see Ignored).
+	Ignore func(path string, isDir bool) bool
+}
+
+// Batch is the set of files that changed during one burst of events.
+type Batch struct {
+	// Paths are absolute, sorted and unique: files whose content changed,
+	// that appeared, or that vanished.
+	Paths []string
+	// Rescan is set when the batch came from a full rescan after the
+	// event queue overflowed.
+	Rescan bool
+}
+
+// Watcher watches directory trees.
+type Watcher struct {
+	opts    Options
+	roots   []string
+	fsw     *fsnotify.Watcher // nil when polling
+	batches chan Batch
+	errs    chan error
+	done    chan struct{}
+	wg      sync.WaitGroup
+
+	mu     sync.Mutex
+	hashes map[string]fileState // every watched file
+	dirs   map[string]bool      // every watched directory
+}
+
+// Ignored is the default filter: hidden files and directories (.git,
+// .cache, editor swap files), Go vendor and node_modules directories,
+// editor backups and temporaries.
+func Ignored(path string, isDir bool) bool {
+	base := filepath.Base(path)
+	if strings.HasPrefix(base, ".") || strings.HasPrefix(base, "_") && isDir {
+		return true
+	}
+	if isDir {
+		return base == "node_modules" || base == "vendor"
+	}
+	return strings.HasSuffix(base, "~") || strings.HasSuffix(base, ".swp") ||
+		strings.HasSuffix(base, ".swx") || strings.HasPrefix(base, "#") || base == "4913"
+}
+
+// New starts watching the directory trees under roots.
+func New(roots []string, opts Options) (*Watcher, error) {
+	if opts.Debounce <= 0 {
+		opts.Debounce = 30 * time.Millisecond
+	}
+	w := &Watcher{
+		opts:    opts,
+		batches: make(chan Batch, 16),
+		errs:    make(chan error, 16),
+		done:    make(chan struct{}),
+		hashes:  map[string]fileState{},
+		dirs:    map[string]bool{},
+	}
+	for _, r := range roots {
+		abs, err := filepath.Abs(r)
+		if err != nil {
+			return nil, err
+		}
+		w.roots = append(w.roots, abs)
+	}
+	if opts.Poll <= 0 {
+		fsw, err := fsnotify.NewWatcher()
+		if err != nil {
+			return nil, err
+		}
+		w.fsw = fsw
+	}
+	for _, r := range w.roots {
+		if err := w.scan(r, nil, false); err != nil {
+			w.Close()
+			return nil, err
+		}
+	}
+	w.wg.Add(1)
+	if w.fsw != nil {
+		go w.loop()
+	} else {
+		go w.poll()
+	}
+	return w, nil
+}
+
+// Batches returns the channel of batches. It is closed by Close.
+func (w *Watcher) Batches() <-chan Batch { return w.batches }
+
+// Errors returns errors that did not stop the watcher, such as a
+// directory that could not be read.
+func (w *Watcher) Errors() <-chan error { return w.errs }
+
+// Close stops the watcher.
+func (w *Watcher) Close() error {
+	select {
+	case <-w.done:
+		return nil
+	default:
+	}
+	close(w.done)
+	var err error
+	if w.fsw != nil {
+		err = w.fsw.Close()
+	}
+	w.wg.Wait()
+	close(w.batches)
+	return err
+}
+
+func (w *Watcher) ignored(path string, isDir bool) bool {
+	for _, r := range w.roots {
+		if path == r {
+			return false // a root is watched even if its name looks hidden
+		}
+	}
+	return Ignored(path, isDir) || w.opts.Ignore != nil && w.opts.Ignore(path, isDir)
+}
+
+// scan walks dir, watches its directories, and records the hashes of its
+// files. When changed is not nil, it adds every file whose hash differs
+// from the one recorded.
+func (w *Watcher) scan(dir string, changed map[string]bool, quick bool) error {
+	return filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				return nil // gone while we walked; the Remove event follows
+			}
+			w.report(err)
+			if d != nil && d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if w.ignored(path, d.IsDir()) {
+			if d.IsDir() {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if d.IsDir() {
+			w.mu.Lock()
+			known := w.dirs[path]
+			w.dirs[path] = true
+			w.mu.Unlock()
+			if !known && w.fsw != nil {
+				if err := w.fsw.Add(path); err != nil {
+					w.report(err)
+				}
+			}
+			return nil
+		}
+		if !d.Type().IsRegular() {
+			return nil
+		}
+		w.rehash(path, changed, quick)
+		return nil
+	})
+}
+
+// fileState is what the watcher knows of a file: its content hash, and
+// the size and modification time that let a poll skip hashing it again.
+type fileState struct {
+	sum     [32]byte
+	size    int64
+	modTime time.Time
+}
+
+// rehash records path's current state, or its absence, and adds it to
+// changed if its content differs from before. With quick set, a file whose
+// size and modification time are unchanged is not read again, which keeps
+// polling cheap; events always rehash, as a quick edit can keep both.
+func (w *Watcher) rehash(path string, changed map[string]bool, quick bool) {
+	w.mu.Lock()
+	old, had := w.hashes[path]
+	w.mu.Unlock()
+	st, ok := readState(path, old, had && quick)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	switch {
+	case ok && (!had || old.sum != st.sum):
+		w.hashes[path] = st
+	case ok:
+		w.hashes[path] = st // same content; remember the new stat
+		return
+	case had:
+		delete(w.hashes, path)
+	default:
+		return
+	}
+	if changed != nil {
+		changed[path] = true
+	}
+}
+
+func readState(path string, old fileState, quick bool) (fileState, bool) {
+	f, err := os.Open(path)
+	if err != nil {
+		return fileState{}, false
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil || !fi.Mode().IsRegular() {
+		return fileState{}, false
+	}
+	st := fileState{size: fi.Size(), modTime: fi.ModTime()}
+	if quick && st.size == old.size && st.modTime.Equal(old.modTime) {
+		st.sum = old.sum
+		return st, true
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return fileState{}, false
+	}
+	copy(st.sum[:], h.Sum(nil))
+	return st, true
+}
+
+func (w *Watcher) loop() {
+	defer w.wg.Done()
+	dirty := map[string]bool{}
+	rescan := false
+	timer := time.NewTimer(time.Hour)
+	timer.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case ev, ok := <-w.fsw.Events:
+			if !ok {
+				return
+			}
+			if ev.Op == fsnotify.Chmod {
+				continue // permissions are not content
+			}
+			dirty[filepath.Clean(ev.Name)] = true
+			timer.Reset(w.opts.Debounce)
+		case err, ok := <-w.fsw.Errors:
+			if !ok {
+				return
+			}
+			if errors.Is(err, fsnotify.ErrEventOverflow) {
+				rescan = true
+				timer.Reset(w.opts.Debounce)
+				continue
+			}
+			w.report(err)
+		case <-timer.C:
+			var b Batch
+			if rescan {
+				b = w.rescan(false)
+			} else {
+				b = w.settle(dirty)
+			}
+			dirty, rescan = map[string]bool{}, false
+			if len(b.Paths) > 0 {
+				w.send(b)
+			}
+		}
+	}
+}
+
+// settle turns the paths that had events into the files whose content
+// changed: new directories are scanned, vanished ones forgotten with
+// everything in them, and files rehashed.
+func (w *Watcher) settle(dirty map[string]bool) Batch {
+	changed := map[string]bool{}
+	for path := range dirty {
+		fi, err := os.Lstat(path)
+		switch {
+		case err == nil && fi.IsDir():
+			if !w.ignored(path, true) {
+				w.scan(path, changed, false)
+			}
+		case err == nil:
+			if !w.ignored(path, false) && w.under(path) {
+				w.rehash(path, changed, false)
+			}
+		default:
+			w.forget(path, changed)
+		}
+	}
+	return Batch{Paths: sortedKeys(changed)}
+}
+
+// under reports whether path is in a watched directory.
+func (w *Watcher) under(path string) bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.dirs[filepath.Dir(path)]
+}
+
+// forget drops a path that no longer exists: a file, or a directory and
+// everything recorded under it.
+func (w *Watcher) forget(path string, changed map[string]bool) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if _, ok := w.hashes[path]; ok {
+		delete(w.hashes, path)
+		changed[path] = true
+	}
+	prefix := path + string(filepath.Separator)
+	for f := range w.hashes {
+		if strings.HasPrefix(f, prefix) {
+			delete(w.hashes, f)
+			changed[f] = true
+		}
+	}
+	for d := range w.dirs {
+		if d == path || strings.HasPrefix(d, prefix) {
+			delete(w.dirs, d)
+			if w.fsw != nil {
+				w.fsw.Remove(d) // usually already gone with the directory
+			}
+		}
+	}
+}
+
+// rescan compares the whole tree with what was recorded. quick trusts
+// unchanged sizes and modification times, as polling does.
+func (w *Watcher) rescan(quick bool) Batch {
+	changed := map[string]bool{}
+	seen := map[string]bool{}
+	for _, r := range w.roots {
+		w.scan(r, changed, quick)
+	}
+	w.mu.Lock()
+	for f := range w.hashes {
+		seen[f] = true
+	}
+	w.mu.Unlock()
+	for f := range seen {
+		if _, err := os.Lstat(f); err != nil {
+			w.forget(f, changed)
+		}
+	}
+	w.mu.Lock()
+	for d := range w.dirs {
+		if _, err := os.Lstat(d); err != nil {
+			delete(w.dirs, d)
+		}
+	}
+	w.mu.Unlock()
+	return Batch{Paths: sortedKeys(changed), Rescan: true}
+}
+
+func (w *Watcher) poll() {
+	defer w.wg.Done()
+	t := time.NewTicker(w.opts.Poll)
+	defer t.Stop()
+	for {
+		select {
+		case <-w.done:
+			return
+		case <-t.C:
+			b := w.rescan(true)
+			b.Rescan = false
+			if len(b.Paths) > 0 {
+				w.send(b)
+			}
+		}
+	}
+}
+
+func (w *Watcher) send(b Batch) {
+	select {
+	case w.batches <- b:
+	case <-w.done:
+	}
+}
+
+func (w *Watcher) report(err error) {
+	select {
+	case w.errs <- err:
+	default: // nobody is reading errors; dropping one is better than blocking
+	}
+}
+
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
+}

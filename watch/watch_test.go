@@ -1,0 +1,259 @@
+package watch
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+)
+
+func write(t *testing.T, path, data string) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(path, []byte(data), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func run(t *testing.T, dir string, name string, args ...string) {
+	t.Helper()
+	cmd := exec.Command(name, args...)
+	cmd.Dir = dir
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("%s %s: %v\n%s", name, strings.Join(args, " "), err, out)
+	}
+}
+
+func start(t *testing.T, dir string, opts Options) *Watcher {
+	t.Helper()
+	w, err := New([]string{dir}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { w.Close() })
+	return w
+}
+
+// quiet is how long a test waits to be sure no further batch comes: many
+// times the debounce.
+const quiet = 400 * time.Millisecond
+
+// batches collects the batches that arrive until the watcher has been
+// quiet for a while, failing if none arrives within the deadline when
+// want > 0.
+func batches(t *testing.T, w *Watcher, want int) []Batch {
+	t.Helper()
+	var got []Batch
+	deadline := time.After(5 * time.Second)
+	for {
+		wait := quiet
+		if len(got) < want {
+			wait = 5 * time.Second
+		}
+		select {
+		case b := <-w.Batches():
+			got = append(got, b)
+		case <-time.After(wait):
+			if len(got) != want {
+				t.Fatalf("got %d batches %v, want %d", len(got), got, want)
+			}
+			return got
+		case <-deadline:
+			t.Fatalf("got %d batches %v before the deadline, want %d", len(got), got, want)
+		}
+	}
+}
+
+func rel(dir string, b Batch) []string {
+	var out []string
+	for _, p := range b.Paths {
+		r, _ := filepath.Rel(dir, p)
+		out = append(out, filepath.ToSlash(r))
+	}
+	return out
+}
+
+// Each way of saving a file must give exactly one batch naming that file,
+// and a save that changes nothing must give none.
+func TestSavePatterns(t *testing.T) {
+	tests := []struct {
+		name string
+		save func(t *testing.T, dir string)
+		want []string // nil: no batch at all
+	}{
+		{"write", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 2\n")
+		}, []string{"a.cue"}},
+		{"atomic save", func(t *testing.T, dir string) {
+			tmp := filepath.Join(dir, ".a.cue.swp-tmp")
+			write(t, tmp, "package a\nx: 3\n")
+			if err := os.Rename(tmp, filepath.Join(dir, "a.cue")); err != nil {
+				t.Fatal(err)
+			}
+		}, []string{"a.cue"}},
+		{"sed -i", func(t *testing.T, dir string) {
+			run(t, dir, "sed", "-i", "s/x: 1/x: 4/", "a.cue")
+		}, []string{"a.cue"}},
+		{"touch", func(t *testing.T, dir string) {
+			now := time.Now().Add(time.Hour)
+			os.Chtimes(filepath.Join(dir, "a.cue"), now, now)
+		}, nil},
+		{"chmod", func(t *testing.T, dir string) {
+			os.Chmod(filepath.Join(dir, "a.cue"), 0o600)
+		}, nil},
+		{"same bytes", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 1\n")
+		}, nil},
+		{"write twice quickly", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 5\n")
+			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 6\n")
+		}, []string{"a.cue"}},
+		{"hidden directory", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/x\n")
+		}, nil},
+		{"editor backup", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "a.cue~"), "old\n")
+		}, nil},
+		{"new directory", func(t *testing.T, dir string) {
+			write(t, filepath.Join(dir, "sub", "deep", "b.cue"), "package b\n")
+		}, []string{"sub/deep/b.cue"}},
+		{"remove file", func(t *testing.T, dir string) {
+			os.Remove(filepath.Join(dir, "a.cue"))
+		}, []string{"a.cue"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 1\n")
+			w := start(t, dir, Options{})
+			tt.save(t, dir)
+			want := 1
+			if tt.want == nil {
+				want = 0
+			}
+			got := batches(t, w, want)
+			if want == 1 && !slices.Equal(rel(dir, got[0]), tt.want) {
+				t.Errorf("batch = %v, want %v", rel(dir, got[0]), tt.want)
+			}
+		})
+	}
+}
+
+func TestNewDirectoryIsWatched(t *testing.T) {
+	dir := t.TempDir()
+	w := start(t, dir, Options{})
+	write(t, filepath.Join(dir, "svc", "svc.cue"), "package svc\n")
+	batches(t, w, 1)
+	write(t, filepath.Join(dir, "svc", "svc.cue"), "package svc\nx: 1\n")
+	if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"svc/svc.cue"}) {
+		t.Errorf("edit in a new directory: %v", rel(dir, got[0]))
+	}
+}
+
+func TestRemovedDirectory(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "svc", "a.cue"), "package svc\n")
+	write(t, filepath.Join(dir, "svc", "main.go"), "package main\n")
+	w := start(t, dir, Options{})
+	if err := os.RemoveAll(filepath.Join(dir, "svc")); err != nil {
+		t.Fatal(err)
+	}
+	got := batches(t, w, 1)
+	if !slices.Equal(rel(dir, got[0]), []string{"svc/a.cue", "svc/main.go"}) {
+		t.Errorf("removed directory: %v", rel(dir, got[0]))
+	}
+	// Recreated under the same name, it is watched again.
+	write(t, filepath.Join(dir, "svc", "a.cue"), "package svc\n")
+	batches(t, w, 1)
+	write(t, filepath.Join(dir, "svc", "a.cue"), "package svc\ny: 1\n")
+	batches(t, w, 1)
+}
+
+func TestGitCheckout(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("no git")
+	}
+	dir := t.TempDir()
+	run(t, dir, "git", "init", "-q")
+	run(t, dir, "git", "config", "user.email", "t@example.com")
+	run(t, dir, "git", "config", "user.name", "t")
+	for i := range 20 {
+		write(t, filepath.Join(dir, "pkg", string(rune('a'+i))+".cue"), "package pkg\n")
+	}
+	run(t, dir, "git", "add", ".")
+	run(t, dir, "git", "commit", "-qm", "one")
+	run(t, dir, "git", "checkout", "-qb", "two")
+	for i := range 20 {
+		write(t, filepath.Join(dir, "pkg", string(rune('a'+i))+".cue"), "package pkg\nv: 2\n")
+	}
+	run(t, dir, "git", "commit", "-qam", "two")
+	w := start(t, dir, Options{})
+	run(t, dir, "git", "checkout", "-q", "-")
+	got := batches(t, w, 1)
+	if len(got[0].Paths) != 20 {
+		t.Errorf("checkout of 20 files gave a batch of %d: %v", len(got[0].Paths), rel(dir, got[0]))
+	}
+}
+
+func TestGoBuildReplacesBinary(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "go.mod"), "module example.com/m\n\ngo 1.22\n")
+	write(t, filepath.Join(dir, "main.go"), "package main\n\nfunc main() { println(1) }\n")
+	run(t, dir, "go", "build", "-o", "bin/app", ".")
+	w := start(t, dir, Options{})
+	write(t, filepath.Join(dir, "main.go"), "package main\n\nfunc main() { println(2) }\n")
+	batches(t, w, 1)
+	run(t, dir, "go", "build", "-o", "bin/app", ".")
+	if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"bin/app"}) {
+		t.Errorf("go build -o: %v", rel(dir, got[0]))
+	}
+}
+
+func TestPolling(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.cue"), "package a\n")
+	w := start(t, dir, Options{Poll: 50 * time.Millisecond})
+	write(t, filepath.Join(dir, "a.cue"), "package a\nx: 1\n")
+	write(t, filepath.Join(dir, "sub", "b.cue"), "package b\n")
+	got := batches(t, w, 1)
+	if !slices.Equal(rel(dir, got[0]), []string{"a.cue", "sub/b.cue"}) {
+		t.Errorf("poll: %v", rel(dir, got[0]))
+	}
+	now := time.Now().Add(time.Hour)
+	os.Chtimes(filepath.Join(dir, "a.cue"), now, now)
+	batches(t, w, 0)
+}
+
+// TestRescan checks the overflow path: a rescan finds changes that no
+// event announced.
+func TestRescan(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "a.cue"), "package a\n")
+	write(t, filepath.Join(dir, "gone", "c.cue"), "package c\n")
+	w := start(t, dir, Options{Poll: time.Hour}) // no events, no polls
+	write(t, filepath.Join(dir, "a.cue"), "package a\nx: 1\n")
+	write(t, filepath.Join(dir, "new", "b.cue"), "package b\n")
+	os.RemoveAll(filepath.Join(dir, "gone"))
+	b := w.rescan(false)
+	if !b.Rescan || !slices.Equal(rel(dir, b), []string{"a.cue", "gone/c.cue", "new/b.cue"}) {
+		t.Errorf("rescan = %v %v", b.Rescan, rel(dir, b))
+	}
+	if b := w.rescan(false); len(b.Paths) != 0 {
+		t.Errorf("a second rescan found %v", rel(dir, b))
+	}
+}
+
+func TestIgnore(t *testing.T) {
+	dir := t.TempDir()
+	w := start(t, dir, Options{Ignore: func(path string, isDir bool) bool {
+		return isDir && filepath.Base(path) == "cache"
+	}})
+	write(t, filepath.Join(dir, "cache", "bin"), "x")
+	write(t, filepath.Join(dir, "node_modules", "m.js"), "x")
+	batches(t, w, 0)
+}
