@@ -1,0 +1,354 @@
+package runtime
+
+import (
+	"encoding/json"
+	"fmt"
+	"math"
+	"regexp"
+	"strconv"
+	"strings"
+
+	"github.com/toolc/toolc/catalog"
+)
+
+// Validator checks the arguments of one tool's request, or any other flat
+// message, before a handler sees them. Its verdicts are those of JSON Schema
+// 2020-12 on the message's MCP projection (the tool's inputSchema), with
+// format assertions on; it also rejects duplicate keys, and reads empty
+// input or null as {}.
+//
+// A Validator is immutable and safe for concurrent use.
+type Validator struct {
+	fields []*fieldSpec
+	// byName finds a field by its wire name.
+	byName map[string]int
+	// defaultsLen is the length of every default's `,"name":value`.
+	defaultsLen int
+}
+
+// fieldSpec is one field, compiled for checking.
+type fieldSpec struct {
+	name string
+	// key is the field's name encoded as JSON, followed by a colon.
+	key      []byte
+	typ      catalog.Type
+	items    catalog.Type
+	required bool
+	// def is the default encoded as JSON; nil without one.
+	def []byte
+	// defText is the default as a contract shows it, for messages.
+	defText string
+
+	// strings
+	minLen, maxLen int64 // -1 when unset
+	re             *regexp.Regexp
+	pattern        string
+	format         *stringFormat
+	strEnum        []string
+	strEnumSet     map[string]struct{}
+
+	// integers and numbers
+	bounds  []numBound
+	numEnum []jsonDecimal
+	// intEnum is the enum when every value is an integer that fits an
+	// int64; nil otherwise.
+	intEnum []int64
+	// decimalChecks says that a small integer needs the exact checks too:
+	// a bound or an enum value is not such an integer.
+	decimalChecks bool
+
+	// enum, as a contract shows it, for messages
+	enumText string
+	hasEnum  bool
+
+	// booleans
+	boolEnum []bool
+
+	// arrays
+	minItems, maxItems int64 // -1 when unset
+	unique             bool
+}
+
+// bound is one of minimum, maximum, exclusiveMinimum and exclusiveMaximum.
+type numBound struct {
+	kind numBoundKind
+	d    jsonDecimal
+	text string
+	// i is the bound when isInt: an integer that fits an int64.
+	i     int64
+	isInt bool
+}
+
+type numBoundKind uint8
+
+const (
+	boundMinimum numBoundKind = iota
+	boundMaximum
+	boundExclusiveMinimum
+	boundExclusiveMaximum
+)
+
+// holds reports whether a number that compares to the bound as c (-1, 0 or
+// +1) is within it.
+func (b *numBound) holds(c int) bool {
+	switch b.kind {
+	case boundMinimum:
+		return c >= 0
+	case boundMaximum:
+		return c <= 0
+	case boundExclusiveMinimum:
+		return c > 0
+	}
+	return c < 0
+}
+
+func (b *numBound) words() string {
+	switch b.kind {
+	case boundMinimum:
+		return "at least"
+	case boundMaximum:
+		return "at most"
+	case boundExclusiveMinimum:
+		return "greater than"
+	}
+	return "less than"
+}
+
+// NewValidator compiles a request (or another flat message) for checking:
+// its patterns as RE2 regular expressions, its enums, bounds and defaults.
+// It fails on a message that the compiler would not have let through, such
+// as a pattern that does not compile or a field of unknown type.
+func NewValidator(req *catalog.Message) (*Validator, error) {
+	v := &Validator{byName: make(map[string]int, len(req.Fields))}
+	for _, f := range req.Fields {
+		fs, err := compileField(f)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %v", f.Name, err)
+		}
+		if _, dup := v.byName[f.Name]; dup {
+			return nil, fmt.Errorf("field %q is declared twice", f.Name)
+		}
+		v.byName[f.Name] = len(v.fields)
+		v.fields = append(v.fields, fs)
+		if fs.def != nil {
+			v.defaultsLen += 1 + len(fs.key) + len(fs.def)
+		}
+	}
+	return v, nil
+}
+
+func compileField(f *catalog.Field) (*fieldSpec, error) {
+	key, _ := json.Marshal(f.Name)
+	fs := &fieldSpec{
+		name:     f.Name,
+		key:      append(key, ':'),
+		typ:      f.Type,
+		items:    f.Items,
+		required: f.Required,
+		minLen:   -1, maxLen: -1, minItems: -1, maxItems: -1,
+	}
+	switch f.Type {
+	case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:
+	case catalog.Array:
+		switch f.Items {
+		case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:
+		case "":
+			return nil, fmt.Errorf("an array needs items")
+		default:
+			return nil, fmt.Errorf("unknown items type %q", f.Items)
+		}
+	default:
+		return nil, fmt.Errorf("unknown type %q", f.Type)
+	}
+	if f.Default != nil {
+		def, err := json.Marshal(f.Default)
+		if err != nil {
+			return nil, fmt.Errorf("default: %v", err)
+		}
+		fs.def = def
+		fs.defText = catalog.FormatValue(f.Default)
+	}
+	// Keywords apply to values of their own JSON type only, as in JSON
+	// Schema: a field's type decides which of them can ever apply.
+	switch f.Type {
+	case catalog.String:
+		if f.MinLength != nil {
+			fs.minLen = *f.MinLength
+		}
+		if f.MaxLength != nil {
+			fs.maxLen = *f.MaxLength
+		}
+		if f.Pattern != "" {
+			re, err := regexp.Compile(f.Pattern)
+			if err != nil {
+				return nil, fmt.Errorf("pattern: %v", err)
+			}
+			fs.re, fs.pattern = re, f.Pattern
+		}
+		if f.Format != "" {
+			fs.format = stringFormats[f.Format]
+			if fs.format == nil {
+				return nil, fmt.Errorf("unknown format %q", f.Format)
+			}
+		}
+	case catalog.Integer, catalog.Number:
+		for _, b := range []struct {
+			kind numBoundKind
+			v    *float64
+		}{
+			{boundMinimum, f.Minimum}, {boundMaximum, f.Maximum},
+			{boundExclusiveMinimum, f.ExclusiveMinimum}, {boundExclusiveMaximum, f.ExclusiveMaximum},
+		} {
+			if b.v == nil {
+				continue
+			}
+			if math.IsNaN(*b.v) || math.IsInf(*b.v, 0) {
+				return nil, fmt.Errorf("bound %v is not a JSON number", *b.v)
+			}
+			// The decimal that the schema carries, as encoding/json writes
+			// it: the shortest that reads back as the same float64.
+			text, _ := json.Marshal(*b.v)
+			bd := numBound{kind: b.kind, d: parseDecimal(text), text: string(text)}
+			bd.i, bd.isInt = bd.d.int64()
+			fs.decimalChecks = fs.decimalChecks || !bd.isInt
+			fs.bounds = append(fs.bounds, bd)
+		}
+	case catalog.Array:
+		if f.MinItems != nil {
+			fs.minItems = *f.MinItems
+		}
+		if f.MaxItems != nil {
+			fs.maxItems = *f.MaxItems
+		}
+		fs.unique = f.UniqueItems
+	}
+	if len(f.Enum) > 0 {
+		if err := fs.compileEnum(f.Enum); err != nil {
+			return nil, err
+		}
+	}
+	return fs, nil
+}
+
+func (fs *fieldSpec) compileEnum(enum []any) error {
+	fs.hasEnum = true
+	fs.enumText = catalog.FormatValues(enum)
+	for _, e := range enum {
+		switch fs.typ {
+		case catalog.String:
+			s, ok := e.(string)
+			if !ok {
+				continue // never equal to a string
+			}
+			fs.strEnum = append(fs.strEnum, s)
+		case catalog.Integer, catalog.Number:
+			var text string
+			switch x := e.(type) {
+			case int64:
+				text = strconv.FormatInt(x, 10)
+			case int:
+				text = strconv.Itoa(x)
+			case float64:
+				if math.IsNaN(x) || math.IsInf(x, 0) {
+					return fmt.Errorf("enum value %v is not a JSON number", x)
+				}
+				b, _ := json.Marshal(x)
+				text = string(b)
+			case json.Number:
+				if !isJSONNumber([]byte(x)) {
+					return fmt.Errorf("enum value %q is not a JSON number", string(x))
+				}
+				text = string(x)
+			default:
+				continue
+			}
+			fs.numEnum = append(fs.numEnum, parseDecimal([]byte(text)))
+		case catalog.Boolean:
+			if b, ok := e.(bool); ok {
+				fs.boolEnum = append(fs.boolEnum, b)
+			}
+		default:
+			return fmt.Errorf("an enum on an array field")
+		}
+	}
+	if len(fs.numEnum) > 0 {
+		fs.intEnum = make([]int64, 0, len(fs.numEnum))
+		for k := range fs.numEnum {
+			x, ok := fs.numEnum[k].int64()
+			if !ok {
+				fs.intEnum = nil
+				fs.decimalChecks = true
+				break
+			}
+			fs.intEnum = append(fs.intEnum, x)
+		}
+	} else if fs.typ == catalog.Integer || fs.typ == catalog.Number {
+		fs.intEnum = []int64{} // no number is equal to a value of another type
+	}
+	if len(fs.strEnum) > 8 {
+		fs.strEnumSet = make(map[string]struct{}, len(fs.strEnum))
+		for _, s := range fs.strEnum {
+			fs.strEnumSet[s] = struct{}{}
+		}
+	}
+	return nil
+}
+
+// isJSONNumber reports whether t is exactly one JSON number.
+func isJSONNumber(t []byte) bool {
+	if len(t) == 0 {
+		return false
+	}
+	end, ok := scanNumberAt(t, 0)
+	return ok && end == len(t)
+}
+
+// lookup finds a field by name: by a scan when there are few, which is
+// faster than hashing.
+func (v *Validator) lookup(name []byte) (int, bool) {
+	if len(v.fields) <= 8 {
+		for i, fs := range v.fields {
+			if fs.name == string(name) {
+				return i, true
+			}
+		}
+		return -1, false
+	}
+	i, ok := v.byName[string(name)]
+	return i, ok
+}
+
+// ValidationError is what Validate returns for arguments that break the
+// contract: every problem it found, each naming its field.
+type ValidationError struct {
+	Problems []Problem
+}
+
+// Problem is one thing wrong with the arguments.
+type Problem struct {
+	// Field is the name of the field that the problem is about, as the
+	// arguments spell it; empty when it is about the arguments as a whole,
+	// such as JSON that does not parse.
+	Field string
+	// Message is a sentence that says what is wrong, names the field, and
+	// that a model can act on.
+	Message string
+}
+
+// Error lists every problem, separated by semicolons.
+func (e *ValidationError) Error() string {
+	switch len(e.Problems) {
+	case 0:
+		return "invalid arguments"
+	case 1:
+		return e.Problems[0].Message
+	}
+	var b strings.Builder
+	for i, p := range e.Problems {
+		if i > 0 {
+			b.WriteString("; ")
+		}
+		b.WriteString(p.Message)
+	}
+	return b.String()
+}
