@@ -1,0 +1,175 @@
+package runtime
+
+import (
+	"encoding/json"
+	"errors"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// FuzzValidate holds the validator to jsonschema/v6 on the MCP projection
+// of representative requests: for arbitrary bytes, both must find the
+// arguments valid or both invalid. Bytes that are not JSON are invalid to
+// the reference; where the two deliberately differ, the reference is
+// adjusted and the comments say why:
+//   - empty input and null mean {} to both (MCP clients send no arguments
+//     for a tool without fields);
+//   - a key given twice is invalid to both (encoding/json keeps the last,
+//     so a handler could see another value than the one checked).
+//
+// Inputs with a number whose exponent is beyond ±1000 are only run through
+// the validator: jsonschema/v6 takes up to a second on each (math/big
+// expands 10^999999), which would stall the fuzzer; TestValidateHugeExponents
+// compares such numbers one by one.
+//
+// Inputs on which jsonschema/v6 panics are skipped (it panics on a number
+// that math/big cannot read, exponent beyond ±1e6, under minimum or maximum;
+// and on the email "a@["), and so are numbers that math/big cannot read in
+// an array, which jsonschema/v6 finds unequal to themselves in uniqueItems.
+//
+// For valid arguments it also checks the output: the given fields
+// unchanged, defaults for exactly the absent optional fields, compact JSON
+// that validates again to itself.
+func FuzzValidate(f *testing.F) {
+	for _, s := range validateFuzzSeeds {
+		f.Add([]byte(s))
+	}
+	reqs := refRequests(f)
+	f.Fuzz(func(t *testing.T, args []byte) {
+		slow := false
+		if v, err := refDecode(args); err == nil {
+			slow = refHugeExponent(v)
+		}
+		for _, r := range reqs {
+			out, err := r.v.Validate(args)
+			if slow {
+				continue
+			}
+			ref, panicked := referenceVerdict(r.sch, args)
+			if panicked != nil {
+				continue
+			}
+			if (err == nil) != (ref == nil) {
+				if v, derr := refDecode(args); derr == nil && refUnparsableInArray(v) {
+					continue
+				}
+				t.Fatalf("%s: verdicts differ on %q\n toolc:      %v\n jsonschema: %v\n schema: %s", r.name, args, err, ref, r.schema)
+			}
+			if err != nil {
+				var verr *ValidationError
+				if !errors.As(err, &verr) || len(verr.Problems) == 0 {
+					t.Fatalf("%s: %q: error %v is not a ValidationError with problems", r.name, args, err)
+				}
+				for _, p := range verr.Problems {
+					if p.Message == "" {
+						t.Fatalf("%s: %q: a problem without a message", r.name, args)
+					}
+				}
+				if out != nil {
+					t.Fatalf("%s: %q: output %q with an error", r.name, args, out)
+				}
+				continue
+			}
+			checkValidOutput(t, r, args, out)
+		}
+	})
+}
+
+// validateFuzzSeeds start the fuzzer off on every keyword of every request; the
+// files in testdata/fuzz/FuzzValidate add the inputs that once broke it.
+var validateFuzzSeeds = []string{
+	``, `null`, `{}`, ` { } `, `[]`, `"x"`, `1`, `{} {}`, `{"a":1,"a":2}`,
+	// weather
+	`{"city":"Berlin"}`,
+	`{"city":"Berlin","days":2,"unit":"fahrenheit","hours":[0,6,12,18]}`,
+	`{"city":"","days":0}`,
+	`{"city":"Berlin","days":14.0}`,
+	`{"city":"Berlin","days":1e1}`,
+	`{"city":"Berlin","days":15}`,
+	`{"city":"Berlin","days":-0}`,
+	`{"city":"Berlin","unit":"kelvin"}`,
+	`{"city":"Berlin","hours":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25]}`,
+	`{"city":"Berlin","hours":[1.5,"2",null,[],{}]}`,
+	`{"cty":"Berlin"}`,
+	`{"city":"Berlin","city":"Paris"}`,
+	`{"city":"B\u00e9rlin\ud83d\ude00"}`,
+	`{"city":"\ud800"}`,
+	"{\"city\":\"\xff\xfe\"}",
+	`{"city":null}`,
+	`{"city":"Berlin","days":null}`,
+	`{"city":"Berlin",}`,
+	`{"city":"Berlin"`,
+	`{"city":"Berlin"} x`,
+	`{"city":[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[1]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]]}`,
+	// strings
+	`{"code":"ABC-12"}`,
+	`{"code":"ABC-12x"}`,
+	`{"code":"abc-12","name":"a","search":"xxabbbcxx","color":"Ünïcode"}`,
+	`{"code":"ABC-1","name":"émile","search":"αβ","color":"purple"}`,
+	`{"code":"ABC-1","name":"\u00e9\u00e9\u00e9\u00e9\u00e9\u00e9"}`,
+	`{"code":"ABC-1","f_datetime":"2026-05-01T09:30:00Z","f_date":"2026-02-29","f_time":"23:59:60Z","f_duration":"P1Y2M3DT4H5M6S"}`,
+	`{"code":"ABC-1","f_datetime":"2026-05-01 09:30:00Z","f_date":"2024-02-29","f_time":"12:00:00+01:00","f_duration":"PT"}`,
+	`{"code":"ABC-1","f_email":"ada@example.com","f_hostname":"api.example.com","f_ipv4":"192.0.2.1","f_ipv6":"2001:db8::1"}`,
+	`{"code":"ABC-1","f_email":"\"a b\"@[IPv6:::1]","f_hostname":"-bad.example","f_ipv4":"+1.2.3.4","f_ipv6":"fe80::1%eth0"}`,
+	`{"code":"ABC-1","f_uuid":"123e4567-e89b-12d3-a456-426614174000","f_uri":"https://example.com/a?b#c"}`,
+	`{"code":"ABC-1","f_uuid":"123e4567e89b12d3a456426614174000","f_uri":"//example.com/a","f_duration":"P2W"}`,
+	`{"code":"ABC-1","f_uri":"http://[::1]:80/","f_email":"a@[1.2.3.4]","f_time":"00:00:60+00:01"}`,
+	// numbers
+	`{"n":1}`,
+	`{"n":0,"x":-1.5,"y":0.1,"level":4}`,
+	`{"n":99.0,"x":2.25,"y":0.10000000000000001,"level":8.0,"flag":false}`,
+	`{"n":100,"x":2.250000000000000000001,"y":1e-1}`,
+	`{"n":50,"big":-9007199254740993,"tiny":1e-7}`,
+	`{"n":50,"big":-9007199254740994,"tiny":0.99999999e-7}`,
+	`{"n":50,"big":1e21,"tiny":-1e-300}`,
+	`{"n":50,"big":1000000000000000000001,"tiny":-1.0000000001e-300}`,
+	`{"n":50,"any":1e400,"x":-0.0}`,
+	`{"n":50,"any":-1E-400,"x":2.2e0}`,
+	`{"n":1e1000001}`,
+	`{"n":1e999999}`,
+	`{"n":5e-1}`,
+	`{"n":50,"flag":"true"}`,
+	`{"n":50,"level":2,"flag":true,"y":0.5}`,
+	// arrays
+	`{"ints":[1,2]}`,
+	`{"ints":[1,1.0]}`,
+	`{"ints":[1,10e-1]}`,
+	`{"ints":[1]}`,
+	`{"ints":[1,2],"tags":[]}`,
+	`{"ints":[1,2],"tags":["a","b","c","d"]}`,
+	`{"ints":[1,2],"tags":["a","\u0061"]}`,
+	`{"ints":[1,2],"nums":[0.5,5e-1]}`,
+	`{"ints":[1,2],"nums":[0,-0,0.0]}`,
+	`{"ints":[1,2],"flags":[true,false]}`,
+	`{"ints":[1,2],"flags":[true,true]}`,
+	`{"ints":[1,2],"flags":[true,false,true]}`,
+	`{"ints":[1,2],"any":["x","x","x"]}`,
+	`{"ints":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,1]}`,
+	`{"ints":[1,2],"nums":[1e9999999,1e9999999]}`,
+	`{"ints":[1,2],"nums":[1e99999999999999999999,1e99999999999999999998]}`,
+	`{"ints":[1,2],"any":[1,2,3,4,5,6,7,8]}`,
+}
+
+// refHugeExponent reports a number in v whose written exponent is beyond ±1000.
+func refHugeExponent(v any) bool {
+	switch v := v.(type) {
+	case json.Number:
+		s := string(v)
+		i := strings.IndexAny(s, "eE")
+		if i < 0 {
+			return false
+		}
+		e := strings.TrimLeft(s[i+1:], "+-0")
+		return len(e) > 3
+	case []any:
+		return slices.ContainsFunc(v, refHugeExponent)
+	case map[string]any:
+		for _, x := range v {
+			if refHugeExponent(x) {
+				return true
+			}
+		}
+	}
+	return false
+}

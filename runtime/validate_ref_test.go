@@ -1,0 +1,349 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"strings"
+	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolc/toolc/catalog"
+)
+
+// This file holds what the validator tests, fuzz test and benchmarks share:
+// representative requests, and the reference that they are held to, which
+// is github.com/santhosh-tekuri/jsonschema/v6 on each request's MCP
+// projection, with format assertions on.
+
+func valInt(n int64) *int64                  { return &n }
+func valFloat(x float64) *float64            { return &x }
+func valOpt(f *catalog.Field) *catalog.Field { f.Required = false; return f }
+
+func valField(name string, typ catalog.Type) *catalog.Field {
+	return &catalog.Field{Name: name, Type: typ, Description: "The " + name, Required: true}
+}
+
+// valWeatherRequest is examples/weather's query_weather request: the typical
+// flat request of the benchmarks.
+func valWeatherRequest() *catalog.Message {
+	city := valField("city", catalog.String)
+	city.MinLength = valInt(1)
+	days := valOpt(valField("days", catalog.Integer))
+	days.Default, days.Minimum, days.Maximum = int64(3), valFloat(1), valFloat(14)
+	unit := valOpt(valField("unit", catalog.String))
+	unit.Enum, unit.Default = []any{"celsius", "fahrenheit"}, "celsius"
+	hours := valOpt(valField("hours", catalog.Array))
+	hours.Items, hours.MaxItems = catalog.Integer, valInt(24)
+	return &catalog.Message{Description: "A forecast query", Fields: []*catalog.Field{city, days, unit, hours}}
+}
+
+// valStringsRequest has every string keyword: lengths, patterns, formats and
+// a long enum.
+func valStringsRequest() *catalog.Message {
+	code := valField("code", catalog.String)
+	code.Pattern = `^[A-Z]{3}-\d+$`
+	name := valOpt(valField("name", catalog.String))
+	name.MinLength, name.MaxLength, name.Default = valInt(2), valInt(5), "émile"
+	search := valOpt(valField("search", catalog.String))
+	search.Pattern = `ab+c|[α-ω]{2}`
+	color := valOpt(valField("color", catalog.String))
+	color.Enum = []any{"red", "orange", "yellow", "green", "blue", "indigo", "violet", "black", "white", "grey", "Ünïcode"}
+	fs := []*catalog.Field{code, name, search, color}
+	for _, f := range []string{"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"} {
+		x := valOpt(valField("f_"+strings.ReplaceAll(f, "-", ""), catalog.String))
+		x.Format = f
+		fs = append(fs, x)
+	}
+	return &catalog.Message{Fields: fs}
+}
+
+// valNumbersRequest has every numeric keyword, inclusive and exclusive, with
+// integral, fractional and large bounds, and integer enums.
+func valNumbersRequest() *catalog.Message {
+	n := valField("n", catalog.Integer)
+	n.ExclusiveMinimum, n.ExclusiveMaximum = valFloat(0), valFloat(100)
+	x := valOpt(valField("x", catalog.Number))
+	x.Minimum, x.Maximum = valFloat(-1.5), valFloat(2.25)
+	y := valOpt(valField("y", catalog.Number))
+	y.ExclusiveMinimum, y.Default = valFloat(0.1), 0.5
+	big := valOpt(valField("big", catalog.Integer))
+	big.Minimum, big.Maximum = valFloat(-9007199254740993), valFloat(1e21)
+	tiny := valOpt(valField("tiny", catalog.Number))
+	tiny.ExclusiveMaximum, tiny.Minimum = valFloat(1e-7), valFloat(-1e-300)
+	level := valOpt(valField("level", catalog.Integer))
+	level.Enum, level.Default = []any{int64(1), int64(2), int64(3), int64(5), int64(8)}, int64(2)
+	flag := valOpt(valField("flag", catalog.Boolean))
+	flag.Default = true
+	any := valOpt(valField("any", catalog.Number))
+	return &catalog.Message{Fields: []*catalog.Field{n, x, y, big, tiny, level, flag, any}}
+}
+
+// valArraysRequest has arrays of every item type with counts and uniqueness.
+func valArraysRequest() *catalog.Message {
+	tags := valOpt(valField("tags", catalog.Array))
+	tags.Items, tags.MinItems, tags.MaxItems, tags.UniqueItems = catalog.String, valInt(1), valInt(3), true
+	tags.Default = []any{"none"}
+	nums := valOpt(valField("nums", catalog.Array))
+	nums.Items, nums.UniqueItems = catalog.Number, true
+	ints := valField("ints", catalog.Array)
+	ints.Items, ints.MinItems, ints.UniqueItems = catalog.Integer, valInt(2), true
+	flags := valOpt(valField("flags", catalog.Array))
+	flags.Items, flags.MaxItems, flags.UniqueItems = catalog.Boolean, valInt(2), true
+	any := valOpt(valField("any", catalog.Array))
+	any.Items = catalog.String
+	return &catalog.Message{Fields: []*catalog.Field{tags, nums, ints, flags, any}}
+}
+
+// refRequest is a request with its validator and its reference schema.
+type refRequest struct {
+	name string
+	msg  *catalog.Message
+	v    *Validator
+	sch  *jsonschema.Schema
+	// schema is the projected input schema, for messages.
+	schema []byte
+}
+
+func refRequests(tb testing.TB) []*refRequest {
+	tb.Helper()
+	var out []*refRequest
+	for _, r := range []struct {
+		name string
+		msg  *catalog.Message
+	}{
+		{"weather", valWeatherRequest()},
+		{"strings", valStringsRequest()},
+		{"numbers", valNumbersRequest()},
+		{"arrays", valArraysRequest()},
+		{"empty", &catalog.Message{}},
+	} {
+		v, err := NewValidator(r.msg)
+		if err != nil {
+			tb.Fatalf("%s: %v", r.name, err)
+		}
+		schema, sch := compileReference(tb, r.msg)
+		out = append(out, &refRequest{name: r.name, msg: r.msg, v: v, sch: sch, schema: schema})
+	}
+	return out
+}
+
+// compileReference projects the request into MCP and compiles its input
+// schema with jsonschema/v6, format assertions on.
+func compileReference(tb testing.TB, msg *catalog.Message) ([]byte, *jsonschema.Schema) {
+	tb.Helper()
+	cat := &catalog.Catalog{Services: []*catalog.Service{{
+		Name: "svc", Version: "1.0.0", Description: "d",
+		Tools: []*catalog.Tool{{Name: "tool", Description: "d", Request: *msg}},
+	}}}
+	p, err := cat.Project(catalog.MCP, catalog.ProjectOptions{})
+	if err != nil {
+		tb.Fatal(err)
+	}
+	schema, err := json.Marshal(p.([]catalog.MCPTool)[0].InputSchema)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	doc, err := jsonschema.UnmarshalJSON(bytes.NewReader(schema))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	c := jsonschema.NewCompiler()
+	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
+	if err := c.AddResource("mem://request.json", doc); err != nil {
+		tb.Fatal(err)
+	}
+	sch, err := c.Compile("mem://request.json")
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return schema, sch
+}
+
+// refDecode decodes arguments the way the reference sees them: empty
+// input and null are {}, as for the validator; otherwise jsonschema's own
+// UnmarshalJSON (json.Decoder with UseNumber, nothing after the value).
+func refDecode(args []byte) (any, error) {
+	if len(refTrimSpace(args)) == 0 {
+		return map[string]any{}, nil
+	}
+	v, err := jsonschema.UnmarshalJSON(bytes.NewReader(args))
+	if err != nil {
+		return nil, err
+	}
+	if v == nil {
+		return map[string]any{}, nil
+	}
+	return v, nil
+}
+
+// refTrimSpace trims JSON white space, which is less than bytes.TrimSpace trims.
+func refTrimSpace(b []byte) []byte {
+	return bytes.Trim(b, " \t\r\n")
+}
+
+// refDuplicateKey reports a key given twice in the top-level object, which
+// encoding/json lets through (the last one wins) and the validator rejects.
+func refDuplicateKey(args []byte) (string, bool) {
+	dec := json.NewDecoder(bytes.NewReader(args))
+	if tok, err := dec.Token(); err != nil || tok != json.Delim('{') {
+		return "", false
+	}
+	seen := map[string]bool{}
+	for dec.More() {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false
+		}
+		key := tok.(string)
+		if seen[key] {
+			return key, true
+		}
+		seen[key] = true
+		var skip json.RawMessage
+		if err := dec.Decode(&skip); err != nil {
+			return "", false
+		}
+	}
+	return "", false
+}
+
+// referenceVerdict is the reference's verdict on arguments: nil when they
+// are valid. It reports panics of jsonschema/v6 as such.
+func referenceVerdict(sch *jsonschema.Schema, args []byte) (verdict error, panicked any) {
+	v, err := refDecode(args)
+	if err != nil {
+		return err, nil
+	}
+	if key, dup := refDuplicateKey(args); dup {
+		return fmt.Errorf("duplicate key %q", key), nil
+	}
+	defer func() {
+		if r := recover(); r != nil {
+			panicked = r
+		}
+	}()
+	return sch.Validate(v), nil
+}
+
+// refUnparsableInArray reports a number that math/big cannot read (an exponent
+// beyond ±1e6), inside an array: jsonschema/v6 then finds the number unequal
+// to itself in uniqueItems, or panics.
+func refUnparsableInArray(v any) bool {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return false
+	}
+	for _, x := range m {
+		arr, ok := x.([]any)
+		if !ok {
+			continue
+		}
+		for _, item := range arr {
+			if n, ok := item.(json.Number); ok {
+				if _, ok := new(big.Rat).SetString(string(n)); !ok {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// refEqual compares two decoded JSON values as JSON Schema does: numbers
+// by value.
+func refEqual(a, b any) bool {
+	switch a := a.(type) {
+	case json.Number:
+		b, ok := b.(json.Number)
+		if !ok {
+			return false
+		}
+		if a == b {
+			return true
+		}
+		ra, ok1 := new(big.Rat).SetString(string(a))
+		rb, ok2 := new(big.Rat).SetString(string(b))
+		return ok1 && ok2 && ra.Cmp(rb) == 0
+	case []any:
+		b, ok := b.([]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for i := range a {
+			if !refEqual(a[i], b[i]) {
+				return false
+			}
+		}
+		return true
+	case map[string]any:
+		b, ok := b.(map[string]any)
+		if !ok || len(a) != len(b) {
+			return false
+		}
+		for k, x := range a {
+			if !refEqual(x, b[k]) {
+				return false
+			}
+		}
+		return true
+	}
+	return a == b
+}
+
+// checkValidOutput holds valid arguments' output to its promise: compact JSON
+// that holds every given field with its value, the default of every absent
+// optional field that has one, and nothing else; and that validates again,
+// unchanged.
+func checkValidOutput(t *testing.T, r *refRequest, args, out []byte) {
+	t.Helper()
+	in, err := refDecode(args)
+	if err != nil {
+		t.Fatalf("%s: valid arguments %q do not decode: %v", r.name, args, err)
+	}
+	dec := json.NewDecoder(bytes.NewReader(out))
+	dec.UseNumber()
+	var got map[string]any
+	if err := dec.Decode(&got); err != nil || dec.More() {
+		t.Fatalf("%s: output %q of %q is not one JSON object: %v", r.name, out, args, err)
+	}
+	var compact bytes.Buffer
+	if err := json.Compact(&compact, out); err != nil || !bytes.Equal(compact.Bytes(), out) {
+		t.Errorf("%s: output %q of %q is not compact", r.name, out, args)
+	}
+	given := in.(map[string]any)
+	for _, f := range r.msg.Fields {
+		x, inGiven := given[f.Name]
+		y, inOut := got[f.Name]
+		switch {
+		case inGiven && !inOut:
+			t.Errorf("%s: output %q of %q lacks field %q", r.name, out, args, f.Name)
+		case inGiven && !refEqual(x, y):
+			t.Errorf("%s: output %q of %q changes field %q from %v to %v", r.name, out, args, f.Name, x, y)
+		case !inGiven && f.Default != nil:
+			want, _ := json.Marshal(f.Default)
+			var w any
+			d := json.NewDecoder(bytes.NewReader(want))
+			d.UseNumber()
+			_ = d.Decode(&w)
+			if !inOut || !refEqual(w, y) {
+				t.Errorf("%s: output %q of %q has field %q = %v, want the default %s", r.name, out, args, f.Name, y, want)
+			}
+		case !inGiven && inOut:
+			t.Errorf("%s: output %q of %q adds field %q without a default", r.name, out, args, f.Name)
+		}
+	}
+	if len(got) > len(r.msg.Fields) {
+		t.Errorf("%s: output %q of %q has unknown fields", r.name, out, args)
+	}
+	again, err := r.v.Validate(out)
+	if err != nil || !bytes.Equal(again, out) {
+		t.Errorf("%s: output %q of %q validates as %q, %v; want it unchanged", r.name, out, args, again, err)
+	}
+	if err := r.sch.Validate(any(got)); err != nil {
+		t.Errorf("%s: output %q of %q is invalid to jsonschema: %v", r.name, out, args, err)
+	}
+}

@@ -1,0 +1,438 @@
+package runtime
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/toolc/toolc/catalog"
+)
+
+// TestValidateOutput checks valid arguments: the output is compact, keeps
+// the given fields in their order, writes integers plainly, and adds the
+// defaults of absent optional fields after them.
+func TestValidateOutput(t *testing.T) {
+	v := mustNewValidator(t, valWeatherRequest())
+	for _, tc := range []struct{ args, want string }{
+		{``, `{"days":3,"unit":"celsius"}`}, // missing city is checked below
+		{`{"city":"Berlin"}`, `{"city":"Berlin","days":3,"unit":"celsius"}`},
+		{" {\n \"city\" : \"Berlin\" ,\t\"days\" : 2 }\r\n", `{"city":"Berlin","days":2,"unit":"celsius"}`},
+		{`{"unit":"fahrenheit","city":"Berlin"}`, `{"unit":"fahrenheit","city":"Berlin","days":3}`},
+		{`{"city":"Berlin","days":14.0,"hours":[1.0, 2e0, 3 ,4E+0, 500e-2]}`, `{"city":"Berlin","days":14,"hours":[1,2,3,4,5],"unit":"celsius"}`},
+		{`{"city":"Berlin","days":1e1}`, `{"city":"Berlin","days":10,"unit":"celsius"}`},
+		{`{"city":"Berlin","hours":[-0, 0.0]}`, `{"city":"Berlin","hours":[0,0],"days":3,"unit":"celsius"}`},
+		{`{"city":"Berlin","hours":[]}`, `{"city":"Berlin","hours":[],"days":3,"unit":"celsius"}`},
+		// Strings are copied as written, escapes and all, unless they hold
+		// invalid UTF-8 or a lone surrogate, which become U+FFFD.
+		{`{"city":"B\u00e9rlin \"\/\\ \ud83d\ude00"}`, `{"city":"B\u00e9rlin \"\/\\ \ud83d\ude00","days":3,"unit":"celsius"}`},
+		{`{"city":"\ud800x"}`, `{"city":"` + "\uFFFD" + `x","days":3,"unit":"celsius"}`},
+		{"{\"city\":\"\xff\\n\"}", `{"city":"` + "\uFFFD" + `\n","days":3,"unit":"celsius"}`},
+		{"{\"city\":\"Zürich\"}", `{"city":"Zürich","days":3,"unit":"celsius"}`},
+		// Keys are written as the request spells them.
+		{`{"\u0063ity":"Berlin"}`, `{"city":"Berlin","days":3,"unit":"celsius"}`},
+	} {
+		if tc.args == `` {
+			continue
+		}
+		out, err := v.Validate([]byte(tc.args))
+		if err != nil || string(out) != tc.want {
+			t.Errorf("Validate(%q) = %s, %v; want %s", tc.args, out, err, tc.want)
+		}
+	}
+	// Large integers keep their digits.
+	n := mustNewValidator(t, valNumbersRequest())
+	for _, tc := range []struct{ args, want string }{
+		{`{"n":1,"big":123456789012345678901}`, `{"n":1,"big":123456789012345678901,"y":0.5,"level":2,"flag":true}`},
+		{`{"n":1,"big":1.23456789012345678901e20}`, `{"n":1,"big":1.23456789012345678901e20,"y":0.5,"level":2,"flag":true}`},
+		{`{"n":1,"big":-9007199254740992.0}`, `{"n":1,"big":-9007199254740992,"y":0.5,"level":2,"flag":true}`},
+		{`{"n":1,"x":-0.0,"any":1e400}`, `{"n":1,"x":-0.0,"any":1e400,"y":0.5,"level":2,"flag":true}`},
+	} {
+		out, err := n.Validate([]byte(tc.args))
+		if err != nil || string(out) != tc.want {
+			t.Errorf("Validate(%q) = %s, %v; want %s", tc.args, out, err, tc.want)
+		}
+	}
+	// A request without fields takes nothing, as {}, null or no input.
+	e := mustNewValidator(t, &catalog.Message{})
+	for _, args := range []string{``, ` `, `null`, ` null `, `{}`, "\t{ }\n"} {
+		out, err := e.Validate([]byte(args))
+		if err != nil || string(out) != `{}` {
+			t.Errorf("Validate(%q) = %s, %v; want {}", args, out, err)
+		}
+	}
+}
+
+// TestValidateProblems gives every kind of violation, with its message.
+func TestValidateProblems(t *testing.T) {
+	weather := mustNewValidator(t, valWeatherRequest())
+	strs := mustNewValidator(t, valStringsRequest())
+	nums := mustNewValidator(t, valNumbersRequest())
+	arrs := mustNewValidator(t, valArraysRequest())
+	empty := mustNewValidator(t, &catalog.Message{})
+	for _, tc := range []struct {
+		v    *Validator
+		args string
+		want []string // the problems' messages
+	}{
+		// JSON that does not parse.
+		{weather, `{"city":"Berlin"`, []string{`the arguments are not valid JSON: expected ',' or '}' after a field's value, but the input ends`}},
+		{weather, `{"city":"Berlin",}`, []string{`the arguments are not valid JSON: expected a field name in double quotes at offset 17, near "}"`}},
+		{weather, `{city:"Berlin"}`, []string{`the arguments are not valid JSON: expected a field name in double quotes at offset 1, near "city:\"Berlin\"}"`}},
+		{weather, `{"city" "Berlin"}`, []string{`the arguments are not valid JSON: expected ':' after the field name at offset 8, near "\"Berlin\"}"`}},
+		{weather, `{"city":'Berlin'}`, []string{`the arguments are not valid JSON: expected a value at offset 8, near "'Berlin'}"`}},
+		{weather, `{"city":"Ber` + "\n" + `lin"}`, []string{`the arguments are not valid JSON: a control character in a string; escape it, as \n, \t or \u00XX at offset 12, near "\nlin\"}"`}},
+		{weather, `{"city":"\x41"}`, []string{`the arguments are not valid JSON: invalid escape in a string; JSON has \" \\ \/ \b \f \n \r \t and \uXXXX at offset 9, near "\\x41\"}"`}},
+		{weather, `{"city":"\u12"}`, []string{`the arguments are not valid JSON: \u must be followed by four hexadecimal digits at offset 9, near "\\u12\"}"`}},
+		{weather, `{"city":"Berlin","days":01}`, []string{`the arguments are not valid JSON: expected ',' or '}' after a field's value at offset 25, near "1}"`}},
+		{weather, `{"city":"Berlin","days":1.}`, []string{`the arguments are not valid JSON: invalid number at offset 26, near "}"`}},
+		{weather, `{"city":"Berlin","days":+1}`, []string{`the arguments are not valid JSON: expected a value at offset 24, near "+1}"`}},
+		{weather, `{"city":"Berlin","days":NaN}`, []string{`the arguments are not valid JSON: expected a value at offset 24, near "NaN}"`}},
+		{weather, `{"city":"Berlin","hours":[1,2}`, []string{`the arguments are not valid JSON: expected ',' or ']' after an item at offset 29, near "}"`}},
+		{weather, `{"city":"Berlin","x":{"a" 1}}`, []string{`the arguments are not valid JSON: expected ':' after the field name at offset 26, near "1}}"`}},
+		{weather, `{"city":"Berlin","x":tru}`, []string{`the arguments are not valid JSON: expected a value at offset 21, near "tru}"`}},
+		{weather, `{"city":"Berlin"}}`, []string{`the arguments must be one JSON object, but more data follows it at offset 17, near "}"`}},
+		{weather, `{"city":"Berlin"} {"city":"Paris"}`, []string{`the arguments must be one JSON object, but more data follows it at offset 18, near "{\"city\":\"Paris\"}"`}},
+		{weather, "\xef\xbb\xbf{}", []string{`the arguments are not valid JSON: expected a value at offset 0, near "\ufeff{}"`}},
+		{weather, `{"city":` + strings.Repeat("[", 70) + strings.Repeat("]", 70) + `}`, []string{`the arguments are nested too deeply: more than 64 levels of arrays and objects`}},
+		// Not an object.
+		{weather, `[]`, []string{`the arguments must be a JSON object, not an array`}},
+		{weather, `"{\"city\":\"Berlin\"}"`, []string{`the arguments must be a JSON object, not the string "{\"city\":\"Berlin\"}"`}},
+		{weather, `42`, []string{`the arguments must be a JSON object, not the number 42`}},
+		{weather, `true`, []string{`the arguments must be a JSON object, not the boolean true`}},
+		// Fields that are unknown, missing or given twice.
+		{weather, `{"cty":"Berlin"}`, []string{`unknown field "cty"; did you mean "city"?`, `missing required field "city" (a string)`}},
+		{weather, `{"City":"Berlin"}`, []string{`unknown field "City"; did you mean "city"?`, `missing required field "city" (a string)`}},
+		{weather, `{"city":"Berlin","dyas":2}`, []string{`unknown field "dyas"; did you mean "days"?`}},
+		{weather, `{"city":"Berlin","country":"DE","lang":"de","lang":"en"}`, []string{`unknown field "country"; the fields are "city", "days", "unit" and "hours"`, `unknown field "lang"`}},
+		{weather, `{}`, []string{`missing required field "city" (a string)`}},
+		{weather, `null`, []string{`missing required field "city" (a string)`}},
+		{weather, `{"city":"Berlin","days":2,"city":"Paris"}`, []string{`field "city" is given more than once; give each field once`}},
+		{empty, `{"x":1}`, []string{`unknown field "x"; this tool takes no arguments`}},
+		{nums, `{"n":1,"forecastDays":2,"Level":2}`, []string{`unknown field "forecastDays"; the fields are "n", "x", "y", "big", "tiny", "level", "flag" and "any"`, `unknown field "Level"; did you mean "level"?`}},
+		// Wrong types.
+		{weather, `{"city":42}`, []string{`field "city" must be a string, not the number 42`}},
+		{weather, `{"city":null}`, []string{`field "city" must be a string, not null`}},
+		{weather, `{"city":["Berlin"]}`, []string{`field "city" must be a string, not an array`}},
+		{weather, `{"city":{"name":"Berlin"}}`, []string{`field "city" must be a string, not an object`}},
+		{weather, `{"city":"Berlin","days":"3"}`, []string{`field "days" must be an integer, not the string "3"`}},
+		{weather, `{"city":"Berlin","days":2.5}`, []string{`field "days" must be an integer, not the number 2.5`}},
+		{weather, `{"city":"Berlin","days":null}`, []string{`field "days" must be an integer, not null; leave it out to use the default, 3`}},
+		{weather, `{"city":"Berlin","hours":null}`, []string{`field "hours" must be an array of integers, not null; leave it out instead`}},
+		{weather, `{"city":"Berlin","hours":6}`, []string{`field "hours" must be an array of integers, not the number 6`}},
+		{weather, `{"city":"Berlin","days":true}`, []string{`field "days" must be an integer, not the boolean true`}},
+		{nums, `{"n":1,"flag":"yes"}`, []string{`field "flag" must be a boolean, not the string "yes"`}},
+		{nums, `{"n":1,"x":"1.5"}`, []string{`field "x" must be a number, not the string "1.5"`}},
+		{nums, `{"n":1e1000001}`, []string{`field "n" must be an integer, not the number 1e1000001`}},
+		{strs, `{"code":"` + strings.Repeat("x", 70) + `1"}`, []string{`field "code" must match the regular expression ^[A-Z]{3}-\d+$, and "` + strings.Repeat("x", 64) + `"… does not`}},
+		// Enums.
+		{weather, `{"city":"Berlin","unit":"kelvin"}`, []string{`field "unit" must be one of ["celsius", "fahrenheit"], not "kelvin"`}},
+		{weather, `{"city":"Berlin","unit":"Celsius"}`, []string{`field "unit" must be one of ["celsius", "fahrenheit"], not "Celsius"`}},
+		{nums, `{"n":1,"level":4}`, []string{`field "level" must be one of [1, 2, 3, 5, 8], not 4`}},
+		{nums, `{"n":1,"level":4.0}`, []string{`field "level" must be one of [1, 2, 3, 5, 8], not 4.0`}},
+		{strs, `{"code":"ABC-1","color":"purple"}`, []string{`field "color" must be one of ["red", "orange", "yellow", "green", "blue", "indigo", "violet", "black", "white", "grey", "Ünïcode"], not "purple"`}},
+		// Bounds.
+		{weather, `{"city":""}`, []string{`field "city" must be at least 1 character long, not 0`}},
+		{strs, `{"code":"ABC-1","name":"é"}`, []string{`field "name" must be at least 2 characters long, not 1`}},
+		{strs, `{"code":"ABC-1","name":"émiles"}`, []string{`field "name" must be at most 5 characters long, not 6`}},
+		{weather, `{"city":"Berlin","days":0}`, []string{`field "days" must be at least 1, not 0`}},
+		{weather, `{"city":"Berlin","days":15}`, []string{`field "days" must be at most 14, not 15`}},
+		{weather, `{"city":"Berlin","days":1.4e1}`, nil},
+		{weather, `{"city":"Berlin","days":1.41e1}`, []string{`field "days" must be an integer, not the number 1.41e1`}},
+		{weather, `{"city":"Berlin","days":99999999999999999999999}`, []string{`field "days" must be at most 14, not 99999999999999999999999`}},
+		{nums, `{"n":0}`, []string{`field "n" must be greater than 0, not 0`}},
+		{nums, `{"n":100}`, []string{`field "n" must be less than 100, not 100`}},
+		{nums, `{"n":1,"x":-1.5000000000000000001}`, []string{`field "x" must be at least -1.5, not -1.5000000000000000001`}},
+		{nums, `{"n":1,"x":2.2500000000000000001}`, []string{`field "x" must be at most 2.25, not 2.2500000000000000001`}},
+		{nums, `{"n":1,"y":0.1}`, []string{`field "y" must be greater than 0.1, not 0.1`}},
+		{nums, `{"n":1,"y":0.1000000000000000000001}`, nil},
+		{nums, `{"n":1,"big":-9007199254740993}`, []string{`field "big" must be at least -9007199254740992, not -9007199254740993`}},
+		{nums, `{"n":1,"big":1000000000000000000001}`, []string{`field "big" must be at most 1e+21, not 1000000000000000000001`}},
+		{nums, `{"n":1,"tiny":1e-7}`, []string{`field "tiny" must be less than 1e-7, not 1e-7`}},
+		// Patterns and formats.
+		{strs, `{"code":"abc-1"}`, []string{`field "code" must match the regular expression ^[A-Z]{3}-\d+$, and "abc-1" does not`}},
+		{strs, `{"code":"ABC-1","search":"xxabbbbcxx"}`, nil},
+		{strs, `{"code":"ABC-1","search":"ac"}`, []string{`field "search" must match the regular expression ab+c|[α-ω]{2}, and "ac" does not`}},
+		{strs, `{"code":"ABC-1","f_datetime":"2026-05-01 09:30:00"}`, []string{`field "f_datetime" must be an RFC 3339 date-time such as "2026-05-01T09:30:00Z" (format date-time), not "2026-05-01 09:30:00"`}},
+		{strs, `{"code":"ABC-1","f_date":"2026-02-30"}`, []string{`field "f_date" must be an RFC 3339 full-date such as "2026-05-01" (format date), not "2026-02-30"`}},
+		{strs, `{"code":"ABC-1","f_time":"09:30"}`, []string{`field "f_time" must be an RFC 3339 full-time with an offset such as "09:30:00Z" or "09:30:00+02:00" (format time), not "09:30"`}},
+		{strs, `{"code":"ABC-1","f_duration":"3 days"}`, []string{`field "f_duration" must be an ISO 8601 duration such as "P3D", "PT1H30M" or "P2W" (format duration), not "3 days"`}},
+		{strs, `{"code":"ABC-1","f_email":"ada(at)example.com"}`, []string{`field "f_email" must be an email address such as "ada@example.com" (format email), not "ada(at)example.com"`}},
+		{strs, `{"code":"ABC-1","f_hostname":"api_example.com"}`, []string{`field "f_hostname" must be a host name such as "api.example.com" (format hostname), not "api_example.com"`}},
+		{strs, `{"code":"ABC-1","f_ipv4":"192.168.1.256"}`, []string{`field "f_ipv4" must be an IPv4 address such as "192.0.2.1" (format ipv4), not "192.168.1.256"`}},
+		{strs, `{"code":"ABC-1","f_ipv6":"2001:db8::g"}`, []string{`field "f_ipv6" must be an IPv6 address such as "2001:db8::1" (format ipv6), not "2001:db8::g"`}},
+		{strs, `{"code":"ABC-1","f_uuid":"123e4567-e89b-12d3-a456-42661417400"}`, []string{`field "f_uuid" must be a UUID such as "123e4567-e89b-12d3-a456-426614174000" (format uuid), not "123e4567-e89b-12d3-a456-42661417400"`}},
+		{strs, `{"code":"ABC-1","f_uri":"example.com/path"}`, []string{`field "f_uri" must be an absolute URI such as "https://example.com/path" (format uri), not "example.com/path"`}},
+		// Arrays.
+		{weather, `{"city":"Berlin","hours":[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,0,1]}`, []string{`field "hours" must have at most 24 items, not 25`}},
+		{weather, `{"city":"Berlin","hours":[6,"9",12.5]}`, []string{`item at index 1 of field "hours" must be an integer, not the string "9"`, `item at index 2 of field "hours" must be an integer, not the number 12.5`}},
+		{weather, `{"city":"Berlin","hours":[[1],{},null,true,"a","b","c"]}`, []string{
+			`item at index 0 of field "hours" must be an integer, not an array`,
+			`item at index 1 of field "hours" must be an integer, not an object`,
+			`item at index 2 of field "hours" must be an integer, not null`,
+			`item at index 3 of field "hours" must be an integer, not the boolean true`,
+			`item at index 4 of field "hours" must be an integer, not the string "a"`,
+			`field "hours" has 2 more items that are not integers`,
+		}},
+		{arrs, `{"ints":[1]}`, []string{`field "ints" must have at least 2 items, not 1`}},
+		{arrs, `{"ints":[1,2],"tags":[]}`, []string{`field "tags" must have at least 1 item, not 0`}},
+		{arrs, `{"ints":[1,2,1.0]}`, []string{`field "ints" must have unique items, but the items at indexes 0 and 2 are equal`}},
+		{arrs, `{"ints":[1,2],"nums":[0.5,50e-2]}`, []string{`field "nums" must have unique items, but the items at indexes 0 and 1 are equal`}},
+		{arrs, `{"ints":[1,2],"tags":["a","\u0061"]}`, []string{`field "tags" must have unique items, but the items at indexes 0 and 1 are equal`}},
+		{arrs, `{"ints":[1,2],"flags":[false,false]}`, []string{`field "flags" must have unique items, but the items at indexes 0 and 1 are equal`}},
+		{arrs, `{"ints":[1,2],"tags":["a","A"],"flags":[true,false],"nums":[1,1.5,-1]}`, nil},
+		// Several problems at once, in the order of the input, then the
+		// missing fields.
+		{weather, `{"days":20,"unit":"kelvin","hours":[6,"9"],"country":"DE"}`, []string{
+			`field "days" must be at most 14, not 20`,
+			`field "unit" must be one of ["celsius", "fahrenheit"], not "kelvin"`,
+			`item at index 1 of field "hours" must be an integer, not the string "9"`,
+			`unknown field "country"; the fields are "city", "days", "unit" and "hours"`,
+			`missing required field "city" (a string)`,
+		}},
+	} {
+		out, err := tc.v.Validate([]byte(tc.args))
+		if tc.want == nil {
+			if err != nil {
+				t.Errorf("Validate(%s): %v; want no error", tc.args, err)
+			}
+			continue
+		}
+		var verr *ValidationError
+		if !errors.As(err, &verr) {
+			t.Errorf("Validate(%s) = %s, %v; want %q", tc.args, out, err, tc.want)
+			continue
+		}
+		var got []string
+		for _, p := range verr.Problems {
+			got = append(got, p.Message)
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("Validate(%s):\n got  %q\n want %q", tc.args, got, tc.want)
+		}
+		if err.Error() != strings.Join(tc.want, "; ") {
+			t.Errorf("Validate(%s).Error() = %q; want the problems joined by semicolons", tc.args, err.Error())
+		}
+	}
+}
+
+// TestValidateProblemFields checks that each problem names its field.
+func TestValidateProblemFields(t *testing.T) {
+	v := mustNewValidator(t, valWeatherRequest())
+	_, err := v.Validate([]byte(`{"days":0,"cty":"Berlin","hours":["x"]}`))
+	var verr *ValidationError
+	if !errors.As(err, &verr) {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, p := range verr.Problems {
+		got = append(got, p.Field)
+	}
+	if want := "days cty hours city"; strings.Join(got, " ") != want {
+		t.Errorf("problem fields %q, want %q", got, want)
+	}
+	_, err = v.Validate([]byte(`{"city":`))
+	if !errors.As(err, &verr) || len(verr.Problems) != 1 || verr.Problems[0].Field != "" {
+		t.Errorf("a syntax error: %#v", err)
+	}
+}
+
+// TestValidateAgreesWithJSONSchema runs hand-picked inputs, formats above all,
+// through both the validator and the reference: the fuzzer finds these only
+// slowly.
+func TestValidateAgreesWithJSONSchema(t *testing.T) {
+	var formatValues = map[string][]string{
+		"f_datetime": {"2026-05-01T09:30:00Z", "2026-05-01t09:30:00z", "2026-05-01T09:30:00.123+02:00", "2026-05-01T23:59:60Z",
+			"2026-05-01T23:59:60+01:00", "2026-05-01T22:59:60-01:00", "2026-05-01T09:30:00", "2026-05-01 09:30:00Z", "2026-13-01T09:30:00Z",
+			"2026-05-01T24:00:00Z", "2026-05-01T09:30:00.Z", "2026-05-01T09:30:00+0200", "2026-05-01T09:30:00+24:00", "+2026-05-01T09:30:00Z",
+			"2026-05-01T09:30:00ZZ", "2026-5-01T09:30:00Z", "2026-05-01T+9:30:00Z", "2026-05-01T09:30:00+02:60"},
+		"f_date": {"2026-05-01", "2024-02-29", "2026-02-29", "2026-5-1", "20260501", "2026-05-01T00:00:00Z", "0000-01-01", "2026-05-01 "},
+		"f_time": {"09:30:00Z", "09:30:00z", "09:30:00.5Z", "23:59:60Z", "00:59:60+01:00", "23:59:60-00:00", "12:59:60Z", "09:30:00",
+			"9:30:00Z", "09:30Z", "09:30:00+02", "09:30:00+02:00:00", "-9:30:00Z", "+9:30:00Z", "09:+3:00Z", "09:30:00.Z", "24:00:00Z", "09:30:00-23:59"},
+		"f_duration": {"P3D", "PT1H30M", "P2W", "P1Y2M3DT4H5M6S", "PT", "P", "P1W2D", "P1D2Y", "PT1S1M", "P1H", "PT1D", "P1.5D", "P-1D", "1D", "P1YT", "P0D", "PT0S", "P1M1M"},
+		"f_email": {"ada@example.com", "a.b+c@ex-ample.co", "\"a b\"@example.com", "\"a\\\"b\"@example.com", ".a@example.com", "a.@example.com",
+			"a..b@example.com", "a@[192.0.2.1]", "a@[IPv6:2001:db8::1]", "a@[IPv6:192.0.2.1]", "a@[300.0.0.1]", "a@-example.com", "a@example..com",
+			"@example.com", "a@", "a@b@example.com", "ä@example.com", "a@exämple.com", strings.Repeat("a", 65) + "@example.com", "a@example.com."},
+		"f_hostname": {"example.com", "example.com.", "a", "-a.com", "a-.com", "a_b.com", "ex ample.com", "", ".", "a..b", strings.Repeat("a", 63) + ".com",
+			strings.Repeat("a", 64) + ".com", "xn--bcher-kva.example", "bücher.example", "1.2.3.4", "localhost"},
+		"f_ipv4": {"192.0.2.1", "0.0.0.0", "255.255.255.255", "256.0.0.1", "01.2.3.4", "1.2.3", "1.2.3.4.5", "+1.2.3.4", "-0.1.2.3", "1.2.3.-1",
+			" 1.2.3.4", "1.2.3.4 ", "1..3.4", "1.2.3.0x1", "١.2.3.4"},
+		"f_ipv6": {"2001:db8::1", "::", "::1", "::ffff:192.0.2.1", "2001:db8::g", "fe80::1%eth0", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8:9", "1::2::3",
+			"[::1]", "2001:DB8::1", ":::", "1.2.3.4", "::ffff:1.2.3"},
+		"f_uuid": {"123e4567-e89b-12d3-a456-426614174000", "123E4567-E89B-12D3-A456-426614174000", "123e4567e89b12d3a456426614174000",
+			"123e4567-e89b-12d3-a456-42661417400", "123e4567-e89b-12d3-a456-4266141740000", "g23e4567-e89b-12d3-a456-426614174000",
+			"123e4567-e89b-12d3-a456_426614174000", "{123e4567-e89b-12d3-a456-426614174000}", "00000000-0000-0000-0000-000000000000"},
+		"f_uri": {"https://example.com/a?b#c", "mailto:ada@example.com", "urn:isbn:0451450523", "//example.com/a", "/a/b", "example.com", "http://[::1]:80/",
+			"http://[::1", "http://::1/", "http://[fe80::1%25eth0]/", "http://ex ample.com/", "http://example.com/%zz", "ht tp://example.com",
+			"1http://example.com", "http:", "http://a:b@example.com:8080/p", "http://example.com:port/", "file:///etc/hosts", "http://[1.2.3.4]/"},
+	}
+	reqs := refRequests(t)
+	strs := reqs[1]
+	for name, values := range formatValues {
+		for _, s := range values {
+			args := fmt.Sprintf(`{"code":"ABC-1",%q:%q}`, name, s)
+			agreeWithReference(t, strs, args)
+		}
+	}
+	for _, r := range reqs {
+		for _, args := range validateFuzzSeeds {
+			agreeWithReference(t, r, args)
+		}
+	}
+}
+
+func agreeWithReference(t *testing.T, r *refRequest, args string) {
+	t.Helper()
+	_, err := r.v.Validate([]byte(args))
+	ref, panicked := referenceVerdict(r.sch, []byte(args))
+	if panicked != nil {
+		t.Logf("%s: jsonschema/v6 panics on %s: %v", r.name, args, panicked)
+		return
+	}
+	if (err == nil) != (ref == nil) {
+		if v, derr := refDecode([]byte(args)); derr == nil && refUnparsableInArray(v) {
+			t.Logf("%s: jsonschema/v6 finds a number unequal to itself in %s", r.name, args)
+			return
+		}
+		t.Errorf("%s: verdicts differ on %s\n toolc:      %v\n jsonschema: %v", r.name, args, err, ref)
+	}
+}
+
+// TestValidateHugeExponents compares numbers with exponents near the ±1e6 where
+// math/big gives up, one by one: too slow for the fuzzer. Such a number is
+// an integer to jsonschema/v6 only when math/big can read it.
+func TestValidateHugeExponents(t *testing.T) {
+	if testing.Short() {
+		t.Skip("math/big takes a while on each")
+	}
+	reqs := refRequests(t)
+	nums, arrs := reqs[2], reqs[3]
+	for _, n := range []string{"1e1000000", "1e1000001", "1.5e1000001", "10e999999", "0.1e1000001", "1e-1000000", "1e-1000001",
+		"0e99999999999999999999", "0e9223372036854775807", "0.0e-1000001", "1e9223372036854775808"} {
+		agreeWithReference(t, nums, `{"n":1,"any":`+n+`}`)
+		agreeWithReference(t, nums, `{"n":`+n+`}`)
+		agreeWithReference(t, arrs, `{"ints":[1,`+n+`]}`)
+	}
+	// Exponents beyond what math/big reads still compare exactly.
+	v := mustNewValidator(t, valNumbersRequest())
+	for _, tc := range []struct {
+		args string
+		ok   bool
+	}{
+		{`{"n":1,"x":1e-99999999999999999999}`, true},
+		{`{"n":1,"x":-1e-99999999999999999999}`, true},
+		{`{"n":1,"x":1e99999999999999999999}`, false},
+		{`{"n":1,"tiny":-1e-99999999999999999999}`, true},
+	} {
+		if _, err := v.Validate([]byte(tc.args)); (err == nil) != tc.ok {
+			t.Errorf("Validate(%s): %v; want ok=%v", tc.args, err, tc.ok)
+		}
+	}
+	a := mustNewValidator(t, valArraysRequest())
+	for _, tc := range []struct {
+		args string
+		ok   bool
+	}{
+		{`{"ints":[1,2],"nums":[1e99999999999999999999,1e99999999999999999998]}`, true},
+		{`{"ints":[1,2],"nums":[1e99999999999999999999,10e99999999999999999998]}`, false},
+		{`{"ints":[1,2],"nums":[1e9999999,1e9999999]}`, false},
+	} {
+		if _, err := a.Validate([]byte(tc.args)); (err == nil) != tc.ok {
+			t.Errorf("Validate(%s): %v; want ok=%v", tc.args, err, tc.ok)
+		}
+	}
+}
+
+// TestNewValidatorErrors rejects requests that the compiler would not let
+// through.
+func TestNewValidatorErrors(t *testing.T) {
+	for _, tc := range []struct {
+		f    *catalog.Field
+		want string
+	}{
+		{&catalog.Field{Name: "a", Type: "object"}, `field "a": unknown type "object"`},
+		{&catalog.Field{Name: "a", Type: catalog.Array}, `field "a": an array needs items`},
+		{&catalog.Field{Name: "a", Type: catalog.Array, Items: catalog.Array}, `field "a": unknown items type "array"`},
+		{&catalog.Field{Name: "a", Type: catalog.String, Pattern: `(?<=a)b`}, "field \"a\": pattern: error parsing regexp: invalid named capture: `(?<=a)b`"},
+		{&catalog.Field{Name: "a", Type: catalog.String, Format: "color"}, `field "a": unknown format "color"`},
+		{&catalog.Field{Name: "a", Type: catalog.Array, Items: catalog.String, Enum: []any{"x"}}, `field "a": an enum on an array field`},
+	} {
+		_, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{tc.f}})
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("NewValidator(%+v) = %v; want %s", tc.f, err, tc.want)
+		}
+	}
+	a := &catalog.Field{Name: "a", Type: catalog.String}
+	if _, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{a, a}}); err == nil || err.Error() != `field "a" is declared twice` {
+		t.Errorf("a field declared twice: %v", err)
+	}
+}
+
+// TestValidateManyFields covers requests with more fields than the bit set holds
+// and than the linear lookup scans.
+func TestValidateManyFields(t *testing.T) {
+	var fields []*catalog.Field
+	for i := range 100 {
+		f := valField(fmt.Sprintf("f%d", i), catalog.Integer)
+		f.Required = i%2 == 0
+		if i%10 == 1 {
+			f.Default = int64(i)
+		}
+		fields = append(fields, f)
+	}
+	v := mustNewValidator(t, &catalog.Message{Fields: fields})
+	var b strings.Builder
+	b.WriteString("{")
+	for i := 0; i < 100; i += 2 {
+		fmt.Fprintf(&b, `"f%d":%d,`, i, i)
+	}
+	b.WriteString(`"f99":99}`)
+	out, err := v.Validate([]byte(b.String()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := strings.TrimSuffix(b.String(), "}")
+	for i := 1; i < 99; i += 10 {
+		want += fmt.Sprintf(`,"f%d":%d`, i, i)
+	}
+	want += "}"
+	if string(out) != want {
+		t.Errorf("got  %s\nwant %s", out, want)
+	}
+	_, err = v.Validate([]byte(`{"f0":0,"f98":1,"f98":2}`))
+	if err == nil || !strings.Contains(err.Error(), `field "f98" is given more than once`) || !strings.Contains(err.Error(), `missing required field "f96"`) {
+		t.Errorf("got %v", err)
+	}
+}
+
+// TestValidateConcurrent runs one validator from many goroutines; run it with -race.
+func TestValidateConcurrent(t *testing.T) {
+	v := mustNewValidator(t, valArraysRequest())
+	var wg sync.WaitGroup
+	for g := range 8 {
+		wg.Go(func() {
+			for i := range 200 {
+				args := fmt.Sprintf(`{"ints":[%d,%d],"tags":["\u00e9%d","x"]}`, g, i+100, i)
+				if _, err := v.Validate([]byte(args)); err != nil {
+					t.Error(err)
+					return
+				}
+				if _, err := v.Validate([]byte(`{"ints":[1,1]}`)); err == nil {
+					t.Error("duplicates pass")
+					return
+				}
+			}
+		})
+	}
+	wg.Wait()
+}
+
+func mustNewValidator(t *testing.T, msg *catalog.Message) *Validator {
+	t.Helper()
+	v, err := NewValidator(msg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
