@@ -54,7 +54,23 @@ func (l *local) Call(ctx context.Context, tool, _ string, args json.RawMessage, 
 	if onEvent != nil {
 		ctx = plugins.WithEvents(ctx, onEvent)
 	}
-	return h.Call(ctx, args)
+	return callLocal(ctx, h, args)
+}
+
+// callLocal runs an in-process handler the way a plugin would: a panic or
+// a returned error is a tool error the model reads, not a crash of the
+// host. Only the context ending is an error to the runtime.
+func callLocal(ctx context.Context, h plugins.Handler, args json.RawMessage) (res *Result, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			res, err = plugins.Errorf("the handler of %s panicked: %v", h.Tool(), r), nil
+		}
+	}()
+	res, err = h.Call(ctx, args)
+	if err != nil && ctx.Err() == nil {
+		return plugins.Errorf("%v", err), nil
+	}
+	return res, err
 }
 
 // Plugin supervises the handler plugin of one service. It restarts a

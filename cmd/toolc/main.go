@@ -11,6 +11,7 @@
 //	toolc export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]
 //	toolc serve [--stdio | --http ADDR] [--catalog FILE | PATTERN...]
 //	toolc call  [--catalog FILE | PATTERN...] TOOL [JSON]
+//	toolc dev   [--stdio | --http ADDR] [--poll DURATION] [PATTERN...]
 //	toolc version
 //
 // Exit status: 0 when there is no error (warnings allowed), 1 when a
@@ -51,6 +52,7 @@ func commands() []command {
 		{"init", "init DIR", runInit},
 		{"build", "build [-o FILE] [PATTERN...]", runBuild},
 		{"serve", "serve [--stdio | --http ADDR] [--token T] [--allow-origin O] [--stateless] [--catalog FILE | PATTERN...]", runServe},
+		{"dev", "dev [--stdio | --http ADDR] [--poll DURATION] [PATTERN...]", runDev},
 		{"call", "call [--catalog FILE | PATTERN...] TOOL [JSON]", runCall},
 		{"export", "export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]", runExport},
 		{"version", "version", runVersion},

@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -66,12 +67,13 @@ func runServe(e env, args []string) int {
 		return status
 	}
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e)})
-	plugins, status := startHandlers(ctx, e, "serve", cat, base)
-	if plugins == nil {
+	running, status := startHandlers(ctx, e, "serve", cat, base)
+	if running == nil {
 		return status
 	}
-	defer host.Stop(plugins, 5*time.Second)
-	if _, err := rt.Swap(cat, host.Dispatchers(plugins)); err != nil {
+	defer host.Stop(running, 5*time.Second)
+	defer plugins.CleanupClients()
+	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
 		return exitFail
 	}
@@ -194,13 +196,14 @@ func runCall(e env, args []string) int {
 	if cat, status = catalogWithTool(e, cat, tool); cat == nil {
 		return status
 	}
-	plugins, status := startHandlers(ctx, e, "call", cat, base)
-	if plugins == nil {
+	running, status := startHandlers(ctx, e, "call", cat, base)
+	if running == nil {
 		return status
 	}
-	defer host.Stop(plugins, time.Second)
+	defer host.Stop(running, time.Second)
+	defer plugins.CleanupClients()
 	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e)})
-	if _, err := rt.Swap(cat, host.Dispatchers(plugins)); err != nil {
+	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
 		return exitFail
 	}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"os/signal"
+	"syscall"
+	"time"
+
+	"github.com/toolc/toolc/dev"
+	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
+)
+
+func runDev(e env, args []string) int {
+	fs := newFlags(e, "dev")
+	sf := addServeFlags(fs)
+	poll := fs.Duration("poll", 0, "poll the files at this interval instead of using inotify (for network or container file systems)")
+	patterns, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	defer plugins.CleanupClients()
+
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e)})
+	d, err := dev.New(dev.Options{
+		Patterns: patterns,
+		Runtime:  rt,
+		Status:   e.stderr,
+		Host:     host.Options{Stderr: e.stderr, Logger: logger(e)},
+		Poll:     *poll,
+		Logger:   logger(e),
+	})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
+		return exitUsage
+	}
+	if err := d.Start(ctx); err != nil {
+		fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
+		return exitUsage
+	}
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e)})
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		if err := d.Run(ctx); err != nil {
+			fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
+			stop()
+		}
+	}()
+	status = serveMCP(ctx, e, "dev", rt, srv, sf)
+	stop()
+	select {
+	case <-done:
+	case <-time.After(15 * time.Second):
+	}
+	return status
+}

@@ -1,0 +1,396 @@
+// Package dev is the hot-reloading daemon behind `toolc dev`: it compiles
+// contracts, builds and starts their handler plugins, serves them through a
+// runtime, and on every edit recompiles or rebuilds only what changed and
+// swaps the result in, keeping the last good state when an edit is broken.
+//
+//	d, err := dev.New(dev.Options{Patterns: []string{"./examples/..."}, Runtime: rt, Status: os.Stderr})
+//	err = d.Start(ctx) // first compile, build and swap
+//	err = d.Run(ctx)   // watch and reload until ctx ends
+package dev
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/watch"
+)
+
+// Options configure a daemon.
+type Options struct {
+	// Dir is the working directory; patterns and printed paths are
+	// relative to it. Empty means the process's.
+	Dir string
+	// Patterns name the contract packages, Go-style. Default ./...
+	Patterns []string
+	// Runtime is the runtime the daemon swaps snapshots into.
+	Runtime *runtime.Runtime
+	// Status receives a line per reload and the diagnostics of a failed
+	// compile. Default io.Discard.
+	Status io.Writer
+	// CacheDir is where handlers are built. Default host.CacheDir().
+	CacheDir string
+	// Host configures plugin processes.
+	Host host.Options
+	// Debounce and Poll configure the watcher (see watch.Options).
+	Debounce, Poll time.Duration
+	// Grace is how long calls in flight on a replaced plugin may take to
+	// finish before it is stopped. Default 10s.
+	Grace  time.Duration
+	Logger *slog.Logger
+}
+
+// Daemon compiles, builds, serves and reloads.
+type Daemon struct {
+	opts    Options
+	wd      string
+	session *compiler.Session
+
+	// state is the last good state, touched only by the reload loop.
+	cat     *catalog.Catalog
+	plugins map[string]*runtime.Plugin // by service
+	pkgs    map[string]string          // service → handler package, absolute
+
+	reloads chan struct{} // a signal per finished reload, for tests
+	wg      sync.WaitGroup
+}
+
+// New returns a daemon; Start compiles for the first time.
+func New(opts Options) (*Daemon, error) {
+	if opts.Runtime == nil {
+		return nil, errors.New("dev: no runtime")
+	}
+	if opts.Status == nil {
+		opts.Status = io.Discard
+	}
+	if opts.Grace <= 0 {
+		opts.Grace = 10 * time.Second
+	}
+	if opts.CacheDir == "" {
+		d, err := host.CacheDir()
+		if err != nil {
+			return nil, err
+		}
+		opts.CacheDir = d
+	}
+	if len(opts.Patterns) == 0 {
+		opts.Patterns = []string{"./..."}
+	}
+	s, err := compiler.NewSession(compiler.Config{Dir: opts.Dir}, opts.Patterns...)
+	if err != nil {
+		return nil, err
+	}
+	wd := opts.Dir
+	if wd == "" {
+		wd = "."
+	}
+	wd, err = filepath.Abs(wd)
+	if err != nil {
+		return nil, err
+	}
+	return &Daemon{
+		opts:    opts,
+		wd:      wd,
+		session: s,
+		cat:     &catalog.Catalog{Services: []*catalog.Service{}},
+		plugins: map[string]*runtime.Plugin{},
+		pkgs:    map[string]string{},
+		reloads: make(chan struct{}, 1024),
+	}, nil
+}
+
+// Start compiles, builds and starts everything once. A contract or a
+// handler that fails is reported on Status and leaves the daemon serving
+// what it could, waiting for a fix; only a problem with the patterns
+// themselves is an error.
+func (d *Daemon) Start(ctx context.Context) error {
+	_, err := d.reload(ctx, nil, true)
+	return err
+}
+
+// Run watches the contracts and handlers and reloads after every change
+// until ctx ends; then it stops the plugins.
+func (d *Daemon) Run(ctx context.Context) error {
+	defer d.stopAll()
+	w, err := watch.New(d.roots(), watch.Options{
+		Debounce: d.opts.Debounce,
+		Poll:     d.opts.Poll,
+		Ignore:   d.ignore,
+	})
+	if err != nil {
+		return err
+	}
+	defer w.Close()
+	for {
+		select {
+		case <-ctx.Done():
+			return nil
+		case err := <-w.Errors():
+			fmt.Fprintf(d.opts.Status, "toolc dev: watching: %v\n", err)
+		case b, ok := <-w.Batches():
+			if !ok {
+				return nil
+			}
+			if _, err := d.reload(ctx, b.Paths, b.Rescan); err != nil {
+				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
+			}
+		}
+	}
+}
+
+// Reloaded returns a channel that receives after every reload, good or
+// bad, for tests that wait for one.
+func (d *Daemon) Reloaded() <-chan struct{} { return d.reloads }
+
+// roots are the directories to watch: each pattern's base directory, and
+// each handler package outside them.
+func (d *Daemon) roots() []string {
+	var roots []string
+	for _, p := range d.opts.Patterns {
+		base := strings.TrimSuffix(filepath.ToSlash(p), "...")
+		if base == "" {
+			base = "."
+		}
+		if !filepath.IsAbs(base) {
+			base = filepath.Join(d.wd, base)
+		}
+		roots = append(roots, filepath.Clean(base))
+	}
+	for _, pkg := range d.pkgs {
+		if !slices.ContainsFunc(roots, func(r string) bool { return within(r, pkg) }) {
+			roots = append(roots, pkg)
+		}
+	}
+	return roots
+}
+
+func (d *Daemon) ignore(path string, isDir bool) bool {
+	return isDir && within(d.opts.CacheDir, path)
+}
+
+// change is what one batch of paths means for the daemon.
+type change struct {
+	contracts bool            // a .cue file or cue.mod changed: recompile
+	handlers  map[string]bool // services whose handler package changed
+}
+
+func (d *Daemon) classify(paths []string) change {
+	c := change{handlers: map[string]bool{}}
+	for _, p := range paths {
+		base := filepath.Base(p)
+		if strings.HasSuffix(p, ".cue") || strings.Contains(filepath.ToSlash(p), "/cue.mod/") {
+			c.contracts = true
+			d.session.Invalidate(filepath.Dir(p))
+			continue
+		}
+		for svc, pkg := range d.pkgs {
+			moduleFile := base == "go.mod" || base == "go.sum" || base == "go.work"
+			if within(pkg, p) || moduleFile && within(filepath.Dir(p), pkg) {
+				c.handlers[svc] = true
+			}
+		}
+	}
+	return c
+}
+
+// reload brings the daemon up to date with the paths that changed (all of
+// them when full is set), and reports on Status what it did.
+func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, error) {
+	defer func() {
+		select {
+		case d.reloads <- struct{}{}:
+		default:
+		}
+	}()
+	start := time.Now()
+	c := d.classify(paths)
+	if full {
+		c.contracts = true
+		d.session.Invalidate(d.wd)
+	}
+	if !c.contracts && len(c.handlers) == 0 {
+		return false, nil
+	}
+	var timing []string
+
+	next := d.cat
+	if c.contracts {
+		t := time.Now()
+		res, err := d.session.Compile()
+		if err != nil {
+			if full && d.cat == nil {
+				return false, err
+			}
+			fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
+			return false, nil
+		}
+		diag.Print(d.opts.Status, diag.Text, res.Diagnostics, res.Source)
+		if res.HasErrors() {
+			errs, _ := diag.Count(res.Diagnostics)
+			noun := "errors"
+			if errs == 1 {
+				noun = "error"
+			}
+			fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; still serving the last good contracts\n", errs, noun)
+			return false, nil
+		}
+		next = res.Catalog
+		timing = append(timing, "compile "+ms(time.Since(t)))
+	}
+
+	// Build what is new or changed; keep every other plugin.
+	pkgs := map[string]string{}
+	var toBuild []*catalog.Service
+	for _, svc := range next.Services {
+		pkg, _ := filepath.Abs(host.HandlerDir(d.wd, svc))
+		pkgs[svc.Name] = pkg
+		if d.plugins[svc.Name] == nil || c.handlers[svc.Name] || d.pkgs[svc.Name] != pkg {
+			toBuild = append(toBuild, svc)
+		}
+	}
+	started := map[string]*runtime.Plugin{}
+	if len(toBuild) > 0 {
+		t := time.Now()
+		bins, failed := d.build(ctx, toBuild)
+		timing = append(timing, fmt.Sprintf("build %s (%s)", ms(time.Since(t)), names(toBuild)))
+		if len(bins) > 0 {
+			ps, err := host.Start(ctx, bins, d.opts.Host)
+			if err != nil {
+				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
+				failed = true
+			} else {
+				started = ps
+			}
+		}
+		if failed {
+			host.Stop(started, 0)
+			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s; still serving the last good state\n", ms(time.Since(start)))
+			return false, nil
+		}
+	}
+
+	dispatchers := map[string]runtime.Dispatcher{}
+	for _, svc := range next.Services {
+		if p := started[svc.Name]; p != nil {
+			dispatchers[svc.Name] = p
+		} else if p := d.plugins[svc.Name]; p != nil {
+			dispatchers[svc.Name] = p
+		}
+	}
+	t := time.Now()
+	if _, err := d.opts.Runtime.Swap(next, dispatchers); err != nil {
+		host.Stop(started, 0)
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good state\n", err)
+		return false, nil
+	}
+	timing = append(timing, "swap "+ms(time.Since(t)))
+
+	// Retire replaced and removed plugins once their calls finish.
+	var retired []*runtime.Plugin
+	for name, p := range d.plugins {
+		if started[name] != nil || dispatchers[name] == nil {
+			retired = append(retired, p)
+			delete(d.plugins, name)
+		}
+	}
+	for name, p := range started {
+		d.plugins[name] = p
+	}
+	d.wg.Add(len(retired))
+	for _, p := range retired {
+		go func() { defer d.wg.Done(); p.Close(d.opts.Grace) }()
+	}
+	old := d.cat
+	d.cat, d.pkgs = next, pkgs
+	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "))
+	return true, nil
+}
+
+// build builds the services' handlers, reporting each failure with the
+// compiler's output; failed is set if any failed.
+func (d *Daemon) build(ctx context.Context, svcs []*catalog.Service) (bins []*host.Binary, failed bool) {
+	cat := &catalog.Catalog{Services: svcs}
+	bins, err := host.BuildAll(ctx, d.opts.CacheDir, d.wd, cat)
+	if err != nil {
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
+		return nil, true
+	}
+	return bins, false
+}
+
+func (d *Daemon) stopAll() {
+	host.Stop(d.plugins, d.opts.Grace)
+	d.wg.Wait()
+}
+
+// describeChanges says which tools were added, removed or changed.
+func describeChanges(old, next *catalog.Catalog, c change) string {
+	before := map[string]string{}
+	for _, t := range old.Tools() {
+		before[t.Name] = t.Fingerprint
+	}
+	var added, changed, removed []string
+	after := map[string]bool{}
+	for _, t := range next.Tools() {
+		after[t.Name] = true
+		fp, ok := before[t.Name]
+		switch {
+		case !ok:
+			added = append(added, "+"+t.Name)
+		case fp != t.Fingerprint:
+			changed = append(changed, "~"+t.Name)
+		}
+	}
+	for name := range before {
+		if !after[name] {
+			removed = append(removed, "-"+name)
+		}
+	}
+	slices.Sort(removed)
+	parts := slices.Concat(added, removed, changed)
+	var handlers []string
+	for svc := range c.handlers {
+		handlers = append(handlers, svc)
+	}
+	slices.Sort(handlers)
+	desc := "tools unchanged"
+	if len(parts) > 0 {
+		desc = "tools " + strings.Join(parts, " ")
+	}
+	if len(handlers) > 0 {
+		desc += "; handlers of " + strings.Join(handlers, ", ") + " rebuilt"
+	}
+	return desc
+}
+
+func names(svcs []*catalog.Service) string {
+	var out []string
+	for _, s := range svcs {
+		out = append(out, s.Name)
+	}
+	return strings.Join(out, ", ")
+}
+
+func ms(d time.Duration) string {
+	if d < time.Millisecond {
+		return d.Round(time.Microsecond).String()
+	}
+	return d.Round(time.Millisecond).String()
+}
+
+func within(parent, child string) bool {
+	rel, err := filepath.Rel(parent, child)
+	return err == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator))
+}
