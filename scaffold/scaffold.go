@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"runtime/debug"
 	"strings"
 	"text/template"
 
@@ -77,6 +78,10 @@ type params struct {
 	Module      string // CUE module path
 	GoModule    string
 	CUELanguage string
+	// ToolcVersion is the version of the toolc module the handler needs:
+	// the running binary's, or v0.0.0 for a development build, which a
+	// replace directive must then point at a checkout.
+	ToolcVersion string
 }
 
 var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
@@ -97,6 +102,8 @@ func newParams(base string) params {
 		Module:      "example.com/" + words + "@v0",
 		GoModule:    "example.com/" + words,
 		CUELanguage: cueLanguage,
+
+		ToolcVersion: toolcVersion(),
 	}
 }
 
@@ -162,6 +169,8 @@ language: {
 const goModTmpl = `module {{.GoModule}}
 
 go 1.25
+
+require github.com/toolc/toolc {{.ToolcVersion}}
 `
 
 const contractTmpl = `package {{.Package}}
@@ -191,19 +200,51 @@ schema.#Service & {
 }
 `
 
-const handlerTmpl = `// Command {{.Package}} handles the tools of the {{.Service}} service, whose
-// contract is {{.Package}}.cue beside this file.
+const handlerTmpl = `// Command {{.Package}} is the handler plugin of the {{.Service}} service,
+// whose contract is {{.Package}}.cue beside this file. toolc builds it and runs
+// it as a plugin process: toolc dev ./... serves it and reloads it as you
+// edit, and the runtime validates every call against the contract before
+// it reaches a handler here.
 package main
 
 import (
-	"fmt"
-	"os"
+	"context"
+	"strings"
+
+	"github.com/toolc/toolc/plugins"
 )
 
+// echoRequest holds the arguments of the echo tool; the json tags are the
+// contract's field names. repeat is optional in the contract, and the
+// runtime fills in its default, 1, before the handler runs.
+type echoRequest struct {
+	Message string ` + "`json:\"message\"`" + `
+	Repeat  int    ` + "`json:\"repeat\"`" + `
+}
+
+// echoResponse matches the contract's response fields.
+type echoResponse struct {
+	Text string ` + "`json:\"text\"`" + `
+}
+
 func main() {
-	// toolc runs this program as the service's handler plugin. Implement
-	// each tool of the contract here; toolc check keeps the contract honest.
-	fmt.Fprintln(os.Stderr, "{{.Service}}: no tool handlers implemented yet")
-	os.Exit(1)
+	plugins.Serve(
+		plugins.Handle("echo", func(ctx context.Context, req echoRequest) (*plugins.Result, error) {
+			words := make([]string, req.Repeat)
+			for i := range words {
+				words[i] = req.Message
+			}
+			return plugins.JSON(echoResponse{Text: strings.Join(words, " ")})
+		}),
+	)
 }
 `
+
+// toolcVersion is the version of the toolc module this binary was built
+// from, or v0.0.0 when it was built from a checkout.
+func toolcVersion() string {
+	if info, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(info.Main.Version, "v") {
+		return info.Main.Version
+	}
+	return "v0.0.0"
+}

@@ -26,6 +26,6 @@ func runInit(e env, args []string) int {
 	for _, f := range files {
 		fmt.Fprintf(e.stdout, "created %s\n", filepath.Join(dir, f))
 	}
-	fmt.Fprintf(e.stdout, "\nNext: cd %s && toolc check ./...\n", dir)
+	fmt.Fprintf(e.stdout, "\nNext:\n\tcd %s\n\tgo mod tidy        # fetches the handler SDK, github.com/toolc/toolc\n\ttoolc check ./...\n\ttoolc dev ./...    # serves MCP on http://%s/mcp and reloads as you edit\n", dir, defaultHTTPAddr)
 	return exitOK
 }
