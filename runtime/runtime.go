@@ -199,7 +199,7 @@ func (s *Snapshot) lookup(name string) *entry {
 // object, or a JSON string holding an object, as OpenAI's tool_calls carry
 // them. Invalid arguments, a failing handler and a timeout are tool errors
 // in the result; the error return is for an unknown tool only, or a
-// context that ended before the call could start.
+// context of the caller's that ended before the call finished.
 func (rt *Runtime) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
 	return rt.CallWithEvents(ctx, name, args, nil)
 }
@@ -241,11 +241,16 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	case <-ctx.Done():
 		return nil, "", ctx.Err()
 	}
+	caller := ctx
 	ctx, cancel := context.WithTimeout(ctx, rt.opts.CallTimeout)
 	defer cancel()
 
 	res, err = e.dispatch.Call(ctx, e.tool.Name, newCallID(), valid, onEvent)
 	switch {
+	case err != nil && caller.Err() != nil:
+		// The caller gave up (its own deadline or cancellation), not the
+		// runtime's CallTimeout: that is the caller's error to see.
+		return nil, "", caller.Err()
 	case ctx.Err() == context.DeadlineExceeded:
 		return toolError("%s did not finish within %s and was cancelled", e.tool.Name, rt.opts.CallTimeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
