@@ -1,0 +1,413 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
+)
+
+func TestCallAppliesDefaults(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+
+	// The handler has no default of its own for times: it answers with a
+	// tool error when times is missing, so a result proves the runtime
+	// applied the contract's default before dispatch.
+	res := call(t, rt, "echo", `{"text":"hi"}`)
+	wantOK(t, res)
+	got := structured(t, res)
+	if got["echo"] != "hi" || got["times"] != 1.0 {
+		t.Errorf("echo without times = %v, want echo hi, times 1", got)
+	}
+	// JSON results carry a text copy of the structured content.
+	if len(res.Content) != 1 || res.Content[0].Type != "text" || !json.Valid([]byte(res.Content[0].Text)) {
+		t.Errorf("content = %+v, want one text block of JSON", res.Content)
+	}
+
+	res = call(t, rt, "echo", `{"text":"ab","times":3}`)
+	wantOK(t, res)
+	if got := structured(t, res); got["echo"] != "ababab" || got["times"] != 3.0 {
+		t.Errorf("echo times 3 = %v", got)
+	}
+}
+
+func TestCallByMCPName(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	var mcpName string
+	for _, info := range rt.Snapshot().Tools() {
+		if info.Tool.Name == "echo" {
+			mcpName = info.MCPName
+		}
+	}
+	if mcpName == "" || mcpName == "echo" {
+		t.Fatalf("MCP name of echo = %q", mcpName)
+	}
+	wantOK(t, call(t, rt, mcpName, `{"text":"hi"}`))
+}
+
+// TestCallStringArguments: OpenAI's tool_calls carry the arguments as a
+// JSON string holding the object.
+func TestCallStringArguments(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	args, _ := json.Marshal(`{"text":"hi","times":2}`)
+	res := call(t, rt, "echo", string(args))
+	wantOK(t, res)
+	if got := structured(t, res); got["echo"] != "hihi" {
+		t.Errorf("echo with string arguments = %v", got)
+	}
+
+	// Surrounding white space, as a hand-written body may have.
+	wantOK(t, call(t, rt, "echo", " \n"+string(args)+"\n"))
+
+	// A string that holds something other than valid arguments is
+	// checked like any other arguments.
+	args, _ = json.Marshal(`{"text":`)
+	wantToolError(t, call(t, rt, "echo", string(args)), "not valid JSON")
+	args, _ = json.Marshal(`{"text":""}`)
+	wantToolError(t, call(t, rt, "echo", string(args)), `"text"`)
+	wantToolError(t, call(t, rt, "echo", `"{\"text\": "hi"}"`), "malformed JSON string")
+}
+
+// TestInvalidArgumentsNeverReachTheHandler sends the record tool every
+// kind of bad arguments. Each must be a tool error that says what is
+// wrong, and the handler, which writes down every call it gets, must not
+// have seen any of them.
+func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{}, p)
+	small := newRuntime(t, runtime.Options{MaxArgumentBytes: 256}, p)
+
+	type bad struct {
+		name string
+		rt   *runtime.Runtime
+		// args is a format with one %s, the call's marker.
+		args string
+		want []string
+	}
+	deep := strings.Repeat("[", 100) + strings.Repeat("]", 100)
+	cases := []bad{
+		{"malformed JSON", rt, `{"note": "%s",`, []string{"invalid arguments for record: the arguments are not valid JSON"}},
+		{"trailing garbage", rt, `{"note": "%s"} {}`, []string{"must be one JSON object, but more data follows it"}},
+		{"not an object", rt, `["%s"]`, []string{"must be a JSON object, not an array"}},
+		{"string for integer", rt, `{"note": "%s", "count": "2"}`, []string{`field "count" must be an integer, not the string "2"`}},
+		{"fraction for integer", rt, `{"note": "%s", "count": 1.5}`, []string{`field "count" must be an integer, not the number 1.5`}},
+		{"number for string", rt, `{"note": 7, "tags": ["%s"]}`, []string{`field "note" must be a string, not the number 7`}},
+		{"string for boolean", rt, `{"note": "%s", "flag": "yes"}`, []string{`field "flag" must be a boolean`}},
+		{"string for array", rt, `{"note": "%s", "tags": "a,b"}`, []string{`field "tags" must be an array of strings`}},
+		{"null for required", rt, `{"note": null, "tags": ["%s"]}`, []string{`field "note" must be a string, not null`}},
+		{"missing required", rt, `{"tags": ["%s"]}`, []string{`missing required field "note" (a string)`}},
+		{"unknown field", rt, `{"note": "%s", "colour": "red"}`, []string{`unknown field "colour"; the fields are "count", "flag", "note" and "tags"`}},
+		{"misspelt field", rt, `{"note": "%s", "cuont": 1}`, []string{`unknown field "cuont"`, `did you mean "count"`}},
+		{"duplicate field", rt, `{"note": "%s", "note": "again"}`, []string{`"note" is given more than once`}},
+		{"over maximum", rt, `{"note": "%s", "count": 4}`, []string{`field "count" must be at most 3, not 4`}},
+		{"under minimum", rt, `{"note": "%s", "count": -1}`, []string{`field "count" must be at least 0, not -1`}},
+		{"too long", rt, `{"note": "%s` + strings.Repeat("y", 100) + `"}`, []string{`field "note" must be at most 100 characters long`}},
+		{"too short", rt, `{"note": "", "tags": ["%s"]}`, []string{`field "note" must be at least 1 character long`}},
+		{"too many items", rt, `{"note": "%s", "tags": ["a", "b", "c", "d"]}`, []string{`field "tags" must have at most 3 items, not 4`}},
+		{"deeply nested", rt, `{"note": "%s", "extra": ` + deep + `}`, []string{"nested too deeply"}},
+		{"deeply nested value", rt, `{"note": "%s", "tags": ` + deep + `}`, []string{"nested too deeply"}},
+		{"oversized", small, `{"note": "%s", "tags": ["` + strings.Repeat("z", 300) + `"]}`, []string{"bytes, over the limit of 256; send less"}},
+		{"oversized string arguments", small, `"{\"note\": \"%s\", \"tags\": [\"` + strings.Repeat("z", 300) + `\"]}"`, []string{"bytes, over the limit of 256; send less"}},
+	}
+	var sent []string
+	for _, c := range cases {
+		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
+			m := marker()
+			sent = append(sent, m)
+			res := call(t, c.rt, "record", fmt.Sprintf(c.args, m))
+			wantToolError(t, res, c.want...)
+			if len(res.Content) != 1 || res.StructuredContent != nil {
+				t.Errorf("tool error = %+v, want one text block", res)
+			}
+		})
+	}
+
+	// A valid call after them reaches the handler: the record file is
+	// written, and holds none of the invalid calls.
+	ok := marker()
+	wantOK(t, call(t, rt, "record", fmt.Sprintf(`{"note": %q, "count": 3, "tags": ["a"], "flag": true}`, ok)))
+	got := recorded(t)
+	if !strings.Contains(got, `{"note":"`+ok+`","count":3,"tags":["a"],"flag":true}`) {
+		t.Errorf("the valid call is not in the record file as sent:\n%s", got)
+	}
+	for _, m := range sent {
+		if strings.Contains(got, m) {
+			t.Errorf("an invalid call reached the handler:\n%s", got)
+		}
+	}
+}
+
+func TestUnknownTool(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	for _, name := range []string{"nope", "", "Echo", "faulty"} {
+		res, err := rt.Call(context.Background(), name, json.RawMessage(`{}`))
+		if !errors.Is(err, runtime.ErrUnknownTool) || res != nil {
+			t.Errorf("Call(%q) = %v, %v; want ErrUnknownTool", name, res, err)
+			continue
+		}
+		if !strings.Contains(err.Error(), fmt.Sprintf("%q", name)) {
+			t.Errorf("error %q does not name the tool", err)
+		}
+	}
+	echoWorks(t, rt)
+}
+
+// TestEventsInOrder: progress and log events reach CallWithEvents in the
+// order the handler sent them, all before the call returns, from a plugin
+// and in-process alike.
+func TestEventsInOrder(t *testing.T) {
+	const steps = 6
+	var want []string
+	for i := 1; i <= steps; i++ {
+		want = append(want, fmt.Sprintf("progress %d/%d step %d", i, steps, i), fmt.Sprintf("log info log %d", i))
+	}
+	describe := func(ev runtime.Event) string {
+		switch {
+		case ev.Progress != nil && ev.Log == nil:
+			return fmt.Sprintf("progress %g/%g %s", ev.Progress.Progress, ev.Progress.Total, ev.Progress.Message)
+		case ev.Log != nil && ev.Progress == nil:
+			return fmt.Sprintf("log %s %s", ev.Log.Level, ev.Log.Message)
+		}
+		return fmt.Sprintf("malformed event %+v", ev)
+	}
+
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	var got []string
+	res, err := rt.CallWithEvents(context.Background(), "progress", json.RawMessage(fmt.Sprintf(`{"steps":%d}`, steps)), func(ev runtime.Event) {
+		got = append(got, describe(ev))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOK(t, res)
+	if !slices.Equal(got, want) {
+		t.Errorf("events from the plugin:\n got %q\nwant %q", got, want)
+	}
+
+	// Without a callback the events go nowhere, and the call still works.
+	wantOK(t, call(t, rt, "progress", `{}`))
+
+	// In-process: the same events through runtime.Local.
+	local := runtime.New(runtime.Options{})
+	cat, err := fixture.cat.Select("progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	progress := plugins.Handle("progress", func(ctx context.Context, req struct{ Steps int }) (*plugins.Result, error) {
+		for i := 1; i <= req.Steps; i++ {
+			plugins.Progress(ctx, float64(i), float64(req.Steps), fmt.Sprintf("step %d", i))
+			plugins.Log(ctx, "info", fmt.Sprintf("log %d", i))
+		}
+		return plugins.Text("done"), nil
+	})
+	if _, err := local.Swap(cat, map[string]runtime.Dispatcher{"faulty": runtime.Local(progress)}); err != nil {
+		t.Fatal(err)
+	}
+	got = nil
+	res, err = local.CallWithEvents(context.Background(), "progress", json.RawMessage(fmt.Sprintf(`{"steps":%d}`, steps)), func(ev runtime.Event) {
+		got = append(got, describe(ev))
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantOK(t, res)
+	if !slices.Equal(got, want) {
+		t.Errorf("events in-process:\n got %q\nwant %q", got, want)
+	}
+}
+
+// cloneCatalog deep-copies a catalog through its file format.
+func cloneCatalog(t testing.TB, cat *catalog.Catalog) *catalog.Catalog {
+	t.Helper()
+	data, err := cat.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := catalog.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
+func service(cat *catalog.Catalog, name string) *catalog.Service {
+	for _, s := range cat.Services {
+		if s.Name == name {
+			return s
+		}
+	}
+	return nil
+}
+
+// TestSwapChecksHandlerCoverage: a catalog with a tool that the plugin has
+// no handler for is refused, naming the tool, and the old snapshot keeps
+// serving.
+func TestSwapChecksHandlerCoverage(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{}, p)
+	before := rt.Snapshot()
+	dispatchers := map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(inprocHandlers()...)}
+
+	cat := cloneCatalog(t, fixture.cat)
+	svc := service(cat, "faulty")
+	extra := *svc.Tools[0]
+	extra.Name, extra.MCPName = "vanish", ""
+	svc.Tools = append(svc.Tools, &extra)
+	cat.Seal()
+	old, err := rt.Swap(cat, dispatchers)
+	if err == nil || old != nil {
+		t.Fatalf("Swap with a tool the plugin lacks = %v, %v; want an error", old, err)
+	}
+	for _, want := range []string{`service "faulty"`, "lacks tools vanish", "echo"} {
+		if !strings.Contains(err.Error(), want) {
+			t.Errorf("Swap error %q does not say %q", err, want)
+		}
+	}
+
+	// A service without any dispatcher.
+	_, err = rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p})
+	if err == nil || !strings.Contains(err.Error(), `service "inproc" has no handler`) {
+		t.Errorf("Swap without the inproc dispatcher: %v", err)
+	}
+	// In-process handlers are held to the same rule.
+	_, err = rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local()})
+	if err == nil || !strings.Contains(err.Error(), "lacks tools add") {
+		t.Errorf("Swap with an empty Local: %v", err)
+	}
+
+	if rt.Snapshot() != before {
+		t.Error("a refused Swap replaced the snapshot")
+	}
+	echoWorks(t, rt)
+	wantOK(t, call(t, rt, "add", `{"a":1,"b":2}`))
+	if _, err := rt.Call(context.Background(), "vanish", json.RawMessage(`{}`)); !errors.Is(err, runtime.ErrUnknownTool) {
+		t.Errorf("vanish after a refused Swap: %v", err)
+	}
+
+	// A plugin may have more handlers than the catalog has tools.
+	sub, err := fixture.cat.Select("echo", "add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err = rt.Swap(sub, dispatchers)
+	if err != nil || old != before {
+		t.Fatalf("Swap to a sub-catalog = %v, %v", old, err)
+	}
+	echoWorks(t, rt)
+	if _, err := rt.Call(context.Background(), "sleep", json.RawMessage(`{"ms":1}`)); !errors.Is(err, runtime.ErrUnknownTool) {
+		t.Errorf("sleep after a Swap that removed it: %v", err)
+	}
+}
+
+// TestSwapKeepsCallsInFlight: a call that started on one snapshot finishes
+// on it, though a Swap removed its tool meanwhile.
+func TestSwapKeepsCallsInFlight(t *testing.T) {
+	p := startFaulty(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	blocking := plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
+		close(entered)
+		<-release
+		return plugins.JSON(map[string]int{"sum": req.A + req.B})
+	})
+	rt := newRuntime(t, runtime.Options{}, p)
+	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking)}); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan *runtime.Result, 1)
+	go func() {
+		res, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":2,"b":3}`))
+		if err != nil {
+			res = plugins.Errorf("%v", err)
+		}
+		done <- res
+	}()
+	<-entered
+	sub, err := fixture.cat.Select("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Swap(sub, map[string]runtime.Dispatcher{"faulty": p}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":2,"b":3}`)); !errors.Is(err, runtime.ErrUnknownTool) {
+		t.Errorf("add after the Swap that removed it: %v", err)
+	}
+	close(release)
+	res := <-done
+	wantOK(t, res)
+	if got := structured(t, res)["sum"]; got != 5.0 {
+		t.Errorf("add = %v", got)
+	}
+}
+
+// TestConcurrencyLimit: with one slot, a second call waits for the first,
+// and gives up when its context ends first.
+func TestConcurrencyLimit(t *testing.T) {
+	p := startFaulty(t)
+	setup(t)
+	entered, release := make(chan struct{}), make(chan struct{})
+	blocking := plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
+		entered <- struct{}{}
+		<-release
+		return plugins.JSON(map[string]int{"sum": req.A + req.B})
+	})
+	rt := runtime.New(runtime.Options{MaxConcurrentCalls: 1})
+	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking)}); err != nil {
+		t.Fatal(err)
+	}
+
+	first := make(chan error, 1)
+	go func() {
+		res, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`))
+		if err == nil && res.IsError {
+			err = errors.New(text(res))
+		}
+		first <- err
+	}()
+	<-entered // the first call holds the only slot
+
+	// A second call gives up when its context ends.
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
+	start := time.Now()
+	res, err := rt.Call(ctx, "echo", json.RawMessage(`{"text":"waiting"}`))
+	cancel()
+	if !errors.Is(err, context.DeadlineExceeded) || res != nil {
+		t.Fatalf("a call waiting for a slot past its deadline = %v, %v; want context.DeadlineExceeded", res, err)
+	}
+	if took := time.Since(start); took < 150*time.Millisecond {
+		t.Errorf("the waiting call gave up after %s, before its deadline", took)
+	}
+
+	// Another waits for the slot, and runs once the first call is done.
+	second := make(chan *runtime.Result, 1)
+	go func() {
+		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"waited"}`))
+		if err != nil {
+			res = plugins.Errorf("%v", err)
+		}
+		second <- res
+	}()
+	select {
+	case res := <-second:
+		t.Fatalf("the second call ran while the first held the only slot: %s", text(res))
+	case <-time.After(100 * time.Millisecond):
+	}
+	close(release)
+	if err := <-first; err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case res := <-second:
+		wantOK(t, res)
+	case <-time.After(10 * time.Second):
+		t.Fatal("the second call did not run after the first finished")
+	}
+}

@@ -1,0 +1,230 @@
+package runtime_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolc/toolc/runtime"
+)
+
+func TestPanicIsAToolError(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{}, p)
+	pid := p.Pid()
+	res := call(t, rt, "panic", `{}`)
+	wantToolError(t, res, "panic in tool panic: deliberate panic in faulty")
+	// The stack went to the operator's stderr, not to the model.
+	if strings.Contains(text(res), "goroutine") {
+		t.Errorf("the tool error shows the stack: %s", text(res))
+	}
+	echoWorks(t, rt)
+	if p.Pid() != pid {
+		t.Errorf("the plugin was restarted after a panic: pid %d, then %d", pid, p.Pid())
+	}
+}
+
+func TestTimeout(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{CallTimeout: 200 * time.Millisecond}, p)
+	pid := p.Pid()
+	for _, tool := range []string{"sleep", "hang"} {
+		t.Run(tool, func(t *testing.T) {
+			start := time.Now()
+			res := call(t, rt, tool, `{"ms": 60000}`)
+			took := time.Since(start)
+			wantToolError(t, res, tool+" did not finish within 200ms and was cancelled")
+			if took > 5*time.Second {
+				t.Errorf("the timed-out call returned after %s", took)
+			}
+			// The plugin answers the next call at once, the hanging
+			// handler notwithstanding.
+			start = time.Now()
+			echoWorks(t, rt)
+			if took := time.Since(start); took > 150*time.Millisecond {
+				t.Errorf("echo after a timeout took %s", took)
+			}
+		})
+	}
+	if p.Pid() != pid {
+		t.Errorf("the plugin was restarted after a timeout: pid %d, then %d", pid, p.Pid())
+	}
+	// A call within the bound is not affected.
+	res := call(t, rt, "sleep", `{"ms": 10}`)
+	wantOK(t, res)
+}
+
+// TestCallerCancels: a caller's own context ending is the caller's error,
+// not a tool error about the runtime's timeout.
+func TestCallerCancels(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{CallTimeout: time.Minute}, startFaulty(t))
+	for _, tool := range []string{"sleep", "hang"} {
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		res, err := rt.Call(ctx, tool, json.RawMessage(`{"ms": 60000}`))
+		cancel()
+		if !errors.Is(err, context.DeadlineExceeded) || res != nil {
+			t.Errorf("%s past the caller's deadline = %v, %v; want the context's error", tool, res, err)
+		}
+		ctx, cancel = context.WithCancel(context.Background())
+		time.AfterFunc(50*time.Millisecond, cancel)
+		res, err = rt.Call(ctx, tool, json.RawMessage(`{"ms": 60000}`))
+		if !errors.Is(err, context.Canceled) || res != nil {
+			t.Errorf("%s cancelled by the caller = %v, %v; want context.Canceled", tool, res, err)
+		}
+	}
+	echoWorks(t, rt)
+}
+
+// alive reports whether pid is a running process, not a zombie.
+func alive(pid int) bool {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return syscall.Kill(pid, 0) == nil // not Linux
+	}
+	s := string(stat)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
+}
+
+// TestCrash: a plugin that exits in the middle of a call fails that call
+// with a clear tool error and is restarted, while another service of the
+// same snapshot keeps answering.
+func TestCrash(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{}, p)
+	pid := p.Pid()
+	if pid == 0 {
+		t.Fatal("the plugin has no pid")
+	}
+
+	var events []string
+	res, err := rt.CallWithEvents(context.Background(), "crash", json.RawMessage(`{}`), func(ev runtime.Event) {
+		if ev.Log != nil {
+			events = append(events, ev.Log.Message)
+		}
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	wantToolError(t, res, `the handler process of service "faulty" exited during the call`, "restarted", "retried")
+	if len(events) != 1 || events[0] != "about to exit" {
+		t.Errorf("events before the crash = %q", events)
+	}
+	waitFor(t, 5*time.Second, "the crashed plugin to be gone", func() bool { return !alive(pid) })
+
+	// The plugin is down, and the other service answers meanwhile.
+	if got := p.Pid(); got != 0 {
+		t.Errorf("Pid after the crash = %d, want 0 until the restart", got)
+	}
+	res = call(t, rt, "add", `{"a": 40, "b": 2}`)
+	wantOK(t, res)
+	if got := structured(t, res)["sum"]; got != 42.0 {
+		t.Errorf("add = %v", got)
+	}
+
+	// The next call to the plugin restarts it.
+	start := time.Now()
+	waitFor(t, 5*time.Second, "echo to answer after the crash", func() bool {
+		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"back"}`))
+		return err == nil && !res.IsError
+	})
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the restart took %s", took)
+	}
+	if got := p.Pid(); got == 0 || got == pid {
+		t.Errorf("Pid after the restart = %d, was %d", got, pid)
+	}
+
+	// A plugin killed between calls, not during one, is restarted too.
+	pid = p.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the killed plugin to be gone", func() bool { return !alive(pid) })
+	waitFor(t, 5*time.Second, "echo to answer after a kill", func() bool {
+		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"back"}`))
+		return err == nil && !res.IsError
+	})
+}
+
+// TestCrashFailsEveryCallInFlight: calls running on a plugin when it dies
+// each get the tool error, and none hangs.
+func TestCrashFailsEveryCallInFlight(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{}, p)
+	const n = 4
+	results := make([]*runtime.Result, n)
+	sleeping := make(chan struct{}, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			// sleep reports progress once it runs in the plugin.
+			res, err := rt.CallWithEvents(context.Background(), "sleep", json.RawMessage(`{"ms": 30000}`), func(runtime.Event) {
+				sleeping <- struct{}{}
+			})
+			if err != nil {
+				t.Errorf("sleep: %v", err)
+				return
+			}
+			results[i] = res
+		}()
+	}
+	for range n {
+		<-sleeping
+	}
+	res := call(t, rt, "crash", `{}`)
+	wantToolError(t, res, "exited during the call")
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+	case <-time.After(10 * time.Second):
+		t.Fatal("calls in flight did not return after the crash")
+	}
+	for _, res := range results {
+		if res == nil {
+			t.Fatal("a call in flight failed without a result")
+		}
+		wantToolError(t, res, `the handler process of service "faulty" exited during the call`)
+	}
+	echoWorks(t, rt)
+}
+
+func TestBadResult(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	res := call(t, rt, "bad_result", `{}`)
+	wantToolError(t, res, "the handler of bad_result returned a result that breaks its contract", `"count"`, "integer")
+	if res.StructuredContent != nil {
+		t.Errorf("the broken structured content reached the caller: %s", res.StructuredContent)
+	}
+	echoWorks(t, rt)
+}
+
+func TestBigResult(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{MaxResultBytes: 4096}, startFaulty(t))
+	wantOK(t, call(t, rt, "big_result", `{"bytes": 4096}`))
+	res := call(t, rt, "big_result", `{"bytes": 4097}`)
+	wantToolError(t, res, "the result of big_result is 4097 bytes, over the limit of 4096")
+	if len(text(res)) > 200 {
+		t.Errorf("the tool error holds %d bytes", len(text(res)))
+	}
+
+	// The default limit, 4 MiB, well over gRPC's own default of 4 MB.
+	rt = newRuntime(t, runtime.Options{}, startFaulty(t))
+	res = call(t, rt, "big_result", `{"bytes": 4194304}`)
+	wantOK(t, res)
+	if len(text(res)) != 4<<20 {
+		t.Errorf("big_result returned %d bytes", len(text(res)))
+	}
+	wantToolError(t, call(t, rt, "big_result", `{"bytes": 4194305}`), "over the limit of 4194304")
+	echoWorks(t, rt)
+}

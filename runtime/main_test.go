@@ -1,0 +1,252 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
+)
+
+// The integration tests run the real thing: the contracts in testdata
+// compiled by the compiler, the faulty handler plugin built by host.Build
+// and started by host.Start, and calls through go-plugin. The plugin is
+// built once, on first use, so that tests that need no plugin (the
+// validator's) do not wait for the go command.
+
+func TestMain(m *testing.M) {
+	code := m.Run()
+	plugins.CleanupClients()
+	if fixture.dir != "" {
+		os.RemoveAll(fixture.dir)
+	}
+	os.Exit(code)
+}
+
+var fixture struct {
+	once sync.Once
+	err  error
+	dir  string
+	// cat holds both test services: faulty (the plugin) and inproc.
+	cat *catalog.Catalog
+	bin *host.Binary
+	// record is the file the record tool appends to (FAULTY_RECORD).
+	record string
+}
+
+// setup compiles the test contracts and builds the faulty plugin, once.
+func setup(t testing.TB) {
+	t.Helper()
+	fixture.once.Do(func() { fixture.err = build() })
+	if fixture.err != nil {
+		t.Fatal(fixture.err)
+	}
+}
+
+func build() error {
+	dir, err := os.MkdirTemp("", "toolc-runtime-test")
+	if err != nil {
+		return err
+	}
+	fixture.dir = dir
+	res, err := compiler.Compile(compiler.Config{}, "./testdata/faulty", "./testdata/inproc")
+	if err != nil {
+		return err
+	}
+	if res.HasErrors() {
+		return fmt.Errorf("the test contracts do not compile: %v", res.Diagnostics)
+	}
+	fixture.cat = res.Catalog
+	var svc *catalog.Service
+	for _, s := range res.Catalog.Services {
+		if s.Name == "faulty" {
+			svc = s
+		}
+	}
+	if svc == nil {
+		return fmt.Errorf("no faulty service in %v", res.Catalog.ToolNames())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	if fixture.bin, err = host.Build(ctx, filepath.Join(dir, "bin"), ".", svc); err != nil {
+		return err
+	}
+	// The plugins inherit the environment of the process that starts them.
+	fixture.record = filepath.Join(dir, "record.jsonl")
+	return os.Setenv("FAULTY_RECORD", fixture.record)
+}
+
+// syncBuffer collects a plugin's forwarded stderr.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// startFaulty starts a faulty plugin of the test's own, stopped when the
+// test ends. Its stderr is shown if the test fails.
+func startFaulty(t testing.TB) *runtime.Plugin {
+	t.Helper()
+	setup(t)
+	stderr := &syncBuffer{}
+	ps, err := host.Start(context.Background(), []*host.Binary{fixture.bin}, host.Options{Stderr: stderr})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		host.Stop(ps, 0)
+		if t.Failed() {
+			t.Logf("plugin stderr:\n%s", stderr.String())
+		}
+	})
+	return ps["faulty"]
+}
+
+// inprocHandlers are the in-process handlers of the inproc service.
+func inprocHandlers() []plugins.Handler {
+	return []plugins.Handler{
+		plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
+			return plugins.JSON(map[string]int{"sum": req.A + req.B})
+		}),
+	}
+}
+
+// newRuntime returns a runtime serving both test services: faulty through
+// p, and inproc in-process.
+func newRuntime(t testing.TB, opts runtime.Options, p runtime.Dispatcher) *runtime.Runtime {
+	t.Helper()
+	setup(t)
+	rt := runtime.New(opts)
+	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{
+		"faulty": p,
+		"inproc": runtime.Local(inprocHandlers()...),
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// call runs a tool and fails the test on an error return.
+func call(t testing.TB, rt *runtime.Runtime, name, args string) *runtime.Result {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := rt.Call(ctx, name, json.RawMessage(args))
+	if err != nil {
+		t.Fatalf("%s %s: %v", name, args, err)
+	}
+	return res
+}
+
+// text joins a result's text blocks.
+func text(res *runtime.Result) string {
+	var b strings.Builder
+	for _, c := range res.Content {
+		b.WriteString(c.Text)
+	}
+	return b.String()
+}
+
+// structured decodes a result's structured content.
+func structured(t testing.TB, res *runtime.Result) map[string]any {
+	t.Helper()
+	raw, ok := res.StructuredContent.(json.RawMessage)
+	if !ok {
+		data, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = data
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("structured content %s: %v", raw, err)
+	}
+	return m
+}
+
+// wantOK fails unless res is a successful result.
+func wantOK(t testing.TB, res *runtime.Result) {
+	t.Helper()
+	if res.IsError {
+		t.Fatalf("got a tool error: %s", text(res))
+	}
+}
+
+// wantToolError fails unless res is a tool error whose text holds each of
+// want.
+func wantToolError(t testing.TB, res *runtime.Result, want ...string) {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("got a result, want a tool error: %s", text(res))
+	}
+	got := text(res)
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("tool error %q does not say %q", got, w)
+		}
+	}
+}
+
+// echoWorks checks that the echo tool answers.
+func echoWorks(t testing.TB, rt *runtime.Runtime) {
+	t.Helper()
+	res := call(t, rt, "echo", `{"text":"still here"}`)
+	wantOK(t, res)
+	if got := structured(t, res)["echo"]; got != "still here" {
+		t.Fatalf("echo answered %v", got)
+	}
+}
+
+// waitFor polls cond until it holds, failing the test after a deadline.
+func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(d)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out after %s waiting for %s", d, what)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+}
+
+// recorded returns what the record tool has written so far.
+func recorded(t testing.TB) string {
+	t.Helper()
+	data, err := os.ReadFile(fixture.record)
+	if err != nil && !os.IsNotExist(err) {
+		t.Fatal(err)
+	}
+	return string(data)
+}
+
+var markers atomic.Int64
+
+// marker returns a string unique to the test process, for finding a call
+// in the record file.
+func marker() string {
+	return fmt.Sprintf("marker-%d-%06d", os.Getpid(), markers.Add(1))
+}
