@@ -56,11 +56,13 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 // checkOrigin refuses a request from a browser page of another origin,
 // whatever its method: a web page must not drive local tools (DNS
 // rebinding and cross-site requests). Requests without an Origin header,
-// from programs rather than browsers, pass.
+// from programs rather than browsers, pass. The opaque origin "null" is
+// refused like any other, unless allowed: browsers send it from sandboxed
+// iframes and file: pages, which any web page can open.
 func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		origin := r.Header.Get("Origin")
-		if origin != "" && origin != "null" && !slices.Contains(allowed, origin) {
+		if origin != "" && !slices.Contains(allowed, origin) {
 			u, err := url.Parse(origin)
 			if err != nil || !sameHost(u.Host, r.Host) {
 				writeJSONError(w, http.StatusForbidden, fmt.Sprintf("origin %q may not call this server; allow it with --allow-origin", origin))
