@@ -1,0 +1,360 @@
+package runtime_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net/http"
+	"regexp"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/runtime"
+)
+
+type httpResult struct {
+	status int
+	header http.Header
+	body   string
+}
+
+// do sends a request and reads the whole answer.
+func do(t testing.TB, method, url, body string, header map[string]string) httpResult {
+	t.Helper()
+	req, err := http.NewRequest(method, url, strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if body != "" {
+		req.Header.Set("Content-Type", "application/json")
+	}
+	for k, v := range header {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	data, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return httpResult{resp.StatusCode, resp.Header, string(data)}
+}
+
+// wantStatus fails unless r has the status, and, for an error status, a
+// JSON error body that says each of want.
+func wantStatus(t testing.TB, r httpResult, status int, want ...string) {
+	t.Helper()
+	if r.status != status {
+		t.Fatalf("status %d, want %d: %s", r.status, status, r.body)
+	}
+	if status >= 400 {
+		var e struct{ Error string }
+		if err := json.Unmarshal([]byte(r.body), &e); err != nil || e.Error == "" {
+			t.Errorf("error body %q is not {\"error\": ...}", r.body)
+		}
+		if ct := r.header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("error Content-Type %q", ct)
+		}
+	}
+	for _, w := range want {
+		if !strings.Contains(r.body, w) {
+			t.Errorf("body %q does not say %q", r.body, w)
+		}
+	}
+}
+
+// callResponse is the body of a /v1/call answer, decoded.
+type callResponse struct {
+	Content []struct {
+		Type, Text string
+	}
+	StructuredContent map[string]any
+	IsError           bool
+}
+
+func decodeCall(t testing.TB, r httpResult) callResponse {
+	t.Helper()
+	wantStatus(t, r, http.StatusOK)
+	var out callResponse
+	if err := json.Unmarshal([]byte(r.body), &out); err != nil {
+		t.Fatalf("%s: %v", r.body, err)
+	}
+	return out
+}
+
+func TestHTTPTools(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	project := func(cat *catalog.Catalog, target catalog.Target, strict bool) any {
+		t.Helper()
+		data, err := cat.ProjectJSON(target, catalog.ProjectOptions{Strict: strict})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var v any
+		json.Unmarshal(data, &v)
+		return v
+	}
+	get := func(query string) any {
+		t.Helper()
+		r := do(t, "GET", ts.URL+"/v1/tools"+query, "", nil)
+		wantStatus(t, r, http.StatusOK)
+		if ct := r.header.Get("Content-Type"); ct != "application/json" {
+			t.Errorf("Content-Type %q", ct)
+		}
+		var v any
+		if err := json.Unmarshal([]byte(r.body), &v); err != nil {
+			t.Fatal(err)
+		}
+		return v
+	}
+	same := func(what string, got, want any) {
+		t.Helper()
+		g, _ := json.Marshal(got)
+		w, _ := json.Marshal(want)
+		if !bytes.Equal(g, w) {
+			t.Errorf("%s:\n got %s\nwant %s", what, g, w)
+		}
+	}
+
+	for _, target := range catalog.Targets() {
+		same(string(target), get("?format="+string(target)), project(fixture.cat, target, false))
+	}
+	same("default format", get(""), project(fixture.cat, catalog.MCP, false))
+	same("strict=1", get("?format=openai-chat&strict=1"), project(fixture.cat, catalog.OpenAIChat, true))
+	same("strict=true", get("?format=openai-chat&strict=true"), project(fixture.cat, catalog.OpenAIChat, true))
+	if g, w := get("?format=openai-chat&strict=1"), get("?format=openai-chat"); g == nil || string(must(json.Marshal(g))) == string(must(json.Marshal(w))) {
+		t.Error("strict=1 changes nothing in the openai-chat projection")
+	}
+	sub, err := fixture.cat.Select("echo", "add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	same("tools=echo,add", get("?format=openai-chat&tools=echo,add"), project(sub, catalog.OpenAIChat, false))
+	if n := len(get("?format=openai-chat&tools=echo,add").([]any)); n != 2 {
+		t.Errorf("tools=echo,add gave %d tools", n)
+	}
+
+	wantStatus(t, do(t, "GET", ts.URL+"/v1/tools?format=bogus", "", nil), http.StatusBadRequest, "bogus")
+	wantStatus(t, do(t, "GET", ts.URL+"/v1/tools?tools=echo,nope", "", nil), http.StatusNotFound, "nope")
+	if r := do(t, "POST", ts.URL+"/v1/tools", "", nil); r.status != http.StatusMethodNotAllowed {
+		t.Errorf("POST /v1/tools: status %d", r.status)
+	}
+}
+
+func must[T any](v T, err error) T {
+	if err != nil {
+		panic(err)
+	}
+	return v
+}
+
+func TestHTTPCall(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{MaxArgumentBytes: 1024}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	post := func(body string) httpResult {
+		t.Helper()
+		return do(t, "POST", ts.URL+"/v1/call", body, nil)
+	}
+
+	// Arguments as an object, and as a string as in OpenAI's tool_calls.
+	for _, body := range []string{
+		`{"name": "echo", "arguments": {"text": "hi", "times": 2}}`,
+		`{"name": "echo", "arguments": "{\"text\": \"hi\", \"times\": 2}"}`,
+	} {
+		res := decodeCall(t, post(body))
+		if res.IsError || res.StructuredContent["echo"] != "hihi" || len(res.Content) != 1 || res.Content[0].Type != "text" {
+			t.Errorf("%s = %+v", body, res)
+		}
+	}
+	// By MCP name; without arguments, for a tool that needs none.
+	res := decodeCall(t, post(`{"name": "`+mcpName(t, "echo")+`", "arguments": {"text": "hi"}}`))
+	if res.IsError || res.StructuredContent["times"] != 1.0 {
+		t.Errorf("echo by MCP name = %+v", res)
+	}
+	for _, body := range []string{`{"name": "progress"}`, `{"name": "progress", "arguments": null}`} {
+		if res := decodeCall(t, post(body)); res.IsError || res.Content[0].Text != "did 3 steps" {
+			t.Errorf("%s = %+v", body, res)
+		}
+	}
+
+	// Tool errors are results: 200 with isError.
+	res = decodeCall(t, post(`{"name": "echo", "arguments": {"text": "hi", "times": 6}}`))
+	if !res.IsError || !strings.Contains(res.Content[0].Text, `field "times" must be at most 5, not 6`) || res.StructuredContent != nil {
+		t.Errorf("invalid arguments = %+v", res)
+	}
+	res = decodeCall(t, post(`{"name": "panic", "arguments": {}}`))
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "deliberate panic") {
+		t.Errorf("panic = %+v", res)
+	}
+
+	// Requests that are not calls.
+	wantStatus(t, post(`{"name": "echo", "arguments": {"text": "hi"}`), http.StatusBadRequest, `the body must be {\"name\"`)
+	wantStatus(t, post(`not json`), http.StatusBadRequest)
+	wantStatus(t, post(`{"name": "echo", "args": {}}`), http.StatusBadRequest, "args")
+	wantStatus(t, post(`{"arguments": {}}`), http.StatusBadRequest, `\"name\" is required`)
+	wantStatus(t, post(`{"name": "nope", "arguments": {}}`), http.StatusNotFound, `unknown tool \"nope\"`)
+	wantStatus(t, post(`{"name": "echo", "arguments": {"text": "`+strings.Repeat("x", 8192)+`"}}`), http.StatusRequestEntityTooLarge, "1024")
+	if r := do(t, "GET", ts.URL+"/v1/call", "", nil); r.status != http.StatusMethodNotAllowed {
+		t.Errorf("GET /v1/call: status %d", r.status)
+	}
+}
+
+func TestHTTPHealthAndMetrics(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{Token: "secret"})
+
+	// Neither needs the token: probes and scrapers have none.
+	r := do(t, "GET", ts.URL+"/healthz", "", nil)
+	wantStatus(t, r, http.StatusOK)
+	var health struct {
+		Status  string
+		Tools   int
+		Catalog string
+	}
+	if err := json.Unmarshal([]byte(r.body), &health); err != nil {
+		t.Fatal(err)
+	}
+	if health.Status != "ok" || health.Tools != 10 || health.Catalog != fixture.cat.Fingerprint || health.Catalog == "" {
+		t.Errorf("/healthz = %+v", health)
+	}
+
+	auth := map[string]string{"Authorization": "Bearer secret"}
+	for range 3 {
+		decodeCall(t, do(t, "POST", ts.URL+"/v1/call", `{"name": "echo", "arguments": {"text": "hi"}}`, auth))
+	}
+	decodeCall(t, do(t, "POST", ts.URL+"/v1/call", `{"name": "echo", "arguments": {}}`, auth))
+	decodeCall(t, do(t, "POST", ts.URL+"/v1/call", `{"name": "add", "arguments": {"a": 1, "b": 1}}`, auth))
+	// An unknown tool is not counted: its name would be a label that
+	// anyone could make up.
+	do(t, "POST", ts.URL+"/v1/call", `{"name": "made_up", "arguments": {}}`, auth)
+
+	r = do(t, "GET", ts.URL+"/metrics", "", nil)
+	wantStatus(t, r, http.StatusOK)
+	metric := func(pattern string) float64 {
+		t.Helper()
+		m := regexp.MustCompile(`(?m)^` + pattern + ` (\S+)$`).FindStringSubmatch(r.body)
+		if m == nil {
+			t.Errorf("/metrics has no %s", pattern)
+			return 0
+		}
+		v, _ := strconv.ParseFloat(m[1], 64)
+		return v
+	}
+	if v := metric(`toolc_calls_total\{tool="echo"\}`); v != 4 {
+		t.Errorf("toolc_calls_total for echo = %g, want 4", v)
+	}
+	if v := metric(`toolc_calls_total\{tool="add"\}`); v != 1 {
+		t.Errorf("toolc_calls_total for add = %g, want 1", v)
+	}
+	if v := metric(`toolc_call_errors_total\{kind="invalid_arguments",tool="echo"\}`); v != 1 {
+		t.Errorf("invalid_arguments errors for echo = %g, want 1", v)
+	}
+	if v := metric(`toolc_call_duration_seconds_count\{tool="echo"\}`); v != 4 {
+		t.Errorf("latency count for echo = %g, want 4", v)
+	}
+	if strings.Contains(r.body, "made_up") {
+		t.Error("/metrics has a label for an unknown tool")
+	}
+}
+
+func TestHTTPOrigin(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{AllowedOrigins: []string{"http://localhost:6274"}})
+	host := strings.TrimPrefix(ts.URL, "http://")
+	callBody := `{"name": "echo", "arguments": {"text": "hi"}}`
+	initBody := `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}`
+	mcpHeader := func(origin string) map[string]string {
+		h := map[string]string{"Accept": "application/json, text/event-stream"}
+		if origin != "" {
+			h["Origin"] = origin
+		}
+		return h
+	}
+
+	for _, origin := range []string{"http://evil.example", "http://" + host + ".evil.example", "http://localhost:1", "null"} {
+		r := do(t, "POST", ts.URL+"/v1/call", callBody, map[string]string{"Origin": origin})
+		wantStatus(t, r, http.StatusForbidden, "origin", "may not call this server")
+		r = do(t, "POST", ts.URL+"/mcp", initBody, mcpHeader(origin))
+		wantStatus(t, r, http.StatusForbidden)
+		r = do(t, "GET", ts.URL+"/v1/tools", "", map[string]string{"Origin": origin})
+		wantStatus(t, r, http.StatusForbidden)
+	}
+	for _, origin := range []string{"", "http://" + host, "http://localhost:6274"} {
+		res := decodeCall(t, do(t, "POST", ts.URL+"/v1/call", callBody, map[string]string{"Origin": origin}))
+		if res.IsError {
+			t.Errorf("origin %q: %+v", origin, res)
+		}
+		r := do(t, "POST", ts.URL+"/mcp", initBody, mcpHeader(origin))
+		if r.status != http.StatusOK || !strings.Contains(r.body, `"serverInfo"`) {
+			t.Errorf("initialize from origin %q = %d %s", origin, r.status, r.body)
+		}
+	}
+}
+
+// bearerTransport adds a bearer token to every request.
+type bearerTransport struct{ token string }
+
+func (b bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
+	req = req.Clone(req.Context())
+	req.Header.Set("Authorization", "Bearer "+b.token)
+	return http.DefaultTransport.RoundTrip(req)
+}
+
+func TestHTTPToken(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{Token: "s3cret"})
+	callBody := `{"name": "echo", "arguments": {"text": "hi"}}`
+
+	for _, h := range []map[string]string{
+		nil,
+		{"Authorization": "Bearer wrong"},
+		{"Authorization": "Bearer s3cret2"},
+		{"Authorization": "Bearer s3cre"},
+		{"Authorization": "bearer s3cret "},
+		{"Authorization": "Basic s3cret"},
+		{"Authorization": "s3cret"},
+	} {
+		for _, r := range []httpResult{
+			do(t, "POST", ts.URL+"/v1/call", callBody, h),
+			do(t, "GET", ts.URL+"/v1/tools", "", h),
+			do(t, "POST", ts.URL+"/mcp", `{}`, h),
+		} {
+			wantStatus(t, r, http.StatusUnauthorized, "bearer token")
+			if got := r.header.Get("WWW-Authenticate"); !strings.HasPrefix(got, "Bearer") {
+				t.Errorf("WWW-Authenticate %q", got)
+			}
+		}
+	}
+	right := map[string]string{"Authorization": "Bearer s3cret"}
+	if res := decodeCall(t, do(t, "POST", ts.URL+"/v1/call", callBody, right)); res.IsError {
+		t.Errorf("with the token: %+v", res)
+	}
+	wantStatus(t, do(t, "GET", ts.URL+"/v1/tools", "", right), http.StatusOK)
+
+	// The go-sdk client, with the token and without.
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	ctx := context.Background()
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{
+		Endpoint: ts.URL + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{"s3cret"}}, MaxRetries: -1,
+	}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: mcpName(t, "echo"), Arguments: map[string]any{"text": "hi"}})
+	if err != nil || res.IsError {
+		t.Errorf("echo with the token = %v, %v", res, err)
+	}
+	if _, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, nil); err == nil {
+		t.Error("the go-sdk client connected without the token")
+	}
+}
