@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolc/toolc/plugins"
@@ -81,9 +82,11 @@ type Plugin struct {
 	logger *slog.Logger
 	tools  []string
 
-	mu        sync.Mutex
-	client    *plugins.Client
-	failures  int
+	mu     sync.Mutex
+	client *plugins.Client
+	// failures counts the failed starts and crashes since the plugin last
+	// answered a call. It is atomic because every call reads it, without mu.
+	failures  atomic.Int64
 	nextStart time.Time
 	closed    bool
 	inflight  sync.WaitGroup
@@ -138,10 +141,8 @@ func (p *Plugin) Call(ctx context.Context, tool, callID string, args json.RawMes
 		p.crashed(c)
 		return nil, fmt.Errorf("the handler process of service %q exited during the call; it is being restarted, so the call can be retried", p.cfg.Service)
 	}
-	if err == nil && p.failures > 0 {
-		p.mu.Lock()
-		p.failures = 0 // a plugin that answers again starts a fresh backoff
-		p.mu.Unlock()
+	if err == nil && p.failures.Load() > 0 {
+		p.failures.Store(0) // a plugin that answers again starts a fresh backoff
 	}
 	return res, err
 }
@@ -171,13 +172,13 @@ func (p *Plugin) live(ctx context.Context) (*plugins.Client, error) {
 	}
 	c, err := plugins.Start(ctx, p.cfg)
 	if err != nil {
-		p.failures++
+		p.failures.Add(1)
 		p.nextStart = time.Now().Add(p.delay())
 		return nil, fmt.Errorf("restarting the handler of service %q: %w", p.cfg.Service, err)
 	}
 	if missing := missingTools(p.tools, c.Tools()); len(missing) > 0 {
 		c.Kill()
-		p.failures++
+		p.failures.Add(1)
 		p.nextStart = time.Now().Add(p.delay())
 		return nil, fmt.Errorf("the restarted handler of service %q lacks tools %s", p.cfg.Service, strings.Join(missing, ", "))
 	}
@@ -200,12 +201,12 @@ func (p *Plugin) recordCrash() {
 	p.logger.Warn("handler exited", "service", p.cfg.Service)
 	p.client.Kill()
 	p.client = nil
-	p.failures++
+	p.failures.Add(1)
 	p.nextStart = time.Now().Add(p.delay())
 }
 
 func (p *Plugin) delay() time.Duration {
-	d := minRestartDelay << min(p.failures-1, 10)
+	d := minRestartDelay << min(p.failures.Load()-1, 10)
 	return min(d, maxRestartDelay)
 }
 
