@@ -228,3 +228,56 @@ func TestBigResult(t *testing.T) {
 	wantToolError(t, call(t, rt, "big_result", `{"bytes": 4194305}`), "over the limit of 4194304")
 	echoWorks(t, rt)
 }
+
+// TestCrashUnderLoad: a plugin that crashes while other calls come and go
+// is restarted, and every call either answers or fails with a tool error
+// that says why; none hangs.
+func TestCrashUnderLoad(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{CallTimeout: 10 * time.Second}, p)
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var mu sync.Mutex
+	answered, failed := 0, map[string]int{}
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"load"}`))
+				mu.Lock()
+				switch {
+				case err != nil:
+					failed[err.Error()]++
+				case res.IsError:
+					failed[text(res)]++
+				default:
+					answered++
+				}
+				mu.Unlock()
+			}
+		}()
+	}
+	for range 3 {
+		pid := p.Pid()
+		wantToolError(t, call(t, rt, "crash", `{}`), "exited during the call")
+		waitFor(t, 5*time.Second, "the plugin to be restarted", func() bool { return p.Pid() != 0 && p.Pid() != pid })
+	}
+	close(stop)
+	wg.Wait()
+	if answered == 0 {
+		t.Error("no echo call answered")
+	}
+	for msg := range failed {
+		if !strings.Contains(msg, `service "faulty"`) {
+			t.Errorf("an echo call failed with %q", msg)
+		}
+	}
+	t.Logf("%d answered, failures: %v", answered, failed)
+	echoWorks(t, rt)
+}
