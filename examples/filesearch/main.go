@@ -1,0 +1,98 @@
+// Command filesearch is the handler plugin of the file-search contract: it
+// searches and reads the files under one directory, the search root.
+//
+// The root is $TOOLC_FILESEARCH_ROOT, or else the directory the plugin
+// runs in (toolc serve's). Every path is opened through an os.Root, so
+// neither .. nor a symbolic link reaches a file outside it, and every
+// result is bounded by the contract's limits.
+package main
+
+import (
+	"errors"
+	"fmt"
+	"io/fs"
+	"log"
+	"os"
+	"path"
+	"strings"
+	"time"
+
+	"github.com/toolc/toolc/plugins"
+)
+
+func main() {
+	dir := os.Getenv("TOOLC_FILESEARCH_ROOT")
+	if dir == "" {
+		dir = "."
+	}
+	s, err := newSearcher(dir)
+	if err != nil {
+		log.Fatalf("filesearch: the search root: %v", err)
+	}
+	plugins.Serve(s.handlers()...)
+}
+
+// searcher serves the tools over one search root.
+type searcher struct {
+	root *os.Root
+	fsys fs.FS // root's files, for fs.WalkDir
+	now  func() time.Time
+}
+
+func newSearcher(dir string) (*searcher, error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	return &searcher{root: root, fsys: root.FS(), now: time.Now}, nil
+}
+
+func (s *searcher) handlers() []plugins.Handler {
+	return []plugins.Handler{
+		plugins.Handle("search_files", s.searchFiles),
+		plugins.Handle("read_file", s.readFile),
+		plugins.Handle("list_directory", s.listDirectory),
+		plugins.Handle("file_info", s.fileInfo),
+	}
+}
+
+// clean returns p, relative to the search root, in the form io/fs wants
+// ("." for the root itself), or an error for a path that leaves the root.
+// The contract's patterns already refuse absolute paths and backslashes;
+// clean refuses them too, for callers without the runtime.
+func clean(p string) (string, error) {
+	if p == "" {
+		p = "."
+	}
+	c := path.Clean(p)
+	if path.IsAbs(p) || strings.Contains(p, `\`) || c == ".." || strings.HasPrefix(c, "../") {
+		return "", fmt.Errorf("path %q leaves the search root: give a path relative to it, without .. above it", p)
+	}
+	return c, nil
+}
+
+// explain turns a file system error into a message for the model, with
+// the path as the caller gave it.
+func explain(p string, err error) error {
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("%s does not exist under the search root; list_directory shows what does", p)
+	case errors.Is(err, fs.ErrPermission):
+		return fmt.Errorf("%s cannot be read: permission denied", p)
+	case strings.Contains(err.Error(), "path escapes from parent"): // os.Root's error, not exported
+		return fmt.Errorf("%s leads outside the search root, through a symbolic link", p)
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return fmt.Errorf("%s: %v", p, pe.Err)
+	}
+	return fmt.Errorf("%s: %v", p, err)
+}
+
+// toolError turns an error into a tool error for the model.
+func toolError(res *plugins.Result, err error) (*plugins.Result, error) {
+	if err != nil {
+		return plugins.Errorf("%v", err), nil
+	}
+	return res, nil
+}
