@@ -411,3 +411,70 @@ func TestConcurrencyLimit(t *testing.T) {
 		t.Fatal("the second call did not run after the first finished")
 	}
 }
+
+// fixedHandler answers every call with the same result.
+type fixedHandler struct {
+	tool string
+	res  *plugins.Result
+}
+
+func (h fixedHandler) Tool() string { return h.tool }
+
+func (h fixedHandler) Call(context.Context, json.RawMessage) (*plugins.Result, error) {
+	return h.res, nil
+}
+
+// TestResultChecks holds in-process results, which cross no process
+// boundary, to the contract: structured content must be JSON, and must fit
+// the response fields when the tool declares them.
+func TestResultChecks(t *testing.T) {
+	setup(t)
+	cat, err := fixture.cat.Select("echo", "progress")
+	if err != nil {
+		t.Fatal(err)
+	}
+	serve := func(echo, progress *plugins.Result) *runtime.Runtime {
+		t.Helper()
+		rt := runtime.New(runtime.Options{})
+		if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"faulty": runtime.Local(fixedHandler{"echo", echo}, fixedHandler{"progress", progress})}); err != nil {
+			t.Fatal(err)
+		}
+		return rt
+	}
+	type result = plugins.Result
+	ok := json.RawMessage(`{"echo": "x", "times": 1}`)
+
+	rt := serve(&result{StructuredContent: ok}, &result{StructuredContent: ok})
+	wantOK(t, call(t, rt, "echo", `{"text":"x"}`))
+	wantOK(t, call(t, rt, "progress", `{}`)) // no response fields: any object
+
+	rt = serve(&result{StructuredContent: map[string]any{"echo": "x", "times": 1}}, &result{StructuredContent: map[string]any{"any": true}})
+	wantOK(t, call(t, rt, "echo", `{"text":"x"}`))
+	wantOK(t, call(t, rt, "progress", `{}`))
+
+	for _, c := range []struct {
+		res  *result
+		echo string // the tool error of echo, which has response fields
+		prog string // and of progress, which has none
+	}{
+		{&result{StructuredContent: json.RawMessage(`{"echo": "x",`)}, "breaks its contract", "structured content that is not JSON"},
+		{&result{StructuredContent: json.RawMessage(`{"echo": "x", "times": 1} trailing`)}, "breaks its contract", "structured content that is not JSON"},
+		{&result{StructuredContent: map[string]any{"f": func() {}}}, "structured content that is not JSON", "structured content that is not JSON"},
+		{&result{StructuredContent: json.RawMessage(`{"echo": "x", "times": "1"}`)}, `breaks its contract: field "times" must be an integer`, ""},
+		{&result{StructuredContent: json.RawMessage(`{"echo": "x"}`)}, `breaks its contract: missing required field "times"`, ""},
+		{&result{StructuredContent: json.RawMessage(`{"echo": "x", "times": 1, "extra": 2}`)}, `breaks its contract: unknown field "extra"`, ""},
+		{plugins.Text("no structured content"), "returned no structured content, but the contract declares response fields", ""},
+	} {
+		rt := serve(c.res, c.res)
+		wantToolError(t, call(t, rt, "echo", `{"text":"x"}`), c.echo)
+		if c.prog == "" {
+			wantOK(t, call(t, rt, "progress", `{}`))
+		} else {
+			wantToolError(t, call(t, rt, "progress", `{}`), c.prog)
+		}
+	}
+
+	// A tool error is passed on as it is, without response fields.
+	rt = serve(plugins.Errorf("no such city"), plugins.Errorf("no such city"))
+	wantToolError(t, call(t, rt, "echo", `{"text":"x"}`), "no such city")
+}
