@@ -61,6 +61,10 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 // iframes and file: pages, which any web page can open.
 func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if rebound(r) {
+			writeJSONError(w, http.StatusForbidden, fmt.Sprintf("host %q is not a loopback name, but the request arrived on a loopback address (DNS rebinding?)", r.Host))
+			return
+		}
 		origin := r.Header.Get("Origin")
 		if origin != "" && !slices.Contains(allowed, origin) {
 			u, err := url.Parse(origin)
@@ -71,6 +75,30 @@ func checkOrigin(allowed []string, next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// rebound reports a request that reached a loopback listener under a name
+// that is not a loopback name: a page that rebound its own domain to
+// 127.0.0.1. go-sdk refuses these on /mcp; this covers /v1/ as well.
+func rebound(r *http.Request) bool {
+	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
+	if !ok {
+		return false
+	}
+	tcp, ok := local.(*net.TCPAddr)
+	if !ok || !tcp.IP.IsLoopback() {
+		return false
+	}
+	host := r.Host
+	if h, _, err := net.SplitHostPort(host); err == nil {
+		host = h
+	}
+	host = strings.Trim(host, "[]")
+	if strings.EqualFold(host, "localhost") {
+		return false
+	}
+	ip := net.ParseIP(host)
+	return ip == nil || !ip.IsLoopback()
 }
 
 func sameHost(a, b string) bool {

@@ -109,12 +109,12 @@ func wantToolList(t testing.TB, c *mcpClient, cat *catalog.Catalog) {
 	want := normalize(t, projected).([]any)
 	for _, tool := range want {
 		// go-sdk's ToolAnnotations hold readOnlyHint and idempotentHint as
-		// plain bools, omitted when false: a false hint from the contract
-		// arrives as no hint, which MCP defines to mean false.
+		// plain bools, always sent: a hint the contract leaves unset
+		// arrives as false, which is what MCP defines no hint to mean.
 		if a, ok := tool.(map[string]any)["annotations"].(map[string]any); ok {
 			for _, k := range []string{"readOnlyHint", "idempotentHint"} {
-				if a[k] == false {
-					delete(a, k)
+				if _, set := a[k]; !set {
+					a[k] = false
 				}
 			}
 		}

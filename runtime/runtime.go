@@ -251,7 +251,9 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		// The caller gave up (its own deadline or cancellation), not the
 		// runtime's CallTimeout: that is the caller's error to see.
 		return nil, "", caller.Err()
-	case ctx.Err() == context.DeadlineExceeded:
+	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
+		// The plugin's copy of the deadline can fire a moment before this
+		// context's own timer does; both mean CallTimeout ran out.
 		return toolError("%s did not finish within %s and was cancelled", e.tool.Name, rt.opts.CallTimeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
