@@ -375,8 +375,8 @@ func TestConcurrencyLimit(t *testing.T) {
 	<-entered // the first call holds the only slot
 
 	// A second call gives up when its context ends.
-	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
 	res, err := rt.Call(ctx, "echo", json.RawMessage(`{"text":"waiting"}`))
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || res != nil {

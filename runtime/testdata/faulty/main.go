@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strings"
 	"sync"
 	"time"
@@ -25,6 +26,14 @@ type echoReq struct {
 var recordMu sync.Mutex
 
 func main() {
+	// FAULTY_CPUPROFILE profiles the plugin's side of the benchmarks, until
+	// the host stops it.
+	if name := os.Getenv("FAULTY_CPUPROFILE"); name != "" {
+		f, err := os.Create(name)
+		if err == nil && pprof.StartCPUProfile(f) == nil {
+			defer pprof.StopCPUProfile()
+		}
+	}
 	plugins.Serve(
 		plugins.Handle("echo", func(_ context.Context, req echoReq) (*plugins.Result, error) {
 			if req.Times == nil {
