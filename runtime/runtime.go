@@ -81,6 +81,10 @@ type Runtime struct {
 	slots   chan struct{}
 	metrics *metrics
 
+	// swapMu serialises swaps with their watchers, so that every watcher
+	// sees the snapshots in the order they were stored, and the last one
+	// it sees is the current one.
+	swapMu   sync.Mutex
 	mu       sync.Mutex
 	watchers []func(*Snapshot)
 }
@@ -98,8 +102,12 @@ func New(opts Options) *Runtime {
 func (rt *Runtime) Snapshot() *Snapshot { return rt.snap.Load() }
 
 // OnSwap registers f to run after every swap, with the new snapshot; the
-// MCP server uses it to update its tool list and notify clients.
+// MCP server uses it to update its tool list and notify clients. f runs at
+// once with the current snapshot. Watchers run one swap at a time, in the
+// order of the swaps, so f must not call Swap or OnSwap.
 func (rt *Runtime) OnSwap(f func(*Snapshot)) {
+	rt.swapMu.Lock()
+	defer rt.swapMu.Unlock()
 	rt.mu.Lock()
 	rt.watchers = append(rt.watchers, f)
 	rt.mu.Unlock()
@@ -115,6 +123,8 @@ func (rt *Runtime) Swap(cat *catalog.Catalog, dispatchers map[string]Dispatcher)
 	if err != nil {
 		return nil, err
 	}
+	rt.swapMu.Lock()
+	defer rt.swapMu.Unlock()
 	rt.mu.Lock()
 	old := rt.snap.Swap(s)
 	watchers := slices.Clone(rt.watchers)
