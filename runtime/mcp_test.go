@@ -369,4 +369,52 @@ func TestMCPFollowsSwaps(t *testing.T) {
 	wantToolList(t, connectMCP(t, ts.URL), changed)
 }
 
+// TestConcurrentSwapsMCPList: however swaps interleave, the MCP server
+// ends up listing the tools of the snapshot that is current.
+func TestConcurrentSwapsMCPList(t *testing.T) {
+	setup(t)
+	rt := runtime.New(runtime.Options{})
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	c := connectMCP(t, ts.URL)
+	local := runtime.Local(inprocHandlers()...)
+	a, err := fixture.cat.Select("add")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := &catalog.Catalog{Services: []*catalog.Service{}}
+	for round := range 20 {
+		var wg sync.WaitGroup
+		for i := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				cat := a
+				if (i+round)%2 == 1 {
+					cat = b
+				}
+				if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"inproc": local}); err != nil {
+					t.Error(err)
+				}
+			}()
+		}
+		wg.Wait()
+		res, err := c.session.ListTools(context.Background(), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got []string
+		for _, tl := range res.Tools {
+			got = append(got, tl.Name)
+		}
+		var want []string
+		for _, info := range rt.Snapshot().Tools() {
+			want = append(want, info.MCPName)
+		}
+		slices.Sort(got)
+		if !slices.Equal(got, want) {
+			t.Fatalf("round %d: tools/list = %q, but the snapshot serves %q", round, got, want)
+		}
+	}
+}
+
 func ptr[T any](v T) *T { return &v }
