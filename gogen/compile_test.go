@@ -1,0 +1,201 @@
+package gogen_test
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"testing"
+
+	"github.com/toolc/toolc/gogen"
+)
+
+// edgeContract has the shapes the generator must get right: Go keywords
+// as field names, optional fields with and without defaults, integer and
+// string enums (one shared by the request and the response, one not),
+// required and optional arrays in a response, a tool without fields, one
+// without a response and one with an empty response.
+const edgeContract = `package edge
+
+import "github.com/toolc/toolc/schema"
+
+schema.#Service & {
+	name:        "edge-cases"
+	version:     "0.1.0"
+	description: "Names and shapes that the Go generator must get right"
+
+	tools: get_url: {
+		description: "Describe a URL"
+		request: fields: {
+			url: {type: "string", description: "The URL", format: "uri"}
+			type: {type: "string", description: "A keyword, and an enum with an empty value", enum: ["text/html", "application/json", ""], required: false}
+			range: {type: "integer", description: "A keyword, and an integer enum", enum: [-1, 0, 1], required: false, default: 0}
+			func: {type: "boolean", description: "A keyword, optional", required: false}
+			map: {type: "array", items: "number", description: "A keyword, an array with a default", required: false, default: [1.5]}
+			state: {type: "string", description: "An enum the response shares", enum: ["on", "off"], required: false, default: "on"}
+			mode: {type: "string", description: "An enum the response does not share", enum: ["a", "b"]}
+		}
+		response: fields: {
+			state: {type: "string", description: "The request's enum", enum: ["on", "off"]}
+			mode: {type: "string", description: "Not the request's enum", enum: ["x", "y"]}
+			ids: {type: "array", items: "string", description: "A required list"}
+			chan: {type: "integer", description: "A keyword, optional", required: false}
+			tags: {type: "array", items: "string", description: "An optional list", required: false}
+		}
+	}
+
+	tools: ping: {
+		description: "No fields and no response"
+		request: fields: {}
+	}
+
+	tools: touch: {
+		description: "No fields and an empty response"
+		deprecated:  true
+		request: fields: {}
+		response: fields: {}
+	}
+}
+`
+
+// edgeHandler implements the generated Tools; it compiles only if every
+// generated name and type is the one expected.
+const edgeHandler = `package main
+
+import (
+	"context"
+	"errors"
+
+	"github.com/toolc/toolc/plugins"
+)
+
+type edge struct{}
+
+func (edge) GetURL(_ context.Context, req GetURLRequest) (*GetURLResponse, error) {
+	var (
+		_ string          = req.URL
+		_ *GetURLType     = req.Type
+		_ GetURLRange     = req.Range
+		_ *bool           = req.Func
+		_ []float64       = req.Map
+		_ GetURLState     = req.State
+		_ GetURLMode      = req.Mode
+		_ []GetURLRange   = []GetURLRange{GetURLRangeMinus1, GetURLRange0, GetURLRange1}
+		_ []GetURLType    = []GetURLType{GetURLTypeTextHTML, GetURLTypeApplicationJSON, GetURLTypeEmpty}
+	)
+	if req.URL == "fail" {
+		return nil, errors.New("no such URL")
+	}
+	if req.URL == "nil" {
+		return nil, nil
+	}
+	resp := &GetURLResponse{State: req.State, Mode: GetURLResponseModeX}
+	if req.Func != nil {
+		resp.Chan = new(7)
+		resp.Tags = []string{}
+	}
+	return resp, nil
+}
+
+func (edge) Ping(context.Context, PingRequest) (*plugins.Result, error) {
+	return plugins.Text("pong"), nil
+}
+
+func (edge) Touch(context.Context, TouchRequest) (*TouchResponse, error) {
+	return &TouchResponse{}, nil
+}
+
+func main() {
+	Serve(edge{})
+}
+`
+
+// edgeTest runs the handlers the way the runtime does, after validation.
+const edgeTest = `package main
+
+import (
+	"context"
+	"encoding/json"
+	"testing"
+)
+
+func TestHandlers(t *testing.T) {
+	hs := Handlers(edge{})
+	byName := map[string]int{}
+	for i, h := range hs {
+		byName[h.Tool()] = i
+	}
+	call := func(tool, args string) (string, bool) {
+		t.Helper()
+		res, err := hs[byName[tool]].Call(context.Background(), json.RawMessage(args))
+		if err != nil {
+			return err.Error(), true
+		}
+		if res.IsError {
+			return res.Content[0].Text, true
+		}
+		if res.StructuredContent == nil {
+			return res.Content[0].Text, false
+		}
+		return string(res.StructuredContent.(json.RawMessage)), false
+	}
+	for _, tc := range []struct{ tool, args, want string; isError bool }{
+		{"get_url", ` + "`" + `{"url":"u","state":"off","mode":"a"}` + "`" + `, ` + "`" + `{"state":"off","mode":"x","ids":[]}` + "`" + `, false},
+		{"get_url", ` + "`" + `{"url":"u","func":true,"mode":"a"}` + "`" + `, ` + "`" + `{"state":"","mode":"x","ids":[],"chan":7,"tags":[]}` + "`" + `, false},
+		{"get_url", ` + "`" + `{"url":"fail"}` + "`" + `, "no such URL", true},
+		{"get_url", ` + "`" + `{"url":"nil"}` + "`" + `, "the handler of get_url returned no response and no error", true},
+		{"ping", "{}", "pong", false},
+		{"touch", "{}", "{}", false},
+	} {
+		got, isError := call(tc.tool, tc.args)
+		if got != tc.want || isError != tc.isError {
+			t.Errorf("%s %s = %s (error %v), want %s (error %v)", tc.tool, tc.args, got, isError, tc.want, tc.isError)
+		}
+	}
+}
+`
+
+// TestGeneratedCodeCompiles generates the edge contract's code into a
+// module of its own, next to a handler that implements it, and runs go vet
+// and the handler's test there against this checkout of toolc.
+func TestGeneratedCodeCompiles(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contractDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(contractDir, "edge.cue"), []byte(edgeContract), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	svc := compileDir(t, contractDir)
+	src, err := gogen.Generate(svc, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		gogen.FileName: string(src),
+		"main.go":      edgeHandler,
+		"main_test.go": edgeTest,
+		"go.mod":       "module example.com/edge\n\ngo 1.26\n\nrequire github.com/toolc/toolc v0.0.0\n\nreplace github.com/toolc/toolc => " + root + "\n",
+		"go.sum":       string(sum),
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, args := range [][]string{{"vet", "."}, {"test", "-count=1", "."}} {
+		cmd := exec.Command("go", args...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+		if out, err := cmd.CombinedOutput(); err != nil {
+			t.Errorf("go %s: %v\n%s\ngenerated code:\n%s", args[0], err, out, src)
+		}
+	}
+}
