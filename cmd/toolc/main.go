@@ -12,6 +12,7 @@
 //	toolc serve [--stdio | --http ADDR] [--catalog FILE | PATTERN...]
 //	toolc call  [--catalog FILE | PATTERN...] TOOL [JSON]
 //	toolc dev   [--stdio | --http ADDR] [--poll DURATION] [PATTERN...]
+//	toolc gen go [--check] [PATTERN...]
 //	toolc version
 //
 // Exit status: 0 when there is no error (warnings allowed), 1 when a
@@ -55,6 +56,7 @@ func commands() []command {
 		{"dev", "dev [--stdio | --http ADDR] [--poll DURATION] [PATTERN...]", runDev},
 		{"call", "call [--catalog FILE | PATTERN...] TOOL [JSON]", runCall},
 		{"export", "export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]", runExport},
+		{"gen", "gen go [--check] [PATTERN...]", runGen},
 		{"version", "version", runVersion},
 		{"help", "help [COMMAND]", runHelp},
 	}

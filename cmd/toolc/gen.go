@@ -1,0 +1,185 @@
+package main
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/gogen"
+)
+
+// runGen runs a code generator; go is the only one.
+func runGen(e env, args []string) int {
+	switch {
+	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
+		fmt.Fprintln(e.stdout, "usage: toolc gen go [--check] [PATTERN...]")
+		return exitOK
+	case len(args) == 0 || args[0] != "go":
+		fmt.Fprintln(e.stderr, "usage: toolc gen go [--check] [PATTERN...]\n\ngo is the only generator: it writes the Go types and interface of each contract to "+gogen.FileName+" in its handler directory.")
+		return exitUsage
+	}
+	fs := newFlags(e, "gen")
+	check := fs.Bool("check", false, "write nothing; exit 1 naming the generated files that are missing or out of date")
+	patterns, status, ok := parseFlags(fs, args[1:])
+	if !ok {
+		return status
+	}
+	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc gen go: %v\n", err)
+		return exitUsage
+	}
+	if res.HasErrors() {
+		// Warnings are toolc check's business; here they would only bury
+		// the errors.
+		var errs []diag.Diagnostic
+		for _, d := range res.Diagnostics {
+			if d.Severity == diag.Error {
+				errs = append(errs, d)
+			}
+		}
+		diag.Print(e.stderr, diag.Text, errs, res.Source)
+		fmt.Fprintf(e.stderr, "toolc gen go: %s; nothing written\n", plural(len(errs), "error"))
+		return exitFail
+	}
+	files, status := generateGo(e, res.Catalog)
+	if files == nil {
+		return status
+	}
+	if *check {
+		return checkGenerated(e, files)
+	}
+	return writeGenerated(e, files)
+}
+
+// genFile is a generated file and its path, relative to the working
+// directory.
+type genFile struct {
+	path string
+	src  []byte
+}
+
+// generateGo generates the Go file of every service, or none: a service
+// whose names Go cannot use stops them all, with status 1.
+func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
+	var (
+		files   []genFile
+		owner   = map[string]string{} // path → service
+		nerrors int
+	)
+	for _, svc := range cat.Services {
+		path := gogen.Path(svc)
+		if other, ok := owner[path]; ok {
+			fmt.Fprintf(e.stderr, "%s: error: services %s and %s have one handler directory, so both would generate %s\n",
+				posString(svc.Pos), other, svc.Name, path)
+			nerrors++
+			continue
+		}
+		owner[path] = svc.Name
+		pkg, err := gogen.PackageName(filepath.Dir(path))
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolc gen go: the handler of %s: %v\n", svc.Name, err)
+			return nil, exitUsage
+		}
+		src, err := gogen.Generate(svc, pkg)
+		var gerrs gogen.Errors
+		switch {
+		case errors.As(err, &gerrs):
+			for _, ge := range gerrs {
+				fmt.Fprintf(e.stderr, "%s: error: %s\n", posString(ge.Pos), ge.Message)
+			}
+			nerrors += len(gerrs)
+			continue
+		case err != nil:
+			fmt.Fprintf(e.stderr, "toolc gen go: %s: %v\n", svc.Name, err)
+			return nil, exitUsage
+		}
+		files = append(files, genFile{path, src})
+	}
+	if nerrors > 0 {
+		fmt.Fprintf(e.stderr, "toolc gen go: %s; nothing written\n", plural(nerrors, "error"))
+		return nil, exitFail
+	}
+	slices.SortFunc(files, func(a, b genFile) int { return strings.Compare(a.path, b.path) })
+	return files, exitOK
+}
+
+// checkGenerated compares the files with what is on disk, and names the
+// ones that differ.
+func checkGenerated(e env, files []genFile) int {
+	var stale []string
+	for _, f := range files {
+		old, err := os.ReadFile(f.path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			stale = append(stale, f.path+" (missing)")
+		case err != nil:
+			fmt.Fprintf(e.stderr, "toolc gen go: %v\n", err)
+			return exitUsage
+		case !bytes.Equal(old, f.src):
+			stale = append(stale, f.path+" (out of date)")
+		}
+	}
+	if len(stale) > 0 {
+		fmt.Fprintln(e.stderr, "toolc gen go: stale generated files; run toolc gen go (or go generate) to update them:")
+		for _, s := range stale {
+			fmt.Fprintf(e.stderr, "\t%s\n", s)
+		}
+		return exitFail
+	}
+	fmt.Fprintf(e.stderr, "toolc gen go: %s up to date\n", plural(len(files), "file"))
+	return exitOK
+}
+
+// writeGenerated writes the files that changed, each atomically; an
+// unchanged file is left alone, so that watchers and builds see no edit.
+func writeGenerated(e env, files []genFile) int {
+	for _, f := range files {
+		if old, err := os.ReadFile(f.path); err == nil && bytes.Equal(old, f.src) {
+			continue
+		}
+		if err := writeFileAtomic(f.path, f.src); err != nil {
+			fmt.Fprintf(e.stderr, "toolc gen go: %v\n", err)
+			return exitUsage
+		}
+		fmt.Fprintf(e.stderr, "toolc gen go: wrote %s\n", f.path)
+	}
+	return exitOK
+}
+
+// writeFileAtomic writes data to a temporary file beside name and renames
+// it into place, so that no reader sees half a file.
+func writeFileAtomic(name string, data []byte) error {
+	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Chmod(0o644); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), name)
+}
+
+func posString(p catalog.Pos) string {
+	return diag.Position{File: p.File, Line: p.Line, Column: p.Column}.String()
+}
