@@ -3,14 +3,26 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
+	"time"
 
+	"github.com/hashicorp/go-hclog"
+	goplugin "github.com/hashicorp/go-plugin"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"google.golang.org/grpc"
 
 	"github.com/toolc/toolc/plugins"
+	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -136,4 +148,144 @@ func BenchmarkPluginDispatch(b *testing.B) {
 			b.Fatal(res, err)
 		}
 	}
+}
+
+// cpuMeter measures the CPU time that the benchmark's process and a plugin
+// process spend per operation. On a shared machine it varies much less
+// than the wall time of a call, most of which is waiting for the other
+// process to be scheduled.
+type cpuMeter struct {
+	pid          int
+	self, plugin time.Duration
+}
+
+func startCPU(b *testing.B, pid int) *cpuMeter {
+	m := &cpuMeter{pid: pid}
+	m.self, m.plugin = selfCPU(b), processCPU(b, pid)
+	return m
+}
+
+// report adds host-cpu-ns/op, plugin-cpu-ns/op and cpu-ns/op, their sum.
+func (m *cpuMeter) report(b *testing.B) {
+	self, plugin := selfCPU(b)-m.self, processCPU(b, m.pid)-m.plugin
+	n := float64(b.N)
+	b.ReportMetric(float64(self.Nanoseconds())/n, "host-cpu-ns/op")
+	b.ReportMetric(float64(plugin.Nanoseconds())/n, "plugin-cpu-ns/op")
+	b.ReportMetric(float64((self+plugin).Nanoseconds())/n, "cpu-ns/op")
+}
+
+func selfCPU(b *testing.B) time.Duration {
+	var ru syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
+		b.Fatal(err)
+	}
+	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
+}
+
+// processCPU reads a process's user and system time from /proc, in clock
+// ticks of 10ms: the benchmarks run for seconds, so that is fine enough.
+func processCPU(b *testing.B, pid int) time.Duration {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		b.Skip("no /proc: ", err)
+	}
+	s := string(stat)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	// utime and stime are fields 14 and 15 of stat, 12 and 13 after the
+	// command name.
+	utime, _ := strconv.ParseInt(fields[11], 10, 64)
+	stime, _ := strconv.ParseInt(fields[12], 10, 64)
+	return time.Duration(utime+stime) * 10 * time.Millisecond
+}
+
+// BenchmarkCallPluginCPU is BenchmarkCallPlugin with the CPU time of both
+// processes.
+func BenchmarkCallPluginCPU(b *testing.B) {
+	p := startFaulty(b)
+	rt := newRuntime(b, runtime.Options{}, p)
+	ctx := context.Background()
+	m := startCPU(b, p.Pid())
+	for b.Loop() {
+		res, err := rt.Call(ctx, "echo", benchArgs)
+		if err != nil || res.IsError {
+			b.Fatal(res, err)
+		}
+	}
+	m.report(b)
+}
+
+// BenchmarkPluginDispatchCPU is BenchmarkPluginDispatch with the CPU time
+// of both processes.
+func BenchmarkPluginDispatchCPU(b *testing.B) {
+	p := startFaulty(b)
+	args := json.RawMessage(`{"text":"` + benchText + `","times":1}`)
+	ctx := context.Background()
+	m := startCPU(b, p.Pid())
+	for b.Loop() {
+		res, err := p.Call(ctx, "echo", "bench", args, nil)
+		if err != nil || res.IsError {
+			b.Fatal(res, err)
+		}
+	}
+	m.report(b)
+}
+
+// rawPlugin is go-plugin's glue for the generated client alone.
+type rawPlugin struct {
+	goplugin.NetRPCUnsupportedPlugin
+}
+
+func (rawPlugin) GRPCServer(*goplugin.GRPCBroker, *grpc.Server) error { return nil }
+
+func (rawPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.ClientConn) (any, error) {
+	return pb.NewPluginClient(c), nil
+}
+
+// BenchmarkRawGoPluginCPU is the plugins package's BenchmarkRawGoPlugin,
+// the same raw plugin (plugins/internal/testplugin/raw) called the same
+// way, with the CPU time of both processes: the baseline of
+// BenchmarkCallPluginCPU.
+func BenchmarkRawGoPluginCPU(b *testing.B) {
+	setup(b)
+	raw := filepath.Join(fixture.dir, "raw")
+	if _, err := os.Stat(raw); err != nil {
+		build := exec.Command("go", "build", "-o", raw, "github.com/toolc/toolc/plugins/internal/testplugin/raw")
+		if out, err := build.CombinedOutput(); err != nil {
+			b.Fatalf("building the raw plugin: %v\n%s", err, out)
+		}
+	}
+	cmd := exec.Command(raw)
+	pc := goplugin.NewClient(&goplugin.ClientConfig{
+		HandshakeConfig:  plugins.Handshake,
+		VersionedPlugins: map[int]goplugin.PluginSet{plugins.ProtocolVersion: {"toolc": rawPlugin{}}},
+		Cmd:              cmd,
+		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
+		Logger:           hclog.NewNullLogger(),
+	})
+	defer pc.Kill()
+	proto, err := pc.Client()
+	if err != nil {
+		b.Fatal(err)
+	}
+	disp, err := proto.Dispense("toolc")
+	if err != nil {
+		b.Fatal(err)
+	}
+	rpc := disp.(pb.PluginClient)
+	ctx := context.Background()
+	req := &pb.CallRequest{Tool: "say", ArgumentsJson: []byte(`{"Message":"` + benchText + `"}`), CallId: "bench"}
+	m := startCPU(b, cmd.Process.Pid)
+	for b.Loop() {
+		stream, err := rpc.Call(ctx, req)
+		if err != nil {
+			b.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != nil {
+			b.Fatal(err)
+		}
+		if _, err := stream.Recv(); err != io.EOF {
+			b.Fatal(err)
+		}
+	}
+	m.report(b)
 }
