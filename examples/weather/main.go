@@ -5,63 +5,48 @@
 // so the same query always gets the same answer.
 package main
 
+//go:generate go run ../../cmd/toolc gen go .
+
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"strings"
-
-	"github.com/toolc/toolc/plugins"
 )
 
-// query is the request of query_weather. The runtime has applied the
-// contract's defaults (days 3, unit celsius) and checked its bounds before
-// the handler runs; Hours is nil when the caller gave none.
-type query struct {
-	City  string `json:"city"`
-	Days  int    `json:"days"`
-	Unit  string `json:"unit"`
-	Hours []int  `json:"hours"`
-}
-
-// forecast is the response of query_weather.
-type forecast struct {
-	Summary string  `json:"summary"`
-	HighC   float64 `json:"high_c"`
-}
-
 func main() {
-	plugins.Serve(handlers()...)
+	Serve(forecaster{})
 }
 
-func handlers() []plugins.Handler {
-	return []plugins.Handler{
-		plugins.Handle("query_weather", queryWeather),
-	}
-}
+// forecaster implements the contract's tools (Tools, in tools_gen.go).
+type forecaster struct{}
 
-func queryWeather(_ context.Context, q query) (*plugins.Result, error) {
+// QueryWeather answers a forecast query. The runtime has applied the
+// contract's defaults (days 3, unit celsius) and checked its bounds before
+// it runs; q.Hours is nil when the caller gave none.
+func (forecaster) QueryWeather(_ context.Context, q QueryWeatherRequest) (*QueryWeatherResponse, error) {
 	city := strings.TrimSpace(q.City)
 	if city == "" {
-		return plugins.Errorf("city is blank; give a city name such as Berlin"), nil
+		return nil, errors.New("city is blank; give a city name such as Berlin")
 	}
 	for _, h := range q.Hours {
 		if h < 0 || h > 23 {
-			return plugins.Errorf("hour %d is not an hour of the day: give hours from 0 to 23", h), nil
+			return nil, fmt.Errorf("hour %d is not an hour of the day: give hours from 0 to 23", h)
 		}
 	}
 	days := forecastDays(city, q.Days, q.Hours)
-	return plugins.JSON(forecast{Summary: summarize(city, days, q.Unit, q.Hours), HighC: highest(days)})
+	return &QueryWeatherResponse{Summary: summarize(city, days, q.Unit, q.Hours), HighC: highest(days)}, nil
 }
 
 // summarize writes the one-line forecast, in the unit asked for.
-func summarize(city string, days []day, unit string, hours []int) string {
+func summarize(city string, days []day, unit QueryWeatherUnit, hours []int) string {
 	lo, hi := days[0].highC, days[0].highC
 	for _, d := range days[1:] {
 		lo, hi = min(lo, d.highC), max(hi, d.highC)
 	}
 	sym := "°C"
-	if unit == "fahrenheit" {
+	if unit == QueryWeatherUnitFahrenheit {
 		lo, hi, sym = fahrenheit(lo), fahrenheit(hi), "°F"
 	}
 	span := "today"

@@ -8,13 +8,13 @@ import (
 	"github.com/toolc/toolc/runtime"
 )
 
-func forecastOf(t *testing.T, rt *runtime.Runtime, args string) forecast {
+func forecastOf(t *testing.T, rt *runtime.Runtime, args string) QueryWeatherResponse {
 	t.Helper()
 	res, _ := call(t, rt, "query_weather", args)
 	if res.IsError {
 		t.Fatalf("%s: tool error %q", args, res.Content[0].Text)
 	}
-	var f forecast
+	var f QueryWeatherResponse
 	if err := json.Unmarshal(res.StructuredContent.(json.RawMessage), &f); err != nil {
 		t.Fatal(err)
 	}
@@ -22,7 +22,7 @@ func forecastOf(t *testing.T, rt *runtime.Runtime, args string) forecast {
 }
 
 func TestQueryWeather(t *testing.T) {
-	rt := serve(t, handlers()...)
+	rt := serve(t, Handlers(forecaster{})...)
 	f := forecastOf(t, rt, `{"city":"Berlin"}`)
 	if !strings.HasPrefix(f.Summary, "Berlin, the next 3 days: mostly ") || !strings.Contains(f.Summary, "°C") {
 		t.Errorf("summary %q, want Berlin's 3-day forecast in Celsius (the defaults)", f.Summary)
@@ -44,7 +44,7 @@ func TestQueryWeather(t *testing.T) {
 }
 
 func TestQueryWeatherUnknownCityIsDeterministic(t *testing.T) {
-	rt := serve(t, handlers()...)
+	rt := serve(t, Handlers(forecaster{})...)
 	a := forecastOf(t, rt, `{"city":"Atlantis","days":7}`)
 	b := forecastOf(t, rt, `{"city":"Atlantis","days":7}`)
 	if a != b {
@@ -56,7 +56,7 @@ func TestQueryWeatherUnknownCityIsDeterministic(t *testing.T) {
 }
 
 func TestQueryWeatherFahrenheit(t *testing.T) {
-	rt := serve(t, handlers()...)
+	rt := serve(t, Handlers(forecaster{})...)
 	c := forecastOf(t, rt, `{"city":"Cairo","days":2}`)
 	f := forecastOf(t, rt, `{"city":"Cairo","days":2,"unit":"fahrenheit"}`)
 	if !strings.Contains(f.Summary, "°F") || strings.Contains(f.Summary, "°C") {
@@ -68,7 +68,7 @@ func TestQueryWeatherFahrenheit(t *testing.T) {
 }
 
 func TestQueryWeatherHours(t *testing.T) {
-	rt := serve(t, handlers()...)
+	rt := serve(t, Handlers(forecaster{})...)
 	all := forecastOf(t, rt, `{"city":"Oslo"}`)
 	night := forecastOf(t, rt, `{"city":"Oslo","hours":[2,3,4]}`)
 	if night.HighC >= all.HighC {
@@ -80,7 +80,7 @@ func TestQueryWeatherHours(t *testing.T) {
 }
 
 func TestQueryWeatherErrors(t *testing.T) {
-	rt := serve(t, handlers()...)
+	rt := serve(t, Handlers(forecaster{})...)
 	for _, tc := range []struct{ args, want string }{
 		{`{"city":"Berlin","hours":[9,24]}`, "hour 24 is not an hour of the day"},
 		{`{"city":"   "}`, "city is blank"},
@@ -101,7 +101,7 @@ func TestQueryWeatherErrors(t *testing.T) {
 // the catalog and calls Handler.Call itself; its structured content has
 // exactly the contract's response fields.
 func TestHandlerCallDirectly(t *testing.T) {
-	res, err := handlers()[0].Call(t.Context(), json.RawMessage(`{"city":"Rome","days":2,"unit":"celsius"}`))
+	res, err := Handlers(forecaster{})[0].Call(t.Context(), json.RawMessage(`{"city":"Rome","days":2,"unit":"celsius"}`))
 	if err != nil || res.IsError {
 		t.Fatalf("= %+v, %v", res, err)
 	}
