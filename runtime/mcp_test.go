@@ -418,3 +418,22 @@ func TestConcurrentSwapsMCPList(t *testing.T) {
 }
 
 func ptr[T any](v T) *T { return &v }
+
+// TestMCPStateless: without sessions, for replicas behind a load
+// balancer, clients still list and call tools.
+func TestMCPStateless(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{Stateless: true})
+	c := connectMCP(t, ts.URL)
+	wantToolList(t, c, fixture.cat)
+	for range 3 {
+		res, err := c.session.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpName(t, "echo"), Arguments: map[string]any{"text": "hi"}})
+		if err != nil || res.IsError {
+			t.Fatalf("echo = %v, %v", res, err)
+		}
+	}
+	res, err := c.session.CallTool(context.Background(), &mcp.CallToolParams{Name: mcpName(t, "echo"), Arguments: map[string]any{"text": ""}})
+	if err != nil || !res.IsError {
+		t.Errorf("echo with an empty text = %v, %v; want isError", res, err)
+	}
+}
