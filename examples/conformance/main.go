@@ -3,6 +3,8 @@
 // the content it checks. scripts/conformance serves it and runs the suite.
 package main
 
+//go:generate go run ../../cmd/toolc gen go .
+
 import (
 	"context"
 	"time"
@@ -28,60 +30,64 @@ var logMessages = []string{"Tool execution started", "Tool processing data", "To
 // suite checks that several notifications arrive while a call runs.
 var step = 50 * time.Millisecond
 
-// none is the request of the tools without parameters.
-type none struct{}
-
 func main() {
-	plugins.Serve(handlers()...)
+	Serve(fixtures{})
 }
 
-func handlers() []plugins.Handler {
-	return []plugins.Handler{
-		plugins.Handle("test_simple_text", func(context.Context, none) (*plugins.Result, error) {
-			return plugins.Text(simpleText), nil
-		}),
-		plugins.Handle("test_image_content", func(context.Context, none) (*plugins.Result, error) {
-			return plugins.NewResult(plugins.ImageContent(redPixelPNG(), "image/png")), nil
-		}),
-		plugins.Handle("test_audio_content", func(context.Context, none) (*plugins.Result, error) {
-			return plugins.NewResult(plugins.AudioContent(silentWAV(), "audio/wav")), nil
-		}),
-		plugins.Handle("test_embedded_resource", func(context.Context, none) (*plugins.Result, error) {
-			return plugins.NewResult(plugins.EmbeddedText(embeddedURI, "text/plain", embeddedText)), nil
-		}),
-		plugins.Handle("test_multiple_content_types", func(context.Context, none) (*plugins.Result, error) {
-			return plugins.NewResult(
-				plugins.TextContent(mixedText),
-				plugins.ImageContent(redPixelPNG(), "image/png"),
-				plugins.EmbeddedText(mixedResourceURI, "application/json", mixedResourceJSON),
-			), nil
-		}),
-		plugins.Handle("test_error_handling", func(context.Context, none) (*plugins.Result, error) {
-			return plugins.Errorf(errorText), nil
-		}),
-		plugins.Handle("test_tool_with_logging", func(ctx context.Context, _ none) (*plugins.Result, error) {
-			for i, msg := range logMessages {
-				if i > 0 {
-					if err := sleep(ctx, step); err != nil {
-						return nil, err
-					}
-				}
-				plugins.Log(ctx, "info", msg)
+// fixtures implements the contract's tools (Tools, in tools_gen.go). None
+// has parameters or response fields, so each returns plain content.
+type fixtures struct{}
+
+func (fixtures) TestSimpleText(context.Context, TestSimpleTextRequest) (*plugins.Result, error) {
+	return plugins.Text(simpleText), nil
+}
+
+func (fixtures) TestImageContent(context.Context, TestImageContentRequest) (*plugins.Result, error) {
+	return plugins.NewResult(plugins.ImageContent(redPixelPNG(), "image/png")), nil
+}
+
+func (fixtures) TestAudioContent(context.Context, TestAudioContentRequest) (*plugins.Result, error) {
+	return plugins.NewResult(plugins.AudioContent(silentWAV(), "audio/wav")), nil
+}
+
+func (fixtures) TestEmbeddedResource(context.Context, TestEmbeddedResourceRequest) (*plugins.Result, error) {
+	return plugins.NewResult(plugins.EmbeddedText(embeddedURI, "text/plain", embeddedText)), nil
+}
+
+func (fixtures) TestMultipleContentTypes(context.Context, TestMultipleContentTypesRequest) (*plugins.Result, error) {
+	return plugins.NewResult(
+		plugins.TextContent(mixedText),
+		plugins.ImageContent(redPixelPNG(), "image/png"),
+		plugins.EmbeddedText(mixedResourceURI, "application/json", mixedResourceJSON),
+	), nil
+}
+
+func (fixtures) TestErrorHandling(context.Context, TestErrorHandlingRequest) (*plugins.Result, error) {
+	return plugins.Errorf(errorText), nil
+}
+
+func (fixtures) TestToolWithLogging(ctx context.Context, _ TestToolWithLoggingRequest) (*plugins.Result, error) {
+	for i, msg := range logMessages {
+		if i > 0 {
+			if err := sleep(ctx, step); err != nil {
+				return nil, err
 			}
-			return plugins.Text("Tool with logging executed successfully"), nil
-		}),
-		plugins.Handle("test_tool_with_progress", func(ctx context.Context, _ none) (*plugins.Result, error) {
-			for i, p := range []float64{0, 50, 100} {
-				if i > 0 {
-					if err := sleep(ctx, step); err != nil {
-						return nil, err
-					}
-				}
-				plugins.Progress(ctx, p, 100, "")
-			}
-			return plugins.Text("Tool with progress executed successfully"), nil
-		}),
+		}
+		plugins.Log(ctx, "info", msg)
 	}
+	return plugins.Text("Tool with logging executed successfully"), nil
+}
+
+func (fixtures) TestToolWithProgress(ctx context.Context, _ TestToolWithProgressRequest) (*plugins.Result, error) {
+	for i, p := range []float64{0, 50, 100} {
+		if i > 0 {
+			if err := sleep(ctx, step); err != nil {
+				return nil, err
+			}
+		}
+		plugins.Progress(ctx, p, 100, "")
+	}
+	return plugins.Text("Tool with progress executed successfully"), nil
 }
 
 // sleep waits for d, or until ctx ends.

@@ -14,7 +14,7 @@ import (
 )
 
 func TestContentTools(t *testing.T) {
-	rt := serve(t, handlers()...)
+	rt := serve(t, Handlers(fixtures{})...)
 	for _, tc := range []struct {
 		tool string
 		want []plugins.Content
@@ -45,7 +45,7 @@ func TestContentTools(t *testing.T) {
 }
 
 func TestErrorHandling(t *testing.T) {
-	res, _ := call(t, serve(t, handlers()...), "test_error_handling", "{}")
+	res, _ := call(t, serve(t, Handlers(fixtures{})...), "test_error_handling", "{}")
 	if !res.IsError || len(res.Content) != 1 || res.Content[0].Text != "This tool intentionally returns an error for testing" {
 		t.Errorf("= %+v, want the fixed tool error", res)
 	}
@@ -53,7 +53,7 @@ func TestErrorHandling(t *testing.T) {
 
 func TestLogging(t *testing.T) {
 	start := time.Now()
-	res, events := call(t, serve(t, handlers()...), "test_tool_with_logging", "{}")
+	res, events := call(t, serve(t, Handlers(fixtures{})...), "test_tool_with_logging", "{}")
 	if res.IsError || len(res.Content) != 1 || res.Content[0].Type != "text" {
 		t.Errorf("result %+v, want one text block", res)
 	}
@@ -74,7 +74,7 @@ func TestLogging(t *testing.T) {
 }
 
 func TestProgress(t *testing.T) {
-	res, events := call(t, serve(t, handlers()...), "test_tool_with_progress", "{}")
+	res, events := call(t, serve(t, Handlers(fixtures{})...), "test_tool_with_progress", "{}")
 	if res.IsError || len(res.Content) != 1 || res.Content[0].Type != "text" {
 		t.Errorf("result %+v, want one text block", res)
 	}
