@@ -35,82 +35,114 @@ type file struct {
 // positions, so that moving a declaration or renaming a file does not
 // change it; the catalog's covers every service and tool the same way.
 func (c *Catalog) Seal() {
-	for _, s := range c.Services {
-		for _, t := range s.Tools {
-			t.Fingerprint = t.fingerprint()
-		}
-	}
-	c.Fingerprint = c.fingerprint()
-}
-
-func (t *Tool) fingerprint() string {
-	cp := *t
-	cp.Fingerprint = ""
-	return digest(withoutPositions(&cp))
-}
-
-func (c *Catalog) fingerprint() string {
-	services := make([]*Service, len(c.Services))
-	for i, s := range c.Services {
-		cp := *s
-		cp.Pos = Pos{}
-		cp.Tools = make([]*Tool, len(s.Tools))
-		for j, t := range s.Tools {
-			cp.Tools[j] = withoutPositions(t)
-		}
-		services[i] = &cp
-	}
-	return digest(services)
-}
-
-func withoutPositions(t *Tool) *Tool {
-	cp := *t
-	cp.Pos = Pos{}
-	cp.Request = stripMessage(t.Request)
-	if t.Response != nil {
-		r := stripMessage(*t.Response)
-		cp.Response = &r
-	}
-	return &cp
-}
-
-func stripMessage(m Message) Message {
-	m.Pos = Pos{}
-	fields := make([]*Field, len(m.Fields))
-	for i, f := range m.Fields {
-		cp := *f
-		cp.Pos = Pos{}
-		fields[i] = &cp
-	}
-	m.Fields = fields
-	return m
-}
-
-func digest(v any) string {
-	data, err := json.Marshal(v)
+	fp, _, _, err := c.digest(true)
 	if err != nil {
 		panic(fmt.Sprintf("catalog: fingerprint: %v", err)) // only JSON-shaped values reach here
 	}
-	sum := sha256.Sum256(data)
-	return "sha256:" + hex.EncodeToString(sum[:])
+	c.Fingerprint = fp
+}
+
+// digest computes the fingerprints in one pass. The fingerprinted form of
+// the catalog is its services as json.Marshal encodes them with every
+// position blanked, and a tool's is the tool in that form with an empty
+// fingerprint; the sha256 of each is the fingerprint.
+//
+// With set, digest stores each tool's fingerprint. Without, it checks them
+// and returns the first service and tool whose stored fingerprint is not
+// the tool's; the catalog's fingerprint is then computed from the stored
+// ones.
+func (c *Catalog) digest(set bool) (fingerprint string, badService *Service, badTool *Tool, err error) {
+	// The writer's buffer holds at most one tool: what comes before is
+	// already in the catalog's hash.
+	w := &writer{html: true, b: make([]byte, 0, 8192)}
+	var tail []byte
+	whole := sha256.New()
+	flush := func() {
+		whole.Write(w.b)
+		w.b = w.b[:0]
+	}
+	var sum [sha256.Size]byte
+	w.open('[')
+	for _, s := range c.Services {
+		w.next()
+		if s == nil {
+			w.null()
+			continue
+		}
+		w.serviceHead(s)
+		w.open('[')
+		for _, t := range s.Tools {
+			w.next()
+			if t == nil {
+				w.null()
+				continue
+			}
+			flush()
+			stored := t.Fingerprint
+			if set {
+				stored = ""
+			}
+			mark := w.tool(t, stored, true)
+			// The stored fingerprint's text, as written, is w.b[mark:text].
+			text := mark + len(quoted(w, stored, mark))
+			h := sha256.New()
+			h.Write(w.b[:mark])
+			h.Write(w.b[text:])
+			got := "sha256:" + hex.EncodeToString(h.Sum(sum[:0]))
+			switch {
+			case set:
+				t.Fingerprint = got
+				tail = append(tail[:0], w.b[text:]...)
+				w.b = append(append(w.b[:mark], got...), tail...)
+			case got != stored && badTool == nil:
+				badService, badTool = s, t
+			}
+			flush()
+		}
+		w.close(']')
+		w.serviceTail(s, true)
+	}
+	w.close(']')
+	flush()
+	if w.err != nil {
+		return "", nil, nil, w.err
+	}
+	return "sha256:" + hex.EncodeToString(whole.Sum(sum[:0])), badService, badTool, nil
+}
+
+// quoted returns the text of a string as w wrote it at offset mark, without
+// its closing quote.
+func quoted(w *writer, s string, mark int) []byte {
+	n := len(s)
+	if mark+n < len(w.b) && w.b[mark+n] == '"' && string(w.b[mark:mark+n]) == s {
+		return w.b[mark : mark+n]
+	}
+	// The string needed escaping: find the closing quote.
+	for i := mark; i < len(w.b); i++ {
+		switch w.b[i] {
+		case '\\':
+			i++
+		case '"':
+			return w.b[mark:i]
+		}
+	}
+	return w.b[mark:]
 }
 
 // Marshal seals the catalog and encodes it as a catalog file: indented,
 // deterministic JSON, the same bytes for the same contracts.
 func (c *Catalog) Marshal() ([]byte, error) {
 	c.Seal()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
 	services := c.Services
 	if services == nil {
 		services = []*Service{}
 	}
-	if err := enc.Encode(file{Format: Format, Fingerprint: c.Fingerprint, Services: services}); err != nil {
-		return nil, err
+	w := &writer{indent: true, b: make([]byte, 0, 4096)}
+	w.catalogFile(&file{Format: Format, Fingerprint: c.Fingerprint, Services: services})
+	if w.err != nil {
+		return nil, w.err
 	}
-	return b.Bytes(), nil
+	return append(w.b, '\n'), nil
 }
 
 // WriteFile writes the catalog to name through a temporary file in the same
@@ -169,6 +201,19 @@ func (e *FormatError) Error() string { return "catalog: " + e.Msg }
 // corrupt or truncated file, and a file whose fingerprints do not match its
 // contents, as after a hand edit.
 func Parse(data []byte) (*Catalog, error) {
+	f, ok := decodeFast(data)
+	if !ok {
+		var err error
+		if f, err = decodeSlow(data); err != nil {
+			return nil, err
+		}
+	}
+	return f.catalog()
+}
+
+// decodeSlow decodes a catalog file with encoding/json, and explains what
+// is wrong with one that it cannot decode.
+func decodeSlow(data []byte) (*file, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &FormatError{"empty file: not a toolc catalog"}
 	}
@@ -194,6 +239,11 @@ func Parse(data []byte) (*Catalog, error) {
 	if dec.More() {
 		return nil, &FormatError{"trailing data after the catalog"}
 	}
+	return &f, nil
+}
+
+// catalog checks a decoded file's values and fingerprints.
+func (f *file) catalog() (*Catalog, error) {
 	c := &Catalog{Services: f.Services, Fingerprint: f.Fingerprint}
 	if c.Services == nil {
 		c.Services = []*Service{}
@@ -201,15 +251,13 @@ func Parse(data []byte) (*Catalog, error) {
 	if err := c.normalize(); err != nil {
 		return nil, &FormatError{err.Error()}
 	}
-	want := c.Fingerprint
-	for _, s := range c.Services {
-		for _, t := range s.Tools {
-			if got := t.fingerprint(); t.Fingerprint != got {
-				return nil, &FormatError{fmt.Sprintf("tool %q of service %q does not match its fingerprint: the file was edited or damaged; rebuild it with toolc build", t.Name, s.Name)}
-			}
-		}
-	}
-	if got := c.fingerprint(); want != got {
+	got, s, t, err := c.digest(false)
+	switch {
+	case err != nil:
+		return nil, &FormatError{err.Error()}
+	case t != nil:
+		return nil, &FormatError{fmt.Sprintf("tool %q of service %q does not match its fingerprint: the file was edited or damaged; rebuild it with toolc build", t.Name, s.Name)}
+	case got != c.Fingerprint:
 		return nil, &FormatError{"the catalog does not match its fingerprint: the file was edited or damaged; rebuild it with toolc build"}
 	}
 	return c, nil

@@ -73,6 +73,13 @@ func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
+	w := &writer{indent: true, b: make([]byte, 0, 4096)}
+	if w.projection(v) {
+		if w.err != nil {
+			return nil, w.err
+		}
+		return append(w.b, '\n'), nil
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetEscapeHTML(false)

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"encoding/json"
-	"fmt"
 	"strings"
 	"unicode/utf8"
 )
@@ -90,22 +89,77 @@ type dialect struct {
 	maxDescription int
 }
 
-func (d dialect) typeName(t Type) string {
-	if d.upperTypes {
-		return strings.ToUpper(string(t))
+// typeList returns the type of a schema, with "null" added for a nullable
+// one. The lists are shared and full (len == cap), so that an append makes
+// a copy; a projection's schemas are for reading.
+func (d dialect) typeList(t Type, null bool) TypeList {
+	if l, ok := typeLists[typeKey{t, d.upperTypes, null}]; ok {
+		return l
 	}
-	return string(t)
+	name := string(t)
+	if d.upperTypes {
+		name = strings.ToUpper(name)
+	}
+	if null {
+		return TypeList{name, "null"}
+	}
+	return TypeList{name}
 }
+
+type typeKey struct {
+	t           Type
+	upper, null bool
+}
+
+var typeLists = func() map[typeKey]TypeList {
+	m := map[typeKey]TypeList{}
+	for _, t := range []Type{String, Integer, Number, Boolean, Array, "object"} {
+		for _, upper := range []bool{false, true} {
+			name := string(t)
+			if upper {
+				name = strings.ToUpper(name)
+			}
+			l := TypeList{name, "null"}
+			m[typeKey{t, upper, false}] = l[:1:1]
+			m[typeKey{t, upper, true}] = l[:2:2]
+		}
+	}
+	return m
+}()
 
 // object builds the schema of a request or response.
 func (d dialect) object(m *Message) *ObjectSchema {
 	o := &ObjectSchema{
-		Type:        TypeList{d.typeName("object")},
+		Type:        d.typeList("object", false),
 		Description: m.Description,
 		Properties:  make(map[string]*Schema, len(m.Fields)),
 	}
+	// One allocation holds the schemas of every field and array item.
+	n := len(m.Fields)
 	for _, f := range m.Fields {
-		o.Properties[f.Name] = d.field(f)
+		if f.Type == Array {
+			n++
+		}
+	}
+	schemas := make([]Schema, n)
+	required := 0
+	for _, f := range m.Fields {
+		if f.Required || d.allRequired {
+			required++
+		}
+	}
+	if required > 0 {
+		o.Required = make([]string, 0, required)
+	}
+	for _, f := range m.Fields {
+		s := &schemas[0]
+		schemas = schemas[1:]
+		if f.Type == Array {
+			s.Items = &schemas[0]
+			schemas = schemas[1:]
+		}
+		d.field(f, s)
+		o.Properties[f.Name] = s
 		if f.Required || d.allRequired {
 			o.Required = append(o.Required, f.Name)
 		}
@@ -125,9 +179,13 @@ type movedKeyword struct {
 	value any
 }
 
-func (d dialect) field(f *Field) *Schema {
-	s := &Schema{Type: TypeList{d.typeName(f.Type)}}
-	var moved []movedKeyword
+// field fills in s, the schema of f; s.Items, when f is an array, points
+// at the zero schema to fill in for its items.
+func (d dialect) field(f *Field, s *Schema) {
+	optional := !f.Required
+	s.Type = d.typeList(f.Type, optional && d.allRequired)
+	var movedBuf [4]movedKeyword
+	moved := movedBuf[:0]
 	keep := func(key string, value any) bool {
 		if d.has(key, f) {
 			return true
@@ -135,7 +193,6 @@ func (d dialect) field(f *Field) *Schema {
 		moved = append(moved, movedKeyword{key, value})
 		return false
 	}
-	optional := !f.Required
 	if len(f.Enum) > 0 && keep("enum", f.Enum) {
 		s.Enum = append([]any(nil), f.Enum...)
 	}
@@ -167,7 +224,7 @@ func (d dialect) field(f *Field) *Schema {
 		s.ExclusiveMaximum = f.ExclusiveMaximum
 	}
 	if f.Type == Array {
-		s.Items = &Schema{Type: TypeList{d.typeName(f.Items)}}
+		s.Items.Type = d.typeList(f.Items, false)
 	}
 	if f.MinItems != nil && keep("minItems", *f.MinItems) {
 		s.MinItems = f.MinItems
@@ -185,11 +242,8 @@ func (d dialect) field(f *Field) *Schema {
 			s.Examples = append([]any(nil), f.Examples...)
 		}
 	}
-	if optional && d.allRequired {
-		s.Type = append(s.Type, "null")
-		if s.Enum != nil {
-			s.Enum = append(s.Enum, nil)
-		}
+	if optional && d.allRequired && s.Enum != nil {
+		s.Enum = append(s.Enum, nil)
 	}
 	if optional && d.nullable {
 		s.Nullable = true
@@ -199,32 +253,33 @@ func (d dialect) field(f *Field) *Schema {
 		desc = markDeprecated(desc)
 	}
 	s.Description = d.describe(desc, moved)
-	return s
 }
 
 // describe appends the keywords a target lacks to a description, in the
 // form Anthropic's SDK uses: "{minimum: 1, maximum: 14}".
 func (d dialect) describe(desc string, moved []movedKeyword) string {
 	if len(moved) > 0 {
-		var b strings.Builder
-		b.WriteString(desc)
-		b.WriteString("\n\n{")
+		// The values are written as compact JSON without HTML escaping, so
+		// that a pattern such as "<[a-z]+>" reads as written.
+		w := writer{b: make([]byte, 0, len(desc)+32*len(moved))}
+		w.b = append(w.b, desc...)
+		w.b = append(w.b, "\n\n{"...)
 		for i, m := range moved {
 			if i > 0 {
-				b.WriteString(", ")
+				w.b = append(w.b, ", "...)
 			}
-			b.WriteString(m.key)
-			b.WriteString(": ")
-			b.WriteString(jsonText(m.value))
+			w.b = append(w.b, m.key...)
+			w.b = append(w.b, ": "...)
+			w.value(m.value)
 		}
-		b.WriteString("}")
-		desc = b.String()
+		w.b = append(w.b, '}')
+		desc = string(w.b)
 	}
 	return d.cut(desc)
 }
 
 func (d dialect) cut(s string) string {
-	if d.maxDescription <= 0 || utf8.RuneCountInString(s) <= d.maxDescription {
+	if d.maxDescription <= 0 || len(s) <= d.maxDescription || utf8.RuneCountInString(s) <= d.maxDescription {
 		return s
 	}
 	r := []rune(s)
@@ -232,15 +287,3 @@ func (d dialect) cut(s string) string {
 }
 
 func all(string, *Field) bool { return true }
-
-// jsonText encodes a JSON-shaped value without HTML escaping, so that a
-// pattern such as "<[a-z]+>" reads as written.
-func jsonText(v any) string {
-	var b strings.Builder
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return fmt.Sprint(v)
-	}
-	return strings.TrimSuffix(b.String(), "\n")
-}

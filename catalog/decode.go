@@ -1,0 +1,671 @@
+package catalog
+
+import (
+	"encoding/binary"
+	"encoding/json"
+	"math"
+	"strconv"
+	"unicode/utf8"
+)
+
+// decodeFast decodes a catalog file as Marshal writes it, without
+// reflection: a catalog of 2000 tools loads in a few milliseconds this way,
+// where encoding/json takes well over a hundred. It is strict: on anything
+// unusual (a syntax error, an unknown, duplicate or differently cased key,
+// null where a value belongs, a number that does not fit, another format)
+// it gives up, and Parse decodes with encoding/json instead, which accepts
+// exactly what it accepts and words the error. FuzzParse checks that the
+// two agree on every input that decodeFast accepts.
+func decodeFast(data []byte) (*file, bool) {
+	d := &decoder{data: data, text: string(data), strs: map[string]string{}}
+	f := &file{}
+	seen := 0
+	ok := d.object(func(key []byte) bool {
+		switch string(key) {
+		case "format":
+			return d.once(&seen, 1) && d.intern(&f.Format) && f.Format == Format
+		case "fingerprint":
+			return d.once(&seen, 2) && d.string(&f.Fingerprint)
+		case "services":
+			return d.once(&seen, 4) && d.services(&f.Services)
+		}
+		return false
+	})
+	d.ws()
+	if !ok || d.i != len(d.data) || seen&1 == 0 {
+		return nil, false
+	}
+	return f, true
+}
+
+type decoder struct {
+	data []byte
+	// text is data as a string: strings without escapes are slices of it,
+	// which saves an allocation each.
+	text string
+	i    int
+	// depth is the nesting of values in examples, defaults and enums,
+	// bounded as encoding/json bounds it.
+	depth int
+	// fieldSlab and toolSlab allocate fields and tools in batches.
+	fieldSlab []Field
+	toolSlab  []Tool
+	intSlab   []int64
+	floatSlab []float64
+	// strs holds the strings that repeat throughout a catalog, such as
+	// file names and types, so that each is allocated once.
+	strs map[string]string
+}
+
+const maxDepth = 10000
+
+func (d *decoder) ws() {
+	i, data := d.i, d.data
+	for i < len(data) {
+		// Indentation comes in runs of spaces: skip them eight at a time.
+		if i+8 <= len(data) && binary.LittleEndian.Uint64(data[i:]) == spaces8 {
+			i += 8
+			continue
+		}
+		if c := data[i]; c > ' ' || c != ' ' && c != '\n' && c != '\t' && c != '\r' {
+			break
+		}
+		i++
+	}
+	d.i = i
+}
+
+const (
+	spaces8 = 0x2020202020202020
+	ones8   = 0x0101010101010101
+	highs8  = 0x8080808080808080
+)
+
+// plain8 reports whether none of the eight bytes in x is a control
+// character, a byte of a multi-byte UTF-8 sequence, '"' or '\\'.
+func plain8(x uint64) bool {
+	ctl := (x - 0x20*ones8) &^ x
+	quote := x ^ '"'*ones8
+	back := x ^ '\\'*ones8
+	return (x|ctl|(quote-ones8)&^quote|(back-ones8)&^back)&highs8 == 0
+}
+
+// plainRun returns the length of the run of plain bytes (see plain8) at
+// the start of b, counted eight bytes at a time and then one by one.
+func plainRun(b []byte) int {
+	j := 0
+	for j+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[j:])) {
+		j += 8
+	}
+	for j < len(b) {
+		if c := b[j]; c < 0x20 || c == '"' || c == '\\' || c >= utf8.RuneSelf {
+			break
+		}
+		j++
+	}
+	return j
+}
+
+// peek returns the next byte after white space, or 0 at the end.
+func (d *decoder) peek() byte {
+	d.ws()
+	if d.i < len(d.data) {
+		return d.data[d.i]
+	}
+	return 0
+}
+
+// once marks a key as seen, and fails on a key seen before: encoding/json
+// would merge duplicates, which is not worth copying.
+func (d *decoder) once(seen *int, bit int) bool {
+	if *seen&bit != 0 {
+		return false
+	}
+	*seen |= bit
+	return true
+}
+
+// object decodes an object, calling member with each key; member decodes
+// the value.
+func (d *decoder) object(member func(key []byte) bool) bool {
+	if d.peek() != '{' {
+		return false
+	}
+	d.i++
+	if d.peek() == '}' {
+		d.i++
+		return true
+	}
+	for {
+		if d.peek() != '"' {
+			return false
+		}
+		key, ok := d.rawKey()
+		if !ok || d.peek() != ':' {
+			return false
+		}
+		d.i++
+		if !member(key) {
+			return false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case '}':
+			d.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// array decodes an array, calling elem for each element.
+func (d *decoder) array(elem func() bool) bool {
+	if d.peek() != '[' {
+		return false
+	}
+	d.i++
+	if d.peek() == ']' {
+		d.i++
+		return true
+	}
+	for {
+		if !elem() {
+			return false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+		case ']':
+			d.i++
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// rawKey returns an object key that needs no unescaping, without copying.
+func (d *decoder) rawKey() ([]byte, bool) {
+	start := d.i + 1
+	if start > len(d.data) {
+		return nil, false
+	}
+	j := start + plainRun(d.data[start:])
+	if j < len(d.data) && d.data[j] == '"' {
+		d.i = j + 1
+		return d.data[start:j], true
+	}
+	return nil, false
+}
+
+// string decodes a string; one with escapes or non-ASCII text is checked
+// and unescaped by encoding/json, so that it means exactly what it would
+// mean there.
+func (d *decoder) string(out *string) bool {
+	if d.peek() != '"' {
+		return false
+	}
+	start := d.i + 1
+	escaped, high := false, false
+	for j := start + plainRun(d.data[start:]); j < len(d.data); j++ {
+		switch c := d.data[j]; {
+		case c == '"':
+			if seg := d.data[start:j]; !escaped && (!high || utf8.Valid(seg)) {
+				*out = d.text[start:j]
+			} else if err := json.Unmarshal(d.data[d.i:j+1], out); err != nil {
+				return false
+			}
+			d.i = j + 1
+			return true
+		case c == '\\':
+			escaped = true
+			j++
+		case c < 0x20:
+			return false
+		default:
+			high = true
+		}
+		if j+1 < len(d.data) {
+			j += plainRun(d.data[j+1:])
+		}
+	}
+	return false
+}
+
+// intern decodes a string that repeats throughout a catalog.
+func (d *decoder) intern(out *string) bool {
+	if d.peek() != '"' {
+		return false
+	}
+	key, ok := d.rawKey()
+	if !ok {
+		return d.string(out)
+	}
+	if s, ok := d.strs[string(key)]; ok {
+		*out = s
+		return true
+	}
+	*out = d.text[d.i-1-len(key) : d.i-1]
+	d.strs[*out] = *out
+	return true
+}
+
+// number returns the text of a number.
+func (d *decoder) number() ([]byte, bool) {
+	d.ws()
+	start := d.i
+	j := start
+	n := len(d.data)
+	digits := func() bool {
+		k := j
+		for j < n && d.data[j] >= '0' && d.data[j] <= '9' {
+			j++
+		}
+		return j > k
+	}
+	if j < n && d.data[j] == '-' {
+		j++
+	}
+	if j < n && d.data[j] == '0' {
+		j++
+	} else if !digits() {
+		return nil, false
+	}
+	if j < n && d.data[j] == '.' {
+		j++
+		if !digits() {
+			return nil, false
+		}
+	}
+	if j < n && (d.data[j] == 'e' || d.data[j] == 'E') {
+		j++
+		if j < n && (d.data[j] == '+' || d.data[j] == '-') {
+			j++
+		}
+		if !digits() {
+			return nil, false
+		}
+	}
+	d.i = j
+	return d.data[start:j], true
+}
+
+func (d *decoder) int64(out **int64) bool {
+	text, ok := d.number()
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseInt(string(text), 10, 64)
+	if err != nil {
+		return false
+	}
+	if len(d.intSlab) == 0 {
+		d.intSlab = make([]int64, 64)
+	}
+	d.intSlab[0] = v
+	*out = &d.intSlab[0]
+	d.intSlab = d.intSlab[1:]
+	return true
+}
+
+func (d *decoder) int(out *int) bool {
+	text, ok := d.number()
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseInt(string(text), 10, 64)
+	if err != nil || v != int64(int(v)) {
+		return false
+	}
+	*out = int(v)
+	return true
+}
+
+func (d *decoder) float64(out **float64) bool {
+	text, ok := d.number()
+	if !ok {
+		return false
+	}
+	v, err := strconv.ParseFloat(string(text), 64)
+	if err != nil || math.IsInf(v, 0) {
+		return false
+	}
+	if len(d.floatSlab) == 0 {
+		d.floatSlab = make([]float64, 64)
+	}
+	d.floatSlab[0] = v
+	*out = &d.floatSlab[0]
+	d.floatSlab = d.floatSlab[1:]
+	return true
+}
+
+// literal decodes true, false or null.
+func (d *decoder) literal(word string) bool {
+	d.ws()
+	if len(d.data)-d.i >= len(word) && string(d.data[d.i:d.i+len(word)]) == word {
+		d.i += len(word)
+		return true
+	}
+	return false
+}
+
+func (d *decoder) bool(out *bool) bool {
+	switch d.peek() {
+	case 't':
+		*out = true
+		return d.literal("true")
+	case 'f':
+		*out = false
+		return d.literal("false")
+	}
+	return false
+}
+
+func (d *decoder) optBool(out **bool) bool {
+	var v bool
+	if !d.bool(&v) {
+		return false
+	}
+	*out = &v
+	return true
+}
+
+// value decodes any JSON value as encoding/json does into an any with
+// UseNumber: json.Number, string, bool, nil, []any, map[string]any.
+func (d *decoder) value(out *any) bool {
+	d.depth++
+	defer func() { d.depth-- }()
+	if d.depth > maxDepth {
+		return false
+	}
+	switch c := d.peek(); {
+	case c == '"':
+		var s string
+		if !d.string(&s) {
+			return false
+		}
+		*out = s
+	case c == '-' || c >= '0' && c <= '9':
+		text, ok := d.number()
+		if !ok {
+			return false
+		}
+		*out = json.Number(text)
+	case c == 't' || c == 'f':
+		var b bool
+		if !d.bool(&b) {
+			return false
+		}
+		*out = b
+	case c == 'n':
+		*out = nil
+		return d.literal("null")
+	case c == '[':
+		return d.values((*[]any)(nil), out)
+	case c == '{':
+		var m map[string]any
+		if !d.anyObject(&m) {
+			return false
+		}
+		*out = m
+	default:
+		return false
+	}
+	return true
+}
+
+// values decodes an array of any values, into list or, when list is nil,
+// into out.
+func (d *decoder) values(list *[]any, out *any) bool {
+	vs := []any{}
+	ok := d.array(func() bool {
+		var v any
+		if !d.value(&v) {
+			return false
+		}
+		vs = append(vs, v)
+		return true
+	})
+	if !ok {
+		return false
+	}
+	if list != nil {
+		*list = vs
+	} else {
+		*out = vs
+	}
+	return true
+}
+
+// anyObject decodes an object of any values; a repeated key keeps the
+// last value, as encoding/json does.
+func (d *decoder) anyObject(out *map[string]any) bool {
+	m := map[string]any{}
+	ok := d.object(func(key []byte) bool {
+		var v any
+		if !d.value(&v) {
+			return false
+		}
+		m[string(key)] = v
+		return true
+	})
+	if !ok {
+		return false
+	}
+	*out = m
+	return true
+}
+
+func (d *decoder) services(out *[]*Service) bool {
+	list := []*Service{}
+	ok := d.array(func() bool {
+		s := &Service{}
+		list = append(list, s)
+		return d.service(s)
+	})
+	*out = list
+	return ok
+}
+
+func (d *decoder) service(s *Service) bool {
+	seen := 0
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "name":
+			return d.once(&seen, 1<<0) && d.string(&s.Name)
+		case "version":
+			return d.once(&seen, 1<<1) && d.string(&s.Version)
+		case "description":
+			return d.once(&seen, 1<<2) && d.string(&s.Description)
+		case "dir":
+			return d.once(&seen, 1<<3) && d.intern(&s.Dir)
+		case "handler":
+			return d.once(&seen, 1<<4) && d.intern(&s.Handler)
+		case "mcpTitle":
+			return d.once(&seen, 1<<5) && d.string(&s.MCPTitle)
+		case "tools":
+			return d.once(&seen, 1<<6) && d.tools(&s.Tools)
+		case "pos":
+			return d.once(&seen, 1<<7) && d.pos(&s.Pos)
+		}
+		return false
+	})
+}
+
+func (d *decoder) tools(out *[]*Tool) bool {
+	list := []*Tool{}
+	ok := d.array(func() bool {
+		if len(d.toolSlab) == 0 {
+			d.toolSlab = make([]Tool, 16)
+		}
+		t := &d.toolSlab[0]
+		d.toolSlab = d.toolSlab[1:]
+		list = append(list, t)
+		return d.tool(t)
+	})
+	*out = list
+	return ok
+}
+
+func (d *decoder) tool(t *Tool) bool {
+	seen := 0
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "name":
+			return d.once(&seen, 1<<0) && d.string(&t.Name)
+		case "fingerprint":
+			return d.once(&seen, 1<<1) && d.string(&t.Fingerprint)
+		case "description":
+			return d.once(&seen, 1<<2) && d.string(&t.Description)
+		case "title":
+			return d.once(&seen, 1<<3) && d.string(&t.Title)
+		case "deprecated":
+			return d.once(&seen, 1<<4) && d.bool(&t.Deprecated)
+		case "strict":
+			return d.once(&seen, 1<<5) && d.bool(&t.Strict)
+		case "annotations":
+			return d.once(&seen, 1<<6) && d.annotations(&t.Annotations)
+		case "request":
+			return d.once(&seen, 1<<7) && d.message(&t.Request)
+		case "response":
+			t.Response = &Message{}
+			return d.once(&seen, 1<<8) && d.message(t.Response)
+		case "examples":
+			return d.once(&seen, 1<<9) && d.examples(&t.Examples)
+		case "mcpName":
+			return d.once(&seen, 1<<10) && d.string(&t.MCPName)
+		case "pos":
+			return d.once(&seen, 1<<11) && d.pos(&t.Pos)
+		}
+		return false
+	})
+}
+
+func (d *decoder) examples(out *[]map[string]any) bool {
+	list := []map[string]any{}
+	ok := d.array(func() bool {
+		var m map[string]any
+		if !d.anyObject(&m) {
+			return false
+		}
+		list = append(list, m)
+		return true
+	})
+	*out = list
+	return ok
+}
+
+func (d *decoder) annotations(a *Annotations) bool {
+	seen := 0
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "readOnly":
+			return d.once(&seen, 1<<0) && d.optBool(&a.ReadOnly)
+		case "destructive":
+			return d.once(&seen, 1<<1) && d.optBool(&a.Destructive)
+		case "idempotent":
+			return d.once(&seen, 1<<2) && d.optBool(&a.Idempotent)
+		case "openWorld":
+			return d.once(&seen, 1<<3) && d.optBool(&a.OpenWorld)
+		}
+		return false
+	})
+}
+
+func (d *decoder) message(m *Message) bool {
+	seen := 0
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "description":
+			return d.once(&seen, 1<<0) && d.string(&m.Description)
+		case "fields":
+			return d.once(&seen, 1<<1) && d.fields(&m.Fields)
+		case "pos":
+			return d.once(&seen, 1<<2) && d.pos(&m.Pos)
+		}
+		return false
+	})
+}
+
+func (d *decoder) fields(out *[]*Field) bool {
+	list := []*Field{}
+	ok := d.array(func() bool {
+		if len(d.fieldSlab) == 0 {
+			d.fieldSlab = make([]Field, 64)
+		}
+		f := &d.fieldSlab[0]
+		d.fieldSlab = d.fieldSlab[1:]
+		list = append(list, f)
+		return d.field(f)
+	})
+	*out = list
+	return ok
+}
+
+func (d *decoder) field(f *Field) bool {
+	seen := 0
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "name":
+			return d.once(&seen, 1<<0) && d.string(&f.Name)
+		case "type":
+			return d.once(&seen, 1<<1) && d.intern((*string)(&f.Type))
+		case "items":
+			return d.once(&seen, 1<<2) && d.intern((*string)(&f.Items))
+		case "description":
+			return d.once(&seen, 1<<3) && d.string(&f.Description)
+		case "required":
+			return d.once(&seen, 1<<4) && d.bool(&f.Required)
+		case "deprecated":
+			return d.once(&seen, 1<<5) && d.bool(&f.Deprecated)
+		case "default":
+			return d.once(&seen, 1<<6) && d.peek() != 'n' && d.value(&f.Default)
+		case "enum":
+			return d.once(&seen, 1<<7) && d.values(&f.Enum, nil)
+		case "examples":
+			return d.once(&seen, 1<<8) && d.values(&f.Examples, nil)
+		case "minLength":
+			return d.once(&seen, 1<<9) && d.int64(&f.MinLength)
+		case "maxLength":
+			return d.once(&seen, 1<<10) && d.int64(&f.MaxLength)
+		case "pattern":
+			return d.once(&seen, 1<<11) && d.string(&f.Pattern)
+		case "format":
+			return d.once(&seen, 1<<12) && d.intern(&f.Format)
+		case "minimum":
+			return d.once(&seen, 1<<13) && d.float64(&f.Minimum)
+		case "maximum":
+			return d.once(&seen, 1<<14) && d.float64(&f.Maximum)
+		case "exclusiveMinimum":
+			return d.once(&seen, 1<<15) && d.float64(&f.ExclusiveMinimum)
+		case "exclusiveMaximum":
+			return d.once(&seen, 1<<16) && d.float64(&f.ExclusiveMaximum)
+		case "minItems":
+			return d.once(&seen, 1<<17) && d.int64(&f.MinItems)
+		case "maxItems":
+			return d.once(&seen, 1<<18) && d.int64(&f.MaxItems)
+		case "uniqueItems":
+			return d.once(&seen, 1<<19) && d.bool(&f.UniqueItems)
+		case "pos":
+			return d.once(&seen, 1<<20) && d.pos(&f.Pos)
+		}
+		return false
+	})
+}
+
+func (d *decoder) pos(p *Pos) bool {
+	seen := 0
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "file":
+			return d.once(&seen, 1<<0) && d.intern(&p.File)
+		case "line":
+			return d.once(&seen, 1<<1) && d.int(&p.Line)
+		case "column":
+			return d.once(&seen, 1<<2) && d.int(&p.Column)
+		}
+		return false
+	})
+}

@@ -1,0 +1,146 @@
+package catalog_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math/rand/v2"
+	"reflect"
+	"strings"
+	"testing"
+
+	"github.com/toolc/toolc/catalog"
+)
+
+// Parse decodes with a fast decoder of its own and falls back to
+// encoding/json on anything unusual. These tests hold the fast decoder to
+// two promises: it accepts every file Marshal writes (or loading would be
+// slow), and whatever it accepts decodes exactly as encoding/json decodes
+// it.
+
+func catalogFiles(t testing.TB) map[string][]byte {
+	t.Helper()
+	files := map[string][]byte{}
+	for _, ex := range examples(t) {
+		data, err := ex.cat.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[ex.name] = data
+	}
+	for name, c := range map[string]*catalog.Catalog{"kitchen sink": kitchenSink(), "awkward": awkward(), "empty": {}} {
+		data, err := c.Marshal()
+		if err != nil {
+			t.Fatal(err)
+		}
+		files[name] = data
+	}
+	return files
+}
+
+// checkAgree fails when the fast decoder accepts data and decodes it
+// otherwise than encoding/json.
+func checkAgree(t *testing.T, name string, data []byte) (fastOK bool) {
+	t.Helper()
+	fast, ok, slow, err := catalog.DecodeBoth(data)
+	if !ok {
+		return false
+	}
+	if err != nil {
+		t.Errorf("%s: the fast decoder accepts what encoding/json rejects (%v):\n%.300s", name, err, data)
+		return true
+	}
+	if !reflect.DeepEqual(fast, slow) {
+		t.Errorf("%s: the fast decoder and encoding/json decode differently:\n%.300s", name, data)
+	}
+	return true
+}
+
+func TestDecodeFastAcceptsMarshal(t *testing.T) {
+	for name, data := range catalogFiles(t) {
+		if !checkAgree(t, name, data) {
+			t.Errorf("%s: the fast decoder does not accept what Marshal writes", name)
+		}
+		compact := new(bytes.Buffer)
+		if err := json.Compact(compact, data); err != nil {
+			t.Fatal(err)
+		}
+		if !checkAgree(t, name+" compact", compact.Bytes()) {
+			t.Errorf("%s: the fast decoder does not accept the file without white space", name)
+		}
+	}
+}
+
+// TestDecodeFastAgrees mutates catalog files in ways that the fast decoder
+// must either refuse or decode as encoding/json does.
+func TestDecodeFastAgrees(t *testing.T) {
+	mutations := map[string]func(s string) string{
+		"escaped letters": func(s string) string { return strings.ReplaceAll(s, `"name": "`, `"name": "\u0061`) },
+		"escaped key":     func(s string) string { return strings.Replace(s, `"name"`, `"n\u0061me"`, 1) },
+		"upper-case key":  func(s string) string { return strings.Replace(s, `"name"`, `"Name"`, 1) },
+		"duplicate key":   func(s string) string { return strings.Replace(s, `"version": `, `"version": "0", "version": `, 1) },
+		"null tools":      func(s string) string { return strings.Replace(s, `"tools": [`, `"tools": null, "x": [`, 1) },
+		"null enum": func(s string) string {
+			return strings.Replace(s, `"required": true,`, `"required": true, "enum": null,`, 1)
+		},
+		"float line":     func(s string) string { return strings.Replace(s, `"line": 1`, `"line": 1.0`, 1) },
+		"exponent bound": func(s string) string { return strings.Replace(s, `"minLength": 1`, `"minLength": 1e0`, 1) },
+		"huge number":    func(s string) string { return strings.Replace(s, `"minimum": 1`, `"minimum": 1e400`, 1) },
+		"negative zero":  func(s string) string { return strings.Replace(s, `"minimum": 1`, `"minimum": -0`, 1) },
+		"tabs and CRs":   func(s string) string { return strings.ReplaceAll(s, "\n  ", "\r\n\t") },
+		"BOM":            func(s string) string { return "\ufeff" + s },
+		"trailing":       func(s string) string { return s + " x" },
+		"no format":      func(s string) string { return strings.Replace(s, `"format"`, `"formats"`, 1) },
+		"format last": func(s string) string {
+			s = strings.Replace(s, `"format": "toolc.catalog/v1",`, ``, 1)
+			return strings.TrimSuffix(s, "}\n") + `, "format": "toolc.catalog/v1"}`
+		},
+		"control char": func(s string) string { return strings.Replace(s, `"description": "`, "\"description\": \"\x01", 1) },
+		"raw unicode":  func(s string) string { return strings.ReplaceAll(s, `"description": "`, `"description": "é\u2028 `) },
+		"deep example": func(s string) string {
+			return strings.Replace(s, `"examples": [`, `"examples": [`+strings.Repeat("[", 20000), 1)
+		},
+	}
+	// The mutations that the fast decoder takes on itself; it leaves the
+	// rest to encoding/json.
+	fastMutations := map[string]bool{"tabs and CRs": true, "format last": true, "escaped letters": true, "negative zero": true, "raw unicode": true}
+	for name, data := range catalogFiles(t) {
+		for mname, mutate := range mutations {
+			fast := checkAgree(t, name+"/"+mname, []byte(mutate(string(data))))
+			if name == "weather" && fast != fastMutations[mname] {
+				t.Errorf("weather/%s: the fast decoder accepted it: %v, want %v", mname, fast, fastMutations[mname])
+			}
+		}
+		// Random damage: flip, cut and insert bytes.
+		rng := rand.New(rand.NewPCG(uint64(len(data)), 7))
+		for range 300 {
+			b := append([]byte(nil), data...)
+			if len(b) == 0 {
+				break
+			}
+			i := rng.IntN(len(b))
+			switch rng.IntN(3) {
+			case 0:
+				const chars = "{}[],:\"\\ 0a-.eE"
+				b[i] = chars[rng.IntN(len(chars))]
+			case 1:
+				b = append(b[:i], b[i+1:]...)
+			case 2:
+				b = append(b[:i], append([]byte{" \"1,}"[rng.IntN(5)]}, b[i:]...)...)
+			}
+			checkAgree(t, name+"/random", b)
+		}
+	}
+}
+
+// FuzzParse: whatever the fast decoder accepts, encoding/json accepts and
+// decodes the same way.
+func FuzzParse(f *testing.F) {
+	for _, data := range catalogFiles(f) {
+		f.Add(data)
+	}
+	f.Add([]byte(`{"format":"toolc.catalog/v1","services":[{"tools":[{"examples":[{"a":[1,{"b":null}]}]}]}]}`))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		checkAgree(t, "fuzz", data)
+		catalog.Parse(data) // must not panic
+	})
+}

@@ -1,0 +1,796 @@
+package catalog
+
+import (
+	"bytes"
+	"cmp"
+	"encoding/json"
+	"math"
+	"slices"
+	"strconv"
+	"unicode/utf8"
+)
+
+// A writer encodes the catalog's own types as JSON by appending to a byte
+// slice, without reflection: the catalog file, the fingerprints and the
+// projections of 2000 tools each take a few milliseconds this way, where
+// encoding/json takes tens. Its output is byte for byte what encoding/json
+// writes for the same values, indented as by an Encoder with
+// SetIndent("", "  ") or compact as by json.Marshal, and TestWriterMatches
+// EncodingJSON holds it to that.
+type writer struct {
+	b []byte
+	// indent writes two spaces per level, as SetIndent("", "  ").
+	indent bool
+	// html escapes <, > and & as json.Marshal does; an Encoder with
+	// SetEscapeHTML(false) does not.
+	html bool
+	// depth is the nesting level, and first says that the innermost open
+	// object or array has no member yet.
+	depth int
+	first bool
+	// err is set when a value cannot be written, such as NaN.
+	err error
+}
+
+func (w *writer) open(c byte) {
+	w.b = append(w.b, c)
+	w.depth++
+	w.first = true
+}
+
+func (w *writer) close(c byte) {
+	w.depth--
+	if !w.first && w.indent {
+		w.newline()
+	}
+	w.b = append(w.b, c)
+	w.first = false
+}
+
+// spaces indents a line; deeper values are indented in pieces.
+const spaces = "                                                                "
+
+func (w *writer) newline() {
+	w.b = append(w.b, '\n')
+	for n := 2 * w.depth; n > 0; {
+		k := min(n, len(spaces))
+		w.b = append(w.b, spaces[:k]...)
+		n -= k
+	}
+}
+
+// next starts a member of the innermost object or array.
+func (w *writer) next() {
+	if !w.first {
+		w.b = append(w.b, ',')
+	}
+	if w.indent {
+		w.newline()
+	}
+	w.first = false
+}
+
+// key starts an object member. k is one of the catalog's own keys, which
+// need no escaping.
+func (w *writer) key(k string) {
+	w.next()
+	w.b = append(w.b, '"')
+	w.b = append(w.b, k...)
+	w.b = append(w.b, '"', ':')
+	if w.indent {
+		w.b = append(w.b, ' ')
+	}
+}
+
+func (w *writer) strKey(k string) {
+	w.next()
+	w.str(k)
+	w.b = append(w.b, ':')
+	if w.indent {
+		w.b = append(w.b, ' ')
+	}
+}
+
+const hexDigits = "0123456789abcdef"
+
+// str writes a string as encoding/json's appendString does.
+func (w *writer) str(s string) {
+	b := append(w.b, '"')
+	// Most text needs no escaping: copy it eight bytes at a time.
+	i := 0
+	for i+8 <= len(s) && safe8(s[i:i+8], w.html) {
+		i += 8
+	}
+	start := 0
+	for i < len(s) {
+		if c := s[i]; c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' && (!w.html || c != '<' && c != '>' && c != '&') {
+				i++
+				continue
+			}
+			b = append(b, s[start:i]...)
+			switch c {
+			case '\\', '"':
+				b = append(b, '\\', c)
+			case '\b':
+				b = append(b, '\\', 'b')
+			case '\f':
+				b = append(b, '\\', 'f')
+			case '\n':
+				b = append(b, '\\', 'n')
+			case '\r':
+				b = append(b, '\\', 'r')
+			case '\t':
+				b = append(b, '\\', 't')
+			default:
+				b = append(b, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xF])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			b = append(b, s[start:i]...)
+			b = append(b, `\ufffd`...)
+			i += size
+			start = i
+			continue
+		}
+		if r == '\u2028' || r == '\u2029' {
+			b = append(b, s[start:i]...)
+			b = append(b, '\\', 'u', '2', '0', '2', hexDigits[r&0xF])
+			i += size
+			start = i
+			continue
+		}
+		i += size
+	}
+	b = append(b, s[start:]...)
+	w.b = append(b, '"')
+}
+
+// safe8 reports whether eight bytes of s need no escaping: no control
+// character, '"', '\\' or non-ASCII byte, and with html no '<', '>' or '&'.
+func safe8(s string, html bool) bool {
+	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	if !plain8(x) {
+		return false
+	}
+	if html {
+		lt, gt, amp := x^'<'*ones8, x^'>'*ones8, x^'&'*ones8
+		return ((lt-ones8)&^lt|(gt-ones8)&^gt|(amp-ones8)&^amp)&highs8 == 0
+	}
+	return true
+}
+
+func (w *writer) int(i int64) { w.b = strconv.AppendInt(w.b, i, 10) }
+
+// float writes a number as encoding/json's floatEncoder does.
+func (w *writer) float(f float64) {
+	if math.IsInf(f, 0) || math.IsNaN(f) {
+		w.fail(&json.UnsupportedValueError{Str: strconv.FormatFloat(f, 'g', -1, 64)})
+		return
+	}
+	abs := math.Abs(f)
+	format := byte('f')
+	if abs != 0 && (abs < 1e-6 || abs >= 1e21) {
+		format = 'e'
+	}
+	b := strconv.AppendFloat(w.b, f, format, -1, 64)
+	if format == 'e' {
+		if n := len(b); n >= 4 && b[n-4] == 'e' && b[n-3] == '-' && b[n-2] == '0' {
+			b[n-2] = b[n-1]
+			b = b[:n-1]
+		}
+	}
+	w.b = b
+}
+
+func (w *writer) bool(v bool) { w.b = strconv.AppendBool(w.b, v) }
+
+func (w *writer) null() { w.b = append(w.b, "null"...) }
+
+func (w *writer) fail(err error) {
+	if w.err == nil {
+		w.err = err
+	}
+}
+
+// value writes a JSON-shaped value: string, bool, int64, int, float64,
+// json.Number, []any, map[string]any (keys sorted) or nil. Anything else
+// goes through encoding/json, re-indented to fit.
+func (w *writer) value(v any) {
+	switch x := v.(type) {
+	case nil:
+		w.null()
+	case string:
+		w.str(x)
+	case bool:
+		w.bool(x)
+	case int64:
+		w.int(x)
+	case int:
+		w.int(int64(x))
+	case float64:
+		w.float(x)
+	case []any:
+		if x == nil {
+			w.null()
+			return
+		}
+		w.open('[')
+		for _, e := range x {
+			w.next()
+			w.value(e)
+		}
+		w.close(']')
+	case map[string]any:
+		w.object(x)
+	default:
+		w.other(v)
+	}
+}
+
+func (w *writer) object(m map[string]any) {
+	if m == nil {
+		w.null()
+		return
+	}
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	w.open('{')
+	for _, k := range keys {
+		w.strKey(k)
+		w.value(m[k])
+	}
+	w.close('}')
+}
+
+// other writes a value of a type the writer does not know, through
+// encoding/json.
+func (w *writer) other(v any) {
+	data, err := json.Marshal(v)
+	if err != nil {
+		w.fail(err)
+		return
+	}
+	var decoded any
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&decoded); err != nil {
+		w.fail(err)
+		return
+	}
+	w.anyNumber(decoded)
+}
+
+// anyNumber writes a decoded value whose numbers are json.Numbers.
+func (w *writer) anyNumber(v any) {
+	switch x := v.(type) {
+	case json.Number:
+		w.b = append(w.b, x...)
+	case []any:
+		w.open('[')
+		for _, e := range x {
+			w.next()
+			w.anyNumber(e)
+		}
+		w.close(']')
+	case map[string]any:
+		keys := make([]string, 0, len(x))
+		for k := range x {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		w.open('{')
+		for _, k := range keys {
+			w.strKey(k)
+			w.anyNumber(x[k])
+		}
+		w.close('}')
+	default:
+		w.value(x)
+	}
+}
+
+// The catalog file.
+
+func (w *writer) catalogFile(f *file) {
+	w.open('{')
+	w.key("format")
+	w.str(f.Format)
+	w.key("fingerprint")
+	w.str(f.Fingerprint)
+	w.key("services")
+	w.services(f.Services, false)
+	w.close('}')
+}
+
+func (w *writer) services(ss []*Service, canon bool) {
+	if ss == nil {
+		w.null()
+		return
+	}
+	w.open('[')
+	for _, s := range ss {
+		w.next()
+		if s == nil {
+			w.null()
+			continue
+		}
+		w.serviceHead(s)
+		w.tools(s.Tools, canon)
+		w.serviceTail(s, canon)
+	}
+	w.close(']')
+}
+
+// serviceHead writes a service up to the value of "tools".
+func (w *writer) serviceHead(s *Service) {
+	w.open('{')
+	w.key("name")
+	w.str(s.Name)
+	w.key("version")
+	w.str(s.Version)
+	w.key("description")
+	w.str(s.Description)
+	w.key("dir")
+	w.str(s.Dir)
+	w.key("handler")
+	w.str(s.Handler)
+	if s.MCPTitle != "" {
+		w.key("mcpTitle")
+		w.str(s.MCPTitle)
+	}
+	w.key("tools")
+}
+
+func (w *writer) serviceTail(s *Service, canon bool) {
+	w.key("pos")
+	w.pos(s.Pos, canon)
+	w.close('}')
+}
+
+func (w *writer) tools(ts []*Tool, canon bool) {
+	if ts == nil {
+		w.null()
+		return
+	}
+	w.open('[')
+	for _, t := range ts {
+		w.next()
+		w.tool(t, t.Fingerprint, canon)
+	}
+	w.close(']')
+}
+
+// tool writes a tool with the given fingerprint; it returns the offset in
+// w.b at which the fingerprint's text starts, for fingerprinting.
+func (w *writer) tool(t *Tool, fingerprint string, canon bool) int {
+	if t == nil {
+		w.null()
+		return -1
+	}
+	w.open('{')
+	w.key("name")
+	w.str(t.Name)
+	w.key("fingerprint")
+	mark := len(w.b) + 1
+	w.str(fingerprint)
+	w.key("description")
+	w.str(t.Description)
+	if t.Title != "" {
+		w.key("title")
+		w.str(t.Title)
+	}
+	if t.Deprecated {
+		w.key("deprecated")
+		w.bool(true)
+	}
+	if t.Strict {
+		w.key("strict")
+		w.bool(true)
+	}
+	w.key("annotations")
+	w.annotations(&t.Annotations)
+	w.key("request")
+	w.message(&t.Request, canon)
+	if t.Response != nil {
+		w.key("response")
+		w.message(t.Response, canon)
+	}
+	if len(t.Examples) > 0 {
+		w.key("examples")
+		w.open('[')
+		for _, ex := range t.Examples {
+			w.next()
+			w.object(ex)
+		}
+		w.close(']')
+	}
+	if t.MCPName != "" {
+		w.key("mcpName")
+		w.str(t.MCPName)
+	}
+	w.key("pos")
+	w.pos(t.Pos, canon)
+	w.close('}')
+	return mark
+}
+
+func (w *writer) annotations(a *Annotations) {
+	w.open('{')
+	w.optBool("readOnly", a.ReadOnly)
+	w.optBool("destructive", a.Destructive)
+	w.optBool("idempotent", a.Idempotent)
+	w.optBool("openWorld", a.OpenWorld)
+	w.close('}')
+}
+
+func (w *writer) optBool(key string, v *bool) {
+	if v != nil {
+		w.key(key)
+		w.bool(*v)
+	}
+}
+
+func (w *writer) optInt(key string, v *int64) {
+	if v != nil {
+		w.key(key)
+		w.int(*v)
+	}
+}
+
+func (w *writer) optFloat(key string, v *float64) {
+	if v != nil {
+		w.key(key)
+		w.float(*v)
+	}
+}
+
+func (w *writer) values(key string, vs []any) {
+	if len(vs) > 0 {
+		w.key(key)
+		w.value(vs)
+	}
+}
+
+func (w *writer) message(m *Message, canon bool) {
+	w.open('{')
+	if m.Description != "" {
+		w.key("description")
+		w.str(m.Description)
+	}
+	w.key("fields")
+	if m.Fields == nil && !canon {
+		w.null()
+	} else {
+		w.open('[')
+		for _, f := range m.Fields {
+			w.next()
+			w.field(f, canon)
+		}
+		w.close(']')
+	}
+	w.key("pos")
+	w.pos(m.Pos, canon)
+	w.close('}')
+}
+
+func (w *writer) field(f *Field, canon bool) {
+	if f == nil {
+		w.null()
+		return
+	}
+	w.open('{')
+	w.key("name")
+	w.str(f.Name)
+	w.key("type")
+	w.str(string(f.Type))
+	if f.Items != "" {
+		w.key("items")
+		w.str(string(f.Items))
+	}
+	w.key("description")
+	w.str(f.Description)
+	w.key("required")
+	w.bool(f.Required)
+	if f.Deprecated {
+		w.key("deprecated")
+		w.bool(true)
+	}
+	if f.Default != nil {
+		w.key("default")
+		w.value(f.Default)
+	}
+	w.values("enum", f.Enum)
+	w.values("examples", f.Examples)
+	w.optInt("minLength", f.MinLength)
+	w.optInt("maxLength", f.MaxLength)
+	if f.Pattern != "" {
+		w.key("pattern")
+		w.str(f.Pattern)
+	}
+	if f.Format != "" {
+		w.key("format")
+		w.str(f.Format)
+	}
+	w.optFloat("minimum", f.Minimum)
+	w.optFloat("maximum", f.Maximum)
+	w.optFloat("exclusiveMinimum", f.ExclusiveMinimum)
+	w.optFloat("exclusiveMaximum", f.ExclusiveMaximum)
+	w.optInt("minItems", f.MinItems)
+	w.optInt("maxItems", f.MaxItems)
+	if f.UniqueItems {
+		w.key("uniqueItems")
+		w.bool(true)
+	}
+	w.key("pos")
+	w.pos(f.Pos, canon)
+	w.close('}')
+}
+
+func (w *writer) pos(p Pos, blank bool) {
+	if blank {
+		p = Pos{}
+	}
+	w.open('{')
+	w.key("file")
+	w.str(p.File)
+	w.key("line")
+	w.int(int64(p.Line))
+	w.key("column")
+	w.int(int64(p.Column))
+	w.close('}')
+}
+
+// Projections.
+
+// projection writes a value that Project returned. It reports false for a
+// type it does not know.
+func (w *writer) projection(v any) bool {
+	switch x := v.(type) {
+	case []OpenAIChatTool:
+		w.list(len(x), func(i int) {
+			w.open('{')
+			w.key("type")
+			w.str(x[i].Type)
+			w.key("function")
+			w.open('{')
+			w.openAIFunction(&x[i].Function)
+			w.close('}')
+			w.close('}')
+		})
+	case []OpenAIResponsesTool:
+		w.list(len(x), func(i int) {
+			w.open('{')
+			w.key("type")
+			w.str(x[i].Type)
+			w.openAIFunction(&x[i].OpenAIFunction)
+			w.close('}')
+		})
+	case []AnthropicTool:
+		w.list(len(x), func(i int) { w.anthropicTool(&x[i]) })
+	case []GeminiTool:
+		w.list(len(x), func(i int) {
+			w.open('{')
+			w.key("functionDeclarations")
+			if fs := x[i].FunctionDeclarations; fs == nil {
+				w.null()
+			} else {
+				w.list(len(fs), func(j int) { w.geminiFunction(&fs[j]) })
+			}
+			w.close('}')
+		})
+	case []BedrockTool:
+		w.list(len(x), func(i int) { w.bedrockTool(&x[i]) })
+	case []MCPTool:
+		w.list(len(x), func(i int) { w.mcpTool(&x[i]) })
+	default:
+		return false
+	}
+	return true
+}
+
+func (w *writer) list(n int, elem func(i int)) {
+	w.open('[')
+	for i := range n {
+		w.next()
+		elem(i)
+	}
+	w.close(']')
+}
+
+func (w *writer) optStr(key, v string) {
+	if v != "" {
+		w.key(key)
+		w.str(v)
+	}
+}
+
+func (w *writer) openAIFunction(f *OpenAIFunction) {
+	w.key("name")
+	w.str(f.Name)
+	w.optStr("description", f.Description)
+	w.key("parameters")
+	w.objectSchema(f.Parameters)
+	w.key("strict")
+	w.bool(f.Strict)
+}
+
+func (w *writer) anthropicTool(t *AnthropicTool) {
+	w.open('{')
+	w.key("name")
+	w.str(t.Name)
+	w.optStr("description", t.Description)
+	w.key("input_schema")
+	w.objectSchema(t.InputSchema)
+	if t.Strict {
+		w.key("strict")
+		w.bool(true)
+	}
+	if len(t.InputExamples) > 0 {
+		w.key("input_examples")
+		w.list(len(t.InputExamples), func(i int) { w.object(t.InputExamples[i]) })
+	}
+	w.close('}')
+}
+
+func (w *writer) geminiFunction(f *GeminiFunction) {
+	w.open('{')
+	w.key("name")
+	w.str(f.Name)
+	w.optStr("description", f.Description)
+	if f.Parameters != nil {
+		w.key("parameters")
+		w.objectSchema(f.Parameters)
+	}
+	w.close('}')
+}
+
+func (w *writer) bedrockTool(t *BedrockTool) {
+	w.open('{')
+	w.key("toolSpec")
+	w.open('{')
+	w.key("name")
+	w.str(t.ToolSpec.Name)
+	w.optStr("description", t.ToolSpec.Description)
+	w.key("inputSchema")
+	w.open('{')
+	w.key("json")
+	w.objectSchema(t.ToolSpec.InputSchema.JSON)
+	w.close('}')
+	w.close('}')
+	w.close('}')
+}
+
+func (w *writer) mcpTool(t *MCPTool) {
+	w.open('{')
+	w.key("name")
+	w.str(t.Name)
+	w.optStr("title", t.Title)
+	w.optStr("description", t.Description)
+	w.key("inputSchema")
+	w.objectSchema(t.InputSchema)
+	if t.OutputSchema != nil {
+		w.key("outputSchema")
+		w.objectSchema(t.OutputSchema)
+	}
+	if a := t.Annotations; a != nil {
+		w.key("annotations")
+		w.open('{')
+		w.optStr("title", a.Title)
+		w.optBool("readOnlyHint", a.ReadOnlyHint)
+		w.optBool("destructiveHint", a.DestructiveHint)
+		w.optBool("idempotentHint", a.IdempotentHint)
+		w.optBool("openWorldHint", a.OpenWorldHint)
+		w.close('}')
+	}
+	w.close('}')
+}
+
+func (w *writer) typeList(t TypeList) {
+	switch {
+	case len(t) == 1:
+		w.str(t[0])
+	case t == nil:
+		w.null()
+	default:
+		w.open('[')
+		for _, s := range t {
+			w.next()
+			w.str(s)
+		}
+		w.close(']')
+	}
+}
+
+func (w *writer) objectSchema(o *ObjectSchema) {
+	if o == nil {
+		w.null()
+		return
+	}
+	w.open('{')
+	w.key("type")
+	w.typeList(o.Type)
+	w.optStr("description", o.Description)
+	w.key("properties")
+	if o.Properties == nil {
+		w.null()
+	} else {
+		var buf [16]string
+		names := buf[:0]
+		for name := range o.Properties {
+			names = append(names, name)
+		}
+		slices.SortFunc(names, cmp.Compare)
+		w.open('{')
+		for _, name := range names {
+			w.strKey(name)
+			w.schema(o.Properties[name])
+		}
+		w.close('}')
+	}
+	if len(o.Required) > 0 {
+		w.key("required")
+		w.open('[')
+		for _, r := range o.Required {
+			w.next()
+			w.str(r)
+		}
+		w.close(']')
+	}
+	w.optBool("additionalProperties", o.AdditionalProperties)
+	w.close('}')
+}
+
+func (w *writer) schema(s *Schema) {
+	if s == nil {
+		w.null()
+		return
+	}
+	w.open('{')
+	if len(s.Type) > 0 {
+		w.key("type")
+		w.typeList(s.Type)
+	}
+	w.optStr("description", s.Description)
+	if s.Nullable {
+		w.key("nullable")
+		w.bool(true)
+	}
+	w.values("enum", s.Enum)
+	if s.Default != nil {
+		w.key("default")
+		w.value(s.Default)
+	}
+	w.optStr("format", s.Format)
+	w.optStr("pattern", s.Pattern)
+	w.optInt("minLength", s.MinLength)
+	w.optInt("maxLength", s.MaxLength)
+	w.optFloat("minimum", s.Minimum)
+	w.optFloat("maximum", s.Maximum)
+	w.optFloat("exclusiveMinimum", s.ExclusiveMinimum)
+	w.optFloat("exclusiveMaximum", s.ExclusiveMaximum)
+	if s.Items != nil {
+		w.key("items")
+		w.schema(s.Items)
+	}
+	w.optInt("minItems", s.MinItems)
+	w.optInt("maxItems", s.MaxItems)
+	if s.UniqueItems {
+		w.key("uniqueItems")
+		w.bool(true)
+	}
+	w.values("examples", s.Examples)
+	if s.Example != nil {
+		w.key("example")
+		w.value(s.Example)
+	}
+	w.close('}')
+}

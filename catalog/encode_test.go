@@ -1,0 +1,216 @@
+package catalog_test
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"math"
+	"math/rand/v2"
+	"strings"
+	"testing"
+
+	"github.com/toolc/toolc/catalog"
+)
+
+// The catalog writes its JSON without reflection, for speed. These tests
+// hold that writer to encoding/json: the same values must give the same
+// bytes, and the fingerprints must be the sha256 of what json.Marshal
+// writes for the catalog with its positions blanked.
+
+// catalogFile mirrors the catalog file's layout for encoding/json.
+type catalogFile struct {
+	Format      string             `json:"format"`
+	Fingerprint string             `json:"fingerprint"`
+	Services    []*catalog.Service `json:"services"`
+}
+
+func stdMarshalFile(t *testing.T, c *catalog.Catalog) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	services := c.Services
+	if services == nil {
+		services = []*catalog.Service{}
+	}
+	if err := enc.Encode(catalogFile{catalog.Format, c.Fingerprint, services}); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+func stdProjectJSON(t *testing.T, c *catalog.Catalog, target catalog.Target, opts catalog.ProjectOptions) []byte {
+	t.Helper()
+	v, err := c.Project(target, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		t.Fatal(err)
+	}
+	return b.Bytes()
+}
+
+// stdFingerprints computes the fingerprints by their definition: the
+// sha256 of json.Marshal of the tool, or of the services, with every
+// position blanked (and a tool's own fingerprint empty).
+func stdFingerprints(t *testing.T, c *catalog.Catalog) (string, map[*catalog.Tool]string) {
+	t.Helper()
+	sum := func(v any) string {
+		data, err := json.Marshal(v)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := sha256.Sum256(data)
+		return "sha256:" + hex.EncodeToString(s[:])
+	}
+	strip := func(m catalog.Message) catalog.Message {
+		m.Pos = catalog.Pos{}
+		fields := make([]*catalog.Field, len(m.Fields))
+		for i, f := range m.Fields {
+			cp := *f
+			cp.Pos = catalog.Pos{}
+			fields[i] = &cp
+		}
+		m.Fields = fields
+		return m
+	}
+	blank := func(tl *catalog.Tool, fp string) *catalog.Tool {
+		cp := *tl
+		cp.Fingerprint = fp
+		cp.Pos = catalog.Pos{}
+		cp.Request = strip(tl.Request)
+		if tl.Response != nil {
+			r := strip(*tl.Response)
+			cp.Response = &r
+		}
+		return &cp
+	}
+	tools := map[*catalog.Tool]string{}
+	services := make([]*catalog.Service, len(c.Services))
+	for i, s := range c.Services {
+		cp := *s
+		cp.Pos = catalog.Pos{}
+		cp.Tools = make([]*catalog.Tool, len(s.Tools))
+		for j, tl := range s.Tools {
+			fp := sum(blank(tl, ""))
+			tools[tl] = fp
+			cp.Tools[j] = blank(tl, fp)
+		}
+		services[i] = &cp
+	}
+	return sum(services), tools
+}
+
+// awkward returns a catalog whose strings and numbers exercise every
+// escape and number format that encoding/json has.
+func awkward() *catalog.Catalog {
+	c := kitchenSink()
+	tl := c.Services[0].Tools[0]
+	tl.Description = "Quotes \" and \\ backslashes, <html> & ampersands, tabs\t, newlines\n, \x00\x01\x1f controls, \b\f, " +
+		"é ünïcödé, emoji 🙂, line\u2028and paragraph\u2029separators, invalid \xff\xfe UTF-8, and a lone \xe2\x82 prefix"
+	tl.Examples = append(tl.Examples, map[string]any{"name": "<&>", "ratio": 1e-7, "ids": []any{int64(math.MaxInt64), int64(math.MinInt64)}})
+	f := tl.Request.Field("ratio")
+	f.Default = 1e21
+	f.Enum = []any{0.1, 1e-6, 1e-7, 123456789.125, 1e20, 1e21, -0.0, 5e-324, math.MaxFloat64}
+	c.Seal()
+	return c
+}
+
+func TestWriterMatchesEncodingJSON(t *testing.T) {
+	cats := map[string]*catalog.Catalog{"kitchen sink": kitchenSink(), "awkward": awkward(), "empty": {}}
+	for _, ex := range examples(t) {
+		cats[ex.name] = ex.cat
+	}
+	for name, c := range cats {
+		t.Run(name, func(t *testing.T) {
+			got := marshal(t, c)
+			if want := stdMarshalFile(t, c); !bytes.Equal(got, want) {
+				t.Errorf("Marshal differs from encoding/json:\n%s", lineDiff(string(want), string(got)))
+			}
+			fp, tools := stdFingerprints(t, c)
+			if c.Fingerprint != fp {
+				t.Errorf("catalog fingerprint %s, want %s", c.Fingerprint, fp)
+			}
+			for tl, want := range tools {
+				if tl.Fingerprint != want {
+					t.Errorf("tool %s fingerprint %s, want %s", tl.Name, tl.Fingerprint, want)
+				}
+			}
+			for _, target := range catalog.Targets() {
+				for _, m := range modes {
+					got, err := c.ProjectJSON(target, m.opts)
+					if err != nil {
+						t.Fatal(err)
+					}
+					if want := stdProjectJSON(t, c, target, m.opts); !bytes.Equal(got, want) {
+						t.Errorf("%s%s: ProjectJSON differs from encoding/json:\n%s", target, m.suffix, lineDiff(string(want), string(got)))
+					}
+				}
+			}
+			// Invalid UTF-8 is written as U+FFFD, as encoding/json does, so
+			// the awkward catalog does not survive a round trip; contracts
+			// are CUE, whose strings are always valid UTF-8.
+			if name != "awkward" {
+				if _, err := catalog.Parse(got); err != nil {
+					t.Errorf("Parse(Marshal()): %v", err)
+				}
+			}
+		})
+	}
+}
+
+// TestWriterRandomValues compares the writer with encoding/json on random
+// strings and numbers, through a field's description, default and enum.
+func TestWriterRandomValues(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	pieces := []string{"a", "Z", " ", "\"", "\\", "<", ">", "&", "\n", "\t", "\x00", "\x7f", "é", "\u2028", "\u2029", "🙂", "\xff", "\xc3", "\xed\xa0\x80", "\U0010ffff"}
+	for i := range 2000 {
+		var b strings.Builder
+		for range rng.IntN(12) {
+			b.WriteString(pieces[rng.IntN(len(pieces))])
+		}
+		s := b.String()
+		f := math.Float64frombits(rng.Uint64())
+		if math.IsNaN(f) || math.IsInf(f, 0) {
+			f = float64(i)
+		}
+		scale := math.Pow(10, float64(rng.IntN(60)-30))
+		c := &catalog.Catalog{Services: []*catalog.Service{{Name: s, Tools: []*catalog.Tool{{
+			Name: "t", Description: s, MCPName: s,
+			Request: catalog.Message{Fields: []*catalog.Field{{Name: s, Type: catalog.Number, Description: s, Default: f, Enum: []any{float64(float32(rng.Float64() * scale)), rng.Float64() * scale, int64(rng.Uint64())}}}},
+		}}}}}
+		got := marshal(t, c)
+		if want := stdMarshalFile(t, c); !bytes.Equal(got, want) {
+			t.Fatalf("string %q, number %v: Marshal differs from encoding/json:\n%s", s, f, lineDiff(string(want), string(got)))
+		}
+		fp, _ := stdFingerprints(t, c)
+		if fp != c.Fingerprint {
+			t.Fatalf("string %q, number %v: fingerprint differs", s, f)
+		}
+		for _, target := range []catalog.Target{catalog.MCP, catalog.Gemini, catalog.OpenAIChat} {
+			got, _ := c.ProjectJSON(target, catalog.ProjectOptions{Strict: true})
+			if want := stdProjectJSON(t, c, target, catalog.ProjectOptions{Strict: true}); !bytes.Equal(got, want) {
+				t.Fatalf("string %q: %s differs from encoding/json:\n%s", s, target, lineDiff(string(want), string(got)))
+			}
+		}
+	}
+}
+
+// TestMarshalNaN: a number JSON cannot hold is an error, not a file.
+func TestMarshalNaN(t *testing.T) {
+	c := kitchenSink()
+	c.Services[0].Tools[0].Request.Fields[0].Default = math.NaN()
+	defer func() {
+		if recover() == nil {
+			t.Error("sealing a catalog holding NaN did not panic")
+		}
+	}()
+	c.Marshal()
+}
