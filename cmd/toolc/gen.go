@@ -79,7 +79,7 @@ func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
 		path := gogen.Path(svc)
 		if other, ok := owner[path]; ok {
 			fmt.Fprintf(e.stderr, "%s: error: services %s and %s have one handler directory, so both would generate %s\n",
-				posString(svc.Pos), other, svc.Name, path)
+				genPos(svc.Pos), other, svc.Name, path)
 			nerrors++
 			continue
 		}
@@ -94,7 +94,7 @@ func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
 		switch {
 		case errors.As(err, &gerrs):
 			for _, ge := range gerrs {
-				fmt.Fprintf(e.stderr, "%s: error: %s\n", posString(ge.Pos), ge.Message)
+				fmt.Fprintf(e.stderr, "%s: error: %s\n", genPos(ge.Pos), ge.Message)
 			}
 			nerrors += len(gerrs)
 			continue
@@ -180,6 +180,7 @@ func writeFileAtomic(name string, data []byte) error {
 	return os.Rename(tmp.Name(), name)
 }
 
-func posString(p catalog.Pos) string {
+// genPos formats a contract position as diagnostics do: file:line:col.
+func genPos(p catalog.Pos) string {
 	return diag.Position{File: p.File, Line: p.Line, Column: p.Column}.String()
 }
