@@ -58,6 +58,10 @@ type Daemon struct {
 	wd      string
 	session *compiler.Session
 
+	// w is the watcher, started by Start before the first build so that
+	// no edit made during it is missed.
+	w *watch.Watcher
+
 	// state is the last good state, touched only by the reload loop.
 	cat     *catalog.Catalog
 	plugins map[string]*runtime.Plugin // by service
@@ -115,22 +119,48 @@ func New(opts Options) (*Daemon, error) {
 // handler that fails is reported on Status and leaves the daemon serving
 // what it could, waiting for a fix; only a problem with the patterns
 // themselves is an error.
+//
+// Start begins watching before it builds anything, so that an edit saved
+// while the first build runs is reloaded by Run, not missed.
 func (d *Daemon) Start(ctx context.Context) error {
-	_, err := d.reload(ctx, nil, true)
+	// A first compile finds the handler packages to watch. Its result is
+	// thrown away: the full reload below compiles again, after the
+	// watcher has recorded the files, so that nothing saved in between
+	// is lost.
+	res, err := d.session.Compile()
+	if err != nil {
+		return err
+	}
+	pkgs := map[string]string{}
+	for _, svc := range res.Catalog.Services {
+		pkg, _ := filepath.Abs(host.HandlerDir(d.wd, svc))
+		pkgs[svc.Name] = pkg
+	}
+	if d.w, err = d.watch(pkgs); err != nil {
+		return err
+	}
+	_, err = d.reload(ctx, nil, true)
 	return err
+}
+
+func (d *Daemon) watch(pkgs map[string]string) (*watch.Watcher, error) {
+	return watch.New(d.roots(pkgs), watch.Options{
+		Debounce: d.opts.Debounce,
+		Poll:     d.opts.Poll,
+		Ignore:   d.ignore,
+	})
 }
 
 // Run watches the contracts and handlers and reloads after every change
 // until ctx ends; then it stops the plugins.
 func (d *Daemon) Run(ctx context.Context) error {
 	defer d.stopAll()
-	w, err := watch.New(d.roots(), watch.Options{
-		Debounce: d.opts.Debounce,
-		Poll:     d.opts.Poll,
-		Ignore:   d.ignore,
-	})
-	if err != nil {
-		return err
+	w := d.w
+	if w == nil {
+		var err error
+		if w, err = d.watch(d.pkgs); err != nil {
+			return err
+		}
 	}
 	defer w.Close()
 	for {
@@ -156,7 +186,7 @@ func (d *Daemon) Reloaded() <-chan struct{} { return d.reloads }
 
 // roots are the directories to watch: each pattern's base directory, and
 // each handler package outside them.
-func (d *Daemon) roots() []string {
+func (d *Daemon) roots(pkgs map[string]string) []string {
 	var roots []string
 	for _, p := range d.opts.Patterns {
 		base := strings.TrimSuffix(filepath.ToSlash(p), "...")
@@ -168,7 +198,7 @@ func (d *Daemon) roots() []string {
 		}
 		roots = append(roots, filepath.Clean(base))
 	}
-	for _, pkg := range d.pkgs {
+	for _, pkg := range pkgs {
 		if !slices.ContainsFunc(roots, func(r string) bool { return within(r, pkg) }) {
 			roots = append(roots, pkg)
 		}
@@ -230,9 +260,6 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		t := time.Now()
 		res, err := d.session.Compile()
 		if err != nil {
-			if full && d.cat == nil {
-				return false, err
-			}
 			fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
 			return false, nil
 		}
