@@ -59,8 +59,10 @@ type Daemon struct {
 	session *compiler.Session
 
 	// w is the watcher, started by Start before the first build so that
-	// no edit made during it is missed.
-	w *watch.Watcher
+	// no edit made during it is missed. trees are the directories it
+	// reports on (see roots).
+	w     *watch.Watcher
+	trees []string
 
 	// state is the last good state, touched only by the reload loop.
 	cat     *catalog.Catalog
@@ -144,7 +146,8 @@ func (d *Daemon) Start(ctx context.Context) error {
 }
 
 func (d *Daemon) watch(pkgs map[string]string) (*watch.Watcher, error) {
-	return watch.New(d.roots(pkgs), watch.Options{
+	d.trees = d.roots(pkgs)
+	return watch.New(d.parents(d.trees), watch.Options{
 		Debounce: d.opts.Debounce,
 		Poll:     d.opts.Poll,
 		Ignore:   d.ignore,
@@ -184,8 +187,8 @@ func (d *Daemon) Run(ctx context.Context) error {
 // bad, for tests that wait for one.
 func (d *Daemon) Reloaded() <-chan struct{} { return d.reloads }
 
-// roots are the directories to watch: each pattern's base directory, and
-// each handler package outside them.
+// roots are the directory trees to watch: each pattern's base directory,
+// and each handler package outside them.
 func (d *Daemon) roots(pkgs map[string]string) []string {
 	var roots []string
 	for _, p := range d.opts.Patterns {
@@ -206,8 +209,41 @@ func (d *Daemon) roots(pkgs map[string]string) []string {
 	return roots
 }
 
+// parents are the directories the watcher walks: the parent of each tree,
+// so that a tree deleted and created again is seen (a watch on the tree
+// itself goes with it), or the tree itself when it holds the working
+// directory. ignore keeps the watcher out of everything else in a parent.
+func (d *Daemon) parents(trees []string) []string {
+	var dirs []string
+	for _, t := range trees {
+		if within(t, d.wd) {
+			dirs = append(dirs, t)
+		} else {
+			dirs = append(dirs, filepath.Dir(t))
+		}
+	}
+	slices.Sort(dirs)
+	dirs = slices.Compact(dirs)
+	return slices.DeleteFunc(slices.Clone(dirs), func(dir string) bool {
+		return slices.ContainsFunc(dirs, func(other string) bool { return other != dir && within(other, dir) })
+	})
+}
+
+// ignore tells the watcher what to skip: the handler cache, and in the
+// parents of the trees, everything but the trees, the directories that
+// lead to them, and the Go module files above a handler.
 func (d *Daemon) ignore(path string, isDir bool) bool {
-	return isDir && within(d.opts.CacheDir, path)
+	if isDir && within(d.opts.CacheDir, path) {
+		return true
+	}
+	base := filepath.Base(path)
+	moduleFile := !isDir && (base == "go.mod" || base == "go.sum" || base == "go.work")
+	for _, t := range d.trees {
+		if within(t, path) || isDir && within(path, t) || moduleFile && within(filepath.Dir(path), t) {
+			return false
+		}
+	}
+	return true
 }
 
 // change is what one batch of paths means for the daemon.
