@@ -14,6 +14,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -68,6 +69,10 @@ type Daemon struct {
 	cat     *catalog.Catalog
 	plugins map[string]*runtime.Plugin // by service
 	pkgs    map[string]string          // service → handler package, absolute
+	// dirty are the services whose handler changed since a reload last
+	// tried to build it: a reload that fails before building (a broken
+	// contract) must not forget them.
+	dirty map[string]bool
 
 	reloads chan struct{} // a signal per finished reload, for tests
 	wg      sync.WaitGroup
@@ -113,6 +118,7 @@ func New(opts Options) (*Daemon, error) {
 		cat:     &catalog.Catalog{Services: []*catalog.Service{}},
 		plugins: map[string]*runtime.Plugin{},
 		pkgs:    map[string]string{},
+		dirty:   map[string]bool{},
 		reloads: make(chan struct{}, 1024),
 	}, nil
 }
@@ -286,9 +292,14 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		c.contracts = true
 		d.session.Invalidate(d.wd)
 	}
+	for svc := range d.dirty {
+		c.handlers[svc] = true
+	}
 	if !c.contracts && len(c.handlers) == 0 {
 		return false, nil
 	}
+	// Remember the changed handlers until a build is tried.
+	maps.Copy(d.dirty, c.handlers)
 	var timing []string
 
 	next := d.cat
@@ -323,6 +334,9 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 			toBuild = append(toBuild, svc)
 		}
 	}
+	// A build is tried for every changed handler that is still served: a
+	// later edit must change it again to try again.
+	clear(d.dirty)
 	started := map[string]*runtime.Plugin{}
 	if len(toBuild) > 0 {
 		t := time.Now()
