@@ -343,7 +343,9 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		bins, failed := d.build(ctx, toBuild)
 		timing = append(timing, fmt.Sprintf("build %s (%s)", ms(time.Since(t)), names(toBuild)))
 		if len(bins) > 0 {
+			t := time.Now()
 			ps, err := host.Start(ctx, bins, d.opts.Host)
+			timing = append(timing, "start "+ms(time.Since(t)))
 			if err != nil {
 				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
 				failed = true
@@ -353,7 +355,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		}
 		if failed {
 			host.Stop(started, 0)
-			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s; still serving the last good state\n", ms(time.Since(start)))
+			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s (%s); still serving the last good state\n", ms(time.Since(start)), strings.Join(timing, ", "))
 			return false, nil
 		}
 	}
