@@ -10,6 +10,7 @@ package dev
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -67,8 +68,8 @@ type Daemon struct {
 
 	// state is the last good state, touched only by the reload loop.
 	cat     *catalog.Catalog
-	plugins map[string]*runtime.Plugin // by service
-	pkgs    map[string]string          // service → handler package, absolute
+	plugins map[string]*handle // by service
+	pkgs    map[string]string  // service → handler package, absolute
 	// dirty are the services whose handler changed since a reload last
 	// tried to build it: a reload that fails before building (a broken
 	// contract) must not forget them.
@@ -116,7 +117,7 @@ func New(opts Options) (*Daemon, error) {
 		wd:      wd,
 		session: s,
 		cat:     &catalog.Catalog{Services: []*catalog.Service{}},
-		plugins: map[string]*runtime.Plugin{},
+		plugins: map[string]*handle{},
 		pkgs:    map[string]string{},
 		dirty:   map[string]bool{},
 		reloads: make(chan struct{}, 1024),
@@ -360,13 +361,17 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		}
 	}
 
+	handles := map[string]*handle{}
 	dispatchers := map[string]runtime.Dispatcher{}
 	for _, svc := range next.Services {
 		if p := started[svc.Name]; p != nil {
-			dispatchers[svc.Name] = p
-		} else if p := d.plugins[svc.Name]; p != nil {
-			dispatchers[svc.Name] = p
+			handles[svc.Name] = &handle{p: p}
+		} else if h := d.plugins[svc.Name]; h != nil {
+			handles[svc.Name] = h
+		} else {
+			continue
 		}
+		dispatchers[svc.Name] = handles[svc.Name]
 	}
 	t := time.Now()
 	if _, err := d.opts.Runtime.Swap(next, dispatchers); err != nil {
@@ -377,20 +382,13 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	timing = append(timing, "swap "+ms(time.Since(t)))
 
 	// Retire replaced and removed plugins once their calls finish.
-	var retired []*runtime.Plugin
-	for name, p := range d.plugins {
-		if started[name] != nil || dispatchers[name] == nil {
-			retired = append(retired, p)
-			delete(d.plugins, name)
+	for name, h := range d.plugins {
+		if next := handles[name]; next != h {
+			d.wg.Add(1)
+			go func() { defer d.wg.Done(); h.retire(next, d.opts.Grace) }()
 		}
 	}
-	for name, p := range started {
-		d.plugins[name] = p
-	}
-	d.wg.Add(len(retired))
-	for _, p := range retired {
-		go func() { defer d.wg.Done(); p.Close(d.opts.Grace) }()
-	}
+	d.plugins = handles
 	old := d.cat
 	d.cat, d.pkgs = next, pkgs
 	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "))
@@ -410,8 +408,64 @@ func (d *Daemon) build(ctx context.Context, svcs []*catalog.Service) (bins []*ho
 }
 
 func (d *Daemon) stopAll() {
-	host.Stop(d.plugins, d.opts.Grace)
+	for _, h := range d.plugins {
+		d.wg.Add(1)
+		go func() { defer d.wg.Done(); h.retire(nil, d.opts.Grace) }()
+	}
 	d.wg.Wait()
+}
+
+// handle is the dispatcher that the daemon swaps in for a service's
+// plugin. A call may look up its tool in a snapshot just before a reload
+// replaces the plugin and reach the dispatcher only after: it waited for
+// a slot under the runtime's MaxConcurrentCalls, say. By then the old
+// plugin refuses new calls, so a retired handle passes them on to the
+// plugin that replaced it; the calls that reached the old plugin before
+// finish on it.
+type handle struct {
+	p *runtime.Plugin
+
+	mu       sync.Mutex
+	retired  bool
+	next     *handle // the replacement, nil if the service is gone
+	inflight sync.WaitGroup
+}
+
+var _ runtime.Dispatcher = (*handle)(nil)
+
+func (h *handle) Tools() []string { return h.p.Tools() }
+
+func (h *handle) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(runtime.Event)) (*runtime.Result, error) {
+	h.mu.Lock()
+	if h.retired {
+		next := h.next
+		h.mu.Unlock()
+		if next == nil {
+			return nil, fmt.Errorf("the handler of %s was stopped: its service is gone", tool)
+		}
+		return next.Call(ctx, tool, callID, args, onEvent)
+	}
+	h.inflight.Add(1)
+	h.mu.Unlock()
+	defer h.inflight.Done()
+	return h.p.Call(ctx, tool, callID, args, onEvent)
+}
+
+// retire sends new calls to next, and stops the plugin once the calls in
+// flight on it finish, or after grace.
+func (h *handle) retire(next *handle, grace time.Duration) {
+	h.mu.Lock()
+	h.retired, h.next = true, next
+	h.mu.Unlock()
+	done := make(chan struct{})
+	go func() { h.inflight.Wait(); close(done) }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
+	select {
+	case <-done:
+	case <-t.C:
+	}
+	h.p.Close(0)
 }
 
 // describeChanges says which tools were added, removed or changed.
