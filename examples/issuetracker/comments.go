@@ -1,66 +1,44 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"time"
-
-	"github.com/toolc/toolc/plugins"
 )
 
-type commentRequest struct {
-	Number  int    `json:"number"`
-	Body    string `json:"body"`
-	ReplyTo string `json:"reply_to"`
-}
-
-type posted struct {
-	ID        string `json:"id"`
-	URL       string `json:"url"`
-	CreatedAt string `json:"created_at"`
-}
-
-func (t *tracker) addCommentTool(req commentRequest) (*plugins.Result, error) {
+func (t *tracker) AddComment(_ context.Context, req AddCommentRequest) (*AddCommentResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	is, err := t.issue(req.Number)
 	if err != nil {
 		return nil, err
 	}
-	if req.ReplyTo != "" {
-		if parent := t.comments[req.ReplyTo]; parent == nil || parent.issue != is.number {
-			return nil, fmt.Errorf("issue #%d has no comment %s to reply to; see list_comments", is.number, req.ReplyTo)
+	replyTo := orZero(req.ReplyTo)
+	if replyTo != "" {
+		if parent := t.comments[replyTo]; parent == nil || parent.issue != is.number {
+			return nil, fmt.Errorf("issue #%d has no comment %s to reply to; see list_comments", is.number, replyTo)
 		}
 	}
-	c := t.addComment(is, req.Body, req.ReplyTo)
-	return plugins.JSON(posted{ID: c.id, URL: fmt.Sprintf("%s#comment-%s", issueURL(is.number), c.id), CreatedAt: stamp(c.createdAt)})
+	c := t.addComment(is, req.Body, replyTo)
+	return &AddCommentResponse{ID: c.id, URL: fmt.Sprintf("%s#comment-%s", issueURL(is.number), c.id), CreatedAt: stamp(c.createdAt)}, nil
 }
 
-type listCommentsRequest struct {
-	Number int    `json:"number"`
-	Since  string `json:"since"`
-	Limit  int    `json:"limit"`
-}
-
-// commentPage is the response of list_comments: parallel arrays, never
-// null.
-type commentPage struct {
-	IDs       []string `json:"ids"`
-	Authors   []string `json:"authors"`
-	Bodies    []string `json:"bodies"`
-	CreatedAt []string `json:"created_at"`
-	HasMore   bool     `json:"has_more"`
-}
-
-func (t *tracker) listComments(req listCommentsRequest) (*plugins.Result, error) {
+// ListComments returns the page as parallel arrays; an empty page encodes
+// them as [], not null (ListCommentsResponse.MarshalJSON).
+func (t *tracker) ListComments(_ context.Context, req ListCommentsRequest) (*ListCommentsResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	is, err := t.issue(req.Number)
 	if err != nil {
 		return nil, err
 	}
 	var since time.Time
-	if req.Since != "" {
-		if since, err = time.Parse(time.RFC3339, req.Since); err != nil {
+	if req.Since != nil {
+		if since, err = time.Parse(time.RFC3339, *req.Since); err != nil {
 			return nil, fmt.Errorf("since: %v", err)
 		}
 	}
-	page := commentPage{IDs: []string{}, Authors: []string{}, Bodies: []string{}, CreatedAt: []string{}}
+	page := &ListCommentsResponse{}
 	for _, c := range is.comments {
 		if c.createdAt.Before(since) {
 			continue
@@ -74,21 +52,15 @@ func (t *tracker) listComments(req listCommentsRequest) (*plugins.Result, error)
 		page.Bodies = append(page.Bodies, c.body)
 		page.CreatedAt = append(page.CreatedAt, stamp(c.createdAt))
 	}
-	return plugins.JSON(page)
+	return page, nil
 }
 
-type deleteRequest struct {
-	ID string `json:"id"`
-}
-
-type deletion struct {
-	Deleted bool `json:"deleted"`
-}
-
-func (t *tracker) deleteComment(req deleteRequest) (*plugins.Result, error) {
+func (t *tracker) DeleteComment(_ context.Context, req DeleteCommentRequest) (*DeleteCommentResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	c := t.comments[req.ID]
 	if c == nil {
-		return plugins.JSON(deletion{Deleted: false})
+		return &DeleteCommentResponse{Deleted: false}, nil
 	}
 	delete(t.comments, c.id)
 	is := t.issues[c.issue]
@@ -99,5 +71,5 @@ func (t *tracker) deleteComment(req deleteRequest) (*plugins.Result, error) {
 		}
 	}
 	is.updatedAt = t.clock()
-	return plugins.JSON(deletion{Deleted: true})
+	return &DeleteCommentResponse{Deleted: true}, nil
 }

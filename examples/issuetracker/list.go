@@ -2,6 +2,7 @@ package main
 
 import (
 	"cmp"
+	"context"
 	"encoding/base64"
 	"encoding/json"
 	"errors"
@@ -10,33 +11,13 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/toolc/toolc/plugins"
 )
 
-type listRequest struct {
-	State        string   `json:"state"`
-	Labels       []string `json:"labels"`
-	Assignee     string   `json:"assignee"`
-	AuthorEmail  string   `json:"author_email"`
-	Text         string   `json:"text"`
-	UpdatedSince string   `json:"updated_since"`
-	Sort         string   `json:"sort"`
-	Order        string   `json:"order"`
-	Limit        int      `json:"limit"`
-	Cursor       string   `json:"cursor"`
-}
-
-// issuePage is the response of list_issues: parallel arrays, never null.
-type issuePage struct {
-	Numbers    []int    `json:"numbers"`
-	Titles     []string `json:"titles"`
-	States     []string `json:"states"`
-	TotalCount int      `json:"total_count"`
-	NextCursor string   `json:"next_cursor,omitempty"`
-}
-
-func (t *tracker) listIssues(req listRequest) (*plugins.Result, error) {
+// ListIssues returns one page of matches as parallel arrays; an empty page
+// encodes them as [], not null (ListIssuesResponse.MarshalJSON).
+func (t *tracker) ListIssues(_ context.Context, req ListIssuesRequest) (*ListIssuesResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	offset, err := decodeCursor(req)
 	if err != nil {
 		return nil, err
@@ -53,7 +34,7 @@ func (t *tracker) listIssues(req listRequest) (*plugins.Result, error) {
 	}
 	slices.SortFunc(found, order(req.Sort, req.Order))
 
-	page := issuePage{Numbers: []int{}, Titles: []string{}, States: []string{}, TotalCount: len(found)}
+	page := &ListIssuesResponse{TotalCount: len(found)}
 	end := min(offset+req.Limit, len(found))
 	for _, is := range found[min(offset, len(found)):end] {
 		page.Numbers = append(page.Numbers, is.number)
@@ -61,28 +42,29 @@ func (t *tracker) listIssues(req listRequest) (*plugins.Result, error) {
 		page.States = append(page.States, is.state())
 	}
 	if end < len(found) {
-		page.NextCursor = encodeCursor(req, end)
+		page.NextCursor = new(encodeCursor(req, end))
 	}
-	return plugins.JSON(page)
+	return page, nil
 }
 
 // filter returns whether an issue matches every filter of req.
-func filter(req listRequest) (func(*issue) bool, error) {
+func filter(req ListIssuesRequest) (func(*issue) bool, error) {
 	var since time.Time
-	if req.UpdatedSince != "" {
+	if req.UpdatedSince != nil {
 		var err error
-		if since, err = time.Parse(time.RFC3339, req.UpdatedSince); err != nil {
+		if since, err = time.Parse(time.RFC3339, *req.UpdatedSince); err != nil {
 			return nil, fmt.Errorf("updated_since: %v", err)
 		}
 	}
-	words := strings.Fields(strings.ToLower(req.Text))
+	words := strings.Fields(strings.ToLower(orZero(req.Text)))
+	assignee, email := orZero(req.Assignee), orZero(req.AuthorEmail)
 	return func(is *issue) bool {
 		switch {
-		case req.State != "all" && req.State != is.state(),
+		case req.State != ListIssuesStateAll && string(req.State) != is.state(),
 			!containsAll(is.labels, req.Labels),
-			req.Assignee == "none" && is.assignee != "",
-			req.Assignee != "" && req.Assignee != "none" && req.Assignee != is.assignee,
-			req.AuthorEmail != "" && !strings.EqualFold(req.AuthorEmail, is.authorEmail),
+			assignee == "none" && is.assignee != "",
+			assignee != "" && assignee != "none" && assignee != is.assignee,
+			email != "" && !strings.EqualFold(email, is.authorEmail),
 			is.updatedAt.Before(since):
 			return false
 		}
@@ -108,19 +90,19 @@ func containsAll(have, want []string) bool {
 // order compares issues by the sort key, in the requested direction, with
 // the issue number breaking ties. Priority 1 is the most urgent, so
 // descending priority puts it first.
-func order(sort, dir string) func(a, b *issue) int {
+func order(sort ListIssuesSort, dir ListIssuesOrder) func(a, b *issue) int {
 	return func(a, b *issue) int {
 		var c int
 		switch sort {
-		case "created":
+		case ListIssuesSortCreated:
 			c = a.createdAt.Compare(b.createdAt)
-		case "priority":
+		case ListIssuesSortPriority:
 			c = cmp.Compare(b.priority, a.priority)
 		default: // updated
 			c = a.updatedAt.Compare(b.updatedAt)
 		}
 		c = cmp.Or(c, cmp.Compare(a.number, b.number))
-		if dir == "asc" {
+		if dir == ListIssuesOrderAsc {
 			return c
 		}
 		return -c
@@ -135,26 +117,26 @@ type cursor struct {
 	Filters uint64 `json:"f"`
 }
 
-func filtersHash(req listRequest) uint64 {
-	req.Cursor, req.Limit = "", 0
+func filtersHash(req ListIssuesRequest) uint64 {
+	req.Cursor, req.Limit = nil, 0
 	b, _ := json.Marshal(req)
 	h := fnv.New64a()
 	h.Write(b)
 	return h.Sum64()
 }
 
-func encodeCursor(req listRequest, offset int) string {
+func encodeCursor(req ListIssuesRequest, offset int) string {
 	b, _ := json.Marshal(cursor{Offset: offset, Filters: filtersHash(req)})
 	return base64.RawURLEncoding.EncodeToString(b)
 }
 
 var errCursor = errors.New("cursor is not a next_cursor from list_issues; omit it to start from the first page")
 
-func decodeCursor(req listRequest) (int, error) {
-	if req.Cursor == "" {
+func decodeCursor(req ListIssuesRequest) (int, error) {
+	if req.Cursor == nil {
 		return 0, nil
 	}
-	b, err := base64.RawURLEncoding.DecodeString(req.Cursor)
+	b, err := base64.RawURLEncoding.DecodeString(*req.Cursor)
 	if err != nil {
 		return 0, errCursor
 	}

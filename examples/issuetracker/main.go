@@ -6,149 +6,101 @@
 // defaults before a handler runs.
 package main
 
+//go:generate go run ../../cmd/toolc gen go .
+
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/toolc/toolc/plugins"
 )
 
 func main() {
-	plugins.Serve(newTracker(time.Now).handlers()...)
+	Serve(newTracker(time.Now))
 }
 
-// handlers returns a handler per tool of the contract, keyed by function
-// name: create_issue is the one MCP clients call tracker_create_issue.
-func (t *tracker) handlers() []plugins.Handler {
-	return []plugins.Handler{
-		plugins.Handle("create_issue", locked(t, (*tracker).createIssue)),
-		plugins.Handle("get_issue", locked(t, (*tracker).getIssue)),
-		plugins.Handle("list_issues", locked(t, (*tracker).listIssues)),
-		plugins.Handle("update_issue", locked(t, (*tracker).updateIssue)),
-		plugins.Handle("close_issue", locked(t, (*tracker).closeIssue)),
-		plugins.Handle("reopen_issue", locked(t, (*tracker).reopenIssue)),
-		plugins.Handle("assign_issue", locked(t, (*tracker).assignIssue)),
-		plugins.Handle("add_comment", locked(t, (*tracker).addCommentTool)),
-		plugins.Handle("list_comments", locked(t, (*tracker).listComments)),
-		plugins.Handle("delete_comment", locked(t, (*tracker).deleteComment)),
-	}
-}
-
-// locked adapts a tracker method into a handler function that holds the
-// tracker's lock. A method returns the result, or an error that the model
-// should read: it becomes a tool error.
-func locked[Req any](t *tracker, m func(*tracker, Req) (*plugins.Result, error)) func(context.Context, Req) (*plugins.Result, error) {
-	return func(_ context.Context, req Req) (*plugins.Result, error) {
-		t.mu.Lock()
-		defer t.mu.Unlock()
-		res, err := m(t, req)
-		if err != nil {
-			return plugins.Errorf("%v", err), nil
-		}
-		return res, nil
-	}
-}
+// The tracker's exported methods implement the contract's tools (Tools, in
+// tools_gen.go). Each holds the tracker's lock while it runs; an error it
+// returns is a tool error, for the model to read.
 
 func stamp(t time.Time) string { return t.UTC().Format(time.RFC3339) }
 
-type createRequest struct {
-	Title         string   `json:"title"`
-	Body          string   `json:"body"`
-	Labels        []string `json:"labels"`
-	Assignee      string   `json:"assignee"`
-	Priority      int      `json:"priority"`
-	DueDate       string   `json:"due_date"`
-	EstimateHours float64  `json:"estimate_hours"`
-	ClientToken   string   `json:"client_token"`
+// orZero returns *p, or the zero value when p is nil: the caller left the
+// field out.
+func orZero[T any](p *T) T {
+	if p == nil {
+		var zero T
+		return zero
+	}
+	return *p
 }
 
-type created struct {
-	Number    int    `json:"number"`
-	URL       string `json:"url"`
-	CreatedAt string `json:"created_at"`
+// nonZero returns a pointer to v, or nil when v is the zero value, for an
+// optional response field that is absent rather than empty.
+func nonZero[T comparable](v T) *T {
+	var zero T
+	if v == zero {
+		return nil
+	}
+	return &v
 }
 
-func (t *tracker) createIssue(req createRequest) (*plugins.Result, error) {
-	if n, ok := t.tokens[req.ClientToken]; ok && req.ClientToken != "" {
-		is := t.issues[n]
-		return plugins.JSON(created{Number: n, URL: issueURL(n), CreatedAt: stamp(is.createdAt)})
+// CreateIssue opens an issue. MCP clients call it tracker_create_issue,
+// the name its contract pins.
+func (t *tracker) CreateIssue(_ context.Context, req CreateIssueRequest) (*CreateIssueResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	if req.ClientToken != nil {
+		if n, ok := t.tokens[*req.ClientToken]; ok {
+			return &CreateIssueResponse{Number: n, URL: issueURL(n), CreatedAt: stamp(t.issues[n].createdAt)}, nil
+		}
 	}
 	if err := checkLabels(req.Labels); err != nil {
 		return nil, err
 	}
 	now := t.clock()
 	is := &issue{
-		number: t.next, title: req.Title, body: req.Body, labels: sortedLabels(req.Labels),
-		assignee: req.Assignee, priority: req.Priority, dueDate: req.DueDate, estimateHours: req.EstimateHours,
+		number: t.next, title: req.Title, body: orZero(req.Body), labels: sortedLabels(req.Labels),
+		assignee: orZero(req.Assignee), priority: int(req.Priority), dueDate: orZero(req.DueDate), estimateHours: orZero(req.EstimateHours),
 		author: me, authorEmail: myEmail, createdAt: now, updatedAt: now,
 	}
 	t.issues[is.number] = is
 	t.next++
-	if req.ClientToken != "" {
-		t.tokens[req.ClientToken] = is.number
+	if req.ClientToken != nil {
+		t.tokens[*req.ClientToken] = is.number
 	}
-	return plugins.JSON(created{Number: is.number, URL: issueURL(is.number), CreatedAt: stamp(now)})
+	return &CreateIssueResponse{Number: is.number, URL: issueURL(is.number), CreatedAt: stamp(now)}, nil
 }
 
-type numberRequest struct {
-	Number int `json:"number"`
-}
-
-// issueView is the response of get_issue; the omitempty fields are the
-// optional ones.
-type issueView struct {
-	Number       int      `json:"number"`
-	Title        string   `json:"title"`
-	Body         string   `json:"body"`
-	State        string   `json:"state"`
-	CloseReason  string   `json:"close_reason,omitempty"`
-	Labels       []string `json:"labels"`
-	Assignee     string   `json:"assignee,omitempty"`
-	Priority     int      `json:"priority"`
-	CommentCount int      `json:"comment_count"`
-	CreatedAt    string   `json:"created_at"`
-	UpdatedAt    string   `json:"updated_at"`
-}
-
-func (t *tracker) getIssue(req numberRequest) (*plugins.Result, error) {
+func (t *tracker) GetIssue(_ context.Context, req GetIssueRequest) (*GetIssueResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	is, err := t.issue(req.Number)
 	if err != nil {
 		return nil, err
 	}
-	return plugins.JSON(issueView{
-		Number: is.number, Title: is.title, Body: is.body, State: is.state(), CloseReason: is.closeReason,
-		Labels: append([]string{}, is.labels...), Assignee: is.assignee, Priority: is.priority,
-		CommentCount: len(is.comments), CreatedAt: stamp(is.createdAt), UpdatedAt: stamp(is.updatedAt),
-	})
+	return &GetIssueResponse{
+		Number: is.number, Title: is.title, Body: is.body, State: GetIssueState(is.state()),
+		CloseReason: nonZero(GetIssueCloseReason(is.closeReason)), Labels: slices.Clone(is.labels),
+		Assignee: nonZero(is.assignee), Priority: GetIssuePriority(is.priority), CommentCount: len(is.comments),
+		CreatedAt: stamp(is.createdAt), UpdatedAt: stamp(is.updatedAt),
+	}, nil
 }
 
-// updateRequest has pointers where an absent field (no change) differs
-// from an empty one (clear it). milestone, deprecated since 2.0, is not
-// decoded: it is ignored.
-type updateRequest struct {
-	Number   int       `json:"number"`
-	Title    *string   `json:"title"`
-	Body     *string   `json:"body"`
-	Labels   *[]string `json:"labels"`
-	Assignee *string   `json:"assignee"`
-	Priority *int      `json:"priority"`
-	DueDate  *string   `json:"due_date"`
-}
-
-type updated struct {
-	UpdatedAt string `json:"updated_at"`
-}
-
-func (t *tracker) updateIssue(req updateRequest) (*plugins.Result, error) {
+// UpdateIssue changes the fields that the caller gave: a nil field is left
+// out, so it keeps its value, while an empty one clears it. milestone,
+// deprecated since 2.0, is ignored.
+func (t *tracker) UpdateIssue(_ context.Context, req UpdateIssueRequest) (*UpdateIssueResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	is, err := t.issue(req.Number)
 	if err != nil {
 		return nil, err
 	}
-	if req.Labels != nil {
-		if err := checkLabels(*req.Labels); err != nil {
-			return nil, err
-		}
+	if err := checkLabels(req.Labels); err != nil {
+		return nil, err
 	}
 	changed := false
 	set := func(dst *string, v *string) {
@@ -161,56 +113,49 @@ func (t *tracker) updateIssue(req updateRequest) (*plugins.Result, error) {
 	set(&is.assignee, req.Assignee)
 	set(&is.dueDate, req.DueDate)
 	if req.Labels != nil {
-		is.labels, changed = sortedLabels(*req.Labels), true
+		is.labels, changed = sortedLabels(req.Labels), true
 	}
 	if req.Priority != nil {
-		is.priority, changed = *req.Priority, true
+		is.priority, changed = int(*req.Priority), true
 	}
 	if changed {
 		is.updatedAt = t.clock()
 	}
-	return plugins.JSON(updated{UpdatedAt: stamp(is.updatedAt)})
+	return &UpdateIssueResponse{UpdatedAt: stamp(is.updatedAt)}, nil
 }
 
-type closeRequest struct {
-	Number      int    `json:"number"`
-	Reason      string `json:"reason"`
-	DuplicateOf int    `json:"duplicate_of"`
-	Comment     string `json:"comment"`
-}
-
-type closed struct {
-	ClosedAt string `json:"closed_at"`
-}
-
-func (t *tracker) closeIssue(req closeRequest) (*plugins.Result, error) {
+func (t *tracker) CloseIssue(_ context.Context, req CloseIssueRequest) (*CloseIssueResponse, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	is, err := t.issue(req.Number)
 	if err != nil {
 		return nil, err
 	}
-	if req.Reason == "duplicate" {
+	if req.Reason == CloseIssueReasonDuplicate {
 		switch {
-		case req.DuplicateOf == 0:
+		case req.DuplicateOf == nil:
 			return nil, fmt.Errorf("reason duplicate needs duplicate_of, the number of the issue that #%d duplicates", req.Number)
-		case req.DuplicateOf == req.Number:
+		case *req.DuplicateOf == req.Number:
 			return nil, fmt.Errorf("issue #%d cannot duplicate itself", req.Number)
 		}
-		if _, err := t.issue(req.DuplicateOf); err != nil {
+		if _, err := t.issue(*req.DuplicateOf); err != nil {
 			return nil, err
 		}
 	}
-	if req.Comment != "" {
-		t.addComment(is, req.Comment, "")
+	if req.Comment != nil {
+		t.addComment(is, *req.Comment, "")
 	}
 	now := t.clock()
 	if !is.closed {
 		is.closed, is.closedAt = true, now
 	}
-	is.closeReason, is.updatedAt = req.Reason, now
-	return plugins.JSON(closed{ClosedAt: stamp(is.closedAt)})
+	is.closeReason, is.updatedAt = string(req.Reason), now
+	return &CloseIssueResponse{ClosedAt: stamp(is.closedAt)}, nil
 }
 
-func (t *tracker) reopenIssue(req numberRequest) (*plugins.Result, error) {
+func (t *tracker) ReopenIssue(_ context.Context, req ReopenIssueRequest) (*plugins.Result, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	is, err := t.issue(req.Number)
 	if err != nil {
 		return nil, err
@@ -222,12 +167,9 @@ func (t *tracker) reopenIssue(req numberRequest) (*plugins.Result, error) {
 	return plugins.Text(fmt.Sprintf("Reopened issue #%d.", is.number)), nil
 }
 
-type assignRequest struct {
-	Number   int    `json:"number"`
-	Assignee string `json:"assignee"`
-}
-
-func (t *tracker) assignIssue(req assignRequest) (*plugins.Result, error) {
+func (t *tracker) AssignIssue(_ context.Context, req AssignIssueRequest) (*plugins.Result, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
 	is, err := t.issue(req.Number)
 	if err != nil {
 		return nil, err

@@ -22,7 +22,7 @@ func testClock() func() time.Time {
 }
 
 func newServer(t *testing.T) *runtime.Runtime {
-	return serve(t, newTracker(testClock()).handlers()...)
+	return serve(t, Handlers(newTracker(testClock()))...)
 }
 
 // ok calls a tool that must succeed and returns its structured content,
