@@ -16,8 +16,6 @@ import (
 	"slices"
 	"strings"
 	"time"
-
-	"github.com/toolc/toolc/plugins"
 )
 
 // Bounds of read_file, list_directory and file_info, from their contracts.
@@ -27,31 +25,7 @@ const (
 	maxHashBytes     = 100 << 20 // file_info hashes no larger file
 )
 
-type readRequest struct {
-	Path   string `json:"path"`
-	Offset int    `json:"offset"`
-	Limit  int    `json:"limit"`
-}
-
-// fileLines is the response of read_file. NextOffset is at least 1 when
-// present, so omitempty leaves it out exactly when Truncated is false.
-type fileLines struct {
-	Content    string `json:"content"`
-	FirstLine  int    `json:"first_line"`
-	TotalLines int    `json:"total_lines"`
-	Truncated  bool   `json:"truncated"`
-	NextOffset int    `json:"next_offset,omitempty"`
-}
-
-func (s *searcher) readFile(_ context.Context, req readRequest) (*plugins.Result, error) {
-	res, err := s.read(req)
-	if err != nil {
-		return toolError(nil, err)
-	}
-	return plugins.JSON(res)
-}
-
-func (s *searcher) read(req readRequest) (*fileLines, error) {
+func (s *searcher) ReadFile(_ context.Context, req ReadFileRequest) (*ReadFileResponse, error) {
 	p, err := clean(req.Path)
 	if err != nil {
 		return nil, err
@@ -89,28 +63,11 @@ func (s *searcher) read(req readRequest) (*fileLines, error) {
 		}
 		total++
 	}
-	out := &fileLines{Content: strings.Join(kept, "\n"), FirstLine: req.Offset + 1, TotalLines: total}
+	out := &ReadFileResponse{Content: strings.Join(kept, "\n"), FirstLine: req.Offset + 1, TotalLines: total}
 	if next := req.Offset + len(kept); len(kept) > 0 && next < total {
-		out.Truncated, out.NextOffset = true, next
+		out.Truncated, out.NextOffset = true, new(next)
 	}
 	return out, nil
-}
-
-type listRequest struct {
-	Path          string   `json:"path"`
-	Recursive     bool     `json:"recursive"`
-	Glob          string   `json:"glob"`
-	Kinds         []string `json:"kinds"`
-	IncludeHidden bool     `json:"include_hidden"`
-	MaxEntries    int      `json:"max_entries"`
-}
-
-// listing is the response of list_directory: parallel arrays, never null.
-type listing struct {
-	Names     []string `json:"names"`
-	Kinds     []string `json:"kinds"`
-	Sizes     []int64  `json:"sizes"`
-	Truncated bool     `json:"truncated"`
 }
 
 type entry struct {
@@ -118,15 +75,9 @@ type entry struct {
 	size       int64
 }
 
-func (s *searcher) listDirectory(ctx context.Context, req listRequest) (*plugins.Result, error) {
-	res, err := s.list(ctx, req)
-	if err != nil {
-		return toolError(nil, err)
-	}
-	return plugins.JSON(res)
-}
-
-func (s *searcher) list(ctx context.Context, req listRequest) (*listing, error) {
+// ListDirectory lists a directory. Its arrays are never null, even for an
+// empty listing (ListDirectoryResponse.MarshalJSON).
+func (s *searcher) ListDirectory(ctx context.Context, req ListDirectoryRequest) (*ListDirectoryResponse, error) {
 	dir, err := clean(req.Path)
 	if err != nil {
 		return nil, err
@@ -137,8 +88,8 @@ func (s *searcher) list(ctx context.Context, req listRequest) (*listing, error) 
 		}
 	}
 	var glob *regexp.Regexp
-	if req.Glob != "" {
-		if glob, err = globRegexp(req.Glob); err != nil {
+	if req.Glob != nil {
+		if glob, err = globRegexp(*req.Glob); err != nil {
 			return nil, err
 		}
 	}
@@ -199,11 +150,11 @@ func (s *searcher) list(ctx context.Context, req listRequest) (*listing, error) 
 	if len(entries) > req.MaxEntries {
 		entries, truncated = entries[:req.MaxEntries], true
 	}
-	out := &listing{Names: []string{}, Kinds: []string{}, Sizes: []int64{}, Truncated: truncated}
+	out := &ListDirectoryResponse{Truncated: truncated}
 	for _, e := range entries {
 		out.Names = append(out.Names, e.name)
 		out.Kinds = append(out.Kinds, e.kind)
-		out.Sizes = append(out.Sizes, e.size)
+		out.Sizes = append(out.Sizes, int(e.size))
 	}
 	return out, nil
 }
@@ -215,31 +166,7 @@ func boolInt(b bool) int {
 	return 0
 }
 
-type infoRequest struct {
-	Path string `json:"path"`
-}
-
-// fileInfo is the response of file_info; the omitempty fields are the
-// optional ones.
-type fileInfo struct {
-	Kind       string `json:"kind"`
-	SizeBytes  int64  `json:"size_bytes"`
-	ModifiedAt string `json:"modified_at"`
-	MIMEType   string `json:"mime_type,omitempty"`
-	IsText     bool   `json:"is_text"`
-	SHA256     string `json:"sha256,omitempty"`
-	LinkTarget string `json:"link_target,omitempty"`
-}
-
-func (s *searcher) fileInfo(_ context.Context, req infoRequest) (*plugins.Result, error) {
-	res, err := s.info(req)
-	if err != nil {
-		return toolError(nil, err)
-	}
-	return plugins.JSON(res)
-}
-
-func (s *searcher) info(req infoRequest) (*fileInfo, error) {
+func (s *searcher) FileInfo(_ context.Context, req FileInfoRequest) (*FileInfoResponse, error) {
 	p, err := clean(req.Path)
 	if err != nil {
 		return nil, err
@@ -248,16 +175,17 @@ func (s *searcher) info(req infoRequest) (*fileInfo, error) {
 	if err != nil {
 		return nil, explain(req.Path, err)
 	}
-	out := &fileInfo{Kind: "file", SizeBytes: fi.Size(), ModifiedAt: fi.ModTime().UTC().Format(time.RFC3339)}
+	out := &FileInfoResponse{Kind: FileInfoKindFile, SizeBytes: int(fi.Size()), ModifiedAt: fi.ModTime().UTC().Format(time.RFC3339)}
 	switch {
 	case fi.Mode()&fs.ModeSymlink != 0:
-		out.Kind = "symlink"
-		if out.LinkTarget, err = s.root.Readlink(p); err != nil {
+		target, err := s.root.Readlink(p)
+		if err != nil {
 			return nil, explain(req.Path, err)
 		}
+		out.Kind, out.LinkTarget = FileInfoKindSymlink, &target
 		return out, nil
 	case fi.IsDir():
-		out.Kind, out.SizeBytes = "dir", 0
+		out.Kind, out.SizeBytes = FileInfoKindDir, 0
 		return out, nil
 	}
 	f, err := s.root.Open(p)
@@ -267,7 +195,7 @@ func (s *searcher) info(req infoRequest) (*fileInfo, error) {
 	defer f.Close()
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(512)
-	out.MIMEType = mimeType(p, head)
+	out.MIMEType = new(mimeType(p, head))
 	// One pass reads the file for is_text and the hash; files too large to
 	// hash are judged by their start.
 	r := io.Reader(br)
@@ -285,7 +213,7 @@ func (s *searcher) info(req infoRequest) (*fileInfo, error) {
 	}
 	out.IsText = text.isText(hash == nil)
 	if hash != nil {
-		out.SHA256 = hex.EncodeToString(hash.Sum(nil))
+		out.SHA256 = new(hex.EncodeToString(hash.Sum(nil)))
 	}
 	return out, nil
 }

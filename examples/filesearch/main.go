@@ -7,6 +7,8 @@
 // result is bounded by the contract's limits.
 package main
 
+//go:generate go run ../../cmd/toolc gen go .
+
 import (
 	"errors"
 	"fmt"
@@ -16,8 +18,6 @@ import (
 	"path"
 	"strings"
 	"time"
-
-	"github.com/toolc/toolc/plugins"
 )
 
 func main() {
@@ -29,10 +29,12 @@ func main() {
 	if err != nil {
 		log.Fatalf("filesearch: the search root: %v", err)
 	}
-	plugins.Serve(s.handlers()...)
+	Serve(s)
 }
 
-// searcher serves the tools over one search root.
+// searcher serves the tools over one search root: its exported methods
+// implement the contract's tools (Tools, in tools_gen.go), and an error
+// they return is a tool error, for the model to read.
 type searcher struct {
 	root *os.Root
 	fsys fs.FS // root's files, for fs.WalkDir
@@ -45,15 +47,6 @@ func newSearcher(dir string) (*searcher, error) {
 		return nil, err
 	}
 	return &searcher{root: root, fsys: root.FS(), now: time.Now}, nil
-}
-
-func (s *searcher) handlers() []plugins.Handler {
-	return []plugins.Handler{
-		plugins.Handle("search_files", s.searchFiles),
-		plugins.Handle("read_file", s.readFile),
-		plugins.Handle("list_directory", s.listDirectory),
-		plugins.Handle("file_info", s.fileInfo),
-	}
 }
 
 // clean returns p, relative to the search root, in the form io/fs wants
@@ -87,12 +80,4 @@ func explain(p string, err error) error {
 		return fmt.Errorf("%s: %v", p, pe.Err)
 	}
 	return fmt.Errorf("%s: %v", p, err)
-}
-
-// toolError turns an error into a tool error for the model.
-func toolError(res *plugins.Result, err error) (*plugins.Result, error) {
-	if err != nil {
-		return plugins.Errorf("%v", err), nil
-	}
-	return res, nil
 }

@@ -83,8 +83,43 @@ func tree(t *testing.T) (*runtime.Runtime, string) {
 	}
 	t.Cleanup(func() { s.root.Close() })
 	s.now = func() time.Time { return testNow }
-	return serve(t, s.handlers()...), dir
+	return serve(t, Handlers(s)...), dir
 }
+
+// The tools' structured content as the tests read it: plain values,
+// decoded from the JSON on their own, so that an absent optional field
+// reads as its zero value.
+type (
+	matches struct {
+		Paths         []string `json:"paths"`
+		LineNumbers   []int    `json:"line_numbers"`
+		Lines         []string `json:"lines"`
+		FilesSearched int      `json:"files_searched"`
+		Truncated     bool     `json:"truncated"`
+	}
+	fileLines struct {
+		Content    string `json:"content"`
+		FirstLine  int    `json:"first_line"`
+		TotalLines int    `json:"total_lines"`
+		Truncated  bool   `json:"truncated"`
+		NextOffset int    `json:"next_offset"`
+	}
+	listing struct {
+		Names     []string `json:"names"`
+		Kinds     []string `json:"kinds"`
+		Sizes     []int64  `json:"sizes"`
+		Truncated bool     `json:"truncated"`
+	}
+	fileInfo struct {
+		Kind       string `json:"kind"`
+		SizeBytes  int64  `json:"size_bytes"`
+		ModifiedAt string `json:"modified_at"`
+		MIMEType   string `json:"mime_type"`
+		IsText     bool   `json:"is_text"`
+		SHA256     string `json:"sha256"`
+		LinkTarget string `json:"link_target"`
+	}
+)
 
 // ok calls a tool that must succeed and decodes its structured content
 // into a value of type T.

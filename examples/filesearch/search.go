@@ -8,8 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"time"
-
-	"github.com/toolc/toolc/plugins"
 )
 
 // Bounds of search_files, from its contract.
@@ -18,35 +16,9 @@ const (
 	maxLineChars   = 500      // a matching line is cut to this
 )
 
-type searchRequest struct {
-	Query          string `json:"query"`
-	Regex          bool   `json:"regex"`
-	CaseSensitive  bool   `json:"case_sensitive"`
-	Path           string `json:"path"`
-	Glob           string `json:"glob"`
-	IncludeHidden  bool   `json:"include_hidden"`
-	ModifiedWithin string `json:"modified_within"`
-	MaxResults     int    `json:"max_results"`
-}
-
-// matches is the response of search_files: parallel arrays, never null.
-type matches struct {
-	Paths         []string `json:"paths"`
-	LineNumbers   []int    `json:"line_numbers"`
-	Lines         []string `json:"lines"`
-	FilesSearched int      `json:"files_searched"`
-	Truncated     bool     `json:"truncated"`
-}
-
-func (s *searcher) searchFiles(ctx context.Context, req searchRequest) (*plugins.Result, error) {
-	res, err := s.search(ctx, req)
-	if err != nil {
-		return toolError(nil, err)
-	}
-	return plugins.JSON(res)
-}
-
-func (s *searcher) search(ctx context.Context, req searchRequest) (*matches, error) {
+// SearchFiles searches the files under the search root. Its arrays are
+// never null, even without a match (SearchFilesResponse.MarshalJSON).
+func (s *searcher) SearchFiles(ctx context.Context, req SearchFilesRequest) (*SearchFilesResponse, error) {
 	dir, err := clean(req.Path)
 	if err != nil {
 		return nil, err
@@ -75,15 +47,15 @@ func (s *searcher) search(ctx context.Context, req searchRequest) (*matches, err
 		return nil, err
 	}
 	var since time.Time
-	if req.ModifiedWithin != "" {
-		d, err := parseISODuration(req.ModifiedWithin)
+	if req.ModifiedWithin != nil {
+		d, err := parseISODuration(*req.ModifiedWithin)
 		if err != nil {
 			return nil, fmt.Errorf("modified_within: %v", err)
 		}
 		since = s.now().Add(-d)
 	}
 
-	out := &matches{Paths: []string{}, LineNumbers: []int{}, Lines: []string{}}
+	out := &SearchFilesResponse{}
 	err = fs.WalkDir(s.fsys, dir, func(p string, d fs.DirEntry, err error) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -128,7 +100,7 @@ func relative(dir, p string) string {
 
 // searchFile adds the matching lines of the text file p to out. It returns
 // fs.SkipAll when out is full and a further match exists.
-func (s *searcher) searchFile(p string, query *regexp.Regexp, limit int, out *matches) error {
+func (s *searcher) searchFile(p string, query *regexp.Regexp, limit int, out *SearchFilesResponse) error {
 	f, err := s.root.Open(p)
 	if err != nil {
 		return nil
