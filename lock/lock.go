@@ -1,0 +1,587 @@
+// Package lock holds toolc.lock, the record of the tool contracts that
+// models, prompts and clients depend on, and Diff, which classifies every
+// change against it as breaking or compatible.
+//
+// A Lock is made from a compiled catalog and written with Marshal:
+//
+//	l := lock.FromCatalog(res.Catalog)
+//	data := l.Marshal() // deterministic, indented JSON, "format": "toolc.lock/v1"
+//
+// and read back with Parse or LoadFile, which reject a corrupt file, a file
+// edited by hand (its fingerprint no longer matches) and a newer format.
+// Diff(old, new) compares two locks; the new side usually comes from
+// FromCatalog, so that each change carries the position of the new
+// contract.
+//
+// The package imports the catalog, not CUE.
+package lock
+
+import (
+	"bytes"
+	"cmp"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"math"
+	"os"
+	"path"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+
+	"github.com/toolc/toolc/catalog"
+)
+
+// Format is the format version of the lock files that this package reads
+// and writes.
+const Format = "toolc.lock/v1"
+
+// FileName is the name of the lock file that toolc reads and writes in the
+// directory it runs in.
+const FileName = "toolc.lock"
+
+// Lock is the stable surface of a set of services: for each tool, its
+// names, its request and its response, field by field.
+type Lock struct {
+	// Services are sorted by name and directory when the lock is written.
+	Services []*Service `json:"services"`
+	// File is the file that the lock was loaded from, if any; messages
+	// about a service that is gone name it.
+	File string `json:"-"`
+}
+
+// Service is one contract package.
+type Service struct {
+	Name    string `json:"name"`
+	Version string `json:"version"`
+	// Dir is the contract directory, slash-separated and relative to the
+	// directory that toolc ran in.
+	Dir   string      `json:"dir"`
+	Tools []*Tool     `json:"tools"`
+	Pos   catalog.Pos `json:"-"`
+}
+
+// Tool is one tool: its function name and the MCP name that clients see,
+// what a model reads about it, and its request and response.
+type Tool struct {
+	Name        string               `json:"name"`
+	MCPName     string               `json:"mcpName"`
+	Title       string               `json:"title,omitempty"`
+	Description string               `json:"description"`
+	Annotations *catalog.Annotations `json:"annotations,omitempty"`
+	Request     Message              `json:"request"`
+	// Response is nil when the contract declares no response.
+	Response *Message    `json:"response,omitempty"`
+	Pos      catalog.Pos `json:"-"`
+}
+
+// Message is a request or a response.
+type Message struct {
+	// Fingerprint is the sha256 of the fields as the wire sees them
+	// (names, types, requiredness, defaults, enums and bounds, but no
+	// descriptions): two requests with one fingerprint accept the same
+	// calls.
+	Fingerprint string      `json:"fingerprint"`
+	Description string      `json:"description,omitempty"`
+	Fields      []*Field    `json:"fields"`
+	Pos         catalog.Pos `json:"-"`
+}
+
+// Field is one flat field. Values (Default, Enum) are JSON-shaped, as in
+// the catalog: string, int64 for integers, float64 for numbers, bool.
+type Field struct {
+	Name        string       `json:"name"`
+	Type        catalog.Type `json:"type"`
+	Items       catalog.Type `json:"items,omitempty"`
+	Description string       `json:"description"`
+	Required    bool         `json:"required"`
+	Default     any          `json:"default,omitempty"`
+	// Enum is sorted: the order of an enum is no part of the contract.
+	Enum []any `json:"enum,omitempty"`
+
+	MinLength *int64 `json:"minLength,omitempty"`
+	MaxLength *int64 `json:"maxLength,omitempty"`
+	Pattern   string `json:"pattern,omitempty"`
+	Format    string `json:"format,omitempty"`
+
+	Minimum          *float64 `json:"minimum,omitempty"`
+	Maximum          *float64 `json:"maximum,omitempty"`
+	ExclusiveMinimum *float64 `json:"exclusiveMinimum,omitempty"`
+	ExclusiveMaximum *float64 `json:"exclusiveMaximum,omitempty"`
+
+	MinItems    *int64 `json:"minItems,omitempty"`
+	MaxItems    *int64 `json:"maxItems,omitempty"`
+	UniqueItems bool   `json:"uniqueItems,omitempty"`
+
+	Pos catalog.Pos `json:"-"`
+}
+
+// FromCatalog records a catalog's contracts, with their source positions
+// (which Marshal leaves out).
+func FromCatalog(c *catalog.Catalog) *Lock {
+	l := &Lock{Services: []*Service{}}
+	for _, s := range c.Services {
+		ls := &Service{Name: s.Name, Version: s.Version, Dir: s.Dir, Tools: []*Tool{}, Pos: s.Pos}
+		for _, t := range s.Tools {
+			lt := &Tool{
+				Name:        t.Name,
+				MCPName:     t.ExposedMCPName(s.Name),
+				Title:       t.Title,
+				Description: t.Description,
+				Request:     fromMessage(&t.Request),
+				Pos:         t.Pos,
+			}
+			if a := t.Annotations; a.ReadOnly != nil || a.Destructive != nil || a.Idempotent != nil || a.OpenWorld != nil {
+				lt.Annotations = &a
+			}
+			if t.Response != nil {
+				m := fromMessage(t.Response)
+				lt.Response = &m
+			}
+			ls.Tools = append(ls.Tools, lt)
+		}
+		l.Services = append(l.Services, ls)
+	}
+	l.sort()
+	return l
+}
+
+func fromMessage(m *catalog.Message) Message {
+	out := Message{Description: m.Description, Fields: []*Field{}, Pos: m.Pos}
+	for _, f := range m.Fields {
+		lf := &Field{
+			Name: f.Name, Type: f.Type, Items: f.Items, Description: f.Description,
+			Required: f.Required, Default: f.Default, Enum: slices.Clone(f.Enum),
+			MinLength: f.MinLength, MaxLength: f.MaxLength, Pattern: f.Pattern, Format: f.Format,
+			Minimum: f.Minimum, Maximum: f.Maximum, ExclusiveMinimum: f.ExclusiveMinimum, ExclusiveMaximum: f.ExclusiveMaximum,
+			MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems,
+			Pos: f.Pos,
+		}
+		out.Fields = append(out.Fields, lf)
+	}
+	out.Fingerprint = out.fingerprint()
+	return out
+}
+
+// sort puts services, tools, fields and enum values in the order that
+// Marshal writes, so that the same contracts give the same bytes whatever
+// the order in which they were found.
+func (l *Lock) sort() {
+	slices.SortStableFunc(l.Services, func(a, b *Service) int {
+		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Dir, b.Dir))
+	})
+	for _, s := range l.Services {
+		slices.SortStableFunc(s.Tools, func(a, b *Tool) int { return cmp.Compare(a.Name, b.Name) })
+		for _, t := range s.Tools {
+			t.Request.sort()
+			if t.Response != nil {
+				t.Response.sort()
+			}
+		}
+	}
+}
+
+func (m *Message) sort() {
+	slices.SortStableFunc(m.Fields, func(a, b *Field) int { return cmp.Compare(a.Name, b.Name) })
+	for _, f := range m.Fields {
+		slices.SortStableFunc(f.Enum, compareValues)
+	}
+}
+
+// compareValues orders enum values: numbers by value, anything else by
+// its JSON text.
+func compareValues(a, b any) int {
+	fa, oka := number(a)
+	fb, okb := number(b)
+	if oka && okb {
+		return cmp.Compare(fa, fb)
+	}
+	return cmp.Compare(valueText(a), valueText(b))
+}
+
+func number(v any) (float64, bool) {
+	switch x := v.(type) {
+	case int64:
+		return float64(x), true
+	case float64:
+		return x, true
+	}
+	return 0, false
+}
+
+// valueText is a value's canonical JSON text, by which values compare.
+func valueText(v any) string {
+	data, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Sprint(v)
+	}
+	return string(data)
+}
+
+// fingerprint covers the fields as the wire sees them: everything but
+// descriptions and positions.
+func (m *Message) fingerprint() string {
+	shapes := make([]*Field, len(m.Fields))
+	for i, f := range m.Fields {
+		shapes[i] = f.shape()
+	}
+	return digest(shapes)
+}
+
+// shape is the field without what a model reads about it: two fields of
+// one shape accept the same values.
+func (f *Field) shape() *Field {
+	cp := *f
+	cp.Description = ""
+	cp.Pos = catalog.Pos{}
+	return &cp
+}
+
+func digest(v any) string {
+	data, err := marshal(v, false)
+	if err != nil {
+		panic(fmt.Sprintf("lock: fingerprint: %v", err)) // only JSON-shaped values reach here
+	}
+	sum := sha256.Sum256(data)
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// marshal encodes without HTML escaping, so that a pattern such as
+// ^<[a-z]+>$ reads in the file as it does in the contract.
+func marshal(v any, indent bool) ([]byte, error) {
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if indent {
+		enc.SetIndent("", "  ")
+	}
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
+}
+
+// file is the lock file: the format, the fingerprint of everything in it,
+// and the services.
+type file struct {
+	Format      string     `json:"format"`
+	Fingerprint string     `json:"fingerprint"`
+	Services    []*Service `json:"services"`
+}
+
+// Marshal encodes the lock as a lock file: indented JSON, sorted, the same
+// bytes for the same contracts, with a fingerprint that Parse checks so
+// that a hand edit is detected.
+func (l *Lock) Marshal() []byte {
+	l.sort()
+	services := l.Services
+	if services == nil {
+		services = []*Service{}
+	}
+	for _, s := range services {
+		for _, t := range s.Tools {
+			t.Request.Fingerprint = t.Request.fingerprint()
+			if t.Response != nil {
+				t.Response.Fingerprint = t.Response.fingerprint()
+			}
+		}
+	}
+	data, err := marshal(&file{Format: Format, Fingerprint: digest(services), Services: services}, true)
+	if err != nil {
+		panic(fmt.Sprintf("lock: marshal: %v", err)) // only JSON-shaped values reach here
+	}
+	return data
+}
+
+// WriteFile writes the lock to name through a temporary file in the same
+// directory and a rename, so that no reader sees half a lock and a failed
+// write leaves the old one as it was.
+func (l *Lock) WriteFile(name string) error {
+	data := l.Marshal()
+	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
+		return &fs.PathError{Op: "write", Path: name, Err: errors.New("is a directory")}
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: name, Err: unwrapPath(err)}
+	}
+	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
+	_, err = tmp.Write(data)
+	if err == nil {
+		err = tmp.Chmod(0o644)
+	}
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), name)
+	}
+	if err != nil {
+		return &fs.PathError{Op: "write", Path: name, Err: unwrapPath(err)}
+	}
+	return nil
+}
+
+func unwrapPath(err error) error {
+	var pe *fs.PathError
+	var le *os.LinkError
+	switch {
+	case errors.As(err, &pe):
+		return pe.Err
+	case errors.As(err, &le):
+		return le.Err
+	}
+	return err
+}
+
+// A FormatError says that data is not a lock file that this version of
+// toolc can read.
+type FormatError struct {
+	Msg string
+}
+
+func (e *FormatError) Error() string { return "lock: " + e.Msg }
+
+const regenerate = "regenerate it from the contracts with toolc lock"
+
+// Parse decodes a lock file. It rejects another format version, a corrupt
+// or truncated file, and a file whose fingerprint does not match its
+// contents, as after a hand edit or a bad merge.
+func Parse(data []byte) (*Lock, error) {
+	if len(bytes.TrimSpace(data)) == 0 {
+		return nil, &FormatError{"empty file: not a toolc lock file"}
+	}
+	var probe struct {
+		Format *string `json:"format"`
+	}
+	if err := json.Unmarshal(data, &probe); err != nil {
+		return nil, &FormatError{describeJSONError(data, err)}
+	}
+	switch {
+	case probe.Format == nil:
+		return nil, &FormatError{`no "format" key: not a toolc lock file`}
+	case *probe.Format != Format:
+		return nil, &FormatError{versionMismatch(*probe.Format)}
+	}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	dec.UseNumber()
+	var f file
+	if err := dec.Decode(&f); err != nil {
+		return nil, &FormatError{describeJSONError(data, err)}
+	}
+	if f.Services == nil {
+		return nil, &FormatError{`no "services" key: ` + regenerate}
+	}
+	if digest(f.Services) != f.Fingerprint {
+		return nil, &FormatError{"the file does not match its fingerprint: it was edited by hand or damaged (a merge conflict?); " + regenerate}
+	}
+	l := &Lock{Services: f.Services}
+	if err := l.check(); err != nil {
+		return nil, &FormatError{err.Error() + "; " + regenerate}
+	}
+	return l, nil
+}
+
+// check rejects what toolc never writes, and restores the Go types of
+// values: integers as int64, numbers as float64.
+func (l *Lock) check() error {
+	for _, s := range l.Services {
+		if s == nil || s.Name == "" {
+			return errors.New("a service has no name")
+		}
+		if s.Tools == nil {
+			s.Tools = []*Tool{}
+		}
+		for _, t := range s.Tools {
+			if t == nil || t.Name == "" {
+				return fmt.Errorf("service %q: a tool has no name", s.Name)
+			}
+			msgs := []*Message{&t.Request}
+			if t.Response != nil {
+				msgs = append(msgs, t.Response)
+			}
+			for _, m := range msgs {
+				if m.Fields == nil {
+					m.Fields = []*Field{}
+				}
+				for _, f := range m.Fields {
+					if f == nil || f.Name == "" {
+						return fmt.Errorf("tool %q: a field has no name", t.Name)
+					}
+					var err error
+					if f.Default, err = normalize(f.Default, f); err != nil {
+						return fmt.Errorf("tool %q field %q default: %v", t.Name, f.Name, err)
+					}
+					for i := range f.Enum {
+						if f.Enum[i], err = normalize(f.Enum[i], f); err != nil {
+							return fmt.Errorf("tool %q field %q enum: %v", t.Name, f.Name, err)
+						}
+					}
+				}
+				if m.fingerprint() != m.Fingerprint {
+					return fmt.Errorf("tool %q: the fields do not match their fingerprint", t.Name)
+				}
+			}
+		}
+	}
+	return nil
+}
+
+func normalize(v any, f *Field) (any, error) {
+	elem := f.Type
+	if f.Type == catalog.Array {
+		elem = f.Items
+	}
+	switch x := v.(type) {
+	case json.Number:
+		if elem == catalog.Integer {
+			if i, err := x.Int64(); err == nil {
+				return i, nil
+			}
+		}
+		fl, err := x.Float64()
+		if err != nil || math.IsInf(fl, 0) {
+			return nil, fmt.Errorf("number %s out of range", x)
+		}
+		return fl, nil
+	case []any:
+		for i := range x {
+			var err error
+			if x[i], err = normalize(x[i], &Field{Type: elem}); err != nil {
+				return nil, err
+			}
+		}
+	case map[string]any:
+		return nil, errors.New("an object is not a field value")
+	}
+	return v, nil
+}
+
+func versionMismatch(got string) string {
+	const prefix = "toolc.lock/v"
+	if !strings.HasPrefix(got, prefix) {
+		if strings.HasPrefix(got, "toolc.catalog/") {
+			return fmt.Sprintf("format %q: a toolc catalog, not a lock file", got)
+		}
+		return fmt.Sprintf("format %q: not a toolc lock file", got)
+	}
+	n, err := strconv.Atoi(strings.TrimPrefix(got, prefix))
+	this, _ := strconv.Atoi(strings.TrimPrefix(Format, prefix))
+	switch {
+	case err == nil && n > this:
+		return fmt.Sprintf("format %q is newer than %q, the version this toolc reads: upgrade toolc", got, Format)
+	case err == nil && n < this:
+		return fmt.Sprintf("format %q is older than %q, the version this toolc reads: %s", got, Format, regenerate)
+	}
+	return fmt.Sprintf("format %q is not %q: %s", got, Format, regenerate)
+}
+
+func describeJSONError(data []byte, err error) string {
+	var syn *json.SyntaxError
+	var typ *json.UnmarshalTypeError
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input"):
+		return "truncated file: the JSON ends early; " + regenerate
+	case errors.As(err, &syn):
+		line, col := lineCol(data, syn.Offset)
+		return fmt.Sprintf("corrupt file at line %d, column %d: %v (a merge conflict?); %s", line, col, syn, regenerate)
+	case errors.As(err, &typ) && typ.Field == "":
+		return "not a toolc lock file: the file holds a JSON " + typ.Value + ", not an object"
+	case errors.As(err, &typ):
+		line, col := lineCol(data, typ.Offset)
+		return fmt.Sprintf("corrupt file at line %d, column %d: %s must not be %s; %s", line, col, typ.Field, typ.Value, regenerate)
+	}
+	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
+		return "unknown key " + key + ": the file was edited, or written by another version of toolc; " + regenerate
+	}
+	return "corrupt file: " + err.Error() + "; " + regenerate
+}
+
+// lineCol returns the 1-based line and column of the byte before offset.
+func lineCol(data []byte, offset int64) (int, int) {
+	offset = max(0, min(offset, int64(len(data)))-1)
+	before := data[:offset]
+	line := bytes.Count(before, []byte("\n")) + 1
+	col := int(offset) - bytes.LastIndexByte(before, '\n')
+	return line, col
+}
+
+// LoadFile reads and parses a lock file.
+func LoadFile(name string) (*Lock, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	l, err := Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	l.File = name
+	return l, nil
+}
+
+// Split divides the lock's services into those whose directories the
+// patterns cover and the rest. Patterns are Go-style, as toolc takes them
+// ("./...", "./examples/...", "./examples/weather"; none means "./..."),
+// relative to wd, as the services' directories are. It looks at no file:
+// a directory that is gone is still covered by the patterns that named it.
+func (l *Lock) Split(wd string, patterns []string) (in, out *Lock) {
+	in = &Lock{Services: []*Service{}, File: l.File}
+	out = &Lock{Services: []*Service{}, File: l.File}
+	covers := scope(wd, patterns)
+	for _, s := range l.Services {
+		if covers(s.Dir) {
+			in.Services = append(in.Services, s)
+		} else {
+			out.Services = append(out.Services, s)
+		}
+	}
+	return in, out
+}
+
+func scope(wd string, patterns []string) func(dir string) bool {
+	if len(patterns) == 0 {
+		patterns = []string{"./..."}
+	}
+	type pat struct {
+		base string
+		wild bool
+	}
+	var pats []pat
+	for _, p := range patterns {
+		base, wild := strings.CutSuffix(filepath.ToSlash(p), "...")
+		if base == "" {
+			base = "."
+		}
+		if filepath.IsAbs(filepath.FromSlash(base)) && wd != "" {
+			if rel, err := filepath.Rel(wd, filepath.FromSlash(base)); err == nil {
+				base = filepath.ToSlash(rel)
+			}
+		}
+		base = path.Clean(base)
+		if !wild && strings.HasSuffix(base, ".cue") {
+			base = path.Dir(base) // a file names its package
+		}
+		pats = append(pats, pat{base, wild})
+	}
+	return func(dir string) bool {
+		dir = path.Clean(dir)
+		for _, p := range pats {
+			switch {
+			case dir == p.base:
+				return true
+			case p.wild && p.base == "." && dir != ".." && !strings.HasPrefix(dir, "../") && !path.IsAbs(dir):
+				return true
+			case p.wild && strings.HasPrefix(dir, p.base+"/"):
+				return true
+			}
+		}
+		return false
+	}
+}

@@ -1,0 +1,254 @@
+package lock_test
+
+import (
+	"bytes"
+	"flag"
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/lock"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden.lock")
+
+func ptr[T any](v T) *T { return &v }
+
+// testCatalog is two services as the compiler lowers them, with every
+// kind of value a lock records.
+func testCatalog() *catalog.Catalog {
+	return &catalog.Catalog{Services: []*catalog.Service{
+		{
+			Name: "weather-service", Version: "1.2.0", Description: "Weather", Dir: "examples/weather", Handler: ".",
+			Pos: catalog.Pos{File: "examples/weather/weather.cue", Line: 5, Column: 1},
+			Tools: []*catalog.Tool{{
+				Name: "query_weather", Description: "Query the weather <forecast> for a city", Title: "Weather",
+				Annotations: catalog.Annotations{ReadOnly: ptr(true), OpenWorld: ptr(true)},
+				Request: catalog.Message{Description: "A forecast query", Fields: []*catalog.Field{
+					{Name: "city", Type: catalog.String, Description: "City name", Required: true, MinLength: ptr[int64](1), Pattern: "^<[A-Z].*>$"},
+					{Name: "days", Type: catalog.Integer, Description: "Days", Default: int64(3), Minimum: ptr(1.0), Maximum: ptr(14.0)},
+					{Name: "unit", Type: catalog.String, Description: "Unit", Enum: []any{"fahrenheit", "celsius"}, Default: "celsius"},
+					{Name: "hours", Type: catalog.Array, Items: catalog.Integer, Description: "Hours", MaxItems: ptr[int64](24), UniqueItems: true},
+					{Name: "ratio", Type: catalog.Number, Description: "Ratio", Enum: nil, ExclusiveMinimum: ptr(0.5), Default: 0.75},
+				}},
+				Response: &catalog.Message{Fields: []*catalog.Field{
+					{Name: "summary", Type: catalog.String, Description: "One line", Required: true},
+					{Name: "high_c", Type: catalog.Number, Description: "High", Required: true},
+				}},
+				Examples: []map[string]any{{"city": "Berlin"}},
+				Pos:      catalog.Pos{File: "examples/weather/weather.cue", Line: 10, Column: 9},
+			}},
+		},
+		{
+			Name: "billing", Version: "0.3.0", Description: "Invoices", Dir: "billing", Handler: ".",
+			Tools: []*catalog.Tool{
+				{Name: "void_invoice", Description: "Void", MCPName: "void", Request: catalog.Message{Fields: []*catalog.Field{
+					{Name: "priority", Type: catalog.Integer, Description: "Priority", Enum: []any{int64(3), int64(1), int64(2)}, Required: true},
+				}}},
+				{Name: "send_invoice", Description: "Send", Request: catalog.Message{Fields: []*catalog.Field{}}},
+			},
+		},
+	}}
+}
+
+// TestGolden pins the file format: sorted services, tools, fields and enum
+// values, no positions, no HTML escapes, and a trailing newline.
+func TestGolden(t *testing.T) {
+	got := lock.FromCatalog(testCatalog()).Marshal()
+	golden := filepath.Join("testdata", "golden.lock")
+	if *update {
+		if err := os.WriteFile(golden, got, 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	want, err := os.ReadFile(golden)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(got, want) {
+		t.Errorf("Marshal differs from %s (go test ./lock -update rewrites it):\n%s", golden, got)
+	}
+	if _, err := lock.Parse(want); err != nil {
+		t.Errorf("Parse(%s): %v", golden, err)
+	}
+}
+
+// TestStable checks that the lock is the same bytes whatever the order in
+// which the compiler found services, tools, fields and enum values, and
+// after a round trip through the file.
+func TestStable(t *testing.T) {
+	want := lock.FromCatalog(testCatalog()).Marshal()
+	if again := lock.FromCatalog(testCatalog()).Marshal(); !bytes.Equal(again, want) {
+		t.Fatal("two Marshals of one catalog differ")
+	}
+	c := testCatalog()
+	slices.Reverse(c.Services)
+	for _, s := range c.Services {
+		slices.Reverse(s.Tools)
+		for _, tl := range s.Tools {
+			slices.Reverse(tl.Request.Fields)
+			for _, f := range tl.Request.Fields {
+				slices.Reverse(f.Enum)
+			}
+		}
+	}
+	if got := lock.FromCatalog(c).Marshal(); !bytes.Equal(got, want) {
+		t.Errorf("reordered input gives other bytes:\n%s\nwant:\n%s", got, want)
+	}
+	l, err := lock.Parse(want)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Marshal(); !bytes.Equal(got, want) {
+		t.Errorf("Marshal(Parse(data)) != data:\n%s", got)
+	}
+	if d := lock.Diff(l, lock.FromCatalog(testCatalog())); len(d) != 0 {
+		t.Errorf("a parsed lock differs from the catalog it was made from: %v", d)
+	}
+	// Values keep their Go types through the file.
+	days := l.Services[1].Tools[0].Request.Fields[1]
+	if days.Name != "days" || days.Default != int64(3) {
+		t.Errorf("days default = %#v (%T), want int64(3)", days.Default, days.Default)
+	}
+	ratio := l.Services[1].Tools[0].Request.Fields[3]
+	if ratio.Name != "ratio" || ratio.Default != 0.75 {
+		t.Errorf("ratio default = %#v, want 0.75", ratio.Default)
+	}
+}
+
+// TestFingerprints checks that a request's fingerprint ignores what a
+// model reads and covers what the wire carries.
+func TestFingerprints(t *testing.T) {
+	fp := func(edit func(*catalog.Catalog)) string {
+		c := testCatalog()
+		edit(c)
+		return lock.FromCatalog(c).Services[1].Tools[0].Request.Fingerprint
+	}
+	base := fp(func(*catalog.Catalog) {})
+	same := map[string]func(*catalog.Catalog){
+		"field description": func(c *catalog.Catalog) { c.Services[0].Tools[0].Request.Fields[0].Description = "Another" },
+		"request description": func(c *catalog.Catalog) {
+			c.Services[0].Tools[0].Request.Description = "Another"
+		},
+		"position": func(c *catalog.Catalog) { c.Services[0].Tools[0].Request.Fields[0].Pos.Line = 99 },
+	}
+	for name, edit := range same {
+		if fp(edit) != base {
+			t.Errorf("%s changed the request fingerprint", name)
+		}
+	}
+	differ := map[string]func(*catalog.Catalog){
+		"field name": func(c *catalog.Catalog) { c.Services[0].Tools[0].Request.Fields[0].Name = "town" },
+		"required":   func(c *catalog.Catalog) { c.Services[0].Tools[0].Request.Fields[0].Required = false },
+		"bound":      func(c *catalog.Catalog) { c.Services[0].Tools[0].Request.Fields[1].Maximum = ptr(15.0) },
+	}
+	for name, edit := range differ {
+		if fp(edit) == base {
+			t.Errorf("%s left the request fingerprint as it was", name)
+		}
+	}
+}
+
+func TestParseErrors(t *testing.T) {
+	good := lock.FromCatalog(testCatalog()).Marshal()
+	edited := bytes.Replace(good, []byte(`"Query the weather <forecast> for a city"`), []byte(`"Query the weather"`), 1)
+	if bytes.Equal(edited, good) {
+		t.Fatal("the hand edit did not apply")
+	}
+	tests := []struct {
+		name string
+		data string
+		want string
+	}{
+		{"empty", "", `^lock: empty file: not a toolc lock file$`},
+		{"not JSON", "toolc", `^lock: corrupt file at line 1, column 2: invalid character 'o' in literal true`},
+		{"merge conflict", "<<<<<<< HEAD\n" + string(good), `^lock: corrupt file at line 1, column 1: .*\(a merge conflict\?\); regenerate it from the contracts with toolc lock$`},
+		{"truncated", string(good[:len(good)/2]), `^lock: truncated file: the JSON ends early; regenerate it`},
+		{"array", "[]", `^lock: not a toolc lock file: the file holds a JSON array, not an object$`},
+		{"no format", `{"services": []}`, `^lock: no "format" key: not a toolc lock file$`},
+		{"newer", `{"format": "toolc.lock/v2", "services": []}`, `^lock: format "toolc\.lock/v2" is newer than "toolc\.lock/v1", the version this toolc reads: upgrade toolc$`},
+		{"older", `{"format": "toolc.lock/v0", "services": []}`, `^lock: format "toolc\.lock/v0" is older than "toolc\.lock/v1"`},
+		{"a catalog", `{"format": "toolc.catalog/v1", "services": []}`, `^lock: format "toolc\.catalog/v1": a toolc catalog, not a lock file$`},
+		{"unknown key", strings.Replace(string(good), `"format"`, `"extra": 1, "format"`, 1), `^lock: unknown key "extra": the file was edited, or written by another version of toolc; regenerate it`},
+		{"wrong type", strings.Replace(string(good), `"required": true`, `"required": "yes"`, 1), `^lock: corrupt file at line \d+, column \d+: .*required must not be string`},
+		{"hand edit", string(edited), `^lock: the file does not match its fingerprint: it was edited by hand or damaged \(a merge conflict\?\); regenerate it from the contracts with toolc lock$`},
+		{"trailing", string(good) + "{}", `^lock: corrupt file at line \d+, column 1: invalid character '\{' after top-level value`},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := lock.Parse([]byte(tt.data))
+			if err == nil || !regexp.MustCompile(tt.want).MatchString(err.Error()) {
+				t.Errorf("Parse error = %v, want match for %s", err, tt.want)
+			}
+		})
+	}
+}
+
+func TestLoadFile(t *testing.T) {
+	dir := t.TempDir()
+	name := filepath.Join(dir, lock.FileName)
+	if _, err := lock.LoadFile(name); !os.IsNotExist(err) {
+		t.Errorf("LoadFile of a missing file: %v, want not-exist", err)
+	}
+	l := lock.FromCatalog(testCatalog())
+	if err := l.WriteFile(name); err != nil {
+		t.Fatal(err)
+	}
+	got, err := lock.LoadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.File != name {
+		t.Errorf("File = %q, want %q", got.File, name)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 1 {
+		t.Errorf("WriteFile left %d files behind, want only the lock", len(entries))
+	}
+	if err := os.WriteFile(name, []byte("{"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := lock.LoadFile(name); err == nil || !strings.HasPrefix(err.Error(), name+": lock: truncated file") {
+		t.Errorf("LoadFile of a corrupt file: %v, want the file name and the problem", err)
+	}
+	if err := l.WriteFile(dir); err == nil || !strings.Contains(err.Error(), "is a directory") {
+		t.Errorf("WriteFile onto a directory: %v", err)
+	}
+}
+
+func TestSplit(t *testing.T) {
+	l := &lock.Lock{}
+	for _, dir := range []string{".", "examples/weather", "examples/filesearch", "billing", "billing/legacy", "../outside"} {
+		l.Services = append(l.Services, &lock.Service{Name: dir, Dir: dir})
+	}
+	tests := []struct {
+		patterns []string
+		want     []string
+	}{
+		{nil, []string{".", "examples/weather", "examples/filesearch", "billing", "billing/legacy"}},
+		{[]string{"./..."}, []string{".", "examples/weather", "examples/filesearch", "billing", "billing/legacy"}},
+		{[]string{"./examples/..."}, []string{"examples/weather", "examples/filesearch"}},
+		{[]string{"./examples/weather", "billing"}, []string{"examples/weather", "billing"}},
+		{[]string{"billing/..."}, []string{"billing", "billing/legacy"}},
+		{[]string{"./examples/weather/weather.cue"}, []string{"examples/weather"}},
+		{[]string{"/work/examples/..."}, []string{"examples/weather", "examples/filesearch"}},
+		{[]string{"."}, []string{"."}},
+	}
+	for _, tt := range tests {
+		in, out := l.Split("/work", tt.patterns)
+		var got []string
+		for _, s := range in.Services {
+			got = append(got, s.Dir)
+		}
+		if !slices.Equal(got, tt.want) {
+			t.Errorf("Split(%q) = %q, want %q", tt.patterns, got, tt.want)
+		}
+		if len(in.Services)+len(out.Services) != len(l.Services) {
+			t.Errorf("Split(%q) lost services", tt.patterns)
+		}
+	}
+}
