@@ -31,6 +31,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/schema"
 )
 
@@ -41,6 +42,11 @@ type Config struct {
 	Dir string
 	// Rules are the rules to run; nil means all of Rules().
 	Rules []*Rule
+	// Lock is what the stable-name rule compares the contracts with, as
+	// toolc check and toolc build load it from toolc.lock; nil turns the
+	// rule off. Only the lock's services in directories that the patterns
+	// cover are compared.
+	Lock *lock.Lock
 }
 
 // Result is the outcome of a compilation that could read its input.
@@ -53,7 +59,8 @@ type Result struct {
 	// Packages are the contract packages that were checked.
 	Packages []*Package
 
-	wd string
+	wd       string
+	patterns []string
 }
 
 // HasErrors reports whether any diagnostic is an error.
@@ -149,13 +156,13 @@ func (s *Session) Compile() (*Result, error) {
 		return nil, fmt.Errorf("%s: matched no contract packages (a contract imports %q)", strings.Join(patternsOrDefault(s.patterns), " "), schema.ImportPath)
 	}
 	wd := s.wd
-	res := &Result{Packages: pkgs, wd: wd}
+	res := &Result{Packages: pkgs, wd: wd, patterns: s.patterns}
 	rules := s.cfg.Rules
 	if rules == nil {
 		rules = Rules()
 	}
 	for _, r := range rules {
-		r.Check(&Pass{Rule: r, Packages: pkgs, wd: wd, diags: &res.Diagnostics})
+		r.Check(&Pass{Rule: r, Packages: pkgs, wd: wd, diags: &res.Diagnostics, lock: s.cfg.Lock, patterns: s.patterns})
 	}
 	diag.Sort(res.Diagnostics)
 	res.Diagnostics = diag.Compact(res.Diagnostics)

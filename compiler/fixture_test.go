@@ -13,6 +13,7 @@ import (
 
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/lock"
 )
 
 // A fixture is a txtar archive: the files of a contract tree, and
@@ -23,6 +24,7 @@ import (
 //	...
 //	-- args --      (optional) the patterns, one per line; default ./...
 //	-- error --     (optional) a regexp that Compile's error must match
+//	-- toolc.lock -- (optional) a lock file, passed as Config.Lock
 //
 // Every diagnostic must be wanted and every want must be matched, so a
 // fixture pins exactly what toolc reports, in which file, at which line and
@@ -108,7 +110,15 @@ func runFixture(t *testing.T, path string) []diag.Diagnostic {
 	fx := parseFixture(t, path)
 	dir := t.TempDir()
 	writeTree(t, dir, fx.files)
-	res, err := compiler.Compile(compiler.Config{Dir: dir}, fx.args...)
+	cfg := compiler.Config{Dir: dir}
+	if _, ok := fx.files[lock.FileName]; ok {
+		l, err := lock.LoadFile(filepath.Join(dir, lock.FileName))
+		if err != nil {
+			t.Fatal(err)
+		}
+		cfg.Lock = l
+	}
+	res, err := compiler.Compile(cfg, fx.args...)
 	if fx.err != nil {
 		if err == nil || !fx.err.MatchString(err.Error()) {
 			t.Fatalf("Compile error = %v, want match for %q", err, fx.err)

@@ -14,6 +14,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/schema"
 )
 
@@ -50,6 +51,7 @@ func Rules() []*Rule {
 		UniqueNameRule,
 		MCPNameRule,
 		ProviderLimitRule,
+		StableNameRule,
 	}
 }
 
@@ -74,6 +76,10 @@ type Pass struct {
 
 	wd    string
 	diags *[]diag.Diagnostic
+	// lock and patterns are what stable-name compares with, and which of
+	// the lock's services the run covers.
+	lock     *lock.Lock
+	patterns []string
 }
 
 // Reportf reports a problem at pos.
