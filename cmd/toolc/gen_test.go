@@ -154,3 +154,12 @@ func TestGenGoUsage(t *testing.T) {
 		t.Errorf("help gen = %d %q", r.status, r.stdout)
 	}
 }
+
+// TestExamplesGenerated is CI's check that the examples' generated code
+// matches their contracts.
+func TestExamplesGenerated(t *testing.T) {
+	r := toolc(t, "../..", "gen", "go", "--check", "./examples/...")
+	if r.status != 0 {
+		t.Fatalf("toolc gen go --check ./examples/... = %d\n%s", r.status, r.stderr)
+	}
+}
