@@ -252,10 +252,7 @@ func TestGoodContracts(t *testing.T) {
 // accepts although the strict schema rejects them, and why: known gaps,
 // reported rather than hidden. The test fails once the compiler rejects
 // one of them, so that it is removed from here.
-var compilerGaps = map[string]string{
-	"tool title blank":        "toolc checks only that a title is a string, not that it is non-blank",
-	"service mcp title blank": "toolc checks only that a title is a string, not that it is non-blank",
-}
+var compilerGaps = map[string]string{}
 
 // TestBadContracts checks each rule that the strict schema encodes: a
 // contract that breaks it fails `cue vet -c`, with an error at the
