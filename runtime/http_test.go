@@ -300,6 +300,47 @@ func TestHTTPOrigin(t *testing.T) {
 	}
 }
 
+// TestHTTPRebinding: a page that rebinds its own domain to 127.0.0.1
+// reaches the loopback listener under its own Host, with a matching
+// Origin. The server refuses such requests, /mcp and /v1/ alike, and lets
+// loopback names through.
+func TestHTTPRebinding(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	port := ts.URL[strings.LastIndexByte(ts.URL, ':')+1:]
+	send := func(method, path, host, body string) httpResult {
+		t.Helper()
+		req, err := http.NewRequest(method, ts.URL+path, strings.NewReader(body))
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Host = host
+		req.Header.Set("Origin", "http://"+host)
+		req.Header.Set("Content-Type", "application/json")
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return httpResult{resp.StatusCode, resp.Header, string(data)}
+	}
+	callBody := `{"name": "echo", "arguments": {"text": "hi"}}`
+	for _, host := range []string{"evil.example:" + port, "evil.example", "10.0.0.1:" + port} {
+		wantStatus(t, send("POST", "/v1/call", host, callBody), http.StatusForbidden, "DNS rebinding")
+		wantStatus(t, send("GET", "/v1/tools", host, ""), http.StatusForbidden)
+		if r := send("POST", "/mcp", host, `{}`); r.status != http.StatusForbidden {
+			t.Errorf("/mcp under Host %s: status %d", host, r.status)
+		}
+	}
+	for _, host := range []string{"localhost:" + port, "127.0.0.1:" + port, "LOCALHOST:" + port} {
+		if res := decodeCall(t, send("POST", "/v1/call", host, callBody)); res.IsError {
+			t.Errorf("Host %s: %+v", host, res)
+		}
+	}
+}
+
 // bearerTransport adds a bearer token to every request.
 type bearerTransport struct{ token string }
 

@@ -158,10 +158,14 @@ func exerciseMCP(t *testing.T, session *mcp.ClientSession, logs func() []string)
 		t.Errorf("panic = %v, %v", res, err)
 	}
 
+	// Log messages, asked for with logging/setLevel for the session, or,
+	// from MCP 2026-07-28 on, in the request's _meta.
 	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
 		t.Fatal(err)
 	}
-	res, err = session.CallTool(ctx, &mcp.CallToolParams{Name: mcpToolName(t, want, "progress"), Arguments: map[string]any{"steps": 2}})
+	res, err = session.CallTool(ctx, &mcp.CallToolParams{
+		Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}, Name: mcpToolName(t, want, "progress"), Arguments: map[string]any{"steps": 2},
+	})
 	if err != nil || res.IsError || resultText(res) != "did 2 steps" {
 		t.Errorf("progress = %v, %v", res, err)
 	}
