@@ -298,6 +298,24 @@ func (w *writer) anyNumber(v any) {
 	}
 }
 
+// sizeHint estimates the size of a projection of the catalog: a little
+// more than any projection takes, and about half the catalog file, so that
+// the writer's buffer is allocated once.
+func (c *Catalog) sizeHint() int {
+	n := 4096
+	for _, t := range c.Tools() {
+		n += 300 + len(t.Name) + len(t.Description)
+		for _, m := range []*Message{&t.Request, t.Response} {
+			if m != nil {
+				for _, f := range m.Fields {
+					n += 250 + 2*len(f.Name) + len(f.Description)
+				}
+			}
+		}
+	}
+	return n
+}
+
 // The catalog file.
 
 func (w *writer) catalogFile(f *file) {
@@ -720,9 +738,22 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 	w.typeList(o.Type)
 	w.optStr("description", o.Description)
 	w.key("properties")
-	if o.Properties == nil {
+	switch {
+	case o.fields != nil && len(o.fields) == len(o.Properties):
+		w.open('{')
+		k := 0
+		for _, f := range o.fields {
+			w.strKey(f.Name)
+			w.schema(&o.slab[k])
+			k++
+			if f.Type == Array {
+				k++
+			}
+		}
+		w.close('}')
+	case o.Properties == nil:
 		w.null()
-	} else {
+	default:
 		var buf [16]string
 		names := buf[:0]
 		for name := range o.Properties {

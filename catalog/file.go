@@ -137,7 +137,7 @@ func (c *Catalog) Marshal() ([]byte, error) {
 	if services == nil {
 		services = []*Service{}
 	}
-	w := &writer{indent: true, b: make([]byte, 0, 4096)}
+	w := &writer{indent: true, b: make([]byte, 0, 2*c.sizeHint())}
 	w.catalogFile(&file{Format: Format, Fingerprint: c.Fingerprint, Services: services})
 	if w.err != nil {
 		return nil, w.err

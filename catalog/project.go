@@ -73,7 +73,7 @@ func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error
 	if err != nil {
 		return nil, err
 	}
-	w := &writer{indent: true, b: make([]byte, 0, 4096)}
+	w := &writer{indent: true, b: make([]byte, 0, c.sizeHint())}
 	if w.projection(v) {
 		if w.err != nil {
 			return nil, w.err

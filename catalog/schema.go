@@ -2,6 +2,7 @@ package catalog
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -38,6 +39,13 @@ type ObjectSchema struct {
 	Properties           map[string]*Schema `json:"properties"`
 	Required             []string           `json:"required,omitempty"`
 	AdditionalProperties *bool              `json:"additionalProperties,omitempty"`
+
+	// fields and slab hold Properties in name order, as the object was
+	// built: field i's schema is the next one in slab, followed by its
+	// items' schema for an array. ProjectJSON writes them from here,
+	// without a map or a sort.
+	fields []*Field
+	slab   []Schema
 }
 
 // TypeList is a JSON Schema type: one name, or several such as
@@ -142,6 +150,7 @@ func (d dialect) object(m *Message) *ObjectSchema {
 		}
 	}
 	schemas := make([]Schema, n)
+	o.slab = schemas
 	required := 0
 	for _, f := range m.Fields {
 		if f.Required || d.allRequired {
@@ -164,6 +173,10 @@ func (d dialect) object(m *Message) *ObjectSchema {
 			o.Required = append(o.Required, f.Name)
 		}
 	}
+	o.fields = m.Fields
+	if len(o.Properties) != len(m.Fields) || !slices.IsSortedFunc(m.Fields, func(a, b *Field) int { return strings.Compare(a.Name, b.Name) }) {
+		o.fields, o.slab = nil, nil // the writer sorts the map's keys
+	}
 	if d.allRequired && o.Required == nil {
 		o.Required = []string{}
 	}
@@ -174,68 +187,66 @@ func (d dialect) object(m *Message) *ObjectSchema {
 	return o
 }
 
-type movedKeyword struct {
-	key   string
-	value any
-}
-
 // field fills in s, the schema of f; s.Items, when f is an array, points
 // at the zero schema to fill in for its items.
 func (d dialect) field(f *Field, s *Schema) {
 	optional := !f.Required
 	s.Type = d.typeList(f.Type, optional && d.allRequired)
-	var movedBuf [4]movedKeyword
+	// moved lists the keywords that go into the description; keep says
+	// whether the target takes a keyword, and otherwise moves it.
+	var movedBuf [8]string
 	moved := movedBuf[:0]
-	keep := func(key string, value any) bool {
+	keep := func(key string) bool {
 		if d.has(key, f) {
 			return true
 		}
-		moved = append(moved, movedKeyword{key, value})
+		moved = append(moved, key)
 		return false
 	}
-	if len(f.Enum) > 0 && keep("enum", f.Enum) {
-		s.Enum = append([]any(nil), f.Enum...)
+	if len(f.Enum) > 0 && keep("enum") {
+		s.Enum = make([]any, len(f.Enum), len(f.Enum)+1)
+		copy(s.Enum, f.Enum)
 	}
-	if f.Default != nil && keep("default", f.Default) {
+	if f.Default != nil && keep("default") {
 		s.Default = f.Default
 	}
-	if f.Format != "" && keep("format", f.Format) {
+	if f.Format != "" && keep("format") {
 		s.Format = f.Format
 	}
-	if f.Pattern != "" && keep("pattern", f.Pattern) {
+	if f.Pattern != "" && keep("pattern") {
 		s.Pattern = f.Pattern
 	}
-	if f.MinLength != nil && keep("minLength", *f.MinLength) {
+	if f.MinLength != nil && keep("minLength") {
 		s.MinLength = f.MinLength
 	}
-	if f.MaxLength != nil && keep("maxLength", *f.MaxLength) {
+	if f.MaxLength != nil && keep("maxLength") {
 		s.MaxLength = f.MaxLength
 	}
-	if f.Minimum != nil && keep("minimum", *f.Minimum) {
+	if f.Minimum != nil && keep("minimum") {
 		s.Minimum = f.Minimum
 	}
-	if f.Maximum != nil && keep("maximum", *f.Maximum) {
+	if f.Maximum != nil && keep("maximum") {
 		s.Maximum = f.Maximum
 	}
-	if f.ExclusiveMinimum != nil && keep("exclusiveMinimum", *f.ExclusiveMinimum) {
+	if f.ExclusiveMinimum != nil && keep("exclusiveMinimum") {
 		s.ExclusiveMinimum = f.ExclusiveMinimum
 	}
-	if f.ExclusiveMaximum != nil && keep("exclusiveMaximum", *f.ExclusiveMaximum) {
+	if f.ExclusiveMaximum != nil && keep("exclusiveMaximum") {
 		s.ExclusiveMaximum = f.ExclusiveMaximum
 	}
 	if f.Type == Array {
 		s.Items.Type = d.typeList(f.Items, false)
 	}
-	if f.MinItems != nil && keep("minItems", *f.MinItems) {
+	if f.MinItems != nil && keep("minItems") {
 		s.MinItems = f.MinItems
 	}
-	if f.MaxItems != nil && keep("maxItems", *f.MaxItems) {
+	if f.MaxItems != nil && keep("maxItems") {
 		s.MaxItems = f.MaxItems
 	}
-	if f.UniqueItems && keep("uniqueItems", true) {
+	if f.UniqueItems && keep("uniqueItems") {
 		s.UniqueItems = true
 	}
-	if len(f.Examples) > 0 && keep("examples", f.Examples) {
+	if len(f.Examples) > 0 && keep("examples") {
 		if d.singleExample {
 			s.Example = f.Examples[0]
 		} else {
@@ -252,30 +263,65 @@ func (d dialect) field(f *Field, s *Schema) {
 	if f.Deprecated {
 		desc = markDeprecated(desc)
 	}
-	s.Description = d.describe(desc, moved)
+	s.Description = d.describe(desc, f, moved)
 }
 
 // describe appends the keywords a target lacks to a description, in the
 // form Anthropic's SDK uses: "{minimum: 1, maximum: 14}".
-func (d dialect) describe(desc string, moved []movedKeyword) string {
+func (d dialect) describe(desc string, f *Field, moved []string) string {
 	if len(moved) > 0 {
 		// The values are written as compact JSON without HTML escaping, so
 		// that a pattern such as "<[a-z]+>" reads as written.
 		w := writer{b: make([]byte, 0, len(desc)+32*len(moved))}
 		w.b = append(w.b, desc...)
 		w.b = append(w.b, "\n\n{"...)
-		for i, m := range moved {
+		for i, key := range moved {
 			if i > 0 {
 				w.b = append(w.b, ", "...)
 			}
-			w.b = append(w.b, m.key...)
+			w.b = append(w.b, key...)
 			w.b = append(w.b, ": "...)
-			w.value(m.value)
+			w.value(f.keyword(key))
 		}
 		w.b = append(w.b, '}')
 		desc = string(w.b)
 	}
 	return d.cut(desc)
+}
+
+// keyword returns the value of one of f's keywords.
+func (f *Field) keyword(key string) any {
+	switch key {
+	case "enum":
+		return f.Enum
+	case "default":
+		return f.Default
+	case "format":
+		return f.Format
+	case "pattern":
+		return f.Pattern
+	case "minLength":
+		return *f.MinLength
+	case "maxLength":
+		return *f.MaxLength
+	case "minimum":
+		return *f.Minimum
+	case "maximum":
+		return *f.Maximum
+	case "exclusiveMinimum":
+		return *f.ExclusiveMinimum
+	case "exclusiveMaximum":
+		return *f.ExclusiveMaximum
+	case "minItems":
+		return *f.MinItems
+	case "maxItems":
+		return *f.MaxItems
+	case "uniqueItems":
+		return f.UniqueItems
+	case "examples":
+		return f.Examples
+	}
+	return nil
 }
 
 func (d dialect) cut(s string) string {
