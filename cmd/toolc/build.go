@@ -19,7 +19,11 @@ func runBuild(e env, args []string) int {
 	if !ok {
 		return status
 	}
-	cat, status := compileCatalog(e, "build", patterns)
+	l, status := workingLock(e, "build")
+	if status != exitOK {
+		return status
+	}
+	cat, status := compileWith(e, "build", compiler.Config{Lock: l}, patterns)
 	if cat == nil {
 		return status
 	}
@@ -109,7 +113,13 @@ func loadCatalog(e env, cmd, file string, patterns []string) (*catalog.Catalog, 
 // carries the command's output). Errors stop the command with status 1;
 // warnings are shown and do not.
 func compileCatalog(e env, cmd string, patterns []string) (*catalog.Catalog, int) {
-	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	return compileWith(e, cmd, compiler.Config{}, patterns)
+}
+
+// compileWith is compileCatalog with a configuration: build passes the
+// lock, so that a breaking change stops it.
+func compileWith(e env, cmd string, cfg compiler.Config, patterns []string) (*catalog.Catalog, int) {
+	res, err := compiler.Compile(cfg, patterns...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return nil, exitUsage

@@ -20,7 +20,11 @@ func runCheck(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
 		return exitUsage
 	}
-	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	l, status := workingLock(e, "check")
+	if status != exitOK {
+		return status
+	}
+	res, err := compiler.Compile(compiler.Config{Lock: l}, patterns...)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
 		return exitUsage

@@ -12,11 +12,14 @@
 //	toolc serve [--stdio | --http ADDR] [--catalog FILE | PATTERN...]
 //	toolc call  [--catalog FILE | PATTERN...] TOOL [JSON]
 //	toolc dev   [--stdio | --http ADDR] [--poll DURATION] [PATTERN...]
+//	toolc lock  [PATTERN...]
+//	toolc diff  [--against FILE|GIT-REF] [--format text|json|github] [PATTERN...]
 //	toolc gen go [--check] [PATTERN...]
 //	toolc version
 //
 // Exit status: 0 when there is no error (warnings allowed), 1 when a
-// contract has errors, 2 for usage or I/O problems.
+// contract has errors or (diff) a change breaks the lock, 2 for usage or
+// I/O problems.
 package main
 
 import (
@@ -56,6 +59,8 @@ func commands() []command {
 		{"dev", "dev [--stdio | --http ADDR] [--poll DURATION] [PATTERN...]", runDev},
 		{"call", "call [--catalog FILE | PATTERN...] TOOL [JSON]", runCall},
 		{"export", "export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]", runExport},
+		{"lock", "lock [PATTERN...]", runLock},
+		{"diff", "diff [--against FILE|GIT-REF] [--format text|json|github] [PATTERN...]", runDiff},
 		{"gen", "gen go [--check] [PATTERN...]", runGen},
 		{"version", "version", runVersion},
 		{"help", "help [COMMAND]", runHelp},
@@ -102,7 +107,7 @@ func printUsage(w io.Writer) {
 		fmt.Fprintf(w, "\ttoolc %s\n", c.usage)
 	}
 	fmt.Fprintln(w, "\nPatterns are Go-style (./..., ./examples/weather); the default is ./...")
-	fmt.Fprintln(w, "Exit status: 0 no errors, 1 contract errors, 2 usage or I/O problems.")
+	fmt.Fprintln(w, "Exit status: 0 no errors, 1 contract errors or breaking changes, 2 usage or I/O problems.")
 }
 
 func runHelp(e env, args []string) int {

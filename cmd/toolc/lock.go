@@ -1,0 +1,477 @@
+package main
+
+import (
+	"archive/tar"
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/lock"
+)
+
+// workingLock reads toolc.lock from the working directory, as check, build
+// and lock do, or returns nil when there is none. A lock that cannot be
+// read is an I/O problem: the command stops before it writes anything.
+func workingLock(e env, cmd string) (*lock.Lock, int) {
+	l, err := lock.LoadFile(lock.FileName)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return nil, exitOK
+	case err != nil:
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	return l, exitOK
+}
+
+// runLock records the contracts in toolc.lock, accepting every change
+// since the last lock. With patterns, the lock's other services are kept
+// as they were.
+func runLock(e env, args []string) int {
+	fs := newFlags(e, "lock")
+	patterns, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	old, status := workingLock(e, "lock")
+	if status != exitOK {
+		return status
+	}
+	wd, err := os.Getwd()
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc lock: %v\n", err)
+		return exitUsage
+	}
+	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc lock: %v\n", err)
+		return exitUsage
+	}
+	diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
+	if res.HasErrors() {
+		errs, _ := diag.Count(res.Diagnostics)
+		fmt.Fprintf(e.stderr, "toolc lock: %s; nothing written\n", plural(errs, "error"))
+		return exitFail
+	}
+	l := lock.FromCatalog(res.Catalog)
+	var changes []lock.Change
+	if old != nil {
+		changes = compiler.Diff(res, old)
+		_, keep := old.Split(wd, patterns)
+		l.Services = append(l.Services, keep.Services...)
+	}
+	tools := 0
+	for _, s := range l.Services {
+		tools += len(s.Tools)
+	}
+	what := fmt.Sprintf("%s, %s", plural(len(l.Services), "service"), plural(tools, "tool"))
+	if cur, err := os.ReadFile(lock.FileName); err == nil && bytes.Equal(cur, l.Marshal()) {
+		fmt.Fprintf(e.stderr, "toolc lock: %s is up to date: %s\n", lock.FileName, what)
+		return exitOK
+	}
+	if err := l.WriteFile(lock.FileName); err != nil {
+		fmt.Fprintf(e.stderr, "toolc lock: %v\n", err)
+		return exitUsage
+	}
+	// Say what the new lock accepts, so that the change is a decision.
+	var breaking, compatible int
+	for _, c := range changes {
+		if c.Breaking && !c.Allowed {
+			breaking++
+			fmt.Fprintf(e.stderr, "%s: accepted: %s [%s]\n", posString(c.Pos), c.Message, c.Rule)
+		} else {
+			compatible++
+		}
+	}
+	accepted := ""
+	if old != nil {
+		accepted = fmt.Sprintf("; accepted %s and %s", plural(breaking, "breaking change"), plural(compatible, "other change"))
+	}
+	fmt.Fprintf(e.stderr, "toolc lock: wrote %s: %s%s\n", lock.FileName, what, accepted)
+	return exitOK
+}
+
+// runDiff compares the contracts with toolc.lock, a lock or catalog file,
+// or the contracts at a git revision, and prints every change.
+func runDiff(e env, args []string) int {
+	fs := newFlags(e, "diff")
+	against := fs.String("against", "", "compare with a lock file, a catalog file or a git revision (default "+lock.FileName+")")
+	formatName := fs.String("format", "text", "output format: "+strings.Join(diag.FormatNames(), ", "))
+	patterns, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	format, err := diag.ParseFormat(*formatName)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
+		return exitUsage
+	}
+	old, label, status := loadAgainst(e, *against, patterns)
+	if old == nil {
+		return status
+	}
+	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
+		return exitUsage
+	}
+	if res.HasErrors() {
+		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
+		errs, _ := diag.Count(res.Diagnostics)
+		fmt.Fprintf(e.stderr, "toolc diff: the contracts have %s; fix them, then compare\n", plural(errs, "error"))
+		return exitFail
+	}
+	changes := compiler.Diff(res, old)
+	if err := printChanges(e.stdout, format, changes); err != nil {
+		fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
+		return exitUsage
+	}
+	var breaking, allowed, compatible int
+	for _, c := range changes {
+		switch {
+		case c.Breaking && c.Allowed:
+			allowed++
+		case c.Breaking:
+			breaking++
+		default:
+			compatible++
+		}
+	}
+	if format == diag.Text {
+		if len(changes) == 0 {
+			fmt.Fprintf(e.stderr, "toolc diff: against %s: no changes\n", label)
+		} else {
+			fmt.Fprintf(e.stderr, "toolc diff: against %s: %d breaking, %d allowed by a major version bump, %d compatible\n", label, breaking, allowed, compatible)
+		}
+	}
+	if breaking > 0 {
+		return exitFail
+	}
+	return exitOK
+}
+
+// loadAgainst reads what diff compares with: toolc.lock by default, a file
+// when one exists by that name (a lock, or a catalog built by toolc
+// build), and otherwise a git revision. It returns a label for messages.
+func loadAgainst(e env, against string, patterns []string) (*lock.Lock, string, int) {
+	if against == "" {
+		l, err := lock.LoadFile(lock.FileName)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			fmt.Fprintf(e.stderr, "toolc diff: no %s here: record the contracts with toolc lock, or compare with --against FILE|GIT-REF\n", lock.FileName)
+			return nil, "", exitUsage
+		case err != nil:
+			fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
+			return nil, "", exitUsage
+		}
+		return l, lock.FileName, exitOK
+	}
+	if fi, err := os.Stat(against); err == nil && !fi.IsDir() {
+		l, err := loadAgainstFile(against)
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
+			return nil, "", exitUsage
+		}
+		return l, against, exitOK
+	}
+	l, label, err := gitContracts(e, against, patterns)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc diff: --against %s: %v\n", against, err)
+		return nil, "", exitUsage
+	}
+	return l, label, exitOK
+}
+
+// loadAgainstFile reads a lock file or a catalog file, by its format.
+func loadAgainstFile(name string) (*lock.Lock, error) {
+	data, err := os.ReadFile(name)
+	if err != nil {
+		return nil, err
+	}
+	var probe struct {
+		Format string `json:"format"`
+	}
+	if json.Unmarshal(data, &probe) != nil || !strings.HasPrefix(probe.Format, "toolc.catalog/") {
+		l, err := lock.Parse(data)
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", name, err)
+		}
+		l.File = name
+		return l, nil
+	}
+	cat, err := catalog.Parse(data)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", name, err)
+	}
+	// toolc build writes each service's directory relative to the catalog
+	// file; the contracts here are relative to the working directory.
+	for _, s := range cat.Services {
+		abs, err := filepath.Abs(filepath.Join(filepath.Dir(name), filepath.FromSlash(s.Dir)))
+		if err != nil {
+			return nil, err
+		}
+		wd, err := os.Getwd()
+		if err != nil {
+			return nil, err
+		}
+		if rel, err := filepath.Rel(wd, abs); err == nil {
+			s.Dir = filepath.ToSlash(rel)
+		}
+	}
+	l := lock.FromCatalog(cat)
+	l.File = name
+	return l, nil
+}
+
+// gitContracts compiles the patterns as they were at a git revision: the
+// revision's tree is exported with git archive into a temporary directory,
+// and compiled from the same place in it as the working directory is in
+// the repository.
+func gitContracts(e env, ref string, patterns []string) (*lock.Lock, string, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, "", err
+	}
+	if strings.HasPrefix(ref, "-") {
+		return nil, "", errors.New("no such file, and not a git revision")
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, "", errors.New("no such file, and git, which would read it as a revision, is not installed")
+	}
+	top, err := git(wd, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, "", fmt.Errorf("no such file, and %s is not in a git repository, so it is not a revision either", wd)
+	}
+	sha, err := git(wd, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		return nil, "", errors.New("no such file, and no such git revision")
+	}
+	prefix, err := git(wd, "rev-parse", "--show-prefix")
+	if err != nil {
+		return nil, "", err
+	}
+	tmp, err := os.MkdirTemp("", "toolc-diff-")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := gitArchive(top, sha, tmp); err != nil {
+		return nil, "", err
+	}
+	label := fmt.Sprintf("%s (%s)", ref, sha[:min(12, len(sha))])
+	empty := &lock.Lock{Services: []*lock.Service{}}
+	oldWD := filepath.Join(tmp, filepath.FromSlash(prefix))
+	if _, err := os.Stat(oldWD); err != nil {
+		fmt.Fprintf(e.stderr, "toolc diff: %s has no %s: every tool is new\n", ref, filepath.ToSlash(prefix))
+		return empty, label, nil
+	}
+	res, err := compiler.Compile(compiler.Config{Dir: oldWD}, patterns...)
+	if err != nil {
+		if strings.Contains(err.Error(), "matched no") || errors.Is(err, fs.ErrNotExist) {
+			fmt.Fprintf(e.stderr, "toolc diff: no contracts at %s: every tool is new\n", ref)
+			return empty, label, nil
+		}
+		return nil, "", fmt.Errorf("at %s: %v", label, err)
+	}
+	if res.HasErrors() {
+		// Leave out the services whose packages have errors: what they
+		// compiled to is not what they meant.
+		errDirs := map[string]bool{}
+		for _, d := range res.Diagnostics {
+			if d.Severity == diag.Error && d.Pos.File != "" {
+				errDirs[filepath.ToSlash(filepath.Dir(d.Pos.File))] = true
+			}
+		}
+		kept := res.Catalog.Services[:0]
+		for _, s := range res.Catalog.Services {
+			if !errDirs[s.Dir] {
+				kept = append(kept, s)
+			}
+		}
+		res.Catalog.Services = kept
+		errs, _ := diag.Count(res.Diagnostics)
+		fmt.Fprintf(e.stderr, "toolc diff: note: the contracts at %s have %s; their packages are left out of the comparison\n", ref, plural(errs, "error"))
+	}
+	return lock.FromCatalog(res.Catalog), label, nil
+}
+
+// git runs git in dir and returns its output, trimmed. An error carries
+// git's own message.
+func git(dir string, args ...string) (string, error) {
+	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return "", fmt.Errorf("git %s: %s", args[0], msg)
+		}
+		return "", fmt.Errorf("git %s: %v", args[0], err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// gitArchive writes the tree of a commit into dir. It runs at the top of
+// the repository: in a subdirectory, git archive writes only that.
+func gitArchive(top, sha, dir string) error {
+	cmd := exec.Command("git", "-C", top, "archive", "--format=tar", sha)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return err
+	}
+	if err := cmd.Start(); err != nil {
+		return err
+	}
+	xerr := extractTar(out, dir)
+	io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil {
+		return fmt.Errorf("git archive: %s", strings.TrimSpace(stderr.String()))
+	}
+	return xerr
+}
+
+// extractTar writes regular files, directories and symbolic links that
+// stay inside dir; anything else in the archive is skipped.
+func extractTar(r io.Reader, dir string) error {
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("reading git archive: %v", err)
+		}
+		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
+		if !filepath.IsLocal(name) {
+			continue
+		}
+		target := filepath.Join(dir, name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			if err := os.MkdirAll(target, 0o755); err != nil {
+				return err
+			}
+		case tar.TypeReg:
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
+			if err != nil {
+				return err
+			}
+			_, err = io.Copy(f, tr)
+			if cerr := f.Close(); err == nil {
+				err = cerr
+			}
+			if err != nil {
+				return err
+			}
+		case tar.TypeSymlink:
+			resolved := filepath.Join(filepath.Dir(name), filepath.FromSlash(h.Linkname))
+			if filepath.IsAbs(h.Linkname) || !filepath.IsLocal(resolved) {
+				continue
+			}
+			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
+				return err
+			}
+			if err := os.Symlink(h.Linkname, target); err != nil {
+				return err
+			}
+		}
+	}
+}
+
+func posString(p catalog.Pos) string {
+	switch {
+	case p.File == "":
+		return "-"
+	case p.Line == 0:
+		return p.File
+	}
+	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
+}
+
+func changeKind(c lock.Change) string {
+	switch {
+	case c.Breaking && c.Allowed:
+		return "allowed"
+	case c.Breaking:
+		return "breaking"
+	}
+	return "compatible"
+}
+
+// printChanges renders changes: text lines `FILE:LINE:COL: breaking:
+// MESSAGE [RULE]`, one JSON array, or GitHub Actions annotations (an error
+// for a breaking change, a warning for one that a major version bump
+// allows, a notice for a compatible one).
+func printChanges(w io.Writer, f diag.Format, changes []lock.Change) error {
+	bw := bufio.NewWriter(w)
+	switch f {
+	case diag.JSON:
+		type change struct {
+			File     string `json:"file"`
+			Line     int    `json:"line"`
+			Column   int    `json:"column"`
+			Rule     string `json:"rule"`
+			Breaking bool   `json:"breaking"`
+			Allowed  bool   `json:"allowed"`
+			Service  string `json:"service"`
+			Tool     string `json:"tool"`
+			Field    string `json:"field"`
+			Message  string `json:"message"`
+		}
+		out := make([]change, len(changes))
+		for i, c := range changes {
+			out[i] = change{c.Pos.File, c.Pos.Line, c.Pos.Column, c.Rule, c.Breaking, c.Allowed, c.Service, c.Tool, c.Field, c.Message}
+		}
+		enc := json.NewEncoder(bw)
+		enc.SetIndent("", "  ")
+		enc.SetEscapeHTML(false)
+		if err := enc.Encode(out); err != nil {
+			return err
+		}
+	case diag.GitHub:
+		for _, c := range changes {
+			level := map[string]string{"breaking": "error", "allowed": "warning", "compatible": "notice"}[changeKind(c)]
+			var props []string
+			if c.Pos.File != "" {
+				props = append(props, "file="+ghProperty.Replace(c.Pos.File))
+			}
+			if c.Pos.Line > 0 {
+				props = append(props, fmt.Sprintf("line=%d", c.Pos.Line), fmt.Sprintf("col=%d", c.Pos.Column))
+			}
+			props = append(props, "title="+ghProperty.Replace(c.Rule))
+			fmt.Fprintf(bw, "::%s %s::%s\n", level, strings.Join(props, ","), ghData.Replace(c.Message))
+		}
+	default:
+		for _, c := range changes {
+			if c.Pos.File != "" {
+				fmt.Fprintf(bw, "%s: ", posString(c.Pos))
+			}
+			fmt.Fprintf(bw, "%s: %s [%s]\n", changeKind(c), c.Message, c.Rule)
+		}
+	}
+	return bw.Flush()
+}
+
+// GitHub's workflow commands percent-encode what would end a message or a
+// property early.
+var (
+	ghData     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
+	ghProperty = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
+)
