@@ -276,7 +276,20 @@ func gitContracts(e env, ref string, patterns []string) (*lock.Lock, string, err
 		fmt.Fprintf(e.stderr, "toolc diff: %s has no %s: every tool is new\n", ref, filepath.ToSlash(prefix))
 		return empty, label, nil
 	}
-	res, err := compiler.Compile(compiler.Config{Dir: oldWD}, patterns...)
+	// An absolute pattern names the working tree; at the revision, the
+	// same directory is below oldWD.
+	oldPatterns := make([]string, len(patterns))
+	for i, p := range patterns {
+		oldPatterns[i] = p
+		if filepath.IsAbs(p) {
+			rel, err := filepath.Rel(wd, p)
+			if err != nil || !filepath.IsLocal(rel) && rel != "." {
+				return nil, "", fmt.Errorf("pattern %q is outside the working directory, so it has no counterpart at the revision", p)
+			}
+			oldPatterns[i] = "./" + filepath.ToSlash(rel)
+		}
+	}
+	res, err := compiler.Compile(compiler.Config{Dir: oldWD}, oldPatterns...)
 	if err != nil {
 		if strings.Contains(err.Error(), "matched no") || errors.Is(err, fs.ErrNotExist) {
 			fmt.Fprintf(e.stderr, "toolc diff: no contracts at %s: every tool is new\n", ref)

@@ -380,10 +380,12 @@ shop/shop.cue:18:8: breaking: MCP name of tool "cancel_order" changed from "shop
 	if r.stdout != want {
 		t.Errorf("diff --against v1:\n%s\nwant:\n%s", r.stdout, want)
 	}
-	r = toolc(t, api, "diff", "--against", "HEAD", "./shop")
-	wantStatus(t, r, exitFail, "diff --against HEAD ./shop")
-	if strings.Contains(r.stdout, "notes") {
-		t.Errorf("diff ./shop reports notes:\n%s", r.stdout)
+	for _, pattern := range []string{"./shop", filepath.Join(api, "shop")} {
+		r = toolc(t, api, "diff", "--against", "HEAD", pattern)
+		wantStatus(t, r, exitFail, "diff --against HEAD "+pattern)
+		if strings.Contains(r.stdout, "notes") || !strings.Contains(r.stdout, "[mcp-name-changed]") {
+			t.Errorf("diff %s:\n%s", pattern, r.stdout)
+		}
 	}
 
 	// A revision without the contracts: every tool is new.
