@@ -341,15 +341,18 @@ func (w *writer) services(ss []*Service, canon bool) {
 			w.null()
 			continue
 		}
-		w.serviceHead(s)
+		w.serviceHead(s, canon)
 		w.tools(s.Tools, canon)
 		w.serviceTail(s, canon)
 	}
 	w.close(']')
 }
 
-// serviceHead writes a service up to the value of "tools".
-func (w *writer) serviceHead(s *Service) {
+// serviceHead writes a service up to the value of "tools". Like a
+// position, the directory says where a contract is, not what it is, so the
+// canonical form for fingerprints leaves it out: a catalog written next to
+// its contracts and one written elsewhere fingerprint alike.
+func (w *writer) serviceHead(s *Service, canon bool) {
 	w.open('{')
 	w.key("name")
 	w.str(s.Name)
@@ -358,7 +361,11 @@ func (w *writer) serviceHead(s *Service) {
 	w.key("description")
 	w.str(s.Description)
 	w.key("dir")
-	w.str(s.Dir)
+	if canon {
+		w.str("")
+	} else {
+		w.str(s.Dir)
+	}
 	w.key("handler")
 	w.str(s.Handler)
 	if s.MCPTitle != "" {

@@ -59,7 +59,8 @@ func stdProjectJSON(t *testing.T, c *catalog.Catalog, target catalog.Target, opt
 
 // stdFingerprints computes the fingerprints by their definition: the
 // sha256 of json.Marshal of the tool, or of the services, with every
-// position blanked (and a tool's own fingerprint empty).
+// position and service directory blanked (and a tool's own fingerprint
+// empty).
 func stdFingerprints(t *testing.T, c *catalog.Catalog) (string, map[*catalog.Tool]string) {
 	t.Helper()
 	sum := func(v any) string {
@@ -97,6 +98,7 @@ func stdFingerprints(t *testing.T, c *catalog.Catalog) (string, map[*catalog.Too
 	for i, s := range c.Services {
 		cp := *s
 		cp.Pos = catalog.Pos{}
+		cp.Dir = "" // where the contract is, like a position, is not what it is
 		cp.Tools = make([]*catalog.Tool, len(s.Tools))
 		for j, tl := range s.Tools {
 			fp := sum(blank(tl, ""))

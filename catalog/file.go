@@ -44,7 +44,7 @@ func (c *Catalog) Seal() {
 
 // digest computes the fingerprints in one pass. The fingerprinted form of
 // the catalog is its services as json.Marshal encodes them with every
-// position blanked, and a tool's is the tool in that form with an empty
+// position and directory blanked, and a tool's is the tool in that form with an empty
 // fingerprint; the sha256 of each is the fingerprint.
 //
 // With set, digest stores each tool's fingerprint. Without, it checks them
@@ -69,7 +69,7 @@ func (c *Catalog) digest(set bool) (fingerprint string, badService *Service, bad
 			w.null()
 			continue
 		}
-		w.serviceHead(s)
+		w.serviceHead(s, true)
 		w.open('[')
 		for _, t := range s.Tools {
 			w.next()
