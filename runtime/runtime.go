@@ -19,6 +19,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -331,13 +332,19 @@ func (rt *Runtime) checkResult(e *entry, res *Result) *Result {
 
 // unwrapStringArguments accepts arguments as an object or as a JSON string
 // holding an object, which is how OpenAI's tool_calls carry them.
+// It looks at the first byte that is not JSON white space, rather than
+// copying the arguments into a string to trim them, as every call passes
+// here.
 func unwrapStringArguments(args json.RawMessage) (json.RawMessage, error) {
-	trimmed := strings.TrimSpace(string(args))
-	if !strings.HasPrefix(trimmed, `"`) {
+	i := 0
+	for i < len(args) && (args[i] == ' ' || args[i] == '\t' || args[i] == '\n' || args[i] == '\r') {
+		i++
+	}
+	if i == len(args) || args[i] != '"' {
 		return args, nil
 	}
 	var s string
-	if err := json.Unmarshal([]byte(trimmed), &s); err != nil {
+	if err := json.Unmarshal(args, &s); err != nil {
 		return nil, fmt.Errorf("the arguments are a malformed JSON string: %v", err)
 	}
 	return json.RawMessage(s), nil
@@ -350,7 +357,12 @@ func toolError(format string, args ...any) *Result {
 var callCounter atomic.Uint64
 
 func newCallID() string {
-	return fmt.Sprintf("call-%d-%d", time.Now().UnixNano(), callCounter.Add(1))
+	b := make([]byte, 0, 48)
+	b = append(b, "call-"...)
+	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
+	b = append(b, '-')
+	b = strconv.AppendUint(b, callCounter.Add(1), 10)
+	return string(b)
 }
 
 // Tools returns the snapshot's tools with their services, in catalog order.
