@@ -7,6 +7,7 @@ import (
 	"strings"
 	"unicode/utf16"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/toolc/toolc/catalog"
 )
@@ -16,6 +17,9 @@ import (
 // is a wrong type anyway, and the limit keeps skipping it cheap.
 const maxArgsDepth = 64
 
+// minMessages is the least room made for problems' messages.
+const minMessages = 384
+
 // maxItemProblems bounds how many bad items of one array are described.
 const maxItemProblems = 5
 
@@ -23,9 +27,10 @@ const maxItemProblems = 5
 type argsCheck struct {
 	v    *Validator
 	data []byte
-	out  []byte
-	// str holds a string decoded from escapes or repaired UTF-8.
-	str []byte
+	// out is the output, written up to n. Writing the length alone keeps
+	// the hot path free of pointer writes (and GC write barriers).
+	out []byte
+	n   int
 	// keys holds the items of a uniqueItems array, as comparison keys, and
 	// ends their ends.
 	keys []byte
@@ -35,12 +40,24 @@ type argsCheck struct {
 	seen     uint64
 	seenMore []bool
 
-	problems []Problem
+	// msgs holds the problems' messages, one after the other, up to mn, and
+	// pend (then pendMore, beyond eight problems) where each starts;
+	// Validate cuts them apart at the end, so that all messages take one
+	// allocation. Once there is a problem there is no output.
+	msgs     []byte
+	mn       int
+	pend     [8]pendingProblem
+	npend    int
+	pendMore []pendingProblem
 	// broken is set by a syntax error: the JSON does not parse, and that is
 	// the only problem reported.
 	broken bool
 	// listed is set once an unknown field's message lists the fields.
 	listed bool
+	// failed is set on the first problem.
+	failed bool
+	// unknowns counts the unknown fields.
+	unknowns int
 }
 
 // Validate checks raw JSON arguments against the request. The arguments
@@ -53,16 +70,18 @@ type argsCheck struct {
 // When the arguments break the request, the error is a *ValidationError
 // that lists every problem in words a model can act on.
 func (v *Validator) Validate(args []byte) ([]byte, error) {
+	// The output is at most as long as the input and the defaults, but for
+	// rare rewrites, which grow it.
 	c := argsCheck{v: v, data: args}
+	c.out = make([]byte, len(args)+v.defaultsLen+2)
 	if len(v.fields) > 64 {
 		c.seenMore = make([]bool, len(v.fields)-64)
 	}
-	c.out = make([]byte, 0, len(args)+v.defaultsLen+2)
 	c.run()
-	if len(c.problems) > 0 {
-		return nil, &ValidationError{Problems: c.problems}
+	if c.npend > 0 {
+		return nil, c.err()
 	}
-	return c.out, nil
+	return c.out[:c.n:c.n], nil
 }
 
 func (c *argsCheck) run() {
@@ -83,11 +102,11 @@ func (c *argsCheck) run() {
 			return
 		}
 		if c.trailing(i) {
-			c.add("", "the arguments must be a JSON object, not "+c.describe(start, i))
+			c.beginArgs().say("the arguments must be a JSON object, not ").sayValue(start, i)
 		}
 		return
 	}
-	c.out = append(c.out, '{')
+	c.putByte('{')
 	n := 0 // fields written
 	i = skipJSONSpace(d, i+1)
 	if i < len(d) && d[i] == '}' {
@@ -103,6 +122,7 @@ func (c *argsCheck) run() {
 				return
 			}
 			keyStart := i
+			var keyBuf [64]byte
 			var flags strFlags
 			i, flags = c.scanString(i)
 			if i < 0 {
@@ -110,7 +130,7 @@ func (c *argsCheck) run() {
 			}
 			key := d[keyStart+1 : i-1]
 			if flags != 0 {
-				key, _ = c.decode(key, flags)
+				key, _ = decodeString(keyBuf[:0], key, flags)
 			}
 			i = skipJSONSpace(d, i)
 			if i >= len(d) || d[i] != ':' {
@@ -121,19 +141,20 @@ func (c *argsCheck) run() {
 			fi, known := c.v.lookup(key)
 			switch {
 			case !known:
-				c.unknown(string(key))
+				c.unknown(key)
 				i = c.skip(i, 1)
 			case c.isSeen(fi):
-				c.add(string(key), "field "+strconv.Quote(string(key))+" is given more than once; give each field once")
+				fs := c.v.fields[fi]
+				c.beginField(fs).say(fs.subject).say(" is given more than once; give each field once")
 				i = c.skip(i, 1)
 			default:
 				c.markSeen(fi)
 				fs := c.v.fields[fi]
 				if n > 0 {
-					c.out = append(c.out, ',')
+					c.putByte(',')
 				}
 				n++
-				c.out = append(c.out, fs.key...)
+				c.put(fs.key)
 				i = c.value(fs, i)
 			}
 			if i < 0 {
@@ -175,7 +196,8 @@ func (c *argsCheck) markSeen(fi int) {
 
 // finish completes arguments given as empty input or null.
 func (c *argsCheck) finish() {
-	c.out = append(c.out[:0], '{')
+	c.n = 0
+	c.putByte('{')
 	c.finishFields(0)
 }
 
@@ -187,54 +209,278 @@ func (c *argsCheck) finishFields(n int) {
 			continue
 		}
 		if fs.required {
-			c.add(fs.name, "missing required field "+strconv.Quote(fs.name)+" ("+kindWords(fs)+")")
+			c.beginField(fs).say("missing required field ").say(fs.quoted).say(" (").say(fs.kind).say(")")
 			continue
 		}
 		if fs.def != nil {
 			if n > 0 {
-				c.out = append(c.out, ',')
+				c.putByte(',')
 			}
 			n++
-			c.out = append(c.out, fs.key...)
-			c.out = append(c.out, fs.def...)
+			c.put(fs.key)
+			c.put(fs.def)
 		}
 	}
-	c.out = append(c.out, '}')
+	c.putByte('}')
 }
 
 // trailing checks that nothing but white space follows the value ending at i.
 func (c *argsCheck) trailing(i int) bool {
 	if j := skipJSONSpace(c.data, i); j < len(c.data) {
-		c.broken = true
-		c.problems = append(c.problems[:0], Problem{Message: "the arguments must be one JSON object, but more data follows it" + c.at(j)})
+		c.reset()
+		c.beginArgs().say("the arguments must be one JSON object, but more data follows it").at(j)
 		return false
 	}
 	return true
 }
 
-func (c *argsCheck) add(field, msg string) {
-	c.problems = append(c.problems, Problem{Field: field, Message: msg})
+func (c *argsCheck) put(b []byte) {
+	if c.n+len(b) > len(c.out) && !c.grow(len(b)) {
+		return
+	}
+	c.n += copy(c.out[c.n:], b)
+}
+
+func (c *argsCheck) putByte(ch byte) {
+	if c.n == len(c.out) && !c.grow(1) {
+		return
+	}
+	c.out[c.n] = ch
+	c.n++
+}
+
+// putQuoted writes s, valid UTF-8, as a JSON string.
+func (c *argsCheck) putQuoted(s []byte) {
+	if c.n+6*len(s)+2 > len(c.out) && !c.grow(6*len(s)+2) {
+		return
+	}
+	c.n += len(appendQuoted(c.out[c.n:c.n], s))
+}
+
+// grow makes room for n more bytes of output: rare, as the output is made
+// as long as the input plus the defaults. Once there is a problem, the
+// output is dropped, and grow reports false.
+func (c *argsCheck) grow(n int) bool {
+	if c.failed {
+		return false
+	}
+	out := make([]byte, max(2*len(c.out), c.n+n))
+	copy(out, c.out[:c.n])
+	c.out = out
+	return true
+}
+
+// pendingProblem is a problem whose message is msgs[start:end]. It holds
+// no pointers, so that recording it needs no GC write barrier.
+type pendingProblem struct {
+	// field is the index of the field; fieldArgs for the arguments as a
+	// whole; fieldUnknown for a name the request does not have, which
+	// msgs[name:start] holds.
+	field      int
+	name       int
+	start, end int
+}
+
+const (
+	fieldArgs    = -1
+	fieldUnknown = -2
+)
+
+// beginField starts a problem about a field; the say methods write its
+// message.
+func (c *argsCheck) beginField(fs *fieldSpec) *argsCheck {
+	return c.begin(fs.index, 0)
+}
+
+// beginArgs starts a problem about the arguments as a whole.
+func (c *argsCheck) beginArgs() *argsCheck {
+	return c.begin(fieldArgs, 0)
+}
+
+// beginUnknown starts a problem about a field the request does not have.
+func (c *argsCheck) beginUnknown(name []byte) *argsCheck {
+	c.openMessages()
+	if c.npend > 0 {
+		c.pendingAt(c.npend - 1).end = c.mn
+		c.say("; ")
+	}
+	at := c.mn
+	c.sayBytes(name)
+	return c.begin(fieldUnknown, at)
+}
+
+// openMessages drops the output on the first problem, and makes room for
+// the messages.
+func (c *argsCheck) openMessages() {
+	if !c.failed {
+		c.failed = true
+		c.out, c.n = nil, 0
+		c.msgs = make([]byte, minMessages)
+	}
+}
+
+func (c *argsCheck) begin(field, name int) *argsCheck {
+	c.openMessages()
+	if c.npend > 0 && field != fieldUnknown { // beginUnknown did this
+		c.pendingAt(c.npend - 1).end = c.mn
+		// The separator, so that the error's text is all of msgs.
+		c.say("; ")
+	}
+	p := pendingProblem{field: field, name: name, start: c.mn}
+	if c.pendMore == nil && c.npend < len(c.pend) {
+		c.pend[c.npend] = p
+	} else {
+		if c.pendMore == nil {
+			c.pendMore = make([]pendingProblem, len(c.pend), 4*len(c.pend))
+			copy(c.pendMore, c.pend[:])
+		}
+		if len(c.pendMore) == cap(c.pendMore) {
+			more := make([]pendingProblem, len(c.pendMore), 2*cap(c.pendMore))
+			copy(more, c.pendMore)
+			c.pendMore = more
+		}
+		// No append: a buffer that flows from c back into c would make
+		// escape analysis move Validate's scratch buffer to the heap.
+		c.pendMore = c.pendMore[:len(c.pendMore)+1]
+		c.pendMore[len(c.pendMore)-1] = p
+	}
+	c.npend++
+	return c
+}
+
+func (c *argsCheck) pendingAt(k int) *pendingProblem {
+	if c.pendMore != nil {
+		return &c.pendMore[k]
+	}
+	return &c.pend[k]
+}
+
+func (c *argsCheck) say(s string) *argsCheck {
+	if c.mn+len(s) > len(c.msgs) {
+		c.growMessages(len(s))
+	}
+	c.mn += copy(c.msgs[c.mn:], s)
+	return c
+}
+
+func (c *argsCheck) sayBytes(b []byte) *argsCheck {
+	if c.mn+len(b) > len(c.msgs) {
+		c.growMessages(len(b))
+	}
+	c.mn += copy(c.msgs[c.mn:], b)
+	return c
+}
+
+func (c *argsCheck) growMessages(n int) {
+	msgs := make([]byte, max(2*len(c.msgs), c.mn+n))
+	copy(msgs, c.msgs[:c.mn])
+	c.msgs = msgs
+}
+
+func (c *argsCheck) sayInt(n int) *argsCheck {
+	var buf [20]byte
+	return c.sayBytes(strconv.AppendInt(buf[:0], int64(n), 10))
+}
+
+// sayNumber writes a number's text, cut to 64 bytes.
+func (c *argsCheck) sayNumber(t []byte) *argsCheck {
+	if len(t) > 64 {
+		return c.sayBytes(t[:64]).say("…")
+	}
+	return c.sayBytes(t)
+}
+
+// sayQuoted writes a string quoted, cut to 64 characters.
+func (c *argsCheck) sayQuoted(s []byte) *argsCheck {
+	const limit = 64
+	n := 0
+	for k := range len(s) {
+		if utf8.RuneStart(s[k]) {
+			if n == limit {
+				return c.quote(s[:k]).say("…")
+			}
+			n++
+		}
+	}
+	return c.quote(s)
+}
+
+// quote writes s quoted as Go does, which JSON reads too.
+func (c *argsCheck) quote(s []byte) *argsCheck {
+	var buf [64]byte
+	return c.sayBytes(strconv.AppendQuote(buf[:0], string(s)))
+}
+
+// reset drops every problem: a syntax error is the only one reported.
+func (c *argsCheck) reset() {
+	c.broken = true
+	c.mn, c.npend, c.pendMore, c.unknowns = 0, 0, nil, 0
+}
+
+// err cuts the messages apart. They share the buffer that they were
+// written to, which nothing writes to any more.
+func (c *argsCheck) err() *ValidationError {
+	c.pendingAt(c.npend - 1).end = c.mn
+	all := unsafe.String(unsafe.SliceData(c.msgs), c.mn)
+	var e *ValidationError
+	var ps []Problem
+	if c.npend <= 4 {
+		// One allocation for the error and its problems.
+		a := &struct {
+			e  ValidationError
+			ps [4]Problem
+		}{}
+		e, ps = &a.e, a.ps[:c.npend:c.npend]
+	} else {
+		e, ps = new(ValidationError), make([]Problem, c.npend)
+	}
+	// The text is the messages and the separators between them, with the
+	// names of unknown fields cut out.
+	e.text = all
+	if c.unknowns > 0 {
+		var b strings.Builder
+		for k := range c.npend {
+			if k > 0 {
+				b.WriteString("; ")
+			}
+			p := c.pendingAt(k)
+			b.WriteString(all[p.start:p.end])
+		}
+		e.text = b.String()
+	}
+	for k := range ps {
+		p := c.pendingAt(k)
+		switch p.field {
+		case fieldArgs:
+		case fieldUnknown:
+			ps[k].Field = all[p.name:p.start]
+		default:
+			ps[k].Field = c.v.fields[p.field].name
+		}
+		ps[k].Message = all[p.start:p.end]
+	}
+	e.Problems = ps
+	return e
 }
 
 // syntax reports JSON that does not parse; it replaces any other problem.
 func (c *argsCheck) syntax(i int, msg string) {
-	c.broken = true
-	c.problems = append(c.problems[:0], Problem{Message: "the arguments are not valid JSON: " + msg + c.at(i)})
+	c.reset()
+	c.beginArgs().say("the arguments are not valid JSON: ").say(msg).at(i)
 }
 
 // at says where offset i is in the input: ` at offset 12, near "x}"`.
-func (c *argsCheck) at(i int) string {
+func (c *argsCheck) at(i int) {
 	if i >= len(c.data) {
-		return ", but the input ends"
+		c.say(", but the input ends")
+		return
 	}
-	b := []byte(" at offset ")
-	b = strconv.AppendInt(b, int64(i), 10)
-	b = append(b, ", near "...)
+	c.say(" at offset ").sayInt(i).say(", near ")
 	end := min(len(c.data), i+16)
 	for end < len(c.data) && end > i && !utf8.RuneStart(c.data[end]) {
 		end++
 	}
-	return string(strconv.AppendQuote(b, string(c.data[i:end])))
+	c.quote(c.data[i:end])
 }
 
 // value checks the value of a field that starts at i, and copies it to
@@ -247,16 +493,16 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 		return -1
 	}
 	ch := d[i]
-	switch fs.typ {
-	case catalog.String:
+	switch fs.t {
+	case kindString:
 		if ch == '"' {
 			return c.stringValue(fs, i)
 		}
-	case catalog.Integer, catalog.Number:
+	case kindInteger, kindNumber:
 		if ch == '-' || ch >= '0' && ch <= '9' {
 			return c.numberValue(fs, i)
 		}
-	case catalog.Boolean:
+	case kindBoolean:
 		if ch == 't' || ch == 'f' {
 			end, ok := scanLiteral(d, i)
 			if !ok {
@@ -265,12 +511,12 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 			}
 			b := ch == 't'
 			if fs.hasEnum && !containsBool(fs.boolEnum, b) {
-				c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be one of "+fs.enumText+", not "+string(d[i:end]))
+				c.beginField(fs).say(fs.subject).say(" must be one of ").say(fs.enumText).say(", not ").sayNumber(d[i:end])
 			}
-			c.out = append(c.out, d[i:end]...)
+			c.put(d[i:end])
 			return end
 		}
-	case catalog.Array:
+	case kindArray:
 		if ch == '[' {
 			return c.arrayValue(fs, i)
 		}
@@ -279,15 +525,14 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 	if end < 0 {
 		return -1
 	}
-	msg := "field " + strconv.Quote(fs.name) + " must be " + kindWords(fs) + ", not " + c.describe(i, end)
+	c.beginField(fs).say(fs.subject).say(" must be ").say(fs.kind).say(", not ").sayValue(i, end)
 	if d[i] == 'n' && !fs.required {
 		if fs.def != nil {
-			msg += "; leave it out to use the default, " + fs.defText
+			c.say("; leave it out to use the default, ").say(fs.defText)
 		} else {
-			msg += "; leave it out instead"
+			c.say("; leave it out instead")
 		}
 	}
-	c.add(fs.name, msg)
 	return end
 }
 
@@ -324,23 +569,29 @@ func (c *argsCheck) stringValue(fs *fieldSpec, i int) int {
 	if end < 0 {
 		return -1
 	}
-	raw := c.data[i+1 : end-1]
-	s, repaired := raw, false
 	if flags != 0 {
-		s, repaired = c.decode(raw, flags)
+		c.decodedStringValue(fs, i, end, flags)
+		return end
 	}
+	c.put(c.data[i:end])
+	c.checkString(fs, c.data[i+1:end-1], flags)
+	return end
+}
+
+// decodedStringValue checks a string that has escapes or non-ASCII.
+func (c *argsCheck) decodedStringValue(fs *fieldSpec, i, end int, flags strFlags) {
+	s, repaired := decodeString(nil, c.data[i+1:end-1], flags)
 	if repaired {
-		c.out = appendQuoted(c.out, s)
+		c.putQuoted(s)
 	} else {
-		c.out = append(c.out, c.data[i:end]...)
+		c.put(c.data[i:end])
 	}
 	c.checkString(fs, s, flags)
-	return end
 }
 
 func (c *argsCheck) checkString(fs *fieldSpec, s []byte, flags strFlags) {
 	if fs.hasEnum && !fs.inStrEnum(s) {
-		c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be one of "+fs.enumText+", not "+quoteShort(s))
+		c.beginField(fs).say(fs.subject).say(" must be one of ").say(fs.enumText).say(", not ").sayQuoted(s)
 	}
 	if fs.minLen >= 0 || fs.maxLen >= 0 {
 		n := int64(len(s))
@@ -348,17 +599,17 @@ func (c *argsCheck) checkString(fs *fieldSpec, s []byte, flags strFlags) {
 			n = int64(utf8.RuneCount(s))
 		}
 		if fs.minLen >= 0 && n < fs.minLen {
-			c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be at least "+charCount(fs.minLen)+" long, not "+strconv.FormatInt(n, 10))
+			c.beginField(fs).say(fs.subject).say(" must be at least ").say(charCount(fs.minLen)).say(" long, not ").sayInt(int(n))
 		}
 		if fs.maxLen >= 0 && n > fs.maxLen {
-			c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be at most "+charCount(fs.maxLen)+" long, not "+strconv.FormatInt(n, 10))
+			c.beginField(fs).say(fs.subject).say(" must be at most ").say(charCount(fs.maxLen)).say(" long, not ").sayInt(int(n))
 		}
 	}
 	if fs.re != nil && !fs.re.Match(s) {
-		c.add(fs.name, "field "+strconv.Quote(fs.name)+" must match the regular expression "+fs.pattern+", and "+quoteShort(s)+" does not")
+		c.beginField(fs).say(fs.subject).say(" must match the regular expression ").say(fs.pattern).say(", and ").sayQuoted(s).say(" does not")
 	}
 	if fs.format != nil && !fs.format.check(string(s)) {
-		c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be "+fs.format.hint+" (format "+fs.format.name+"), not "+quoteShort(s))
+		c.beginField(fs).say(fs.subject).say(" must be ").say(fs.format.hint).say(" (format ").say(fs.format.name).say("), not ").sayQuoted(s)
 	}
 }
 
@@ -392,14 +643,14 @@ func (c *argsCheck) numberValue(fs *fieldSpec, i int) int {
 	t := c.data[i:end]
 	if x, ok := smallInt(t); ok {
 		// Fast path: an integer that fits an int64, against integral bounds.
-		c.out = append(c.out, t...)
+		c.put(t)
 		if fs.hasEnum && fs.intEnum != nil && !slices.Contains(fs.intEnum, x) {
-			c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be one of "+fs.enumText+", not "+string(t))
+			c.beginField(fs).say(fs.subject).say(" must be one of ").say(fs.enumText).say(", not ").sayNumber(t)
 		}
 		for k := range fs.bounds {
 			b := &fs.bounds[k]
 			if b.isInt && !b.holds(compareInts64(x, b.i)) {
-				c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be "+b.words()+" "+b.text+", not "+string(t))
+				c.beginField(fs).say(fs.subject).say(" must be ").say(b.words()).say(" ").say(b.text).say(", not ").sayNumber(t)
 			}
 		}
 		if fs.decimalChecks {
@@ -408,11 +659,11 @@ func (c *argsCheck) numberValue(fs *fieldSpec, i int) int {
 		return end
 	}
 	dec := parseDecimal(t)
-	if fs.typ == catalog.Integer && !dec.isInteger() {
-		c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be an integer, not the number "+shortText(t))
+	if fs.t == kindInteger && !dec.isInteger() {
+		c.beginField(fs).say(fs.subject).say(" must be an integer, not the number ").sayNumber(t)
 		return end
 	}
-	c.appendNumber(fs.typ, t, &dec)
+	c.appendNumber(fs.t, t, &dec)
 	c.numberChecks(fs, t, dec, false)
 	return end
 }
@@ -422,7 +673,7 @@ func (c *argsCheck) numberValue(fs *fieldSpec, i int) int {
 // integers, and an enum with a non-integer.
 func (c *argsCheck) numberChecks(fs *fieldSpec, t []byte, dec jsonDecimal, onlyDecimal bool) {
 	if fs.hasEnum && (!onlyDecimal || fs.intEnum == nil) && !inNumEnum(fs.numEnum, &dec) {
-		c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be one of "+fs.enumText+", not "+shortText(t))
+		c.beginField(fs).say(fs.subject).say(" must be one of ").say(fs.enumText).say(", not ").sayNumber(t)
 	}
 	for k := range fs.bounds {
 		b := &fs.bounds[k]
@@ -430,7 +681,7 @@ func (c *argsCheck) numberChecks(fs *fieldSpec, t []byte, dec jsonDecimal, onlyD
 			continue
 		}
 		if !b.holds(dec.cmp(&b.d)) {
-			c.add(fs.name, "field "+strconv.Quote(fs.name)+" must be "+b.words()+" "+b.text+", not "+shortText(t))
+			c.beginField(fs).say(fs.subject).say(" must be ").say(b.words()).say(" ").say(b.text).say(", not ").sayNumber(t)
 		}
 	}
 }
@@ -460,14 +711,15 @@ func smallInt(t []byte) (int64, bool) {
 
 // appendNumber copies a number to the output; an integer written with a
 // fraction or an exponent becomes a plain integer when it fits an int64.
-func (c *argsCheck) appendNumber(typ catalog.Type, t []byte, dec *jsonDecimal) {
-	if typ == catalog.Integer && !plainInteger(t) {
+func (c *argsCheck) appendNumber(k kind, t []byte, dec *jsonDecimal) {
+	if k == kindInteger && !plainInteger(t) {
 		if n, ok := dec.int64(); ok {
-			c.out = strconv.AppendInt(c.out, n, 10)
+			var buf [20]byte
+			c.put(strconv.AppendInt(buf[:0], n, 10))
 			return
 		}
 	}
-	c.out = append(c.out, t...)
+	c.put(t)
 }
 
 func plainInteger(t []byte) bool {
@@ -494,7 +746,7 @@ func inNumEnum(enum []jsonDecimal, d *jsonDecimal) bool {
 // arrayValue checks an array field's value.
 func (c *argsCheck) arrayValue(fs *fieldSpec, i int) int {
 	d := c.data
-	c.out = append(c.out, '[')
+	c.putByte('[')
 	i = skipJSONSpace(d, i+1)
 	count, bad := 0, 0
 	if fs.unique {
@@ -509,7 +761,7 @@ func (c *argsCheck) arrayValue(fs *fieldSpec, i int) int {
 				return -1
 			}
 			if count > 0 {
-				c.out = append(c.out, ',')
+				c.putByte(',')
 			}
 			var ok bool
 			i, ok = c.item(fs, i, count, bad)
@@ -533,23 +785,22 @@ func (c *argsCheck) arrayValue(fs *fieldSpec, i int) int {
 			return -1
 		}
 	}
-	c.out = append(c.out, ']')
+	c.putByte(']')
 	if bad == 0 && (fs.minItems < 0 || int64(count) >= fs.minItems) && (fs.maxItems < 0 || int64(count) <= fs.maxItems) && (!fs.unique || count < 2) {
 		return i
 	}
-	q := strconv.Quote(fs.name)
 	if bad > maxItemProblems {
-		c.add(fs.name, "field "+q+" has "+strconv.Itoa(bad-maxItemProblems)+" more items that are not "+string(fs.items)+"s")
+		c.beginField(fs).say(fs.subject).say(" has ").sayInt(bad - maxItemProblems).say(" more items that are not ").say(string(fs.items)).say("s")
 	}
 	if fs.minItems >= 0 && int64(count) < fs.minItems {
-		c.add(fs.name, "field "+q+" must have at least "+itemCount(fs.minItems)+", not "+strconv.Itoa(count))
+		c.beginField(fs).say(fs.subject).say(" must have at least ").say(itemCount(fs.minItems)).say(", not ").sayInt(count)
 	}
 	if fs.maxItems >= 0 && int64(count) > fs.maxItems {
-		c.add(fs.name, "field "+q+" must have at most "+itemCount(fs.maxItems)+", not "+strconv.Itoa(count))
+		c.beginField(fs).say(fs.subject).say(" must have at most ").say(itemCount(fs.maxItems)).say(", not ").sayInt(count)
 	}
 	if fs.unique && bad == 0 && count > 1 {
 		if a, b := c.duplicate(); a >= 0 {
-			c.add(fs.name, "field "+q+" must have unique items, but the items at indexes "+strconv.Itoa(a)+" and "+strconv.Itoa(b)+" are equal")
+			c.beginField(fs).say(fs.subject).say(" must have unique items, but the items at indexes ").sayInt(a).say(" and ").sayInt(b).say(" are equal")
 		}
 	}
 	return i
@@ -567,8 +818,8 @@ func itemCount(n int64) string {
 func (c *argsCheck) item(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
 	d := c.data
 	ch := d[i]
-	switch fs.items {
-	case catalog.String:
+	switch fs.it {
+	case kindString:
 		if ch == '"' {
 			end, flags := c.scanString(i)
 			if end < 0 {
@@ -577,20 +828,20 @@ func (c *argsCheck) item(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
 			raw := d[i+1 : end-1]
 			s, repaired := raw, false
 			if flags != 0 {
-				s, repaired = c.decode(raw, flags)
+				var buf [128]byte
+				s, repaired = decodeString(buf[:0], raw, flags)
 			}
 			if repaired {
-				c.out = appendQuoted(c.out, s)
+				c.putQuoted(s)
 			} else {
-				c.out = append(c.out, d[i:end]...)
+				c.put(d[i:end])
 			}
 			if fs.unique {
-				c.keys = append(c.keys, s...)
-				c.ends = append(c.ends, len(c.keys))
+				c.addKey(s)
 			}
 			return end, true
 		}
-	case catalog.Integer, catalog.Number:
+	case kindInteger, kindNumber:
 		if ch == '-' || ch >= '0' && ch <= '9' {
 			end, ok := scanNumberAt(d, i)
 			if !ok {
@@ -599,32 +850,31 @@ func (c *argsCheck) item(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
 			}
 			t := d[i:end]
 			if _, ok := smallInt(t); ok && !fs.unique {
-				c.out = append(c.out, t...)
+				c.put(t)
 				return end, true
 			}
 			dec := parseDecimal(t)
-			if fs.items == catalog.Integer && !dec.isInteger() {
+			if fs.it == kindInteger && !dec.isInteger() {
 				c.itemProblem(fs, index, bad, i, end)
 				return end, false
 			}
-			c.appendNumber(fs.items, t, &dec)
+			c.appendNumber(fs.it, t, &dec)
 			if fs.unique {
-				c.keys = dec.appendKey(c.keys)
-				c.ends = append(c.ends, len(c.keys))
+				var buf [64]byte
+				c.addKey(dec.appendKey(buf[:0]))
 			}
 			return end, true
 		}
-	case catalog.Boolean:
+	case kindBoolean:
 		if ch == 't' || ch == 'f' {
 			end, ok := scanLiteral(d, i)
 			if !ok {
 				c.syntax(i, "expected a value")
 				return -1, false
 			}
-			c.out = append(c.out, d[i:end]...)
+			c.put(d[i:end])
 			if fs.unique {
-				c.keys = append(c.keys, ch)
-				c.ends = append(c.ends, len(c.keys))
+				c.addKey(d[i : i+1])
 			}
 			return end, true
 		}
@@ -641,7 +891,28 @@ func (c *argsCheck) itemProblem(fs *fieldSpec, index, bad, start, end int) {
 	if bad >= maxItemProblems {
 		return
 	}
-	c.add(fs.name, "item at index "+strconv.Itoa(index)+" of field "+strconv.Quote(fs.name)+" must be "+typeWords(fs.items)+", not "+c.describe(start, end))
+	c.beginField(fs).say("item at index ").sayInt(index).say(" of ").say(fs.subject).say(" must be ").say(typeWords(fs.items)).say(", not ").sayValue(start, end)
+}
+
+// addKey records the comparison key of an array's item.
+func (c *argsCheck) addKey(k []byte) {
+	// No append, which would make escape analysis move Validate's scratch
+	// buffer to the heap: see begin.
+	if len(c.keys)+len(k) > cap(c.keys) {
+		keys := make([]byte, len(c.keys), 2*cap(c.keys)+len(k)+64)
+		copy(keys, c.keys)
+		c.keys = keys
+	}
+	if len(c.ends) == cap(c.ends) {
+		ends := make([]int, len(c.ends), 2*cap(c.ends)+8)
+		copy(ends, c.ends)
+		c.ends = ends
+	}
+	n := len(c.keys)
+	c.keys = c.keys[:n+len(k)]
+	copy(c.keys[n:], k)
+	c.ends = c.ends[:len(c.ends)+1]
+	c.ends[len(c.ends)-1] = len(c.keys)
 }
 
 // duplicate finds the first item equal to an earlier one, by the keys that
@@ -700,26 +971,26 @@ func (d *jsonDecimal) appendKey(b []byte) []byte {
 
 // unknown reports a field that the request does not have, with the field
 // it was most likely meant to be.
-func (c *argsCheck) unknown(name string) {
-	for _, p := range c.problems {
-		if p.Field == name && strings.HasPrefix(p.Message, "unknown") {
+func (c *argsCheck) unknown(name []byte) {
+	for k := range c.npend {
+		if p := c.pendingAt(k); p.field == fieldUnknown && string(c.msgs[p.name:p.start]) == string(name) {
 			return // once is enough
 		}
 	}
-	msg := "unknown field " + strconv.Quote(name)
+	c.unknowns++
+	c.beginUnknown(name).say("unknown field ").quote(name)
 	switch {
 	case len(c.v.fields) == 0:
-		msg += "; this tool takes no arguments"
+		c.say("; this tool takes no arguments")
 	default:
-		if s := c.suggest(name); s != "" {
-			msg += "; did you mean " + strconv.Quote(s) + "?"
+		if s := c.suggest(string(name)); s != "" {
+			c.say("; did you mean ").say(c.v.fields[c.v.byName[s]].quoted).say("?")
 		} else if !c.listed {
 			// The list of fields once is enough.
 			c.listed = true
-			msg += "; the fields are " + c.v.fieldList()
+			c.say("; the fields are ").say(c.v.fieldList())
 		}
 	}
-	c.add(name, msg)
 }
 
 func (v *Validator) fieldList() string {
@@ -737,9 +1008,9 @@ func (v *Validator) fieldList() string {
 	return string(b)
 }
 
-// describe says what the value at data[start:end] is, for messages: "the
-// string \"x\"", "the number 2.5", "an array".
-func (c *argsCheck) describe(start, end int) string {
+// sayValue says what the value at data[start:end] is: "the string \"x\"",
+// "the number 2.5", "an array".
+func (c *argsCheck) sayValue(start, end int) *argsCheck {
 	t := c.data[start:end]
 	switch t[0] {
 	case '"':
@@ -754,43 +1025,20 @@ func (c *argsCheck) describe(start, end int) string {
 		}
 		s := raw
 		if flags != 0 {
-			s, _ = c.decode(raw, flags)
+			var buf [128]byte
+			s, _ = decodeString(buf[:0], raw, flags)
 		}
-		return "the string " + quoteShort(s)
+		return c.say("the string ").sayQuoted(s)
 	case 't', 'f':
-		return "the boolean " + string(t)
+		return c.say("the boolean ").sayNumber(t)
 	case 'n':
-		return "null"
+		return c.say("null")
 	case '[':
-		return "an array"
+		return c.say("an array")
 	case '{':
-		return "an object"
+		return c.say("an object")
 	}
-	return "the number " + shortText(t)
-}
-
-// quoteShort quotes a string for a message, cut to 64 characters.
-func quoteShort(s []byte) string {
-	const limit = 64
-	if utf8.RuneCount(s) <= limit {
-		return strconv.Quote(string(s))
-	}
-	n := 0
-	for k := range string(s) {
-		if n == limit {
-			return strconv.Quote(string(s[:k])) + "…"
-		}
-		n++
-	}
-	return strconv.Quote(string(s))
-}
-
-// shortText is a number's text, cut to 64 bytes.
-func shortText(t []byte) string {
-	if len(t) > 64 {
-		return string(t[:64]) + "…"
-	}
-	return string(t)
+	return c.say("the number ").sayNumber(t)
 }
 
 // suggest finds the field that an unknown name most likely meant: one a
@@ -953,14 +1201,14 @@ func (c *argsCheck) scanString(i int) (int, strFlags) {
 	}
 }
 
-// decode returns a string's contents with escapes resolved and invalid
-// UTF-8 replaced by U+FFFD, as encoding/json reads it. repaired says that
-// something was replaced, so that the output must be encoded anew.
-func (c *argsCheck) decode(raw []byte, flags strFlags) (s []byte, repaired bool) {
+// decodeString returns a string's contents with escapes resolved and
+// invalid UTF-8 replaced by U+FFFD, as encoding/json reads it: raw itself
+// when it needs neither, else appended to b. repaired says that something
+// was replaced, so that the output must be encoded anew.
+func decodeString(b, raw []byte, flags strFlags) (s []byte, repaired bool) {
 	if flags&hasEscape == 0 && utf8.Valid(raw) {
 		return raw, false
 	}
-	b := c.str[:0]
 	for r := 0; r < len(raw); {
 		ch := raw[r]
 		switch {
@@ -1010,7 +1258,6 @@ func (c *argsCheck) decode(raw []byte, flags strFlags) (s []byte, repaired bool)
 			r += size
 		}
 	}
-	c.str = b
 	return b, repaired
 }
 
@@ -1131,8 +1378,8 @@ func (c *argsCheck) skip(i, depth int) int {
 		switch ch := d[i]; {
 		case ch == '{' || ch == '[':
 			if depth+n+1 > maxArgsDepth {
-				c.problems = append(c.problems[:0], Problem{Message: "the arguments are nested too deeply: more than " + strconv.Itoa(maxArgsDepth) + " levels of arrays and objects"})
-				c.broken = true
+				c.reset()
+				c.beginArgs().say("the arguments are nested too deeply: more than ").sayInt(maxArgsDepth).say(" levels of arrays and objects")
 				return -1
 			}
 			if ch == '{' {

@@ -406,6 +406,34 @@ func TestValidateManyFields(t *testing.T) {
 	}
 }
 
+// TestValidateLookup finds every field of requests with names that the
+// perfect hash tells apart and names that it cannot (same length, first
+// and last letters), and no other name.
+func TestValidateLookup(t *testing.T) {
+	for _, names := range [][]string{
+		{"city", "days", "unit", "hours"},
+		{"a", "b", "ab", "ba", "abc", "acb", "x_y_z"},
+		{"ab_c", "abxc", "ab_d"},
+		{"q"},
+	} {
+		var fields []*catalog.Field
+		for _, n := range names {
+			fields = append(fields, valOpt(valField(n, catalog.Boolean)))
+		}
+		v := mustNewValidator(t, &catalog.Message{Fields: fields})
+		for i, n := range names {
+			if got, ok := v.lookup([]byte(n)); !ok || got != i {
+				t.Errorf("%v: lookup(%q) = %d, %v; want %d", names, n, got, ok, i)
+			}
+			for _, miss := range []string{n + "x", "x" + n, n[:len(n)-1], strings.ToUpper(n), ""} {
+				if i, ok := v.lookup([]byte(miss)); ok && names[i] != miss {
+					t.Errorf("%v: lookup(%q) = %d", names, miss, i)
+				}
+			}
+		}
+	}
+}
+
 // TestValidateConcurrent runs one validator from many goroutines; run it with -race.
 func TestValidateConcurrent(t *testing.T) {
 	v := mustNewValidator(t, valArraysRequest())
