@@ -16,6 +16,7 @@ import (
 	"io"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -339,9 +340,13 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	// later edit must change it again to try again.
 	clear(d.dirty)
 	started := map[string]*runtime.Plugin{}
+	binPaths := map[string]string{}
 	if len(toBuild) > 0 {
 		t := time.Now()
 		bins, failed := d.build(ctx, toBuild)
+		for _, b := range bins {
+			binPaths[b.Service] = b.Path
+		}
 		timing = append(timing, fmt.Sprintf("build %s (%s)", ms(time.Since(t)), names(toBuild)))
 		if len(bins) > 0 {
 			t := time.Now()
@@ -356,6 +361,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		}
 		if failed {
 			host.Stop(started, 0)
+			removeBinaries(binPaths)
 			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s (%s); still serving the last good state\n", ms(time.Since(start)), strings.Join(timing, ", "))
 			return false, nil
 		}
@@ -365,7 +371,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	dispatchers := map[string]runtime.Dispatcher{}
 	for _, svc := range next.Services {
 		if p := started[svc.Name]; p != nil {
-			handles[svc.Name] = &handle{p: p}
+			handles[svc.Name] = &handle{p: p, bin: binPaths[svc.Name]}
 		} else if h := d.plugins[svc.Name]; h != nil {
 			handles[svc.Name] = h
 		} else {
@@ -376,6 +382,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	t := time.Now()
 	if _, err := d.opts.Runtime.Swap(next, dispatchers); err != nil {
 		host.Stop(started, 0)
+		removeBinaries(binPaths)
 		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good state\n", err)
 		return false, nil
 	}
@@ -423,7 +430,8 @@ func (d *Daemon) stopAll() {
 // plugin that replaced it; the calls that reached the old plugin before
 // finish on it.
 type handle struct {
-	p *runtime.Plugin
+	p   *runtime.Plugin
+	bin string // the plugin's binary, removed once the plugin is retired
 
 	mu       sync.Mutex
 	retired  bool
@@ -466,6 +474,16 @@ func (h *handle) retire(next *handle, grace time.Duration) {
 	case <-t.C:
 	}
 	h.p.Close(0)
+	if h.bin != "" && (next == nil || next.bin != h.bin) {
+		os.Remove(h.bin)
+	}
+}
+
+// removeBinaries deletes binaries that a failed reload built.
+func removeBinaries(paths map[string]string) {
+	for _, p := range paths {
+		os.Remove(p)
+	}
 }
 
 // describeChanges says which tools were added, removed or changed.

@@ -554,8 +554,6 @@ func TestRenamesAndDeletions(t *testing.T) {
 	t.Run("directory rename storm", func(t *testing.T) {
 		// The contract's directory, renamed away and back: it ends where
 		// it was, still watched.
-		t.Skip("known bug in watch: a directory renamed away and back within one debounce is no longer watched " +
-			"(fsnotify drops its watch on IN_MOVE_SELF, and settle does not add it again, as w.dirs still lists it)")
 		h := h.on(t)
 		api := filepath.Dir(h.contract)
 		away := filepath.Join(h.dir, "_api") // a name that patterns and the watcher skip

@@ -113,9 +113,14 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 		return nil, err
 	}
 	bin := sha256.Sum256(data)
+	// The name carries the binary's own hash: a rebuild never overwrites
+	// a binary that a running plugin may restart from, pinned to its
+	// checksum. toolc dev removes a binary once its plugin is retired.
+	final = fmt.Sprintf("%s-%s", final, hex.EncodeToString(bin[:4]))
 	if err := os.Rename(tmp.Name(), final); err != nil {
 		return nil, err
 	}
+	removeStale(cacheDir, name+"-", final)
 	return &Binary{Service: svc.Name, Package: pkg, Path: final, SHA256: bin[:], Took: took}, nil
 }
 
@@ -219,4 +224,22 @@ func BuildAll(ctx context.Context, cacheDir, base string, cat *catalog.Catalog) 
 		return nil, err
 	}
 	return bins, nil
+}
+
+// removeStale deletes earlier builds of the same handler that nothing has
+// touched for a day, so that the cache does not grow without bound.
+func removeStale(dir, prefix, keep string) {
+	entries, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, e := range entries {
+		path := filepath.Join(dir, e.Name())
+		if !strings.HasPrefix(e.Name(), prefix) || path == keep {
+			continue
+		}
+		if fi, err := e.Info(); err == nil && time.Since(fi.ModTime()) > 24*time.Hour {
+			os.Remove(path)
+		}
+	}
 }

@@ -35,8 +35,9 @@ import (
 // Options configure a Watcher.
 type Options struct {
 	// Debounce is how long the tree must be quiet before a batch is sent.
-	// Default 30ms: long enough to gather an editor's save or a checkout,
-	// short enough that a reload follows an edit well within 200ms.
+	// Default 50ms: long enough to gather an editor's save or a checkout
+	// on a busy machine, short enough that a reload follows an edit well
+	// within 200ms.
 	Debounce time.Duration
 	// Poll, if set, rescans the trees at this interval instead of using
 	// fsnotify.
@@ -89,7 +90,7 @@ func Ignored(path string, isDir bool) bool {
 // New starts watching the directory trees under roots.
 func New(roots []string, opts Options) (*Watcher, error) {
 	if opts.Debounce <= 0 {
-		opts.Debounce = 30 * time.Millisecond
+		opts.Debounce = 50 * time.Millisecond
 	}
 	w := &Watcher{
 		opts:    opts,
@@ -314,6 +315,10 @@ func (w *Watcher) settle(dirty map[string]bool) Batch {
 		switch {
 		case err == nil && fi.IsDir():
 			if !w.ignored(path, true) {
+				// A directory renamed away and back within one debounce
+				// has lost its watches while staying on record: forget the
+				// subtree's watches so that scan adds them again.
+				w.unwatch(path)
 				w.scan(path, changed, false)
 			}
 		case err == nil:
@@ -325,6 +330,20 @@ func (w *Watcher) settle(dirty map[string]bool) Batch {
 		}
 	}
 	return Batch{Paths: sortedKeys(changed)}
+}
+
+// unwatch forgets that dir and the directories below it are watched,
+// keeping the hashes of their files, so that the next scan adds the
+// watches again and reports only files whose content changed.
+func (w *Watcher) unwatch(dir string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	prefix := dir + string(filepath.Separator)
+	for d := range w.dirs {
+		if d == dir || strings.HasPrefix(d, prefix) {
+			delete(w.dirs, d)
+		}
+	}
 }
 
 // under reports whether path is in a watched directory.

@@ -257,3 +257,25 @@ func TestIgnore(t *testing.T) {
 	write(t, filepath.Join(dir, "node_modules", "m.js"), "x")
 	batches(t, w, 0)
 }
+
+// TestDirectoryRenamedAwayAndBack: fsnotify drops the watches of a
+// directory that moves, so one renamed away and back within a debounce
+// must be watched again.
+func TestDirectoryRenamedAwayAndBack(t *testing.T) {
+	dir := t.TempDir()
+	write(t, filepath.Join(dir, "api", "sub", "a.cue"), "package a\n")
+	w := start(t, dir, Options{})
+	for range 20 {
+		if err := os.Rename(filepath.Join(dir, "api"), filepath.Join(dir, "_away")); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Rename(filepath.Join(dir, "_away"), filepath.Join(dir, "api")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	batches(t, w, 0) // same files, same content
+	write(t, filepath.Join(dir, "api", "sub", "a.cue"), "package a\nx: 1\n")
+	if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"api/sub/a.cue"}) {
+		t.Errorf("edit after the renames: %v", rel(dir, got[0]))
+	}
+}
