@@ -78,6 +78,40 @@ type fieldSpec struct {
 	// arrays
 	minItems, maxItems int64 // -1 when unset
 	unique             bool
+
+	// msg holds the messages' fixed parts.
+	msg fieldMessages
+}
+
+// fieldMessages are the fixed parts of a field's messages, made once:
+// each is followed by the value or the count.
+type fieldMessages struct {
+	twice, missing                  string // whole
+	typ                             string // `field "x" must be an integer, not `
+	enum                            string
+	minLen, maxLen, pattern, format string
+	minItems, maxItems, item        string
+}
+
+func (fs *fieldSpec) compileMessages() {
+	m := &fs.msg
+	m.twice = fs.subject + " is given more than once; give each field once"
+	m.missing = "missing required field " + fs.quoted + " (" + fs.kind + ")"
+	m.typ = fs.subject + " must be " + fs.kind + ", not "
+	m.enum = fs.subject + " must be one of " + fs.enumText + ", not "
+	m.minLen = fs.subject + " must be at least " + charCount(fs.minLen) + " long, not "
+	m.maxLen = fs.subject + " must be at most " + charCount(fs.maxLen) + " long, not "
+	m.pattern = fs.subject + " must match the regular expression " + fs.pattern + ", and "
+	if fs.format != nil {
+		m.format = fs.subject + " must be " + fs.format.hint + " (format " + fs.format.name + "), not "
+	}
+	m.minItems = fs.subject + " must have at least " + itemCount(fs.minItems) + ", not "
+	m.maxItems = fs.subject + " must have at most " + itemCount(fs.maxItems) + ", not "
+	m.item = " of " + fs.subject + " must be " + typeWords(fs.items) + ", not "
+	for k := range fs.bounds {
+		b := &fs.bounds[k]
+		b.msg = fs.subject + " must be " + b.words() + " " + b.text + ", not "
+	}
 }
 
 // bound is one of minimum, maximum, exclusiveMinimum and exclusiveMaximum.
@@ -88,6 +122,8 @@ type numBound struct {
 	// i is the bound when isInt: an integer that fits an int64.
 	i     int64
 	isInt bool
+	// msg is `field "x" must be at least 1, not `.
+	msg string
 }
 
 type numBoundKind uint8
@@ -272,6 +308,7 @@ func compileField(f *catalog.Field) (*fieldSpec, error) {
 			return nil, err
 		}
 	}
+	fs.compileMessages()
 	return fs, nil
 }
 

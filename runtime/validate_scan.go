@@ -18,7 +18,7 @@ import (
 const maxArgsDepth = 64
 
 // minMessages is the least room made for problems' messages.
-const minMessages = 384
+const minMessages = 256
 
 // maxItemProblems bounds how many bad items of one array are described.
 const maxItemProblems = 5
@@ -145,7 +145,7 @@ func (c *argsCheck) run() {
 				i = c.skip(i, 1)
 			case c.isSeen(fi):
 				fs := c.v.fields[fi]
-				c.beginField(fs).say(fs.subject).say(" is given more than once; give each field once")
+				c.beginField(fs).say(fs.msg.twice)
 				i = c.skip(i, 1)
 			default:
 				c.markSeen(fi)
@@ -209,7 +209,7 @@ func (c *argsCheck) finishFields(n int) {
 			continue
 		}
 		if fs.required {
-			c.beginField(fs).say("missing required field ").say(fs.quoted).say(" (").say(fs.kind).say(")")
+			c.beginField(fs).say(fs.msg.missing)
 			continue
 		}
 		if fs.def != nil {
@@ -407,6 +407,16 @@ func (c *argsCheck) sayQuoted(s []byte) *argsCheck {
 
 // quote writes s quoted as Go does, which JSON reads too.
 func (c *argsCheck) quote(s []byte) *argsCheck {
+	plain := true
+	for _, ch := range s {
+		if !plainStringByte[ch] {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return c.say(`"`).sayBytes(s).say(`"`)
+	}
 	var buf [64]byte
 	return c.sayBytes(strconv.AppendQuote(buf[:0], string(s)))
 }
@@ -511,7 +521,7 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 			}
 			b := ch == 't'
 			if fs.hasEnum && !containsBool(fs.boolEnum, b) {
-				c.beginField(fs).say(fs.subject).say(" must be one of ").say(fs.enumText).say(", not ").sayNumber(d[i:end])
+				c.beginField(fs).say(fs.msg.enum).sayNumber(d[i:end])
 			}
 			c.put(d[i:end])
 			return end
@@ -525,7 +535,7 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 	if end < 0 {
 		return -1
 	}
-	c.beginField(fs).say(fs.subject).say(" must be ").say(fs.kind).say(", not ").sayValue(i, end)
+	c.beginField(fs).say(fs.msg.typ).sayValue(i, end)
 	if d[i] == 'n' && !fs.required {
 		if fs.def != nil {
 			c.say("; leave it out to use the default, ").say(fs.defText)
@@ -591,7 +601,7 @@ func (c *argsCheck) decodedStringValue(fs *fieldSpec, i, end int, flags strFlags
 
 func (c *argsCheck) checkString(fs *fieldSpec, s []byte, flags strFlags) {
 	if fs.hasEnum && !fs.inStrEnum(s) {
-		c.beginField(fs).say(fs.subject).say(" must be one of ").say(fs.enumText).say(", not ").sayQuoted(s)
+		c.beginField(fs).say(fs.msg.enum).sayQuoted(s)
 	}
 	if fs.minLen >= 0 || fs.maxLen >= 0 {
 		n := int64(len(s))
@@ -599,17 +609,17 @@ func (c *argsCheck) checkString(fs *fieldSpec, s []byte, flags strFlags) {
 			n = int64(utf8.RuneCount(s))
 		}
 		if fs.minLen >= 0 && n < fs.minLen {
-			c.beginField(fs).say(fs.subject).say(" must be at least ").say(charCount(fs.minLen)).say(" long, not ").sayInt(int(n))
+			c.beginField(fs).say(fs.msg.minLen).sayInt(int(n))
 		}
 		if fs.maxLen >= 0 && n > fs.maxLen {
-			c.beginField(fs).say(fs.subject).say(" must be at most ").say(charCount(fs.maxLen)).say(" long, not ").sayInt(int(n))
+			c.beginField(fs).say(fs.msg.maxLen).sayInt(int(n))
 		}
 	}
 	if fs.re != nil && !fs.re.Match(s) {
-		c.beginField(fs).say(fs.subject).say(" must match the regular expression ").say(fs.pattern).say(", and ").sayQuoted(s).say(" does not")
+		c.beginField(fs).say(fs.msg.pattern).sayQuoted(s).say(" does not")
 	}
 	if fs.format != nil && !fs.format.check(string(s)) {
-		c.beginField(fs).say(fs.subject).say(" must be ").say(fs.format.hint).say(" (format ").say(fs.format.name).say("), not ").sayQuoted(s)
+		c.beginField(fs).say(fs.msg.format).sayQuoted(s)
 	}
 }
 
@@ -645,12 +655,12 @@ func (c *argsCheck) numberValue(fs *fieldSpec, i int) int {
 		// Fast path: an integer that fits an int64, against integral bounds.
 		c.put(t)
 		if fs.hasEnum && fs.intEnum != nil && !slices.Contains(fs.intEnum, x) {
-			c.beginField(fs).say(fs.subject).say(" must be one of ").say(fs.enumText).say(", not ").sayNumber(t)
+			c.beginField(fs).say(fs.msg.enum).sayNumber(t)
 		}
 		for k := range fs.bounds {
 			b := &fs.bounds[k]
 			if b.isInt && !b.holds(compareInts64(x, b.i)) {
-				c.beginField(fs).say(fs.subject).say(" must be ").say(b.words()).say(" ").say(b.text).say(", not ").sayNumber(t)
+				c.beginField(fs).say(b.msg).sayNumber(t)
 			}
 		}
 		if fs.decimalChecks {
@@ -660,7 +670,7 @@ func (c *argsCheck) numberValue(fs *fieldSpec, i int) int {
 	}
 	dec := parseDecimal(t)
 	if fs.t == kindInteger && !dec.isInteger() {
-		c.beginField(fs).say(fs.subject).say(" must be an integer, not the number ").sayNumber(t)
+		c.beginField(fs).say(fs.msg.typ).say("the number ").sayNumber(t)
 		return end
 	}
 	c.appendNumber(fs.t, t, &dec)
@@ -673,7 +683,7 @@ func (c *argsCheck) numberValue(fs *fieldSpec, i int) int {
 // integers, and an enum with a non-integer.
 func (c *argsCheck) numberChecks(fs *fieldSpec, t []byte, dec jsonDecimal, onlyDecimal bool) {
 	if fs.hasEnum && (!onlyDecimal || fs.intEnum == nil) && !inNumEnum(fs.numEnum, &dec) {
-		c.beginField(fs).say(fs.subject).say(" must be one of ").say(fs.enumText).say(", not ").sayNumber(t)
+		c.beginField(fs).say(fs.msg.enum).sayNumber(t)
 	}
 	for k := range fs.bounds {
 		b := &fs.bounds[k]
@@ -681,7 +691,7 @@ func (c *argsCheck) numberChecks(fs *fieldSpec, t []byte, dec jsonDecimal, onlyD
 			continue
 		}
 		if !b.holds(dec.cmp(&b.d)) {
-			c.beginField(fs).say(fs.subject).say(" must be ").say(b.words()).say(" ").say(b.text).say(", not ").sayNumber(t)
+			c.beginField(fs).say(b.msg).sayNumber(t)
 		}
 	}
 }
@@ -793,10 +803,10 @@ func (c *argsCheck) arrayValue(fs *fieldSpec, i int) int {
 		c.beginField(fs).say(fs.subject).say(" has ").sayInt(bad - maxItemProblems).say(" more items that are not ").say(string(fs.items)).say("s")
 	}
 	if fs.minItems >= 0 && int64(count) < fs.minItems {
-		c.beginField(fs).say(fs.subject).say(" must have at least ").say(itemCount(fs.minItems)).say(", not ").sayInt(count)
+		c.beginField(fs).say(fs.msg.minItems).sayInt(count)
 	}
 	if fs.maxItems >= 0 && int64(count) > fs.maxItems {
-		c.beginField(fs).say(fs.subject).say(" must have at most ").say(itemCount(fs.maxItems)).say(", not ").sayInt(count)
+		c.beginField(fs).say(fs.msg.maxItems).sayInt(count)
 	}
 	if fs.unique && bad == 0 && count > 1 {
 		if a, b := c.duplicate(); a >= 0 {
@@ -891,7 +901,7 @@ func (c *argsCheck) itemProblem(fs *fieldSpec, index, bad, start, end int) {
 	if bad >= maxItemProblems {
 		return
 	}
-	c.beginField(fs).say("item at index ").sayInt(index).say(" of ").say(fs.subject).say(" must be ").say(typeWords(fs.items)).say(", not ").sayValue(start, end)
+	c.beginField(fs).say("item at index ").sayInt(index).say(fs.msg.item).sayValue(start, end)
 }
 
 // addKey records the comparison key of an array's item.
