@@ -47,7 +47,9 @@ type ProjectOptions struct {
 
 // Project returns the catalog's tools in the target's format, as Go values
 // that encode to exactly what the provider's request takes. It is a pure
-// function of the catalog.
+// function of the catalog. The values share some parts with each other and
+// with the catalog (type lists, enum and example values): read them, do
+// not modify them.
 func (c *Catalog) Project(target Target, opts ProjectOptions) (any, error) {
 	switch target {
 	case OpenAIChat:
