@@ -576,52 +576,6 @@ func (w *writer) pos(p Pos, blank bool) {
 
 // Projections.
 
-// projection writes a value that Project returned. It reports false for a
-// type it does not know.
-func (w *writer) projection(v any) bool {
-	switch x := v.(type) {
-	case []OpenAIChatTool:
-		w.list(len(x), func(i int) {
-			w.open('{')
-			w.key("type")
-			w.str(x[i].Type)
-			w.key("function")
-			w.open('{')
-			w.openAIFunction(&x[i].Function)
-			w.close('}')
-			w.close('}')
-		})
-	case []OpenAIResponsesTool:
-		w.list(len(x), func(i int) {
-			w.open('{')
-			w.key("type")
-			w.str(x[i].Type)
-			w.openAIFunction(&x[i].OpenAIFunction)
-			w.close('}')
-		})
-	case []AnthropicTool:
-		w.list(len(x), func(i int) { w.anthropicTool(&x[i]) })
-	case []GeminiTool:
-		w.list(len(x), func(i int) {
-			w.open('{')
-			w.key("functionDeclarations")
-			if fs := x[i].FunctionDeclarations; fs == nil {
-				w.null()
-			} else {
-				w.list(len(fs), func(j int) { w.geminiFunction(&fs[j]) })
-			}
-			w.close('}')
-		})
-	case []BedrockTool:
-		w.list(len(x), func(i int) { w.bedrockTool(&x[i]) })
-	case []MCPTool:
-		w.list(len(x), func(i int) { w.mcpTool(&x[i]) })
-	default:
-		return false
-	}
-	return true
-}
-
 func (w *writer) list(n int, elem func(i int)) {
 	w.open('[')
 	for i := range n {
@@ -636,6 +590,25 @@ func (w *writer) optStr(key, v string) {
 		w.key(key)
 		w.str(v)
 	}
+}
+
+func (w *writer) openAIChatTool(t *OpenAIChatTool) {
+	w.open('{')
+	w.key("type")
+	w.str(t.Type)
+	w.key("function")
+	w.open('{')
+	w.openAIFunction(&t.Function)
+	w.close('}')
+	w.close('}')
+}
+
+func (w *writer) openAIResponsesTool(t *OpenAIResponsesTool) {
+	w.open('{')
+	w.key("type")
+	w.str(t.Type)
+	w.openAIFunction(&t.OpenAIFunction)
+	w.close('}')
 }
 
 func (w *writer) openAIFunction(f *OpenAIFunction) {
@@ -746,7 +719,7 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 	w.optStr("description", o.Description)
 	w.key("properties")
 	switch {
-	case o.fields != nil && len(o.fields) == len(o.Properties):
+	case o.scratch || o.fields != nil && len(o.fields) == len(o.Properties):
 		w.open('{')
 		k := 0
 		for _, f := range o.fields {

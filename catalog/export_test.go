@@ -13,3 +13,6 @@ func DecodeBoth(data []byte) (fast *Catalog, fastOK bool, slow *Catalog, slowErr
 	}
 	return fast, fastOK, &Catalog{Services: f.Services, Fingerprint: f.Fingerprint}, nil
 }
+
+// MCPNameGeneral is MCPName without its shortcut for ordinary names.
+var MCPNameGeneral = mcpName

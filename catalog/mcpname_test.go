@@ -70,3 +70,18 @@ func FuzzMCPName(f *testing.F) {
 		}
 	})
 }
+
+// FuzzMCPNameShortcut: the shortcut for ordinary names gives what the
+// general algorithm gives.
+func FuzzMCPNameShortcut(f *testing.F) {
+	for _, s := range []string{"weather-service", "svc", "a", "A-1", "x_y", "-a", "1a", strings.Repeat("s", 40)} {
+		for _, t := range []string{"query_weather", "t", "a__b", "_x", "x_", "do-it", "9", strings.Repeat("t", 30)} {
+			f.Add(s, t)
+		}
+	}
+	f.Fuzz(func(t *testing.T, service, tool string) {
+		if got, want := catalog.MCPName(service, tool), catalog.MCPNameGeneral(service, tool); got != want {
+			t.Errorf("MCPName(%q, %q) = %q, the general algorithm gives %q", service, tool, got, want)
+		}
+	})
+}

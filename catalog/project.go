@@ -1,8 +1,6 @@
 package catalog
 
 import (
-	"bytes"
-	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -69,27 +67,73 @@ func (c *Catalog) Project(target Target, opts ProjectOptions) (any, error) {
 	return nil, err
 }
 
-// ProjectJSON returns the projection encoded as indented JSON.
+// ProjectJSON returns the projection encoded as indented JSON: exactly
+// what encoding/json writes for Project's value, with SetIndent("", "  ")
+// and SetEscapeHTML(false). It writes each tool as soon as it is
+// projected, into schemas that the next tool reuses, so that it allocates
+// little more than its output.
 func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error) {
-	v, err := c.Project(target, opts)
-	if err != nil {
+	if _, err := ParseTarget(string(target)); err != nil {
 		return nil, err
 	}
 	w := &writer{indent: true, b: make([]byte, 0, c.sizeHint())}
-	if w.projection(v) {
-		if w.err != nil {
-			return nil, w.err
+	ob := &objects{}
+	if target == Gemini {
+		w.open('[')
+		w.next()
+		w.open('{')
+		w.key("functionDeclarations")
+	}
+	w.open('[')
+	for s, t := range c.Tools() {
+		w.next()
+		switch target {
+		case OpenAIChat:
+			w.openAIChatTool(&OpenAIChatTool{Type: "function", Function: openAIFunction(t, opts, ob)})
+		case OpenAIResponses:
+			w.openAIResponsesTool(&OpenAIResponsesTool{Type: "function", OpenAIFunction: openAIFunction(t, opts, ob)})
+		case Anthropic:
+			e := anthropicTool(t, opts, ob)
+			w.anthropicTool(&e)
+		case Gemini:
+			e := geminiFunction(t, ob)
+			w.geminiFunction(&e)
+		case Bedrock:
+			e := bedrockTool(t, ob)
+			w.bedrockTool(&e)
+		case MCP:
+			e := mcpTool(s, t, ob)
+			w.mcpTool(&e)
 		}
-		return append(w.b, '\n'), nil
 	}
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	enc.SetIndent("", "  ")
-	if err := enc.Encode(v); err != nil {
-		return nil, err
+	w.close(']')
+	if target == Gemini {
+		w.close('}')
+		w.close(']')
 	}
-	return b.Bytes(), nil
+	if w.err != nil {
+		return nil, w.err
+	}
+	return append(w.b, '\n'), nil
+}
+
+// objects makes the object schemas of a projection. Project gets a new
+// object for each (a nil *objects); ProjectJSON reuses two scratch
+// objects, one for a request and one for a response, because it writes
+// each tool before it projects the next.
+type objects struct {
+	scratch [2]ObjectSchema
+	slabs   [2][]Schema
+}
+
+func (ob *objects) object(slot int, d dialect, m *Message) *ObjectSchema {
+	if ob == nil {
+		return d.object(m)
+	}
+	o := &ob.scratch[slot]
+	o.Properties = nil
+	ob.slabs[slot] = d.fill(o, m, ob.slabs[slot])
+	return o
 }
 
 // OpenAI: https://platform.openai.com/docs/guides/function-calling. In
@@ -137,17 +181,21 @@ type OpenAIResponsesTool struct {
 	OpenAIFunction
 }
 
+func openAIFunction(t *Tool, opts ProjectOptions, ob *objects) OpenAIFunction {
+	strict := opts.Strict || t.Strict
+	d := openAIDialect(strict)
+	return OpenAIFunction{
+		Name:        t.Name,
+		Description: d.cut(t.modelDescription()),
+		Parameters:  ob.object(0, d, &t.Request),
+		Strict:      strict,
+	}
+}
+
 func (c *Catalog) openAIFunctions(opts ProjectOptions) []OpenAIFunction {
 	var out []OpenAIFunction
 	for _, t := range c.Tools() {
-		strict := opts.Strict || t.Strict
-		d := openAIDialect(strict)
-		out = append(out, OpenAIFunction{
-			Name:        t.Name,
-			Description: d.cut(t.modelDescription()),
-			Parameters:  d.object(&t.Request),
-			Strict:      strict,
-		})
+		out = append(out, openAIFunction(t, opts, nil))
 	}
 	return out
 }
@@ -200,17 +248,21 @@ type AnthropicTool struct {
 	InputExamples []map[string]any `json:"input_examples,omitempty"`
 }
 
+func anthropicTool(t *Tool, opts ProjectOptions, ob *objects) AnthropicTool {
+	strict := opts.Strict || t.Strict
+	return AnthropicTool{
+		Name:          t.Name,
+		Description:   t.modelDescription(),
+		InputSchema:   ob.object(0, anthropicDialect(strict), &t.Request),
+		Strict:        strict,
+		InputExamples: t.Examples,
+	}
+}
+
 func (c *Catalog) anthropic(opts ProjectOptions) []AnthropicTool {
 	out := []AnthropicTool{}
 	for _, t := range c.Tools() {
-		strict := opts.Strict || t.Strict
-		out = append(out, AnthropicTool{
-			Name:          t.Name,
-			Description:   t.modelDescription(),
-			InputSchema:   anthropicDialect(strict).object(&t.Request),
-			Strict:        strict,
-			InputExamples: t.Examples,
-		})
+		out = append(out, anthropicTool(t, opts, nil))
 	}
 	return out
 }
@@ -249,14 +301,18 @@ type GeminiFunction struct {
 	Parameters  *ObjectSchema `json:"parameters,omitempty"`
 }
 
+func geminiFunction(t *Tool, ob *objects) GeminiFunction {
+	fn := GeminiFunction{Name: t.Name, Description: t.modelDescription()}
+	if len(t.Request.Fields) > 0 {
+		fn.Parameters = ob.object(0, geminiDialect, &t.Request)
+	}
+	return fn
+}
+
 func (c *Catalog) gemini() []GeminiTool {
 	decls := []GeminiFunction{}
 	for _, t := range c.Tools() {
-		fn := GeminiFunction{Name: t.Name, Description: t.modelDescription()}
-		if len(t.Request.Fields) > 0 {
-			fn.Parameters = geminiDialect.object(&t.Request)
-		}
-		decls = append(decls, fn)
+		decls = append(decls, geminiFunction(t, nil))
 	}
 	return []GeminiTool{{FunctionDeclarations: decls}}
 }
@@ -281,14 +337,18 @@ type BedrockInputSchema struct {
 	JSON *ObjectSchema `json:"json"`
 }
 
+func bedrockTool(t *Tool, ob *objects) BedrockTool {
+	return BedrockTool{ToolSpec: BedrockToolSpec{
+		Name:        t.Name,
+		Description: t.modelDescription(),
+		InputSchema: BedrockInputSchema{JSON: ob.object(0, bedrockDialect, &t.Request)},
+	}}
+}
+
 func (c *Catalog) bedrock() []BedrockTool {
 	out := []BedrockTool{}
 	for _, t := range c.Tools() {
-		out = append(out, BedrockTool{ToolSpec: BedrockToolSpec{
-			Name:        t.Name,
-			Description: t.modelDescription(),
-			InputSchema: BedrockInputSchema{JSON: bedrockDialect.object(&t.Request)},
-		}})
+		out = append(out, bedrockTool(t, nil))
 	}
 	return out
 }
@@ -316,27 +376,31 @@ type MCPAnnotations struct {
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
 }
 
+func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
+	tool := MCPTool{
+		Name:        t.ExposedMCPName(s.Name),
+		Title:       t.Title,
+		Description: t.modelDescription(),
+		InputSchema: ob.object(0, mcpDialect, &t.Request),
+	}
+	if t.Response != nil {
+		tool.OutputSchema = ob.object(1, mcpDialect, t.Response)
+	}
+	if a := t.Annotations; a != (Annotations{}) {
+		tool.Annotations = &MCPAnnotations{
+			ReadOnlyHint:    a.ReadOnly,
+			DestructiveHint: a.Destructive,
+			IdempotentHint:  a.Idempotent,
+			OpenWorldHint:   a.OpenWorld,
+		}
+	}
+	return tool
+}
+
 func (c *Catalog) mcp() []MCPTool {
 	out := []MCPTool{}
 	for s, t := range c.Tools() {
-		tool := MCPTool{
-			Name:        t.ExposedMCPName(s.Name),
-			Title:       t.Title,
-			Description: t.modelDescription(),
-			InputSchema: mcpDialect.object(&t.Request),
-		}
-		if t.Response != nil {
-			tool.OutputSchema = mcpDialect.object(t.Response)
-		}
-		if a := t.Annotations; a != (Annotations{}) {
-			tool.Annotations = &MCPAnnotations{
-				ReadOnlyHint:    a.ReadOnly,
-				DestructiveHint: a.Destructive,
-				IdempotentHint:  a.Idempotent,
-				OpenWorldHint:   a.OpenWorld,
-			}
-		}
-		out = append(out, tool)
+		out = append(out, mcpTool(s, t, nil))
 	}
 	return out
 }

@@ -46,6 +46,9 @@ type ObjectSchema struct {
 	// without a map or a sort.
 	fields []*Field
 	slab   []Schema
+	// scratch says that Properties was not built: the object is one of
+	// ProjectJSON's, written from fields and slab and then reused.
+	scratch bool
 }
 
 // TypeList is a JSON Schema type: one name, or several such as
@@ -137,10 +140,23 @@ var typeLists = func() map[typeKey]TypeList {
 
 // object builds the schema of a request or response.
 func (d dialect) object(m *Message) *ObjectSchema {
-	o := &ObjectSchema{
-		Type:        d.typeList("object", false),
-		Description: m.Description,
-		Properties:  make(map[string]*Schema, len(m.Fields)),
+	o := &ObjectSchema{Properties: make(map[string]*Schema, len(m.Fields))}
+	d.fill(o, m, nil)
+	return o
+}
+
+// fill fills in o, the schema of m, with field schemas from slab, which it
+// grows as needed and returns for reuse. It adds the fields to
+// o.Properties unless that is nil, as in ProjectJSON's scratch objects,
+// which the writer writes from o.fields and o.slab alone.
+func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema) []Schema {
+	o.Type = d.typeList("object", false)
+	o.Description = m.Description
+	sorted := slices.IsSortedFunc(m.Fields, func(a, b *Field) int { return strings.Compare(a.Name, b.Name) })
+	o.scratch = o.Properties == nil && sorted
+	if o.Properties == nil && !sorted {
+		// The writer writes from o.fields only in name order.
+		o.Properties = make(map[string]*Schema, len(m.Fields))
 	}
 	// One allocation holds the schemas of every field and array item.
 	n := len(m.Fields)
@@ -149,17 +165,24 @@ func (d dialect) object(m *Message) *ObjectSchema {
 			n++
 		}
 	}
-	schemas := make([]Schema, n)
-	o.slab = schemas
+	if cap(slab) >= n {
+		slab = slab[:n]
+		clear(slab)
+	} else {
+		slab = make([]Schema, n)
+	}
+	o.slab = slab
 	required := 0
 	for _, f := range m.Fields {
 		if f.Required || d.allRequired {
 			required++
 		}
 	}
-	if required > 0 {
+	o.Required = o.Required[:0]
+	if required > 0 && cap(o.Required) < required {
 		o.Required = make([]string, 0, required)
 	}
+	schemas := slab
 	for _, f := range m.Fields {
 		s := &schemas[0]
 		schemas = schemas[1:]
@@ -168,23 +191,33 @@ func (d dialect) object(m *Message) *ObjectSchema {
 			schemas = schemas[1:]
 		}
 		d.field(f, s)
-		o.Properties[f.Name] = s
+		if o.Properties != nil {
+			o.Properties[f.Name] = s
+		}
 		if f.Required || d.allRequired {
 			o.Required = append(o.Required, f.Name)
 		}
 	}
 	o.fields = m.Fields
-	if len(o.Properties) != len(m.Fields) || !slices.IsSortedFunc(m.Fields, func(a, b *Field) int { return strings.Compare(a.Name, b.Name) }) {
+	if o.Properties != nil && (len(o.Properties) != len(m.Fields) || !sorted) {
 		o.fields, o.slab = nil, nil // the writer sorts the map's keys
 	}
-	if d.allRequired && o.Required == nil {
-		o.Required = []string{}
+	if len(o.Required) == 0 {
+		o.Required = nil
+		if d.allRequired {
+			o.Required = []string{}
+		}
 	}
-	if d.closed {
+	switch {
+	case !d.closed:
+		o.AdditionalProperties = nil
+	case o.AdditionalProperties == nil:
 		no := false
 		o.AdditionalProperties = &no
+	default:
+		*o.AdditionalProperties = false // a scratch object's, reused
 	}
-	return o
+	return slab
 }
 
 // field fills in s, the schema of f; s.Items, when f is an array, points
