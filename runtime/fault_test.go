@@ -45,10 +45,11 @@ func TestTimeout(t *testing.T) {
 				t.Errorf("the timed-out call returned after %s", took)
 			}
 			// The plugin answers the next call at once, the hanging
-			// handler notwithstanding.
+			// handler notwithstanding (the bound leaves room for a busy
+			// machine; the hang itself lasts a minute).
 			start = time.Now()
 			echoWorks(t, rt)
-			if took := time.Since(start); took > 150*time.Millisecond {
+			if took := time.Since(start); took > time.Second {
 				t.Errorf("echo after a timeout took %s", took)
 			}
 		})
