@@ -6,11 +6,18 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/santhosh-tekuri/jsonschema/v6"
 )
 
 // FuzzValidate holds the validator to jsonschema/v6 on the MCP projection
 // of representative requests: for arbitrary bytes, both must find the
-// arguments valid or both invalid. Bytes that are not JSON are invalid to
+// arguments valid or both invalid. A second input aims the fuzzer at one
+// field at a time, which finds a wrong bound or format far sooner than
+// mutating whole JSON texts does: this string goes to every format check of
+// both, directly; quoted, to the string fields of the strings request
+// (patterns, lengths, enum); and as it is, as raw JSON, to each field of
+// each request in turn, the other required fields valid. Bytes that are not JSON are invalid to
 // the reference; where the two deliberately differ, the reference is
 // adjusted and the comments say why:
 //   - empty input and null mean {} to both (MCP clients send no arguments
@@ -32,52 +39,194 @@ import (
 // unchanged, defaults for exactly the absent optional fields, compact JSON
 // that validates again to itself.
 func FuzzValidate(f *testing.F) {
-	for _, s := range validateFuzzSeeds {
-		f.Add([]byte(s))
-	}
 	reqs := refRequests(f)
-	f.Fuzz(func(t *testing.T, args []byte) {
+	slots := fuzzSlots(reqs)
+	for i, s := range validateFuzzSeeds {
+		f.Add([]byte(s), validateFuzzStrings[i%len(validateFuzzStrings)])
+	}
+	for _, v := range validateFuzzValues {
+		f.Add([]byte(`{}`), v)
+	}
+	for _, values := range validateFormatCases {
+		for _, v := range values {
+			f.Add([]byte(`{}`), v)
+		}
+	}
+	strs := reqs[1]
+	formatRefs := refFormats(f)
+	f.Fuzz(func(t *testing.T, args []byte, value string) {
+		for name, ref := range formatRefs {
+			if mine, theirs, ok := compareFormat(name, ref, value); ok && mine != theirs {
+				t.Fatalf("format %s: verdicts differ on %q: toolc %v, jsonschema %v", name, value, mine, theirs)
+			}
+		}
+		quoted, _ := json.Marshal(value)
+		q := string(quoted)
+		fuzzCompare(t, strs, []byte(`{"code":"ABC-1","name":`+q+`,"search":`+q+`,"color":`+q+`}`))
+		if !refHugeExponentText(value) {
+			for _, sl := range slots {
+				fuzzCompare(t, sl.r, sl.args(value))
+			}
+		}
 		slow := false
 		if v, err := refDecode(args); err == nil {
 			slow = refHugeExponent(v)
 		}
 		for _, r := range reqs {
-			out, err := r.v.Validate(args)
 			if slow {
+				_, _ = r.v.Validate(args)
 				continue
 			}
-			ref, panicked := referenceVerdict(r.sch, args)
-			if panicked != nil {
-				continue
-			}
-			if (err == nil) != (ref == nil) {
-				if v, derr := refDecode(args); derr == nil && refUnparsableInArray(v) {
-					continue
-				}
-				t.Fatalf("%s: verdicts differ on %q\n toolc:      %v\n jsonschema: %v\n schema: %s", r.name, args, err, ref, r.schema)
-			}
-			if err != nil {
-				var verr *ValidationError
-				if !errors.As(err, &verr) || len(verr.Problems) == 0 {
-					t.Fatalf("%s: %q: error %v is not a ValidationError with problems", r.name, args, err)
-				}
-				for _, p := range verr.Problems {
-					if p.Message == "" {
-						t.Fatalf("%s: %q: a problem without a message", r.name, args)
-					}
-				}
-				if out != nil {
-					t.Fatalf("%s: %q: output %q with an error", r.name, args, out)
-				}
-				continue
-			}
-			checkValidOutput(t, r, args, out)
+			fuzzCompare(t, r, args)
 		}
 	})
 }
 
-// validateFuzzSeeds start the fuzzer off on every keyword of every request; the
-// files in testdata/fuzz/FuzzValidate add the inputs that once broke it.
+// fuzzSlot is one field of one request, with valid values for the
+// request's other required fields.
+type fuzzSlot struct {
+	r     *refRequest
+	field string
+	base  string // the other required fields, `"city":"Berlin",` or ""
+}
+
+func (s fuzzSlot) args(raw string) []byte {
+	return []byte("{" + s.base + `"` + s.field + `":` + raw + "}")
+}
+
+// fuzzValid are valid values for the required fields of the requests.
+var fuzzValid = map[string]string{"city": `"Berlin"`, "code": `"ABC-1"`, "n": `1`, "ints": `[1,2]`}
+
+func fuzzSlots(reqs []*refRequest) []fuzzSlot {
+	var slots []fuzzSlot
+	for _, r := range reqs {
+		for _, f := range r.msg.Fields {
+			var base string
+			for _, g := range r.msg.Fields {
+				if g.Required && g != f {
+					base += `"` + g.Name + `":` + fuzzValid[g.Name] + ","
+				}
+			}
+			slots = append(slots, fuzzSlot{r, f.Name, base})
+		}
+	}
+	return slots
+}
+
+// refHugeExponentText is refHugeExponent for any text: whether a number in
+// it may have an exponent beyond ±1000.
+func refHugeExponentText(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 'e' || s[i] == 'E' {
+			j := i + 1
+			for j < len(s) && (s[j] == '+' || s[j] == '-' || s[j] == '0') {
+				j++
+			}
+			k := j
+			for k < len(s) && s[k] >= '0' && s[k] <= '9' {
+				k++
+			}
+			if k-j > 3 {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// refFormats compiles a schema {"type": "string", "format": F} for every
+// format, format assertions on.
+func refFormats(tb testing.TB) map[string]*jsonschema.Schema {
+	tb.Helper()
+	out := map[string]*jsonschema.Schema{}
+	for name := range stringFormats {
+		c := jsonschema.NewCompiler()
+		c.DefaultDraft(jsonschema.Draft2020)
+		c.AssertFormat()
+		if err := c.AddResource("mem://format.json", map[string]any{"type": "string", "format": name}); err != nil {
+			tb.Fatal(err)
+		}
+		sch, err := c.Compile("mem://format.json")
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out[name] = sch
+	}
+	return out
+}
+
+// compareFormat runs one format check of both on s; ok is false when
+// jsonschema/v6 panics.
+func compareFormat(name string, ref *jsonschema.Schema, s string) (mine, theirs, ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	return stringFormats[name].check(s), ref.Validate(s) == nil, true
+}
+
+// fuzzCompare compares the verdicts on one input, and checks the output of
+// valid arguments and the problems of invalid ones.
+func fuzzCompare(t *testing.T, r *refRequest, args []byte) {
+	t.Helper()
+	out, err := r.v.Validate(args)
+	ref, panicked := referenceVerdict(r.sch, args)
+	if panicked != nil {
+		return
+	}
+	if (err == nil) != (ref == nil) {
+		if v, derr := refDecode(args); derr == nil && refUnparsableInArray(v) {
+			return
+		}
+		t.Fatalf("%s: verdicts differ on %q\n toolc:      %v\n jsonschema: %v\n schema: %s", r.name, args, err, ref, r.schema)
+	}
+	if err != nil {
+		var verr *ValidationError
+		if !errors.As(err, &verr) || len(verr.Problems) == 0 {
+			t.Fatalf("%s: %q: error %v is not a ValidationError with problems", r.name, args, err)
+		}
+		var msgs []string
+		for _, p := range verr.Problems {
+			if p.Message == "" {
+				t.Fatalf("%s: %q: a problem without a message", r.name, args)
+			}
+			msgs = append(msgs, p.Message)
+		}
+		if err.Error() != strings.Join(msgs, "; ") {
+			t.Fatalf("%s: %q: Error() = %q, not the problems joined", r.name, args, err.Error())
+		}
+		if out != nil {
+			t.Fatalf("%s: %q: output %q with an error", r.name, args, out)
+		}
+		return
+	}
+	checkValidOutput(t, r, args, out)
+}
+
+// validateFuzzValues start off the slot input: values at and beyond the
+// bounds of the fields, of every type.
+var validateFuzzValues = []string{
+	`0`, `1`, `14`, `15`, `14.0`, `1.4e1`, `-0`, `99`, `100`, `99.99999999999999999`, `-1.5`, `-1.50000000000000000001`,
+	`2.25`, `2.2500000000000000001`, `0.1`, `0.1000000000000000000001`, `1e-7`, `9.9999999999999999e-8`, `-1e-300`,
+	`-9007199254740992`, `-9007199254740993`, `1e21`, `1000000000000000000001`, `5`, `8.0`, `4`, `true`, `false`,
+	`null`, `""`, `"x"`, `[]`, `[1]`, `[1,1]`, `[1,1.0]`, `["a","b","a"]`, `[true,false]`, `[0.5,5e-1]`, `{}`, `[[1]]`,
+	`"celsius"`, `"kelvin"`, `[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25]`,
+}
+
+// validateFuzzStrings start off the string input: a valid and an invalid
+// value of each format, and the like.
+var validateFuzzStrings = []string{
+	"2026-05-01T09:30:00Z", "2026-05-01T23:59:60+01:00", "2024-02-29", "2026-02-29", "23:59:60Z", "09:30:00.5-02:00",
+	"P1Y2M3DT4H5M6S", "P2W", "PT", "ada@example.com", "\"a b\"@[IPv6:::1]", "a@[", "api.example.com", "-a.example",
+	"192.0.2.1", "+1.2.3.4", "2001:db8::1", "fe80::1%eth0", "123e4567-e89b-12d3-a456-426614174000",
+	"https://example.com/a?b#c", "http://[::1", "//example.com", "ab", "émile", "xxabbbcxx", "αβ", "Ünïcode", "",
+}
+
+// validateFuzzSeeds start the fuzzer off on every keyword of every
+// request. The files in testdata/fuzz/FuzzValidate add the inputs where the
+// validator and jsonschema/v6 part ways on purpose or where jsonschema/v6
+// fails, as regression tests, and any crasher the fuzzer finds.
 var validateFuzzSeeds = []string{
 	``, `null`, `{}`, ` { } `, `[]`, `"x"`, `1`, `{} {}`, `{"a":1,"a":2}`,
 	// weather

@@ -242,34 +242,9 @@ func TestValidateProblemFields(t *testing.T) {
 // through both the validator and the reference: the fuzzer finds these only
 // slowly.
 func TestValidateAgreesWithJSONSchema(t *testing.T) {
-	var formatValues = map[string][]string{
-		"f_datetime": {"2026-05-01T09:30:00Z", "2026-05-01t09:30:00z", "2026-05-01T09:30:00.123+02:00", "2026-05-01T23:59:60Z",
-			"2026-05-01T23:59:60+01:00", "2026-05-01T22:59:60-01:00", "2026-05-01T09:30:00", "2026-05-01 09:30:00Z", "2026-13-01T09:30:00Z",
-			"2026-05-01T24:00:00Z", "2026-05-01T09:30:00.Z", "2026-05-01T09:30:00+0200", "2026-05-01T09:30:00+24:00", "+2026-05-01T09:30:00Z",
-			"2026-05-01T09:30:00ZZ", "2026-5-01T09:30:00Z", "2026-05-01T+9:30:00Z", "2026-05-01T09:30:00+02:60"},
-		"f_date": {"2026-05-01", "2024-02-29", "2026-02-29", "2026-5-1", "20260501", "2026-05-01T00:00:00Z", "0000-01-01", "2026-05-01 "},
-		"f_time": {"09:30:00Z", "09:30:00z", "09:30:00.5Z", "23:59:60Z", "00:59:60+01:00", "23:59:60-00:00", "12:59:60Z", "09:30:00",
-			"9:30:00Z", "09:30Z", "09:30:00+02", "09:30:00+02:00:00", "-9:30:00Z", "+9:30:00Z", "09:+3:00Z", "09:30:00.Z", "24:00:00Z", "09:30:00-23:59"},
-		"f_duration": {"P3D", "PT1H30M", "P2W", "P1Y2M3DT4H5M6S", "PT", "P", "P1W2D", "P1D2Y", "PT1S1M", "P1H", "PT1D", "P1.5D", "P-1D", "1D", "P1YT", "P0D", "PT0S", "P1M1M"},
-		"f_email": {"ada@example.com", "a.b+c@ex-ample.co", "\"a b\"@example.com", "\"a\\\"b\"@example.com", ".a@example.com", "a.@example.com",
-			"a..b@example.com", "a@[192.0.2.1]", "a@[IPv6:2001:db8::1]", "a@[IPv6:192.0.2.1]", "a@[300.0.0.1]", "a@-example.com", "a@example..com",
-			"@example.com", "a@", "a@b@example.com", "ä@example.com", "a@exämple.com", strings.Repeat("a", 65) + "@example.com", "a@example.com."},
-		"f_hostname": {"example.com", "example.com.", "a", "-a.com", "a-.com", "a_b.com", "ex ample.com", "", ".", "a..b", strings.Repeat("a", 63) + ".com",
-			strings.Repeat("a", 64) + ".com", "xn--bcher-kva.example", "bücher.example", "1.2.3.4", "localhost"},
-		"f_ipv4": {"192.0.2.1", "0.0.0.0", "255.255.255.255", "256.0.0.1", "01.2.3.4", "1.2.3", "1.2.3.4.5", "+1.2.3.4", "-0.1.2.3", "1.2.3.-1",
-			" 1.2.3.4", "1.2.3.4 ", "1..3.4", "1.2.3.0x1", "١.2.3.4"},
-		"f_ipv6": {"2001:db8::1", "::", "::1", "::ffff:192.0.2.1", "2001:db8::g", "fe80::1%eth0", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8:9", "1::2::3",
-			"[::1]", "2001:DB8::1", ":::", "1.2.3.4", "::ffff:1.2.3"},
-		"f_uuid": {"123e4567-e89b-12d3-a456-426614174000", "123E4567-E89B-12D3-A456-426614174000", "123e4567e89b12d3a456426614174000",
-			"123e4567-e89b-12d3-a456-42661417400", "123e4567-e89b-12d3-a456-4266141740000", "g23e4567-e89b-12d3-a456-426614174000",
-			"123e4567-e89b-12d3-a456_426614174000", "{123e4567-e89b-12d3-a456-426614174000}", "00000000-0000-0000-0000-000000000000"},
-		"f_uri": {"https://example.com/a?b#c", "mailto:ada@example.com", "urn:isbn:0451450523", "//example.com/a", "/a/b", "example.com", "http://[::1]:80/",
-			"http://[::1", "http://::1/", "http://[fe80::1%25eth0]/", "http://ex ample.com/", "http://example.com/%zz", "ht tp://example.com",
-			"1http://example.com", "http:", "http://a:b@example.com:8080/p", "http://example.com:port/", "file:///etc/hosts", "http://[1.2.3.4]/"},
-	}
 	reqs := refRequests(t)
 	strs := reqs[1]
-	for name, values := range formatValues {
+	for name, values := range validateFormatCases {
 		for _, s := range values {
 			args := fmt.Sprintf(`{"code":"ABC-1",%q:%q}`, name, s)
 			agreeWithReference(t, strs, args)
@@ -463,4 +438,33 @@ func mustNewValidator(t *testing.T, msg *catalog.Message) *Validator {
 		t.Fatal(err)
 	}
 	return v
+}
+
+// validateFormatCases are values of every format, valid and not, near the
+// edges of the formats: TestValidateAgreesWithJSONSchema checks them all,
+// and they seed FuzzValidate.
+var validateFormatCases = map[string][]string{
+	"f_datetime": {"2026-05-01T09:30:00Z", "2026-05-01t09:30:00z", "2026-05-01T09:30:00.123+02:00", "2026-05-01T23:59:60Z",
+		"2026-05-01T23:59:60+01:00", "2026-05-01T22:59:60-01:00", "2026-05-01T09:30:00", "2026-05-01 09:30:00Z", "2026-13-01T09:30:00Z",
+		"2026-05-01T24:00:00Z", "2026-05-01T09:30:00.Z", "2026-05-01T09:30:00+0200", "2026-05-01T09:30:00+24:00", "+2026-05-01T09:30:00Z",
+		"2026-05-01T09:30:00ZZ", "2026-5-01T09:30:00Z", "2026-05-01T+9:30:00Z", "2026-05-01T09:30:00+02:60"},
+	"f_date": {"2026-05-01", "2024-02-29", "2026-02-29", "2026-5-1", "20260501", "2026-05-01T00:00:00Z", "0000-01-01", "2026-05-01 "},
+	"f_time": {"09:30:00Z", "09:30:00z", "09:30:00.5Z", "23:59:60Z", "00:59:60+01:00", "23:59:60-00:00", "12:59:60Z", "09:30:00",
+		"9:30:00Z", "09:30Z", "09:30:00+02", "09:30:00+02:00:00", "-9:30:00Z", "+9:30:00Z", "09:+3:00Z", "09:30:00.Z", "24:00:00Z", "09:30:00-23:59"},
+	"f_duration": {"P3D", "PT1H30M", "P2W", "P1Y2M3DT4H5M6S", "PT", "P", "P1W2D", "P1D2Y", "PT1S1M", "P1H", "PT1D", "P1.5D", "P-1D", "1D", "P1YT", "P0D", "PT0S", "P1M1M"},
+	"f_email": {"ada@example.com", "a.b+c@ex-ample.co", "\"a b\"@example.com", "\"a\\\"b\"@example.com", ".a@example.com", "a.@example.com",
+		"a..b@example.com", "a@[192.0.2.1]", "a@[IPv6:2001:db8::1]", "a@[IPv6:192.0.2.1]", "a@[300.0.0.1]", "a@-example.com", "a@example..com",
+		"@example.com", "a@", "a@b@example.com", "ä@example.com", "a@exämple.com", strings.Repeat("a", 65) + "@example.com", "a@example.com."},
+	"f_hostname": {"example.com", "example.com.", "a", "-a.com", "a-.com", "a_b.com", "ex ample.com", "", ".", "a..b", strings.Repeat("a", 63) + ".com",
+		strings.Repeat("a", 64) + ".com", "xn--bcher-kva.example", "bücher.example", "1.2.3.4", "localhost"},
+	"f_ipv4": {"192.0.2.1", "0.0.0.0", "255.255.255.255", "256.0.0.1", "01.2.3.4", "1.2.3", "1.2.3.4.5", "+1.2.3.4", "-0.1.2.3", "1.2.3.-1",
+		" 1.2.3.4", "1.2.3.4 ", "1..3.4", "1.2.3.0x1", "١.2.3.4"},
+	"f_ipv6": {"2001:db8::1", "::", "::1", "::ffff:192.0.2.1", "2001:db8::g", "fe80::1%eth0", "1:2:3:4:5:6:7:8", "1:2:3:4:5:6:7:8:9", "1::2::3",
+		"[::1]", "2001:DB8::1", ":::", "1.2.3.4", "::ffff:1.2.3"},
+	"f_uuid": {"123e4567-e89b-12d3-a456-426614174000", "123E4567-E89B-12D3-A456-426614174000", "123e4567e89b12d3a456426614174000",
+		"123e4567-e89b-12d3-a456-42661417400", "123e4567-e89b-12d3-a456-4266141740000", "g23e4567-e89b-12d3-a456-426614174000",
+		"123e4567-e89b-12d3-a456_426614174000", "{123e4567-e89b-12d3-a456-426614174000}", "00000000-0000-0000-0000-000000000000"},
+	"f_uri": {"https://example.com/a?b#c", "mailto:ada@example.com", "urn:isbn:0451450523", "//example.com/a", "/a/b", "example.com", "http://[::1]:80/",
+		"http://[::1", "http://::1/", "http://[fe80::1%25eth0]/", "http://ex ample.com/", "http://example.com/%zz", "ht tp://example.com",
+		"1http://example.com", "http:", "http://a:b@example.com:8080/p", "http://example.com:port/", "file:///etc/hosts", "http://[1.2.3.4]/"},
 }
