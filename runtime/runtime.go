@@ -257,14 +257,20 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	defer cancel()
 
 	res, err = e.dispatch.Call(ctx, e.tool.Name, newCallID(), valid, onEvent)
+	// The plugin's copy of a deadline can fire a moment before this side's
+	// own timer does, so which deadline ended the call is read from the
+	// deadlines, not from which context has noticed yet.
+	callerDeadline, callerHas := caller.Deadline()
+	ownDeadline, _ := ctx.Deadline()
+	callersFirst := callerHas && !callerDeadline.After(ownDeadline)
 	switch {
 	case err != nil && caller.Err() != nil:
 		// The caller gave up (its own deadline or cancellation), not the
 		// runtime's CallTimeout: that is the caller's error to see.
 		return nil, "", caller.Err()
+	case err != nil && errors.Is(err, context.DeadlineExceeded) && callersFirst:
+		return nil, "", context.DeadlineExceeded
 	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
-		// The plugin's copy of the deadline can fire a moment before this
-		// context's own timer does; both mean CallTimeout ran out.
 		return toolError("%s did not finish within %s and was cancelled", e.tool.Name, rt.opts.CallTimeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
