@@ -11,9 +11,10 @@ import (
 	"io/fs"
 	"math"
 	"os"
-	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/toolc/toolc/internal/atomicfile"
 )
 
 // Format is the format version of catalog files that this package reads
@@ -152,42 +153,7 @@ func (c *Catalog) WriteFile(name string) error {
 	if err != nil {
 		return err
 	}
-	if err := writeAtomic(name, data); err != nil {
-		// Name the file the caller asked for, not the temporary one.
-		var pe *fs.PathError
-		var le *os.LinkError
-		switch {
-		case errors.As(err, &pe):
-			err = pe.Err
-		case errors.As(err, &le):
-			err = le.Err
-		}
-		return &fs.PathError{Op: "write", Path: name, Err: err}
-	}
-	return nil
-}
-
-func writeAtomic(name string, data []byte) error {
-	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
-		return errors.New("is a directory")
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+	return atomicfile.Write(name, data)
 }
 
 // A FormatError says that data is not a catalog this version can read.

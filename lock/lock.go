@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"io/fs"
 	"math"
 	"os"
 	"path"
@@ -33,6 +32,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/toolc/toolc/internal/atomicfile"
 
 	"github.com/toolc/toolc/catalog"
 )
@@ -302,41 +303,7 @@ func (l *Lock) Marshal() []byte {
 // directory and a rename, so that no reader sees half a lock and a failed
 // write leaves the old one as it was.
 func (l *Lock) WriteFile(name string) error {
-	data := l.Marshal()
-	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
-		return &fs.PathError{Op: "write", Path: name, Err: errors.New("is a directory")}
-	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return &fs.PathError{Op: "write", Path: name, Err: unwrapPath(err)}
-	}
-	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
-	_, err = tmp.Write(data)
-	if err == nil {
-		err = tmp.Chmod(0o644)
-	}
-	if cerr := tmp.Close(); err == nil {
-		err = cerr
-	}
-	if err == nil {
-		err = os.Rename(tmp.Name(), name)
-	}
-	if err != nil {
-		return &fs.PathError{Op: "write", Path: name, Err: unwrapPath(err)}
-	}
-	return nil
-}
-
-func unwrapPath(err error) error {
-	var pe *fs.PathError
-	var le *os.LinkError
-	switch {
-	case errors.As(err, &pe):
-		return pe.Err
-	case errors.As(err, &le):
-		return le.Err
-	}
-	return err
+	return atomicfile.Write(name, l.Marshal())
 }
 
 // A FormatError says that data is not a lock file that this version of

@@ -14,6 +14,8 @@ import (
 	"strings"
 	"text/template"
 
+	"github.com/toolc/toolc/internal/atomicfile"
+
 	"github.com/toolc/toolc/schema"
 )
 
@@ -141,23 +143,7 @@ func writeFileAtomic(name string, data []byte) error {
 	if err := os.MkdirAll(filepath.Dir(name), 0o755); err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(name), "."+filepath.Base(name)+".tmp*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // after a successful rename, this fails harmlessly
-	if _, err := tmp.Write(data); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Chmod(0o644); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), name)
+	return atomicfile.Write(name, data)
 }
 
 const moduleTmpl = `module: "{{.Module}}"
