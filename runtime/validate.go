@@ -36,14 +36,14 @@ type fieldSpec struct {
 	index int
 	// quoted is the name quoted; subject is `field "name"`, for messages.
 	quoted, subject string
-	// kind says what the field holds: "an integer", "an array of strings".
-	kind string
+	// kindText says what the field holds: "an integer", "an array of strings".
+	kindText string
 	// key is the field's name encoded as JSON, followed by a colon.
 	key   []byte
 	typ   catalog.Type
 	items catalog.Type
 	// t and it are typ and items as small numbers, quicker to switch on.
-	t, it    kind
+	t, it    fieldKind
 	required bool
 	// def is the default encoded as JSON; nil without one.
 	def []byte
@@ -96,8 +96,8 @@ type fieldMessages struct {
 func (fs *fieldSpec) compileMessages() {
 	m := &fs.msg
 	m.twice = fs.subject + " is given more than once; give each field once"
-	m.missing = "missing required field " + fs.quoted + " (" + fs.kind + ")"
-	m.typ = fs.subject + " must be " + fs.kind + ", not "
+	m.missing = "missing required field " + fs.quoted + " (" + fs.kindText + ")"
+	m.typ = fs.subject + " must be " + fs.kindText + ", not "
 	m.enum = fs.subject + " must be one of " + fs.enumText + ", not "
 	m.minLen = fs.subject + " must be at least " + charCount(fs.minLen) + " long, not "
 	m.maxLen = fs.subject + " must be at most " + charCount(fs.maxLen) + " long, not "
@@ -114,7 +114,7 @@ func (fs *fieldSpec) compileMessages() {
 	}
 }
 
-// bound is one of minimum, maximum, exclusiveMinimum and exclusiveMaximum.
+// numBound is one of minimum, maximum, exclusiveMinimum and exclusiveMaximum.
 type numBound struct {
 	kind numBoundKind
 	d    jsonDecimal
@@ -161,11 +161,11 @@ func (b *numBound) words() string {
 	return "less than"
 }
 
-// kind is a catalog.Type as a small number.
-type kind uint8
+// fieldKind is a catalog.Type as a small number.
+type fieldKind uint8
 
 const (
-	kindNone kind = iota
+	kindNone fieldKind = iota
 	kindString
 	kindInteger
 	kindNumber
@@ -173,7 +173,7 @@ const (
 	kindArray
 )
 
-func kindOf(t catalog.Type) kind {
+func kindOf(t catalog.Type) fieldKind {
 	switch t {
 	case catalog.String:
 		return kindString
@@ -226,7 +226,7 @@ func compileField(f *catalog.Field) (*fieldSpec, error) {
 		required: f.Required,
 		minLen:   -1, maxLen: -1, minItems: -1, maxItems: -1,
 	}
-	fs.kind = kindWords(fs)
+	fs.kindText = kindWords(fs)
 	fs.t, fs.it = kindOf(f.Type), kindOf(f.Items)
 	switch f.Type {
 	case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:

@@ -721,7 +721,7 @@ func smallInt(t []byte) (int64, bool) {
 
 // appendNumber copies a number to the output; an integer written with a
 // fraction or an exponent becomes a plain integer when it fits an int64.
-func (c *argsCheck) appendNumber(k kind, t []byte, dec *jsonDecimal) {
+func (c *argsCheck) appendNumber(k fieldKind, t []byte, dec *jsonDecimal) {
 	if k == kindInteger && !plainInteger(t) {
 		if n, ok := dec.int64(); ok {
 			var buf [20]byte

@@ -30,6 +30,7 @@ func TestValidateOutput(t *testing.T) {
 		{`{"city":"\ud800x"}`, `{"city":"` + "\uFFFD" + `x","days":3,"unit":"celsius"}`},
 		{"{\"city\":\"\xff\\n\"}", `{"city":"` + "\uFFFD" + `\n","days":3,"unit":"celsius"}`},
 		{"{\"city\":\"Zürich\"}", `{"city":"Zürich","days":3,"unit":"celsius"}`},
+		{"{\"city\":\"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\"}", `{"city":"` + strings.Repeat("\uFFFD", 10) + `","days":3,"unit":"celsius"}`},
 		// Keys are written as the request spells them.
 		{`{"\u0063ity":"Berlin"}`, `{"city":"Berlin","days":3,"unit":"celsius"}`},
 	} {
@@ -48,6 +49,8 @@ func TestValidateOutput(t *testing.T) {
 		{`{"n":1,"big":1.23456789012345678901e20}`, `{"n":1,"big":1.23456789012345678901e20,"y":0.5,"level":2,"flag":true}`},
 		{`{"n":1,"big":-9007199254740992.0}`, `{"n":1,"big":-9007199254740992,"y":0.5,"level":2,"flag":true}`},
 		{`{"n":1,"x":-0.0,"any":1e400}`, `{"n":1,"x":-0.0,"any":1e400,"y":0.5,"level":2,"flag":true}`},
+		// Rewrites that make the output longer than the input.
+		{`{"n":1e1,"big":1e18}`, `{"n":10,"big":1000000000000000000,"y":0.5,"level":2,"flag":true}`},
 	} {
 		out, err := n.Validate([]byte(tc.args))
 		if err != nil || string(out) != tc.want {
