@@ -23,7 +23,8 @@ const minMessages = 256
 // maxItemProblems bounds how many bad items of one array are described.
 const maxItemProblems = 5
 
-// call is the state of one Validate call. It lives on Validate's stack.
+// argsCheck is the state of one Validate call. It lives on Validate's
+// stack.
 type argsCheck struct {
 	v    *Validator
 	data []byte
@@ -49,9 +50,6 @@ type argsCheck struct {
 	pend     [8]pendingProblem
 	npend    int
 	pendMore []pendingProblem
-	// broken is set by a syntax error: the JSON does not parse, and that is
-	// the only problem reported.
-	broken bool
 	// listed is set once an unknown field's message lists the fields.
 	listed bool
 	// failed is set on the first problem.
@@ -421,9 +419,9 @@ func (c *argsCheck) quote(s []byte) *argsCheck {
 	return c.sayBytes(strconv.AppendQuote(buf[:0], string(s)))
 }
 
-// reset drops every problem: a syntax error is the only one reported.
+// reset drops every problem: JSON that does not parse is the only problem
+// reported, and every caller stops at it.
 func (c *argsCheck) reset() {
-	c.broken = true
 	c.mn, c.npend, c.pendMore, c.unknowns = 0, 0, nil, 0
 }
 
