@@ -361,12 +361,22 @@ func (c *Catalog) normalize() error {
 // normalizeValue converts json.Numbers to int64 where the field (or array
 // item) is an integer and the number is integral, and to float64 otherwise.
 func normalizeValue(v any, f *Field) (any, error) {
-	elem := Type("")
+	var typ, items Type
 	if f != nil {
-		elem = f.Type
-		if f.Type == Array {
-			elem = f.Items
-		}
+		typ, items = f.Type, f.Items
+	}
+	return NormalizeValue(v, typ, items)
+}
+
+// NormalizeValue restores the Go types of a value decoded with
+// json.Decoder.UseNumber, for a field of type typ (items for arrays): an
+// integral number of an integer field becomes int64, any other number
+// float64, recursively through arrays and objects. The lock file reads its
+// defaults and enums with it too.
+func NormalizeValue(v any, typ, items Type) (any, error) {
+	elem := typ
+	if typ == Array {
+		elem = items
 	}
 	switch x := v.(type) {
 	case json.Number:
@@ -383,7 +393,7 @@ func normalizeValue(v any, f *Field) (any, error) {
 	case []any:
 		for i := range x {
 			var err error
-			if x[i], err = normalizeValue(x[i], &Field{Type: elem}); err != nil {
+			if x[i], err = NormalizeValue(x[i], elem, ""); err != nil {
 				return nil, err
 			}
 		}
@@ -391,7 +401,7 @@ func normalizeValue(v any, f *Field) (any, error) {
 	case map[string]any:
 		for k := range x {
 			var err error
-			if x[k], err = normalizeValue(x[k], nil); err != nil {
+			if x[k], err = NormalizeValue(x[k], "", ""); err != nil {
 				return nil, err
 			}
 		}

@@ -25,7 +25,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"math"
 	"os"
 	"path"
 	"path/filepath"
@@ -400,34 +399,16 @@ func (l *Lock) check() error {
 	return nil
 }
 
+// normalize restores the Go types of a default or enum value, which is a
+// scalar or an array of scalars.
 func normalize(v any, f *Field) (any, error) {
-	elem := f.Type
-	if f.Type == catalog.Array {
-		elem = f.Items
-	}
-	switch x := v.(type) {
-	case json.Number:
-		if elem == catalog.Integer {
-			if i, err := x.Int64(); err == nil {
-				return i, nil
-			}
-		}
-		fl, err := x.Float64()
-		if err != nil || math.IsInf(fl, 0) {
-			return nil, fmt.Errorf("number %s out of range", x)
-		}
-		return fl, nil
-	case []any:
-		for i := range x {
-			var err error
-			if x[i], err = normalize(x[i], &Field{Type: elem}); err != nil {
-				return nil, err
-			}
-		}
-	case map[string]any:
+	if _, ok := v.(map[string]any); ok {
 		return nil, errors.New("an object is not a field value")
 	}
-	return v, nil
+	if items, ok := v.([]any); ok && slices.ContainsFunc(items, func(x any) bool { _, obj := x.(map[string]any); return obj }) {
+		return nil, errors.New("an object is not a field value")
+	}
+	return catalog.NormalizeValue(v, f.Type, f.Items)
 }
 
 func versionMismatch(got string) string {
