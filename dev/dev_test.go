@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"regexp"
 	goruntime "runtime"
@@ -17,8 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolc/toolc/internal/testmodule"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/tools/txtar"
 
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
@@ -43,27 +43,7 @@ func newProject(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar, err := txtar.ParseFile(filepath.Join("testdata", "project.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, f := range ar.Files {
-		data := strings.ReplaceAll(string(f.Data), "@ROOT@", root)
-		writeFile(t, filepath.Join(dir, f.Name), data)
-	}
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeFile(t, filepath.Join(dir, "go.sum"), string(sum))
-	tidy := exec.Command("go", "mod", "tidy")
-	tidy.Dir = dir
-	tidy.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := tidy.CombinedOutput(); err != nil {
-		t.Fatalf("go mod tidy: %v\n%s", err, out)
-	}
-	return dir
+	return testmodule.FromTxtar(t, root, filepath.Join("testdata", "project.txtar"))
 }
 
 func writeFile(t testing.TB, path, data string) {

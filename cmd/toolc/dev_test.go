@@ -17,8 +17,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolc/toolc/internal/testmodule"
+
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"golang.org/x/tools/txtar"
 )
 
 // The toolc dev tests run the real binary on a project of its own, the one
@@ -38,26 +39,7 @@ func newDevProject(t testing.TB) string {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ar, err := txtar.ParseFile(filepath.Join(root, "dev", "testdata", "project.txtar"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for _, f := range ar.Files {
-		writeDevFile(t, filepath.Join(dir, f.Name), strings.ReplaceAll(string(f.Data), "@ROOT@", root))
-	}
-	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	writeDevFile(t, filepath.Join(dir, "go.sum"), string(sum))
-	tidy := exec.Command("go", "mod", "tidy")
-	tidy.Dir = dir
-	tidy.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := tidy.CombinedOutput(); err != nil {
-		t.Fatalf("go mod tidy: %v\n%s", err, out)
-	}
-	return dir
+	return testmodule.FromTxtar(t, root, filepath.Join(root, "dev", "testdata", "project.txtar"))
 }
 
 func writeDevFile(t testing.TB, path, data string) {
