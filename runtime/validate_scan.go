@@ -45,8 +45,11 @@ type argsCheck struct {
 	// pend (then pendMore, beyond eight problems) where each starts;
 	// Validate cuts them apart at the end, so that all messages take one
 	// allocation. Once there is a problem there is no output.
-	msgs     []byte
-	mn       int
+	msgs []byte
+	mn   int
+	// failure holds the error, its first problems and the first messages:
+	// an invalid call allocates it and little else.
+	failure  *failure
 	pend     [8]pendingProblem
 	npend    int
 	pendMore []pendingProblem
@@ -313,7 +316,8 @@ func (c *argsCheck) openMessages() {
 	if !c.failed {
 		c.failed = true
 		c.out, c.n = nil, 0
-		c.msgs = make([]byte, minMessages)
+		c.failure = new(failure)
+		c.msgs = c.failure.msgs[:]
 	}
 }
 
@@ -425,6 +429,13 @@ func (c *argsCheck) reset() {
 	c.mn, c.npend, c.pendMore, c.unknowns = 0, 0, nil, 0
 }
 
+// failure is what an invalid call allocates, in one piece.
+type failure struct {
+	err      ValidationError
+	problems [4]Problem
+	msgs     [minMessages]byte
+}
+
 // err cuts the messages apart. They share the buffer that they were
 // written to, which nothing writes to any more.
 func (c *argsCheck) err() *ValidationError {
@@ -432,13 +443,8 @@ func (c *argsCheck) err() *ValidationError {
 	all := unsafe.String(unsafe.SliceData(c.msgs), c.mn)
 	var e *ValidationError
 	var ps []Problem
-	if c.npend <= 4 {
-		// One allocation for the error and its problems.
-		a := &struct {
-			e  ValidationError
-			ps [4]Problem
-		}{}
-		e, ps = &a.e, a.ps[:c.npend:c.npend]
+	if c.npend <= len(c.failure.problems) {
+		e, ps = &c.failure.err, c.failure.problems[:c.npend:c.npend]
 	} else {
 		e, ps = new(ValidationError), make([]Problem, c.npend)
 	}
