@@ -5,6 +5,12 @@
 // small.
 package catalog
 
+import (
+	"fmt"
+	"strconv"
+	"strings"
+)
+
 // Catalog is a set of services and their tools, sorted by name.
 type Catalog struct {
 	Services []*Service `json:"services"`
@@ -15,6 +21,7 @@ type Catalog struct {
 // Service is one contract package.
 type Service struct {
 	Name        string `json:"name"`
+	Pos         Pos    `json:"pos"`
 	Version     string `json:"version"`
 	Description string `json:"description"`
 	// Dir is the contract directory, slash-separated and relative to the
@@ -24,12 +31,12 @@ type Service struct {
 	Handler  string  `json:"handler"`
 	MCPTitle string  `json:"mcpTitle,omitempty"`
 	Tools    []*Tool `json:"tools"`
-	Pos      Pos     `json:"pos"`
 }
 
 // Tool is one function that a model can call.
 type Tool struct {
 	Name string `json:"name"`
+	Pos  Pos    `json:"pos"`
 	// Fingerprint is the sha256 of the tool's contract, set by Seal: equal
 	// fingerprints mean the same tool, wherever it was declared.
 	Fingerprint string      `json:"fingerprint"`
@@ -45,7 +52,6 @@ type Tool struct {
 	Examples []map[string]any `json:"examples,omitempty"`
 	// MCPName pins the exposed MCP name; empty means derived (see MCPName).
 	MCPName string `json:"mcpName,omitempty"`
-	Pos     Pos    `json:"pos"`
 }
 
 // Annotations are behaviour hints. Nil means unset, which MCP distinguishes
@@ -59,9 +65,9 @@ type Annotations struct {
 
 // Message is a flat set of fields: a tool's request or response.
 type Message struct {
+	Pos         Pos      `json:"pos"`
 	Description string   `json:"description,omitempty"`
 	Fields      []*Field `json:"fields"`
-	Pos         Pos      `json:"pos"`
 }
 
 // Field returns the field with the given name, or nil.
@@ -91,6 +97,7 @@ const (
 // for integers, float64 for numbers, bool, and []any for arrays.
 type Field struct {
 	Name        string `json:"name"`
+	Pos         Pos    `json:"pos"`
 	Type        Type   `json:"type"`
 	Items       Type   `json:"items,omitempty"`
 	Description string `json:"description"`
@@ -113,14 +120,68 @@ type Field struct {
 	MinItems    *int64 `json:"minItems,omitempty"`
 	MaxItems    *int64 `json:"maxItems,omitempty"`
 	UniqueItems bool   `json:"uniqueItems,omitempty"`
-
-	Pos Pos `json:"pos"`
 }
 
 // Pos is a source position: a slash-separated file path relative to the
-// directory that toolc ran in, and 1-based line and column.
+// directory that toolc ran in, and 1-based line and column. In JSON it is
+// one string, "file:line:column", and the zero Pos is "".
 type Pos struct {
-	File   string `json:"file"`
-	Line   int    `json:"line"`
-	Column int    `json:"column"`
+	File   string
+	Line   int
+	Column int
+}
+
+// MarshalText writes p as "file:line:column": a catalog file holds
+// thousands of positions, and a string takes a third of the room of an
+// object and reads like a compiler's message.
+func (p Pos) MarshalText() ([]byte, error) {
+	return p.appendText(nil), nil
+}
+
+func (p Pos) appendText(b []byte) []byte {
+	if p == (Pos{}) {
+		return b
+	}
+	b = append(b, p.File...)
+	b = append(b, ':')
+	b = strconv.AppendInt(b, int64(p.Line), 10)
+	b = append(b, ':')
+	return strconv.AppendInt(b, int64(p.Column), 10)
+}
+
+// UnmarshalText reads what MarshalText writes. The file name may hold
+// colons: the line and column are the last two parts.
+func (p *Pos) UnmarshalText(text []byte) error {
+	pos, ok := parsePos(string(text))
+	if !ok {
+		return &posError{string(text)}
+	}
+	*p = pos
+	return nil
+}
+
+type posError struct{ text string }
+
+func (e *posError) Error() string {
+	return fmt.Sprintf("position %q is not file:line:column", e.text)
+}
+
+func parsePos(s string) (Pos, bool) {
+	if s == "" {
+		return Pos{}, true
+	}
+	i := strings.LastIndexByte(s, ':')
+	if i < 0 {
+		return Pos{}, false
+	}
+	j := strings.LastIndexByte(s[:i], ':')
+	if j < 0 {
+		return Pos{}, false
+	}
+	line, err1 := strconv.Atoi(s[j+1 : i])
+	col, err2 := strconv.Atoi(s[i+1:])
+	if err1 != nil || err2 != nil {
+		return Pos{}, false
+	}
+	return Pos{File: s[:j], Line: line, Column: col}, true
 }

@@ -1,6 +1,7 @@
 package catalog
 
 import (
+	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"math"
@@ -8,8 +9,8 @@ import (
 	"unicode/utf8"
 )
 
-// decodeFast decodes a catalog file as Marshal writes it, without
-// reflection: a catalog of 2000 tools loads in a few milliseconds this way,
+// decodeFast decodes a catalog file as Marshal writes it, and normalizes
+// it as decodeSlow does, without reflection: a catalog of 2000 tools loads in a few milliseconds this way,
 // where encoding/json takes well over a hundred. It is strict: on anything
 // unusual (a syntax error, an unknown, duplicate or differently cased key,
 // null where a value belongs, a number that does not fit, another format)
@@ -17,13 +18,13 @@ import (
 // exactly what it accepts and words the error. FuzzParse checks that the
 // two agree on every input that decodeFast accepts.
 func decodeFast(data []byte) (*file, bool) {
-	d := &decoder{data: data, text: string(data), strs: map[string]string{}}
+	d := &decoder{data: data, text: string(data)}
 	f := &file{}
 	seen := 0
 	ok := d.object(func(key []byte) bool {
 		switch string(key) {
 		case "format":
-			return d.once(&seen, 1) && d.intern(&f.Format) && f.Format == Format
+			return d.once(&seen, 1) && d.string(&f.Format) && f.Format == Format
 		case "fingerprint":
 			return d.once(&seen, 2) && d.string(&f.Fingerprint)
 		case "services":
@@ -35,6 +36,10 @@ func decodeFast(data []byte) (*file, bool) {
 	if !ok || d.i != len(d.data) || seen&1 == 0 {
 		return nil, false
 	}
+	if f.Services == nil {
+		f.Services = []*Service{}
+	}
+	f.sums = d.sums
 	return f, true
 }
 
@@ -52,9 +57,14 @@ type decoder struct {
 	toolSlab  []Tool
 	intSlab   []int64
 	floatSlab []float64
-	// strs holds the strings that repeat throughout a catalog, such as
-	// file names and types, so that each is allocated once.
-	strs map[string]string
+	// While a tool is decoded (inTool), canon collects its canonical form
+	// (see Catalog.digest): its text but for white space and the contents
+	// of its positions and fingerprint, which skip leaves out. data[mark:]
+	// is not copied yet. sums holds the sha256 of each tool's.
+	inTool bool
+	canon  []byte
+	mark   int
+	sums   []toolSum
 }
 
 const maxDepth = 10000
@@ -72,7 +82,19 @@ func (d *decoder) ws() {
 		}
 		i++
 	}
+	if d.inTool && i > d.i {
+		d.skip(d.i, i)
+	}
 	d.i = i
+}
+
+// skip leaves data[from:to] out of the canonical form of the tool being
+// decoded.
+func (d *decoder) skip(from, to int) {
+	if d.inTool {
+		d.canon = append(d.canon, d.data[d.mark:from]...)
+		d.mark = to
+	}
 }
 
 const (
@@ -108,6 +130,11 @@ func plainRun(b []byte) int {
 
 // peek returns the next byte after white space, or 0 at the end.
 func (d *decoder) peek() byte {
+	// Most tokens follow another without white space: look before calling
+	// ws, which the compiler does not inline.
+	if d.i < len(d.data) && d.data[d.i] > ' ' {
+		return d.data[d.i]
+	}
 	d.ws()
 	if d.i < len(d.data) {
 		return d.data[d.i]
@@ -204,26 +231,33 @@ func (d *decoder) rawKey() ([]byte, bool) {
 // and unescaped by encoding/json, so that it means exactly what it would
 // mean there.
 func (d *decoder) string(out *string) bool {
+	s, ok := d.str()
+	*out = s
+	return ok
+}
+
+func (d *decoder) str() (string, bool) {
 	if d.peek() != '"' {
-		return false
+		return "", false
 	}
 	start := d.i + 1
 	escaped, high := false, false
 	for j := start + plainRun(d.data[start:]); j < len(d.data); j++ {
 		switch c := d.data[j]; {
 		case c == '"':
+			var s string
 			if seg := d.data[start:j]; !escaped && (!high || utf8.Valid(seg)) {
-				*out = d.text[start:j]
-			} else if err := json.Unmarshal(d.data[d.i:j+1], out); err != nil {
-				return false
+				s = d.text[start:j]
+			} else if s, escaped = unescape(d.data[d.i : j+1]); !escaped {
+				return "", false
 			}
 			d.i = j + 1
-			return true
+			return s, true
 		case c == '\\':
 			escaped = true
 			j++
 		case c < 0x20:
-			return false
+			return "", false
 		default:
 			high = true
 		}
@@ -231,25 +265,16 @@ func (d *decoder) string(out *string) bool {
 			j += plainRun(d.data[j+1:])
 		}
 	}
-	return false
+	return "", false
 }
 
-// intern decodes a string that repeats throughout a catalog.
-func (d *decoder) intern(out *string) bool {
-	if d.peek() != '"' {
-		return false
+// unescape decodes a quoted string with encoding/json.
+func unescape(quoted []byte) (string, bool) {
+	var s string
+	if err := json.Unmarshal(quoted, &s); err != nil {
+		return "", false
 	}
-	key, ok := d.rawKey()
-	if !ok {
-		return d.string(out)
-	}
-	if s, ok := d.strs[string(key)]; ok {
-		*out = s
-		return true
-	}
-	*out = d.text[d.i-1-len(key) : d.i-1]
-	d.strs[*out] = *out
-	return true
+	return s, true
 }
 
 // number returns the text of a number.
@@ -364,98 +389,94 @@ func (d *decoder) bool(out *bool) bool {
 }
 
 func (d *decoder) optBool(out **bool) bool {
-	var v bool
-	if !d.bool(&v) {
-		return false
-	}
-	*out = &v
-	return true
+	v := new(bool)
+	*out = v
+	return d.bool(v)
 }
 
 // value decodes any JSON value as encoding/json does into an any with
-// UseNumber: json.Number, string, bool, nil, []any, map[string]any.
-func (d *decoder) value(out *any) bool {
+// UseNumber, and then NormalizeValue(v, elem, ""): string, bool, nil,
+// []any, map[string]any, and a number as int64 when elem is Integer and
+// the number integral, as float64 otherwise. A number out of range makes
+// it give up, for Parse's slow path to explain.
+func (d *decoder) value(elem Type) (any, bool) {
 	d.depth++
 	defer func() { d.depth-- }()
 	if d.depth > maxDepth {
-		return false
+		return nil, false
 	}
 	switch c := d.peek(); {
 	case c == '"':
-		var s string
-		if !d.string(&s) {
-			return false
-		}
-		*out = s
+		return d.str()
 	case c == '-' || c >= '0' && c <= '9':
 		text, ok := d.number()
 		if !ok {
-			return false
+			return nil, false
 		}
-		*out = json.Number(text)
+		if elem == Integer {
+			if i, err := strconv.ParseInt(string(text), 10, 64); err == nil {
+				return i, true
+			}
+		}
+		f, err := strconv.ParseFloat(string(text), 64)
+		if err != nil || math.IsInf(f, 0) {
+			return nil, false
+		}
+		return f, true
 	case c == 't' || c == 'f':
 		var b bool
 		if !d.bool(&b) {
-			return false
+			return nil, false
 		}
-		*out = b
+		return b, true
 	case c == 'n':
-		*out = nil
-		return d.literal("null")
+		return nil, d.literal("null")
 	case c == '[':
-		return d.values((*[]any)(nil), out)
+		return d.values(elem)
 	case c == '{':
-		var m map[string]any
-		if !d.anyObject(&m) {
-			return false
-		}
-		*out = m
-	default:
-		return false
+		return d.anyObject(nil)
 	}
-	return true
+	return nil, false
 }
 
-// values decodes an array of any values, into list or, when list is nil,
-// into out.
-func (d *decoder) values(list *[]any, out *any) bool {
+// values decodes an array of values (see value).
+func (d *decoder) values(elem Type) ([]any, bool) {
 	vs := []any{}
 	ok := d.array(func() bool {
-		var v any
-		if !d.value(&v) {
-			return false
-		}
+		v, ok := d.value(elem)
 		vs = append(vs, v)
-		return true
+		return ok
 	})
-	if !ok {
-		return false
-	}
-	if list != nil {
-		*list = vs
-	} else {
-		*out = vs
-	}
-	return true
+	return vs, ok
 }
 
-// anyObject decodes an object of any values; a repeated key keeps the
-// last value, as encoding/json does.
-func (d *decoder) anyObject(out *map[string]any) bool {
+// anyObject decodes an object of values, each normalized for the field
+// of its name in fields, if any (see value); a repeated key keeps the last
+// value, as encoding/json does.
+func (d *decoder) anyObject(fields *Message) (map[string]any, bool) {
 	m := map[string]any{}
 	ok := d.object(func(key []byte) bool {
-		var v any
-		if !d.value(&v) {
-			return false
+		var elem Type
+		if fields != nil {
+			elem = fields.Field(string(key)).elem()
 		}
+		v, ok := d.value(elem)
 		m[string(key)] = v
-		return true
+		return ok
 	})
-	if !ok {
-		return false
+	return m, ok
+}
+
+// elem is the type of f's values, or of their elements for an array: the
+// type that NormalizeValue goes by.
+func (f *Field) elem() Type {
+	switch {
+	case f == nil:
+		return ""
+	case f.Type == Array:
+		return f.Items
 	}
-	*out = m
-	return true
+	return f.Type
 }
 
 func (d *decoder) services(out *[]*Service) bool {
@@ -480,9 +501,9 @@ func (d *decoder) service(s *Service) bool {
 		case "description":
 			return d.once(&seen, 1<<2) && d.string(&s.Description)
 		case "dir":
-			return d.once(&seen, 1<<3) && d.intern(&s.Dir)
+			return d.once(&seen, 1<<3) && d.string(&s.Dir)
 		case "handler":
-			return d.once(&seen, 1<<4) && d.intern(&s.Handler)
+			return d.once(&seen, 1<<4) && d.string(&s.Handler)
 		case "mcpTitle":
 			return d.once(&seen, 1<<5) && d.string(&s.MCPTitle)
 		case "tools":
@@ -503,7 +524,15 @@ func (d *decoder) tools(out *[]*Tool) bool {
 		t := &d.toolSlab[0]
 		d.toolSlab = d.toolSlab[1:]
 		list = append(list, t)
-		return d.tool(t)
+		if d.peek() != '{' {
+			return false
+		}
+		d.inTool, d.canon, d.mark = true, d.canon[:0], d.i
+		ok := d.tool(t)
+		d.skip(d.i, d.i)
+		d.inTool = false
+		d.sums = append(d.sums, toolSum{sha256.Sum256(d.canon), true})
+		return ok
 	})
 	*out = list
 	return ok
@@ -516,7 +545,7 @@ func (d *decoder) tool(t *Tool) bool {
 		case "name":
 			return d.once(&seen, 1<<0) && d.string(&t.Name)
 		case "fingerprint":
-			return d.once(&seen, 1<<1) && d.string(&t.Fingerprint)
+			return d.once(&seen, 1<<1) && d.blanked(&t.Fingerprint)
 		case "description":
 			return d.once(&seen, 1<<2) && d.string(&t.Description)
 		case "title":
@@ -533,7 +562,8 @@ func (d *decoder) tool(t *Tool) bool {
 			t.Response = &Message{}
 			return d.once(&seen, 1<<8) && d.message(t.Response)
 		case "examples":
-			return d.once(&seen, 1<<9) && d.examples(&t.Examples)
+			// The examples are normalized for the request's fields.
+			return seen&(1<<7) != 0 && d.once(&seen, 1<<9) && d.examples(&t.Examples, &t.Request)
 		case "mcpName":
 			return d.once(&seen, 1<<10) && d.string(&t.MCPName)
 		case "pos":
@@ -543,15 +573,12 @@ func (d *decoder) tool(t *Tool) bool {
 	})
 }
 
-func (d *decoder) examples(out *[]map[string]any) bool {
+func (d *decoder) examples(out *[]map[string]any, request *Message) bool {
 	list := []map[string]any{}
 	ok := d.array(func() bool {
-		var m map[string]any
-		if !d.anyObject(&m) {
-			return false
-		}
+		m, ok := d.anyObject(request)
 		list = append(list, m)
-		return true
+		return ok
 	})
 	*out = list
 	return ok
@@ -576,6 +603,11 @@ func (d *decoder) annotations(a *Annotations) bool {
 
 func (d *decoder) message(m *Message) bool {
 	seen := 0
+	defer func() {
+		if m.Fields == nil {
+			m.Fields = []*Field{} // as normalize does
+		}
+	}()
 	return d.object(func(key []byte) bool {
 		switch string(key) {
 		case "description":
@@ -604,6 +636,12 @@ func (d *decoder) fields(out *[]*Field) bool {
 	return ok
 }
 
+// The keys of a field whose values are normalized by its type.
+const (
+	typeSeen   = 1 << 1
+	valuesSeen = 1<<6 | 1<<7 | 1<<8
+)
+
 func (d *decoder) field(f *Field) bool {
 	seen := 0
 	return d.object(func(key []byte) bool {
@@ -611,9 +649,11 @@ func (d *decoder) field(f *Field) bool {
 		case "name":
 			return d.once(&seen, 1<<0) && d.string(&f.Name)
 		case "type":
-			return d.once(&seen, 1<<1) && d.intern((*string)(&f.Type))
+			return d.once(&seen, 1<<1) && d.string((*string)(&f.Type))
 		case "items":
-			return d.once(&seen, 1<<2) && d.intern((*string)(&f.Items))
+			// Values are normalized by the type of the items: they come
+			// first.
+			return seen&valuesSeen == 0 && d.once(&seen, 1<<2) && d.string((*string)(&f.Items))
 		case "description":
 			return d.once(&seen, 1<<3) && d.string(&f.Description)
 		case "required":
@@ -621,11 +661,17 @@ func (d *decoder) field(f *Field) bool {
 		case "deprecated":
 			return d.once(&seen, 1<<5) && d.bool(&f.Deprecated)
 		case "default":
-			return d.once(&seen, 1<<6) && d.peek() != 'n' && d.value(&f.Default)
+			var ok bool
+			f.Default, ok = d.value(f.elem())
+			return seen&typeSeen != 0 && d.once(&seen, 1<<6) && ok && f.Default != nil
 		case "enum":
-			return d.once(&seen, 1<<7) && d.values(&f.Enum, nil)
+			var ok bool
+			f.Enum, ok = d.values(f.elem())
+			return seen&typeSeen != 0 && d.once(&seen, 1<<7) && ok
 		case "examples":
-			return d.once(&seen, 1<<8) && d.values(&f.Examples, nil)
+			var ok bool
+			f.Examples, ok = d.values(f.elem())
+			return seen&typeSeen != 0 && d.once(&seen, 1<<8) && ok
 		case "minLength":
 			return d.once(&seen, 1<<9) && d.int64(&f.MinLength)
 		case "maxLength":
@@ -633,7 +679,7 @@ func (d *decoder) field(f *Field) bool {
 		case "pattern":
 			return d.once(&seen, 1<<11) && d.string(&f.Pattern)
 		case "format":
-			return d.once(&seen, 1<<12) && d.intern(&f.Format)
+			return d.once(&seen, 1<<12) && d.string(&f.Format)
 		case "minimum":
 			return d.once(&seen, 1<<13) && d.float64(&f.Minimum)
 		case "maximum":
@@ -656,16 +702,24 @@ func (d *decoder) field(f *Field) bool {
 }
 
 func (d *decoder) pos(p *Pos) bool {
-	seen := 0
-	return d.object(func(key []byte) bool {
-		switch string(key) {
-		case "file":
-			return d.once(&seen, 1<<0) && d.intern(&p.File)
-		case "line":
-			return d.once(&seen, 1<<1) && d.int(&p.Line)
-		case "column":
-			return d.once(&seen, 1<<2) && d.int(&p.Column)
-		}
+	var text string
+	if !d.blanked(&text) {
 		return false
-	})
+	}
+	pos, ok := parsePos(text)
+	*p = pos
+	return ok
+}
+
+// blanked decodes a string that the canonical form of a tool leaves empty.
+func (d *decoder) blanked(out *string) bool {
+	if d.peek() != '"' {
+		return false
+	}
+	quote := d.i
+	if !d.string(out) {
+		return false
+	}
+	d.skip(quote+1, d.i-1)
+	return true
 }

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"math/rand/v2"
 	"reflect"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -70,39 +71,69 @@ func TestDecodeFastAcceptsMarshal(t *testing.T) {
 	}
 }
 
+// TestParseVerifiesFromText: Parse verifies the fingerprints of a file
+// that Marshal wrote by hashing the file's own text, without encoding a
+// tool again (or a catalog of 2000 tools would not load in time), and
+// also when the file was re-indented.
+func TestParseVerifiesFromText(t *testing.T) {
+	for name, data := range catalogFiles(t) {
+		var indented bytes.Buffer
+		if err := json.Indent(&indented, data, "", "\t"); err != nil {
+			t.Fatal(err)
+		}
+		for form, data := range map[string][]byte{"as written": data, "indented": indented.Bytes()} {
+			matched, tools := catalog.VerifiedFromText(data)
+			if matched != tools {
+				t.Errorf("%s, %s: %d of %d tools verified from the file's text", name, form, matched, tools)
+			}
+			if _, err := catalog.Parse(data); err != nil {
+				t.Errorf("%s, %s: %v", name, form, err)
+			}
+		}
+	}
+}
+
 // TestDecodeFastAgrees mutates catalog files in ways that the fast decoder
 // must either refuse or decode as encoding/json does.
 func TestDecodeFastAgrees(t *testing.T) {
 	mutations := map[string]func(s string) string{
-		"escaped letters": func(s string) string { return strings.ReplaceAll(s, `"name": "`, `"name": "\u0061`) },
+		"escaped letters": func(s string) string { return strings.ReplaceAll(s, `"name":"`, `"name":"\u0061`) },
 		"escaped key":     func(s string) string { return strings.Replace(s, `"name"`, `"n\u0061me"`, 1) },
 		"upper-case key":  func(s string) string { return strings.Replace(s, `"name"`, `"Name"`, 1) },
-		"duplicate key":   func(s string) string { return strings.Replace(s, `"version": `, `"version": "0", "version": `, 1) },
-		"null tools":      func(s string) string { return strings.Replace(s, `"tools": [`, `"tools": null, "x": [`, 1) },
+		"duplicate key":   func(s string) string { return strings.Replace(s, `"version":`, `"version":"0","version":`, 1) },
+		"null tools":      func(s string) string { return strings.Replace(s, `"tools":[`, `"tools":null,"x":[`, 1) },
 		"null enum": func(s string) string {
-			return strings.Replace(s, `"required": true,`, `"required": true, "enum": null,`, 1)
+			return strings.Replace(s, `"required":true,`, `"required":true,"enum":null,`, 1)
 		},
-		"float line":     func(s string) string { return strings.Replace(s, `"line": 1`, `"line": 1.0`, 1) },
-		"exponent bound": func(s string) string { return strings.Replace(s, `"minLength": 1`, `"minLength": 1e0`, 1) },
-		"huge number":    func(s string) string { return strings.Replace(s, `"minimum": 1`, `"minimum": 1e400`, 1) },
-		"negative zero":  func(s string) string { return strings.Replace(s, `"minimum": 1`, `"minimum": -0`, 1) },
-		"tabs and CRs":   func(s string) string { return strings.ReplaceAll(s, "\n  ", "\r\n\t") },
-		"BOM":            func(s string) string { return "\ufeff" + s },
-		"trailing":       func(s string) string { return s + " x" },
-		"no format":      func(s string) string { return strings.Replace(s, `"format"`, `"formats"`, 1) },
+		"position object": func(s string) string { return strings.Replace(s, `"pos":"`, `"pos":{"file":"a.cue"},"x":"`, 1) },
+		"bad position":    func(s string) string { return strings.Replace(s, `.cue:`, `.cue;`, 1) },
+		"float bound":     func(s string) string { return strings.Replace(s, `"minLength":1`, `"minLength":1.0`, 1) },
+		"exponent bound":  func(s string) string { return strings.Replace(s, `"minLength":1`, `"minLength":1e0`, 1) },
+		"huge number":     func(s string) string { return strings.Replace(s, `"minimum":1`, `"minimum":1e400`, 1) },
+		"negative zero":   func(s string) string { return strings.Replace(s, `"minimum":1`, `"minimum":-0`, 1) },
+		// Values are normalized by the type of the items, which the fast
+		// decoder wants before them.
+		"items last": func(s string) string {
+			return regexp.MustCompile(`,"items":("[a-z]+")([^{}]*)\}`).ReplaceAllString(s, `$2,"items":$1}`)
+		},
+		"spaces":       func(s string) string { return strings.ReplaceAll(strings.ReplaceAll(s, `,"`, `, "`), `":`, `": `) },
+		"tabs and CRs": func(s string) string { return strings.ReplaceAll(s, "\n  ", "\r\n\t") },
+		"BOM":          func(s string) string { return "\ufeff" + s },
+		"trailing":     func(s string) string { return s + " x" },
+		"no format":    func(s string) string { return strings.Replace(s, `"format"`, `"formats"`, 1) },
 		"format last": func(s string) string {
 			s = strings.Replace(s, `"format": "toolc.catalog/v1",`, ``, 1)
 			return strings.TrimSuffix(s, "}\n") + `, "format": "toolc.catalog/v1"}`
 		},
-		"control char": func(s string) string { return strings.Replace(s, `"description": "`, "\"description\": \"\x01", 1) },
-		"raw unicode":  func(s string) string { return strings.ReplaceAll(s, `"description": "`, `"description": "é\u2028 `) },
+		"control char": func(s string) string { return strings.Replace(s, `"description":"`, "\"description\":\"\x01", 1) },
+		"raw unicode":  func(s string) string { return strings.ReplaceAll(s, `"description":"`, `"description":"é\u2028 `) },
 		"deep example": func(s string) string {
-			return strings.Replace(s, `"examples": [`, `"examples": [`+strings.Repeat("[", 20000), 1)
+			return strings.Replace(s, `"examples":[`, `"examples":[`+strings.Repeat("[", 20000), 1)
 		},
 	}
 	// The mutations that the fast decoder takes on itself; it leaves the
 	// rest to encoding/json.
-	fastMutations := map[string]bool{"tabs and CRs": true, "format last": true, "escaped letters": true, "negative zero": true, "raw unicode": true}
+	fastMutations := map[string]bool{"tabs and CRs": true, "format last": true, "escaped letters": true, "negative zero": true, "raw unicode": true, "spaces": true, "items last": true}
 	for name, data := range catalogFiles(t) {
 		for mname, mutate := range mutations {
 			fast := checkAgree(t, name+"/"+mname, []byte(mutate(string(data))))

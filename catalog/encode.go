@@ -318,34 +318,65 @@ func (c *Catalog) sizeHint() int {
 
 // The catalog file.
 
+// catalogFile writes the catalog file: a header of one line per key, one
+// line per service and per tool, and one line per field, each line
+// compact JSON. A diff of a checked-in catalog shows the fields that
+// changed, and each tool's text is its canonical form (see digest) but for
+// line breaks and positions, so that Parse verifies a fingerprint by
+// hashing the file's own bytes.
 func (w *writer) catalogFile(f *file) {
-	w.open('{')
-	w.key("format")
+	w.b = append(w.b, "{\n  \"format\": "...)
 	w.str(f.Format)
-	w.key("fingerprint")
+	w.b = append(w.b, ",\n  \"fingerprint\": "...)
 	w.str(f.Fingerprint)
-	w.key("services")
-	w.services(f.Services, false)
-	w.close('}')
+	w.b = append(w.b, ",\n  \"services\": "...)
+	if f.Services == nil {
+		w.null()
+	} else {
+		w.lines(len(f.Services), 2, func(i int) {
+			s := f.Services[i]
+			if s == nil {
+				w.null()
+				return
+			}
+			w.serviceHead(s, false)
+			if s.Tools == nil {
+				w.null()
+			} else {
+				w.lines(len(s.Tools), 3, func(i int) { w.tool(s.Tools[i], s.Tools[i].fingerprint(), false) })
+			}
+			w.close('}')
+		})
+	}
+	w.b = append(w.b, "\n}"...)
 }
 
-func (w *writer) services(ss []*Service, canon bool) {
-	if ss == nil {
-		w.null()
-		return
-	}
+// lines writes an array with each element on a line of its own, indented
+// by depth levels, and the closing bracket on the next line at the
+// level before. The file's layout is compact JSON but for these breaks.
+func (w *writer) lines(n, depth int, elem func(i int)) {
 	w.open('[')
-	for _, s := range ss {
+	for i := range n {
 		w.next()
-		if s == nil {
-			w.null()
-			continue
-		}
-		w.serviceHead(s, canon)
-		w.tools(s.Tools, canon)
-		w.serviceTail(s, canon)
+		w.lineBreak(depth)
+		elem(i)
+	}
+	if n > 0 {
+		w.lineBreak(depth - 1)
 	}
 	w.close(']')
+}
+
+func (w *writer) lineBreak(depth int) {
+	w.b = append(w.b, '\n')
+	w.b = append(w.b, spaces[:2*depth]...)
+}
+
+func (t *Tool) fingerprint() string {
+	if t == nil {
+		return ""
+	}
+	return t.Fingerprint
 }
 
 // serviceHead writes a service up to the value of "tools". Like a
@@ -356,6 +387,8 @@ func (w *writer) serviceHead(s *Service, canon bool) {
 	w.open('{')
 	w.key("name")
 	w.str(s.Name)
+	w.key("pos")
+	w.pos(s.Pos, canon)
 	w.key("version")
 	w.str(s.Version)
 	w.key("description")
@@ -375,37 +408,19 @@ func (w *writer) serviceHead(s *Service, canon bool) {
 	w.key("tools")
 }
 
-func (w *writer) serviceTail(s *Service, canon bool) {
-	w.key("pos")
-	w.pos(s.Pos, canon)
-	w.close('}')
-}
-
-func (w *writer) tools(ts []*Tool, canon bool) {
-	if ts == nil {
-		w.null()
-		return
-	}
-	w.open('[')
-	for _, t := range ts {
-		w.next()
-		w.tool(t, t.Fingerprint, canon)
-	}
-	w.close(']')
-}
-
-// tool writes a tool with the given fingerprint; it returns the offset in
-// w.b at which the fingerprint's text starts, for fingerprinting.
-func (w *writer) tool(t *Tool, fingerprint string, canon bool) int {
+// tool writes a tool with the given fingerprint: in the file's layout, or
+// with canon in canonical form (compact, positions blank).
+func (w *writer) tool(t *Tool, fingerprint string, canon bool) {
 	if t == nil {
 		w.null()
-		return -1
+		return
 	}
 	w.open('{')
 	w.key("name")
 	w.str(t.Name)
+	w.key("pos")
+	w.pos(t.Pos, canon)
 	w.key("fingerprint")
-	mark := len(w.b) + 1
 	w.str(fingerprint)
 	w.key("description")
 	w.str(t.Description)
@@ -442,10 +457,7 @@ func (w *writer) tool(t *Tool, fingerprint string, canon bool) int {
 		w.key("mcpName")
 		w.str(t.MCPName)
 	}
-	w.key("pos")
-	w.pos(t.Pos, canon)
 	w.close('}')
-	return mark
 }
 
 func (w *writer) annotations(a *Annotations) {
@@ -485,25 +497,30 @@ func (w *writer) values(key string, vs []any) {
 	}
 }
 
+// message writes a request or response; in the file, a tool's line is at
+// depth 3, so its fields go at depth 4.
 func (w *writer) message(m *Message, canon bool) {
 	w.open('{')
+	w.key("pos")
+	w.pos(m.Pos, canon)
 	if m.Description != "" {
 		w.key("description")
 		w.str(m.Description)
 	}
 	w.key("fields")
-	if m.Fields == nil && !canon {
+	switch {
+	case m.Fields == nil && !canon:
 		w.null()
-	} else {
+	case canon:
 		w.open('[')
 		for _, f := range m.Fields {
 			w.next()
 			w.field(f, canon)
 		}
 		w.close(']')
+	default:
+		w.lines(len(m.Fields), 4, func(i int) { w.field(m.Fields[i], false) })
 	}
-	w.key("pos")
-	w.pos(m.Pos, canon)
 	w.close('}')
 }
 
@@ -515,6 +532,8 @@ func (w *writer) field(f *Field, canon bool) {
 	w.open('{')
 	w.key("name")
 	w.str(f.Name)
+	w.key("pos")
+	w.pos(f.Pos, canon)
 	w.key("type")
 	w.str(string(f.Type))
 	if f.Items != "" {
@@ -555,23 +574,25 @@ func (w *writer) field(f *Field, canon bool) {
 		w.key("uniqueItems")
 		w.bool(true)
 	}
-	w.key("pos")
-	w.pos(f.Pos, canon)
 	w.close('}')
 }
 
+// pos writes a position as Pos.MarshalText does, as a JSON string; blank
+// writes "", the canonical form's position.
 func (w *writer) pos(p Pos, blank bool) {
-	if blank {
-		p = Pos{}
+	if blank || p == (Pos{}) {
+		w.b = append(w.b, '"', '"')
+		return
 	}
-	w.open('{')
-	w.key("file")
+	// The line and column need no escaping: escape the file name alone
+	// and append them inside its quotes.
 	w.str(p.File)
-	w.key("line")
-	w.int(int64(p.Line))
-	w.key("column")
-	w.int(int64(p.Column))
-	w.close('}')
+	w.b = w.b[:len(w.b)-1]
+	w.b = append(w.b, ':')
+	w.b = strconv.AppendInt(w.b, int64(p.Line), 10)
+	w.b = append(w.b, ':')
+	w.b = strconv.AppendInt(w.b, int64(p.Column), 10)
+	w.b = append(w.b, '"')
 }
 
 // Projections.

@@ -25,20 +25,29 @@ type catalogFile struct {
 	Services    []*catalog.Service `json:"services"`
 }
 
+// stdMarshalFile is encoding/json's encoding of the catalog file, compact:
+// Marshal's output, compacted, must be exactly this. The file's line
+// breaks are white space between values, which Compact removes and which
+// TestCatalogFileGolden pins.
 func stdMarshalFile(t *testing.T, c *catalog.Catalog) []byte {
 	t.Helper()
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetIndent("", "  ")
-	enc.SetEscapeHTML(false)
 	services := c.Services
 	if services == nil {
 		services = []*catalog.Service{}
 	}
-	if err := enc.Encode(catalogFile{catalog.Format, c.Fingerprint, services}); err != nil {
+	return stdCompact(t, catalogFile{catalog.Format, c.Fingerprint, services})
+}
+
+// stdCompact is json.Marshal without HTML escaping.
+func stdCompact(t *testing.T, v any) []byte {
+	t.Helper()
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
 		t.Fatal(err)
 	}
-	return b.Bytes()
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }
 
 func stdProjectJSON(t *testing.T, c *catalog.Catalog, target catalog.Target, opts catalog.ProjectOptions) []byte {
@@ -57,17 +66,14 @@ func stdProjectJSON(t *testing.T, c *catalog.Catalog, target catalog.Target, opt
 	return b.Bytes()
 }
 
-// stdFingerprints computes the fingerprints by their definition: the
-// sha256 of json.Marshal of the tool, or of the services, with every
-// position and service directory blanked (and a tool's own fingerprint
-// empty).
+// stdFingerprints computes the fingerprints by their definition, with
+// encoding/json (compact, without HTML escaping): a tool's is the sha256
+// of the tool with every position blank and an empty fingerprint; the
+// catalog's the sha256 of the services with every position and directory
+// blank and each tool replaced by its fingerprint.
 func stdFingerprints(t *testing.T, c *catalog.Catalog) (string, map[*catalog.Tool]string) {
 	t.Helper()
-	sum := func(v any) string {
-		data, err := json.Marshal(v)
-		if err != nil {
-			t.Fatal(err)
-		}
+	sum := func(data []byte) string {
 		s := sha256.Sum256(data)
 		return "sha256:" + hex.EncodeToString(s[:])
 	}
@@ -82,32 +88,43 @@ func stdFingerprints(t *testing.T, c *catalog.Catalog) (string, map[*catalog.Too
 		m.Fields = fields
 		return m
 	}
-	blank := func(tl *catalog.Tool, fp string) *catalog.Tool {
-		cp := *tl
-		cp.Fingerprint = fp
-		cp.Pos = catalog.Pos{}
-		cp.Request = strip(tl.Request)
-		if tl.Response != nil {
-			r := strip(*tl.Response)
-			cp.Response = &r
-		}
-		return &cp
-	}
 	tools := map[*catalog.Tool]string{}
-	services := make([]*catalog.Service, len(c.Services))
+	var services bytes.Buffer
+	services.WriteByte('[')
 	for i, s := range c.Services {
+		if i > 0 {
+			services.WriteByte(',')
+		}
+		var fps []string
+		for _, tl := range s.Tools {
+			cp := *tl
+			cp.Fingerprint = ""
+			cp.Pos = catalog.Pos{}
+			cp.Request = strip(tl.Request)
+			if tl.Response != nil {
+				r := strip(*tl.Response)
+				cp.Response = &r
+			}
+			fp := sum(stdCompact(t, &cp))
+			tools[tl] = fp
+			fps = append(fps, fp)
+		}
 		cp := *s
 		cp.Pos = catalog.Pos{}
 		cp.Dir = "" // where the contract is, like a position, is not what it is
-		cp.Tools = make([]*catalog.Tool, len(s.Tools))
-		for j, tl := range s.Tools {
-			fp := sum(blank(tl, ""))
-			tools[tl] = fp
-			cp.Tools[j] = blank(tl, fp)
+		cp.Tools = nil
+		// "tools" is the service's last key: put the fingerprints there.
+		head, ok := bytes.CutSuffix(stdCompact(t, &cp), []byte(`"tools":null}`))
+		if !ok {
+			t.Fatalf("service %s: \"tools\" is not the last key", s.Name)
 		}
-		services[i] = &cp
+		services.Write(head)
+		services.WriteString(`"tools":`)
+		services.Write(stdCompact(t, append([]string{}, fps...)))
+		services.WriteByte('}')
 	}
-	return sum(services), tools
+	services.WriteByte(']')
+	return sum(services.Bytes()), tools
 }
 
 // awkward returns a catalog whose strings and numbers exercise every
@@ -133,8 +150,8 @@ func TestWriterMatchesEncodingJSON(t *testing.T) {
 	for name, c := range cats {
 		t.Run(name, func(t *testing.T) {
 			got := marshal(t, c)
-			if want := stdMarshalFile(t, c); !bytes.Equal(got, want) {
-				t.Errorf("Marshal differs from encoding/json:\n%s", lineDiff(string(want), string(got)))
+			if want := stdMarshalFile(t, c); compact(got) != string(want) {
+				t.Errorf("Marshal differs from encoding/json:\n%s", lineDiff(string(want), compact(got)))
 			}
 			fp, tools := stdFingerprints(t, c)
 			if c.Fingerprint != fp {
@@ -189,7 +206,7 @@ func TestWriterRandomValues(t *testing.T) {
 			Request: catalog.Message{Fields: []*catalog.Field{{Name: s, Type: catalog.Number, Description: s, Default: f, Enum: []any{float64(float32(rng.Float64() * scale)), rng.Float64() * scale, int64(rng.Uint64())}}}},
 		}}}}}
 		got := marshal(t, c)
-		if want := stdMarshalFile(t, c); !bytes.Equal(got, want) {
+		if want := stdMarshalFile(t, c); compact(got) != string(want) {
 			t.Fatalf("string %q, number %v: Marshal differs from encoding/json:\n%s", s, f, lineDiff(string(want), string(got)))
 		}
 		fp, _ := stdFingerprints(t, c)

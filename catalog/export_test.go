@@ -16,3 +16,23 @@ func DecodeBoth(data []byte) (fast *Catalog, fastOK bool, slow *Catalog, slowErr
 
 // MCPNameGeneral is MCPName without its shortcut for ordinary names.
 var MCPNameGeneral = mcpName
+
+// VerifiedFromText returns how many tools of a catalog file the fast
+// decoder verifies from the file's text, without encoding them again, and
+// how many tools the file holds.
+func VerifiedFromText(data []byte) (matched, tools int) {
+	f, ok := decodeFast(data)
+	if !ok {
+		return 0, -1
+	}
+	k := 0
+	for _, s := range f.Services {
+		for _, t := range s.Tools {
+			if k < len(f.sums) && f.sums[k].ok && f.sums[k].matches(t.Fingerprint) {
+				matched++
+			}
+			k++
+		}
+	}
+	return matched, k
+}

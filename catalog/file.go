@@ -27,6 +27,9 @@ type file struct {
 	Format      string     `json:"format"`
 	Fingerprint string     `json:"fingerprint"`
 	Services    []*Service `json:"services"`
+	// sums are the tools' fingerprints as the fast decoder computed them
+	// from the file's text, in order.
+	sums []toolSum
 }
 
 // Seal computes the fingerprints of every tool and of the catalog. The
@@ -34,35 +37,58 @@ type file struct {
 //
 // A tool's fingerprint covers everything about it but its source
 // positions, so that moving a declaration or renaming a file does not
-// change it; the catalog's covers every service and tool the same way.
+// change it; the catalog's covers every service the same way, leaving out
+// its directory too, and every tool through the tool's fingerprint.
 func (c *Catalog) Seal() {
-	fp, _, _, err := c.digest(true)
+	fp, _, _, err := c.digest(true, nil)
 	if err != nil {
 		panic(fmt.Sprintf("catalog: fingerprint: %v", err)) // only JSON-shaped values reach here
 	}
 	c.Fingerprint = fp
 }
 
-// digest computes the fingerprints in one pass. The fingerprinted form of
-// the catalog is its services as json.Marshal encodes them with every
-// position and directory blanked, and a tool's is the tool in that form with an empty
-// fingerprint; the sha256 of each is the fingerprint.
+// digest computes the fingerprints. A tool's is the sha256 of its
+// canonical form: the tool as the catalog file holds it, compact, with an
+// empty fingerprint and every position "" (encoding/json's encoding of the
+// tool so blanked, without HTML escaping). The catalog's is the sha256 of
+// its services in the same form, each with an empty directory and with
+// its tools replaced by their fingerprints.
 //
 // With set, digest stores each tool's fingerprint. Without, it checks them
 // and returns the first service and tool whose stored fingerprint is not
 // the tool's; the catalog's fingerprint is then computed from the stored
-// ones.
-func (c *Catalog) digest(set bool) (fingerprint string, badService *Service, badTool *Tool, err error) {
-	// The writer's buffer holds at most one tool: what comes before is
-	// already in the catalog's hash.
-	w := &writer{html: true, b: make([]byte, 0, 8192)}
-	var tail []byte
-	whole := sha256.New()
-	flush := func() {
-		whole.Write(w.b)
-		w.b = w.b[:0]
-	}
+// ones. sums, when not nil, holds for each tool, in order, the sha256 that
+// the decoder computed from the tool's text in the file: when it matches,
+// the tool is not encoded again.
+func (c *Catalog) digest(set bool, sums []toolSum) (fingerprint string, badService *Service, badTool *Tool, err error) {
+	w := &writer{b: make([]byte, 0, 8192)}
 	var sum [sha256.Size]byte
+	k := 0
+	for _, s := range c.Services {
+		if s == nil {
+			continue
+		}
+		for _, t := range s.Tools {
+			if t == nil {
+				continue
+			}
+			if !set && k < len(sums) && sums[k].ok && sums[k].matches(t.Fingerprint) {
+				k++
+				continue
+			}
+			k++
+			w.b = w.b[:0]
+			w.tool(t, "", true)
+			got := sumString(sha256.Sum256(w.b))
+			switch {
+			case set:
+				t.Fingerprint = got
+			case got != t.Fingerprint && badTool == nil:
+				badService, badTool = s, t
+			}
+		}
+	}
+	w.b = w.b[:0]
 	w.open('[')
 	for _, s := range c.Services {
 		w.next()
@@ -78,67 +104,47 @@ func (c *Catalog) digest(set bool) (fingerprint string, badService *Service, bad
 				w.null()
 				continue
 			}
-			flush()
-			stored := t.Fingerprint
-			if set {
-				stored = ""
-			}
-			mark := w.tool(t, stored, true)
-			// The stored fingerprint's text, as written, is w.b[mark:text].
-			text := mark + len(quoted(w, stored, mark))
-			h := sha256.New()
-			h.Write(w.b[:mark])
-			h.Write(w.b[text:])
-			got := "sha256:" + hex.EncodeToString(h.Sum(sum[:0]))
-			switch {
-			case set:
-				t.Fingerprint = got
-				tail = append(tail[:0], w.b[text:]...)
-				w.b = append(append(w.b[:mark], got...), tail...)
-			case got != stored && badTool == nil:
-				badService, badTool = s, t
-			}
-			flush()
+			w.str(t.Fingerprint)
 		}
 		w.close(']')
-		w.serviceTail(s, true)
+		w.close('}')
 	}
 	w.close(']')
-	flush()
 	if w.err != nil {
 		return "", nil, nil, w.err
 	}
-	return "sha256:" + hex.EncodeToString(whole.Sum(sum[:0])), badService, badTool, nil
+	sum = sha256.Sum256(w.b)
+	return sumString(sum), badService, badTool, nil
 }
 
-// quoted returns the text of a string as w wrote it at offset mark, without
-// its closing quote.
-func quoted(w *writer, s string, mark int) []byte {
-	n := len(s)
-	if mark+n < len(w.b) && w.b[mark+n] == '"' && string(w.b[mark:mark+n]) == s {
-		return w.b[mark : mark+n]
-	}
-	// The string needed escaping: find the closing quote.
-	for i := mark; i < len(w.b); i++ {
-		switch w.b[i] {
-		case '\\':
-			i++
-		case '"':
-			return w.b[mark:i]
-		}
-	}
-	return w.b[mark:]
+// toolSum is the sha256 of a tool's canonical form, when ok.
+type toolSum struct {
+	sum [sha256.Size]byte
+	ok  bool
 }
 
-// Marshal seals the catalog and encodes it as a catalog file: indented,
-// deterministic JSON, the same bytes for the same contracts.
+// matches reports whether fp is "sha256:" and the sum in hex.
+func (s *toolSum) matches(fp string) bool {
+	var buf [len("sha256:") + 2*sha256.Size]byte
+	copy(buf[:], "sha256:")
+	hex.Encode(buf[len("sha256:"):], s.sum[:])
+	return string(buf[:]) == fp
+}
+
+func sumString(sum [sha256.Size]byte) string {
+	return "sha256:" + hex.EncodeToString(sum[:])
+}
+
+// Marshal seals the catalog and encodes it as a catalog file:
+// deterministic JSON, the same bytes for the same contracts, with a line
+// for each service, tool and field.
 func (c *Catalog) Marshal() ([]byte, error) {
 	c.Seal()
 	services := c.Services
 	if services == nil {
 		services = []*Service{}
 	}
-	w := &writer{indent: true, b: make([]byte, 0, 2*c.sizeHint())}
+	w := &writer{b: make([]byte, 0, c.sizeHint())}
 	w.catalogFile(&file{Format: Format, Fingerprint: c.Fingerprint, Services: services})
 	if w.err != nil {
 		return nil, w.err
@@ -177,8 +183,8 @@ func Parse(data []byte) (*Catalog, error) {
 	return f.catalog()
 }
 
-// decodeSlow decodes a catalog file with encoding/json, and explains what
-// is wrong with one that it cannot decode.
+// decodeSlow decodes a catalog file with encoding/json and normalizes its
+// values, and explains what is wrong with one that it cannot decode.
 func decodeSlow(data []byte) (*file, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &FormatError{"empty file: not a toolc catalog"}
@@ -205,19 +211,19 @@ func decodeSlow(data []byte) (*file, error) {
 	if dec.More() {
 		return nil, &FormatError{"trailing data after the catalog"}
 	}
+	if f.Services == nil {
+		f.Services = []*Service{}
+	}
+	if err := (&Catalog{Services: f.Services}).normalize(); err != nil {
+		return nil, &FormatError{err.Error()}
+	}
 	return &f, nil
 }
 
-// catalog checks a decoded file's values and fingerprints.
+// catalog checks a decoded file's fingerprints.
 func (f *file) catalog() (*Catalog, error) {
 	c := &Catalog{Services: f.Services, Fingerprint: f.Fingerprint}
-	if c.Services == nil {
-		c.Services = []*Service{}
-	}
-	if err := c.normalize(); err != nil {
-		return nil, &FormatError{err.Error()}
-	}
-	got, s, t, err := c.digest(false)
+	got, s, t, err := c.digest(false, f.sums)
 	switch {
 	case err != nil:
 		return nil, &FormatError{err.Error()}
@@ -277,6 +283,7 @@ func LoadFile(name string) (*Catalog, error) {
 func describeJSONError(data []byte, err error) string {
 	var syn *json.SyntaxError
 	var typ *json.UnmarshalTypeError
+	var pos *posError
 	switch {
 	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input"):
 		return "truncated file: the JSON ends early"
@@ -288,6 +295,12 @@ func describeJSONError(data []byte, err error) string {
 	case errors.As(err, &typ):
 		line, col := lineCol(data, typ.Offset)
 		return fmt.Sprintf("corrupt file at line %d, column %d: %s must not be %s", line, col, typ.Field, typ.Value)
+	case errors.As(err, &pos):
+		// encoding/json does not say where: find the first such position.
+		if i := bytes.Index(data, []byte(`"`+pos.text+`"`)); i >= 0 {
+			line, col := lineCol(data, int64(i+1))
+			return fmt.Sprintf("corrupt file at line %d, column %d: %v", line, col, pos)
+		}
 	}
 	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
 		return "unknown key " + key + ": the file was edited, or written by another version of toolc; rebuild it with toolc build"
