@@ -160,6 +160,19 @@ func (p *Pos) UnmarshalText(text []byte) error {
 	return nil
 }
 
+// trailingDigits returns the number that the up to nine digits before
+// s[end] make, and where they start.
+func trailingDigits(s string, end int) (n, start int) {
+	mul := 1
+	start = end
+	for start > 0 && end-start < 9 && s[start-1]-'0' < 10 {
+		n += int(s[start-1]-'0') * mul
+		mul *= 10
+		start--
+	}
+	return n, start
+}
+
 type posError struct{ text string }
 
 func (e *posError) Error() string {
@@ -169,6 +182,15 @@ func (e *posError) Error() string {
 func parsePos(s string) (Pos, bool) {
 	if s == "" {
 		return Pos{}, true
+	}
+	// A catalog holds thousands: read the usual "file:line:column", with
+	// up to nine digits each, from the end in one pass.
+	col, c := trailingDigits(s, len(s))
+	if c < len(s) && c > 0 && s[c-1] == ':' {
+		line, l := trailingDigits(s, c-1)
+		if l < c-1 && l > 0 && s[l-1] == ':' {
+			return Pos{File: s[:l-1], Line: line, Column: col}, true
+		}
 	}
 	i := strings.LastIndexByte(s, ':')
 	if i < 0 {

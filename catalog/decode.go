@@ -5,6 +5,7 @@ import (
 	"encoding/binary"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"strconv"
 	"unicode/utf8"
 )
@@ -18,7 +19,8 @@ import (
 // exactly what it accepts and words the error. FuzzParse checks that the
 // two agree on every input that decodeFast accepts.
 func decodeFast(data []byte) (*file, bool) {
-	d := &decoder{data: data, text: string(data)}
+	d := &decoder{data: data, text: string(data), hash: newHasher()}
+	defer d.hash.wait()
 	f := &file{}
 	seen := 0
 	ok := d.object(func(key []byte) bool {
@@ -39,8 +41,82 @@ func decodeFast(data []byte) (*file, bool) {
 	if f.Services == nil {
 		f.Services = []*Service{}
 	}
-	f.sums = d.sums
+	f.sums = d.hash.wait()
 	return f, true
+}
+
+// hasher computes the sha256 of tools' canonical forms on a goroutine of
+// its own while the decoder goes on, so that on two cores hashing takes no
+// wall time. The forms go over in batches, so that a catalog of 2000
+// tools takes a few dozen channel operations, not thousands.
+type hasher struct {
+	batches chan hashBatch
+	// free returns the hashed batches' buffers for reuse.
+	free chan []byte
+	done chan []toolSum
+	// batch is the one being filled: canon holds the forms, one after
+	// another, and ends says where each ends.
+	batch  hashBatch
+	sums   []toolSum
+	waited bool
+}
+
+type hashBatch struct {
+	canon []byte
+	ends  []int
+}
+
+const hashBatchSize = 64 << 10
+
+func newHasher() *hasher {
+	h := &hasher{batches: make(chan hashBatch, 8), free: make(chan []byte, 8), done: make(chan []toolSum, 1)}
+	go func() {
+		var sums []toolSum
+		for b := range h.batches {
+			start := 0
+			for _, end := range b.ends {
+				sums = append(sums, toolSum{sha256.Sum256(b.canon[start:end]), true})
+				start = end
+			}
+			select {
+			case h.free <- b.canon[:0]:
+			default:
+			}
+		}
+		h.done <- sums
+	}()
+	return h
+}
+
+// endTool ends the form of a tool, whose bytes are at the end of canon,
+// and returns the buffer to go on with.
+func (h *hasher) endTool(canon []byte) []byte {
+	h.batch.canon = canon
+	h.batch.ends = append(h.batch.ends, len(canon))
+	if len(canon) < hashBatchSize {
+		return canon
+	}
+	h.batches <- h.batch
+	h.batch = hashBatch{}
+	select {
+	case b := <-h.free:
+		return b
+	default:
+		return make([]byte, 0, 2*hashBatchSize)
+	}
+}
+
+// wait hashes what is left and returns the sums of every tool, in order.
+func (h *hasher) wait() []toolSum {
+	if !h.waited {
+		h.waited = true
+		if len(h.batch.ends) > 0 {
+			h.batches <- h.batch
+		}
+		close(h.batches)
+		h.sums = <-h.done
+	}
+	return h.sums
 }
 
 type decoder struct {
@@ -53,18 +129,24 @@ type decoder struct {
 	// bounded as encoding/json bounds it.
 	depth int
 	// fieldSlab and toolSlab allocate fields and tools in batches.
-	fieldSlab []Field
-	toolSlab  []Tool
-	intSlab   []int64
-	floatSlab []float64
+	fieldSlab    []Field
+	toolSlab     []Tool
+	intSlab      []int64
+	floatSlab    []float64
+	fieldPtrSlab []*Field
+	valueSlab    []any
+	// fieldStack and valueStack hold the elements of the lists being
+	// decoded until their length is known.
+	fieldStack []*Field
+	valueStack []any
 	// While a tool is decoded (inTool), canon collects its canonical form
 	// (see Catalog.digest): its text but for white space and the contents
 	// of its positions and fingerprint, which skip leaves out. data[mark:]
-	// is not copied yet. sums holds the sha256 of each tool's.
+	// is not copied yet. hash computes the forms' sha256.
 	inTool bool
 	canon  []byte
 	mark   int
-	sums   []toolSum
+	hash   *hasher
 }
 
 const maxDepth = 10000
@@ -103,20 +185,29 @@ const (
 	highs8  = 0x8080808080808080
 )
 
-// plain8 reports whether none of the eight bytes in x is a control
-// character, a byte of a multi-byte UTF-8 sequence, '"' or '\\'.
-func plain8(x uint64) bool {
+// special8 marks, in the high bit of each byte, the bytes of x that are a
+// control character, a byte of a multi-byte UTF-8 sequence, '"' or '\\'.
+// A borrow may also mark a byte after the first marked one, never before
+// it, so the lowest mark is exact.
+func special8(x uint64) uint64 {
 	ctl := (x - 0x20*ones8) &^ x
 	quote := x ^ '"'*ones8
 	back := x ^ '\\'*ones8
-	return (x|ctl|(quote-ones8)&^quote|(back-ones8)&^back)&highs8 == 0
+	return (x | ctl | (quote-ones8)&^quote | (back-ones8)&^back) & highs8
 }
 
+// plain8 reports whether none of the eight bytes in x is special (see
+// special8).
+func plain8(x uint64) bool { return special8(x) == 0 }
+
 // plainRun returns the length of the run of plain bytes (see plain8) at
-// the start of b, counted eight bytes at a time and then one by one.
+// the start of b, counted eight bytes at a time.
 func plainRun(b []byte) int {
 	j := 0
-	for j+8 <= len(b) && plain8(binary.LittleEndian.Uint64(b[j:])) {
+	for j+8 <= len(b) {
+		if m := special8(binary.LittleEndian.Uint64(b[j:])); m != 0 {
+			return j + bits.TrailingZeros64(m)/8
+		}
 		j += 8
 	}
 	for j < len(b) {
@@ -441,12 +532,18 @@ func (d *decoder) value(elem Type) (any, bool) {
 
 // values decodes an array of values (see value).
 func (d *decoder) values(elem Type) ([]any, bool) {
-	vs := []any{}
+	// Nested arrays push their elements above this one's and pop them
+	// before this one goes on.
+	start := len(d.valueStack)
 	ok := d.array(func() bool {
 		v, ok := d.value(elem)
-		vs = append(vs, v)
+		d.valueStack = append(d.valueStack, v)
 		return ok
 	})
+	vs := take(&d.valueSlab, len(d.valueStack)-start, 256)
+	copy(vs, d.valueStack[start:])
+	clear(d.valueStack[start:])
+	d.valueStack = d.valueStack[:start]
 	return vs, ok
 }
 
@@ -518,20 +615,16 @@ func (d *decoder) service(s *Service) bool {
 func (d *decoder) tools(out *[]*Tool) bool {
 	list := []*Tool{}
 	ok := d.array(func() bool {
-		if len(d.toolSlab) == 0 {
-			d.toolSlab = make([]Tool, 16)
-		}
-		t := &d.toolSlab[0]
-		d.toolSlab = d.toolSlab[1:]
+		t := &take(&d.toolSlab, 1, 16)[0]
 		list = append(list, t)
 		if d.peek() != '{' {
 			return false
 		}
-		d.inTool, d.canon, d.mark = true, d.canon[:0], d.i
+		d.inTool, d.mark = true, d.i
 		ok := d.tool(t)
 		d.skip(d.i, d.i)
 		d.inTool = false
-		d.sums = append(d.sums, toolSum{sha256.Sum256(d.canon), true})
+		d.canon = d.hash.endTool(d.canon)
 		return ok
 	})
 	*out = list
@@ -622,18 +715,29 @@ func (d *decoder) message(m *Message) bool {
 }
 
 func (d *decoder) fields(out *[]*Field) bool {
-	list := []*Field{}
+	start := len(d.fieldStack)
 	ok := d.array(func() bool {
-		if len(d.fieldSlab) == 0 {
-			d.fieldSlab = make([]Field, 64)
-		}
-		f := &d.fieldSlab[0]
-		d.fieldSlab = d.fieldSlab[1:]
-		list = append(list, f)
+		f := &take(&d.fieldSlab, 1, 64)[0]
+		d.fieldStack = append(d.fieldStack, f)
 		return d.field(f)
 	})
-	*out = list
+	*out = take(&d.fieldPtrSlab, len(d.fieldStack)-start, 256)
+	copy(*out, d.fieldStack[start:])
+	d.fieldStack = d.fieldStack[:start]
 	return ok
+}
+
+// take returns n elements of *slab, which it refills with a new chunk of
+// at least size elements when it runs short, so that the decoder
+// allocates in batches rather than element by element or slice by slice.
+// The result's capacity is its length: an append copies it.
+func take[T any](slab *[]T, n, size int) []T {
+	if len(*slab) < n || *slab == nil {
+		*slab = make([]T, max(n, size))
+	}
+	s := (*slab)[:n:n]
+	*slab = (*slab)[n:]
+	return s
 }
 
 // The keys of a field whose values are normalized by its type.

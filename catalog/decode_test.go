@@ -175,3 +175,58 @@ func FuzzParse(f *testing.F) {
 		catalog.Parse(data) // must not panic
 	})
 }
+
+// TestPlainRun: the word-at-a-time count of plain bytes stops exactly where
+// a byte-by-byte one does.
+func TestPlainRun(t *testing.T) {
+	naive := func(b []byte) int {
+		for i, c := range b {
+			if c < 0x20 || c == '"' || c == '\\' || c >= 0x80 {
+				return i
+			}
+		}
+		return len(b)
+	}
+	rng := rand.New(rand.NewPCG(3, 4))
+	alphabet := []byte("aZ0 ~!\"\\\x00\x1f\x20\x7f\x80\xff\xc3")
+	for range 20000 {
+		b := make([]byte, rng.IntN(40))
+		for i := range b {
+			b[i] = 'a'
+			if rng.IntN(8) == 0 {
+				b[i] = alphabet[rng.IntN(len(alphabet))]
+			}
+		}
+		if got, want := catalog.PlainRun(b), naive(b); got != want {
+			t.Fatalf("plainRun(%q) = %d, want %d", b, got, want)
+		}
+	}
+}
+
+// TestPosText: a position's text form reads back as written, and one
+// that is not file:line:column is an error.
+func TestPosText(t *testing.T) {
+	for _, p := range []catalog.Pos{{}, {File: "a.cue", Line: 1, Column: 2}, {File: "c:/x:y.cue", Line: 123456789, Column: 0},
+		{File: "", Line: 3, Column: 4}, {File: "f", Line: 1234567890123, Column: -1}, {File: "f1", Line: 0, Column: 9}} {
+		text, err := p.MarshalText()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got catalog.Pos
+		if err := got.UnmarshalText(text); err != nil || got != p {
+			t.Errorf("%q reads back as %+v, %v; want %+v", text, got, err, p)
+		}
+	}
+	for text, want := range map[string]catalog.Pos{"f:+1:2": {File: "f", Line: 1, Column: 2}, "f:01:002": {File: "f", Line: 1, Column: 2}} {
+		var got catalog.Pos
+		if err := got.UnmarshalText([]byte(text)); err != nil || got != want {
+			t.Errorf("%q reads as %+v, %v; want %+v", text, got, err, want)
+		}
+	}
+	for _, text := range []string{"f", "f:1", "1:2", "f:x:2", "f:1:", "f::2", "f:1:2x"} {
+		var got catalog.Pos
+		if err := got.UnmarshalText([]byte(text)); err == nil {
+			t.Errorf("%q reads as %+v, want an error", text, got)
+		}
+	}
+}

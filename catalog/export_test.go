@@ -36,3 +36,6 @@ func VerifiedFromText(data []byte) (matched, tools int) {
 	}
 	return matched, k
 }
+
+// PlainRun is plainRun, for a test against a byte-by-byte count.
+var PlainRun = plainRun
