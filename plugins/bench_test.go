@@ -4,13 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"io"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
-
-	"github.com/hashicorp/go-hclog"
-	plugin "github.com/hashicorp/go-plugin"
 
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
@@ -35,23 +31,7 @@ func BenchmarkClientCall(b *testing.B) {
 // BenchmarkRawGoPlugin is the baseline: the generated gRPC client against a
 // plugin that answers with the generated server alone, over go-plugin.
 func BenchmarkRawGoPlugin(b *testing.B) {
-	pc := plugin.NewClient(&plugin.ClientConfig{
-		HandshakeConfig:  Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {pluginName: &grpcPlugin{}}},
-		Cmd:              exec.Command(filepath.Join(bin, "raw")),
-		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
-		Logger:           hclog.NewNullLogger(),
-	})
-	defer pc.Kill()
-	proto, err := pc.Client()
-	if err != nil {
-		b.Fatal(err)
-	}
-	raw, err := proto.Dispense(pluginName)
-	if err != nil {
-		b.Fatal(err)
-	}
-	rpc := raw.(pb.PluginClient)
+	rpc, _ := dialRaw(b, filepath.Join(bin, "raw"), ProtocolVersion)
 	ctx := context.Background()
 	req := &pb.CallRequest{Tool: "say", ArgumentsJson: benchArgs, CallId: "bench"}
 	for b.Loop() {

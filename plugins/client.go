@@ -60,6 +60,8 @@ type Client struct {
 	cmd     *exec.Cmd
 	rpc     pb.PluginClient
 	tools   []string
+	// version is the protocol version agreed with the plugin.
+	version int
 }
 
 // Start launches the plugin binary, performs the handshake and asks it
@@ -107,7 +109,7 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 
 	pcfg := &plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {pluginName: &grpcPlugin{}}},
+		VersionedPlugins: hostPlugins(),
 		Cmd:              cmd,
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
@@ -173,10 +175,21 @@ func handshake(pc *plugin.Client, cmd *exec.Cmd, cfg ClientConfig, timeout time.
 	if err != nil {
 		return nil, fmt.Errorf("describe: %w", err)
 	}
-	if desc.ProtocolVersion != ProtocolVersion {
-		return nil, fmt.Errorf("plugin reports protocol version %d, host speaks %d", desc.ProtocolVersion, ProtocolVersion)
+	version := pc.NegotiatedVersion()
+	if int(desc.ProtocolVersion) != version {
+		return nil, fmt.Errorf("plugin reports protocol version %d, but agreed on %d at the handshake", desc.ProtocolVersion, version)
 	}
-	return &Client{service: cfg.Service, pc: pc, cmd: cmd, rpc: rpc, tools: desc.Tools}, nil
+	return &Client{service: cfg.Service, pc: pc, cmd: cmd, rpc: rpc, tools: desc.Tools, version: version}, nil
+}
+
+// hostPlugins offers go-plugin every protocol version the host speaks; the
+// client side is the same for all of them.
+func hostPlugins() map[int]plugin.PluginSet {
+	sets := map[int]plugin.PluginSet{}
+	for v := minProtocolVersion; v <= ProtocolVersion; v++ {
+		sets[v] = plugin.PluginSet{pluginName: &grpcPlugin{}}
+	}
+	return sets
 }
 
 // explainStartError says what go-plugin's start errors mean for toolc, in
@@ -192,7 +205,7 @@ func explainStartError(err error, path string, want []byte) error {
 		}
 		return fmt.Errorf("checksum mismatch: binary has sha256 %s, want %s", got, hex.EncodeToString(want))
 	case strings.Contains(msg, "incompatible API version"):
-		return fmt.Errorf("plugin speaks another protocol version than this host (%d); rebuild it against this toolc: %s", ProtocolVersion, msg)
+		return fmt.Errorf("plugin speaks another protocol version than this host (%d to %d); rebuild it against this toolc: %s", minProtocolVersion, ProtocolVersion, msg)
 	case strings.Contains(msg, "plugin exited before we could connect"),
 		msg == "Unrecognized remote plugin message: ":
 		return errors.New("not a toolc plugin (its main must call plugins.Serve): it exited without the go-plugin handshake")
@@ -230,7 +243,7 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	// Ending ctx on return releases the stream if we stop reading early.
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	stream, err := c.rpc.Call(ctx, &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID})
+	stream, err := c.rpc.Call(ctx, &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID, Events: onEvent != nil})
 	if err != nil {
 		return nil, c.callError(ctx, tool, err)
 	}

@@ -7,8 +7,10 @@ import (
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
-func resultToPB(r *Result) (*pb.Result, error) {
+// resultToPB converts a result for a host of protocol version.
+func resultToPB(r *Result, version int) (*pb.Result, error) {
 	out := &pb.Result{IsError: r.IsError}
+	content := r.Content
 	if r.StructuredContent != nil {
 		b, ok := r.StructuredContent.(json.RawMessage)
 		if !ok {
@@ -21,10 +23,22 @@ func resultToPB(r *Result) (*pb.Result, error) {
 			return nil, fmt.Errorf("structured content must be a JSON object, not %.40s", b)
 		}
 		out.StructuredContentJson = b
+		// The text copy that JSON makes need not cross the boundary a
+		// second time: the host rebuilds it from the structured content.
+		if version >= 2 && len(content) > 0 && content[0].Type == "text" && content[0].Text == string(b) {
+			out.StructuredAsText = true
+			content = content[1:]
+		}
 	}
-	for i, c := range r.Content {
+	if len(content) > 0 {
+		out.Content = make([]*pb.Content, 0, len(content))
+	}
+	for i, c := range content {
 		pc, err := contentToPB(c)
 		if err != nil {
+			if out.StructuredAsText {
+				i++
+			}
 			return nil, fmt.Errorf("content[%d]: %w", i, err)
 		}
 		out.Content = append(out.Content, pc)
@@ -61,8 +75,18 @@ func contentToPB(c Content) (*pb.Content, error) {
 
 func resultFromPB(r *pb.Result) *Result {
 	out := &Result{IsError: r.IsError}
+	n := len(r.Content)
 	if len(r.StructuredContentJson) > 0 {
 		out.StructuredContent = json.RawMessage(r.StructuredContentJson)
+		if r.StructuredAsText {
+			n++
+		}
+	}
+	if n > 0 {
+		out.Content = make([]Content, 0, n)
+	}
+	if r.StructuredAsText && len(r.StructuredContentJson) > 0 {
+		out.Content = append(out.Content, TextContent(string(r.StructuredContentJson)))
 	}
 	for _, c := range r.Content {
 		out.Content = append(out.Content, contentFromPB(c))

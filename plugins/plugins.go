@@ -29,10 +29,17 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 )
 
-// ProtocolVersion is the version of the plugin protocol, the key under which
-// both sides register in go-plugin's VersionedPlugins. A host and a plugin
-// with different versions refuse each other at the handshake.
-const ProtocolVersion = 1
+// ProtocolVersion is the newest version of the plugin protocol, a key under
+// which both sides register in go-plugin's VersionedPlugins. Both sides
+// speak every version from minProtocolVersion up to it, and go-plugin
+// settles on the newest that the two share; a host and a plugin that share
+// none refuse each other at the handshake.
+const ProtocolVersion = 2
+
+// minProtocolVersion is the oldest version this SDK still speaks, so that
+// a plugin built against an older toolc keeps working with a newer host,
+// and the other way round.
+const minProtocolVersion = 1
 
 // MaxMessageSize bounds one gRPC message each way (arguments in, one event
 // or the result out). It is a ceiling for the transport; the runtime applies

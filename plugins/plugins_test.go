@@ -16,6 +16,11 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/hashicorp/go-hclog"
+	plugin "github.com/hashicorp/go-plugin"
+
+	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
 // bin holds the test plugins, built once by TestMain.
@@ -131,6 +136,114 @@ func TestTypedDecodeAndJSONResult(t *testing.T) {
 	if len(res.Content) != 1 || res.Content[0].Type != "text" || res.Content[0].Text != want {
 		t.Errorf("Content = %+v, want one text copy of the JSON", res.Content)
 	}
+}
+
+// TestOlderProtocolPeers holds a host and a plugin of this SDK to version 1
+// of the protocol with a peer that speaks no newer one.
+func TestOlderProtocolPeers(t *testing.T) {
+	t.Run("plugin of version 1", func(t *testing.T) {
+		c, _ := startToolbox(t, func(cfg *ClientConfig) { cfg.Path, cfg.Args = filepath.Join(bin, "raw"), []string{"-protocol", "1"} })
+		if c.version != 1 {
+			t.Errorf("agreed on version %d, want 1", c.version)
+		}
+		if res := call(t, c, "say", `{"Message":"hi"}`); text(res) != `{"Message":"hi"}` {
+			t.Errorf("say = %+v", res)
+		}
+	})
+	t.Run("host of version 1", func(t *testing.T) {
+		want := `{"call_id":"c","req":{"message":"hi","count":0,"tags":null,"inner":null}}`
+		for _, version := range []int{1, 2} {
+			rpc, agreed := dialToolbox(t, version)
+			if agreed != version {
+				t.Fatalf("offered only version %d, agreed on %d", version, agreed)
+			}
+			stream, err := rpc.Call(context.Background(), &pb.CallRequest{Tool: "echo", ArgumentsJson: []byte(`{"message":"hi"}`), CallId: "c"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ev, err := stream.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			r := ev.GetResult()
+			if string(r.GetStructuredContentJson()) != want {
+				t.Fatalf("version %d: structured content %s", version, r.GetStructuredContentJson())
+			}
+			// Version 1 has the text copy cross the boundary; version 2
+			// leaves it to the host, which rebuilds it.
+			if version == 1 && (r.StructuredAsText || len(r.Content) != 1 || r.Content[0].GetText().GetText() != want) {
+				t.Errorf("version 1: %v, want the text copy in content", r)
+			}
+			if version == 2 && (!r.StructuredAsText || len(r.Content) != 0) {
+				t.Errorf("version 2: %v, want structured_as_text and no content", r)
+			}
+			if got := resultFromPB(r); len(got.Content) != 1 || got.Content[0].Text != want {
+				t.Errorf("version %d: host sees content %+v", version, got.Content)
+			}
+		}
+	})
+}
+
+// TestEventsOnlyWhenTheHostListens checks that a host of version 2 that
+// passes no event callback gets no events sent, and one that does gets
+// them all.
+func TestEventsOnlyWhenTheHostListens(t *testing.T) {
+	rpc, _ := dialToolbox(t, 2)
+	for _, listen := range []bool{false, true} {
+		stream, err := rpc.Call(context.Background(), &pb.CallRequest{Tool: "events", ArgumentsJson: []byte(`{}`), Events: listen})
+		if err != nil {
+			t.Fatal(err)
+		}
+		events := 0
+		for {
+			ev, err := stream.Recv()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if ev.GetResult() != nil {
+				break
+			}
+			events++
+		}
+		if want := map[bool]int{false: 0, true: 5}[listen]; events != want {
+			t.Errorf("events %t: %d events crossed, want %d", listen, events, want)
+		}
+	}
+}
+
+// dialToolbox starts the toolbox plugin as a host that offers only version
+// of the protocol would, and returns the raw client and the version agreed.
+func dialToolbox(t *testing.T, version int) (pb.PluginClient, int) {
+	t.Helper()
+	rpc, pc := dialRaw(t, filepath.Join(bin, "toolbox"), version)
+	desc, err := rpc.Describe(context.Background(), &pb.DescribeRequest{})
+	if err != nil || int(desc.ProtocolVersion) != pc.NegotiatedVersion() {
+		t.Fatalf("Describe = %v, %v; agreed on %d", desc, err, pc.NegotiatedVersion())
+	}
+	return rpc, pc.NegotiatedVersion()
+}
+
+// dialRaw starts the plugin at path with go-plugin and the generated client
+// alone, offering one version of the protocol, and kills it after the test.
+func dialRaw(t testing.TB, path string, version int) (pb.PluginClient, *plugin.Client) {
+	t.Helper()
+	pc := plugin.NewClient(&plugin.ClientConfig{
+		HandshakeConfig:  Handshake,
+		VersionedPlugins: map[int]plugin.PluginSet{version: {pluginName: &grpcPlugin{}}},
+		Cmd:              exec.Command(path),
+		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
+		Logger:           hclog.NewNullLogger(),
+	})
+	t.Cleanup(pc.Kill)
+	proto, err := pc.Client()
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := proto.Dispense(pluginName)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw.(pb.PluginClient), pc
 }
 
 func TestBadArgumentsAreAToolError(t *testing.T) {
@@ -356,7 +469,7 @@ func TestStartErrors(t *testing.T) {
 		{"missing binary", ClientConfig{Path: filepath.Join(bin, "missing")}, "plugin binary not found"},
 		{"bin true", ClientConfig{Path: "/bin/true"}, "not a toolc plugin"},
 		{"a Go program", ClientConfig{Path: filepath.Join(bin, "notplugin")}, "not a toolc plugin"},
-		{"another protocol", ClientConfig{Path: filepath.Join(bin, "raw"), Args: []string{"-protocol", "2"}}, "another protocol version"},
+		{"another protocol", ClientConfig{Path: filepath.Join(bin, "raw"), Args: []string{"-protocol", "99"}}, "another protocol version"},
 		{"checksum mismatch", ClientConfig{Path: toolbox, Checksum: make([]byte, 32)}, "checksum mismatch: binary has sha256 "},
 		{"start timeout", ClientConfig{Path: filepath.Join(bin, "notplugin"), Args: []string{"hang"}, StartTimeout: 300 * time.Millisecond}, "did not start within the start timeout"},
 	} {

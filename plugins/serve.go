@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"os"
+	goruntime "runtime"
 	"sort"
 	"sync"
 
@@ -34,9 +35,13 @@ func Serve(handlers ...Handler) {
 	}
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
-		VersionedPlugins: map[int]plugin.PluginSet{ProtocolVersion: {pluginName: &grpcPlugin{server: srv}}},
+		VersionedPlugins: versionedPlugins(srv),
 		GRPCServer: func(opts []grpc.ServerOption) *grpc.Server {
-			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxMessageSize))...)
+			// Stream workers reuse goroutines whose stacks have grown
+			// already: with a goroutine per call, growing its stack
+			// (runtime.morestack) took 11 % of a plugin's CPU time.
+			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxMessageSize),
+				grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))))...)
 		},
 		// go-plugin's own debug lines would otherwise fill the host's
 		// stderr on every start.
@@ -62,14 +67,28 @@ func (p *grpcPlugin) GRPCClient(_ context.Context, _ *plugin.GRPCBroker, c *grpc
 	return pb.NewPluginClient(c), nil
 }
 
+// versionedPlugins offers every protocol version this SDK speaks, each
+// served by a copy of srv that knows which one go-plugin settled on.
+func versionedPlugins(srv *server) map[int]plugin.PluginSet {
+	sets := map[int]plugin.PluginSet{}
+	for v := minProtocolVersion; v <= ProtocolVersion; v++ {
+		at := *srv
+		at.version = v
+		sets[v] = plugin.PluginSet{pluginName: &grpcPlugin{server: &at}}
+	}
+	return sets
+}
+
 type server struct {
 	pb.UnimplementedPluginServer
+	// version is the protocol version agreed with the host.
+	version  int
 	handlers map[string]Handler
 	tools    []string
 }
 
 func newServer(handlers []Handler) (*server, error) {
-	s := &server{handlers: map[string]Handler{}}
+	s := &server{version: ProtocolVersion, handlers: map[string]Handler{}}
 	for _, h := range handlers {
 		name := h.Tool()
 		if _, dup := s.handlers[name]; dup {
@@ -83,7 +102,7 @@ func newServer(handlers []Handler) (*server, error) {
 }
 
 func (s *server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	return &pb.DescribeResponse{Tools: s.tools, ProtocolVersion: ProtocolVersion}, nil
+	return &pb.DescribeResponse{Tools: s.tools, ProtocolVersion: int32(s.version)}, nil
 }
 
 func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
@@ -91,44 +110,71 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	if !ok {
 		return status.Errorf(codes.NotFound, "plugin has no handler for tool %q", req.Tool)
 	}
+	// One value carries the call ID and the event stream to the handler,
+	// instead of two context.WithValue layers and a closure per call.
+	call := &callContext{Context: stream.Context(), id: req.CallId, stream: stream}
+	// A host of version 1 cannot say whether it listens, so it gets all.
+	call.events = req.Events || s.version < 2
 
-	// A stream is not safe for concurrent sends, and a handler may report
-	// from several goroutines, or after it returned; the lock orders the
-	// sends and done drops the late ones.
-	var mu sync.Mutex
-	done := false
-	emit := func(e Event) {
-		ev := eventToPB(e)
-		mu.Lock()
-		defer mu.Unlock()
-		if done || ev == nil {
-			return
-		}
-		// A failed send means the host has gone; the handler learns that
-		// from its context, so the error is not the handler's to handle.
-		_ = stream.Send(ev)
-	}
-	ctx := WithCallID(WithEvents(stream.Context(), emit), req.CallId)
-
-	res := callHandler(ctx, h, req.ArgumentsJson)
+	res := callHandler(call, h, req.ArgumentsJson)
 	if err := stream.Context().Err(); err != nil {
 		// The host cancelled or its deadline passed: it has stopped
 		// waiting, and a result now (often just the handler passing on
 		// ctx.Err()) would race its own context error.
 		return status.FromContextError(err).Err()
 	}
-	out, err := resultToPB(res)
+	out, err := resultToPB(res, s.version)
 	if err != nil {
-		out, _ = resultToPB(Errorf("tool %s returned an unusable result: %v", req.Tool, err))
+		out, _ = resultToPB(Errorf("tool %s returned an unusable result: %v", req.Tool, err), s.version)
 	}
 	ev := &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
 	if n := proto.Size(ev); n > MaxMessageSize {
-		out, _ = resultToPB(Errorf("tool %s returned a result of %d bytes, over the limit of %d", req.Tool, n, MaxMessageSize))
+		out, _ = resultToPB(Errorf("tool %s returned a result of %d bytes, over the limit of %d", req.Tool, n, MaxMessageSize), s.version)
 		ev = &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
 	}
 
-	mu.Lock()
-	defer mu.Unlock()
-	done = true
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	call.done = true
 	return stream.Send(ev)
+}
+
+// callContext is a handler's context in the plugin: the stream's context,
+// with the call ID and, when the host listens, the events.
+type callContext struct {
+	context.Context
+	id     string
+	events bool
+	stream pb.Plugin_CallServer
+
+	// A stream is not safe for concurrent sends, and a handler may report
+	// from several goroutines, or after it returned; mu orders the sends
+	// and done drops the late ones.
+	mu   sync.Mutex
+	done bool
+}
+
+func (c *callContext) Value(key any) any {
+	switch key.(type) {
+	case emitterKey:
+		if c.events {
+			return emitter(c)
+		}
+		return nil
+	case callIDKey:
+		return c.id
+	}
+	return c.Context.Value(key)
+}
+
+func (c *callContext) emit(e Event) {
+	ev := eventToPB(e)
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.done || ev == nil {
+		return
+	}
+	// A failed send means the host has gone; the handler learns that from
+	// its context, so the error is not the handler's to handle.
+	_ = c.stream.Send(ev)
 }

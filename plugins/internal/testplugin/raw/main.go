@@ -1,6 +1,7 @@
 // Command raw serves the plugin protocol with go-plugin and the generated
 // code alone, without the SDK: the baseline of BenchmarkRawGoPlugin, and
-// (with -protocol 2) a plugin of a protocol version the host does not speak.
+// (with -protocol N) a plugin of an older protocol version, or of one the
+// host does not speak.
 package main
 
 import (
@@ -14,10 +15,13 @@ import (
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
-type server struct{ pb.UnimplementedPluginServer }
+type server struct {
+	pb.UnimplementedPluginServer
+	version int
+}
 
-func (server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
-	return &pb.DescribeResponse{Tools: []string{"say"}, ProtocolVersion: plugins.ProtocolVersion}, nil
+func (s server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResponse, error) {
+	return &pb.DescribeResponse{Tools: []string{"say"}, ProtocolVersion: int32(s.version)}, nil
 }
 
 // Call answers with the arguments as text, no decoding.
@@ -27,10 +31,13 @@ func (server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	}}})
 }
 
-type grpcPlugin struct{ plugin.NetRPCUnsupportedPlugin }
+type grpcPlugin struct {
+	plugin.NetRPCUnsupportedPlugin
+	version int
+}
 
-func (grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
-	pb.RegisterPluginServer(s, server{})
+func (p grpcPlugin) GRPCServer(_ *plugin.GRPCBroker, s *grpc.Server) error {
+	pb.RegisterPluginServer(s, server{version: p.version})
 	return nil
 }
 
@@ -45,7 +52,7 @@ func main() {
 	hs.ProtocolVersion = uint(*version)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  hs,
-		VersionedPlugins: map[int]plugin.PluginSet{*version: {"toolc": grpcPlugin{}}},
+		VersionedPlugins: map[int]plugin.PluginSet{*version: {"toolc": grpcPlugin{version: *version}}},
 		GRPCServer:       plugin.DefaultGRPCServer,
 	})
 }
