@@ -188,7 +188,7 @@ func TestStartAndCall(t *testing.T) {
 	if p == nil || len(ps) != 1 {
 		t.Fatalf("Start = %v", ps)
 	}
-	if got := strings.Join(p.Tools(), ","); got != "bad_result,big_result,crash,echo,hang,panic,progress,record,sleep" {
+	if got := strings.Join(p.Tools(), ","); got != "bad_result,big_result,crash,echo,hang,panic,progress,record,say,sleep" {
 		t.Errorf("Tools = %s", got)
 	}
 	res, err := p.Call(context.Background(), "echo", "call-1", json.RawMessage(`{"text":"hi","times":2}`), nil)

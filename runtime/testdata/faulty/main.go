@@ -41,6 +41,11 @@ func main() {
 			}
 			return plugins.JSON(map[string]any{"echo": strings.Repeat(req.Text, *req.Times), "times": *req.Times})
 		}),
+		plugins.Handle("say", func(_ context.Context, req struct {
+			Text string `json:"text"`
+		}) (*plugins.Result, error) {
+			return plugins.Text(req.Text), nil
+		}),
 		plugins.Handle("record", func(_ context.Context, args json.RawMessage) (*plugins.Result, error) {
 			name := os.Getenv("FAULTY_RECORD")
 			if name == "" {
