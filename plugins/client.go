@@ -240,23 +240,35 @@ func (c *Client) Kill() { c.pc.Kill() }
 // complete: ctx ended (the error wraps ctx.Err()), or the plugin died or
 // broke the protocol (then Exited tells whether it is gone).
 func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
-	// Ending ctx on return releases the stream if we stop reading early.
-	ctx, cancel := context.WithCancel(ctx)
-	defer cancel()
 	stream, err := c.rpc.Call(ctx, &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID, Events: onEvent != nil})
 	if err != nil {
 		return nil, c.callError(ctx, tool, err)
 	}
+	// The stream is read to its end, even past the result: that ends it
+	// the way gRPC expects, where returning early would leave it open
+	// until ctx ends, or need a context of our own to cancel it, which
+	// gRPC then resets with a frame of its own to the plugin. Only a
+	// panicking onEvent leaves early; the rest is read in the background.
+	finished := false
+	defer func() {
+		if !finished {
+			go drain(stream)
+		}
+	}()
 	for {
 		ev, err := stream.Recv()
 		if err == io.EOF {
+			finished = true
 			return nil, fmt.Errorf("plugins: service %q: tool %s: the plugin ended the call without a result", c.service, tool)
 		}
 		if err != nil {
+			finished = true
 			return nil, c.callError(ctx, tool, err)
 		}
 		switch e := ev.Event.(type) {
 		case *pb.CallEvent_Result:
+			drain(stream) // the status follows the result at once
+			finished = true
 			return resultFromPB(e.Result), nil
 		case *pb.CallEvent_Progress:
 			if onEvent != nil {
@@ -268,6 +280,15 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 				l := e.Log
 				onEvent(Event{Log: &LogEvent{Level: l.Level, Logger: l.Logger, Message: l.Message}})
 			}
+		}
+	}
+}
+
+// drain reads a call's stream to its end.
+func drain(stream pb.Plugin_CallClient) {
+	for {
+		if _, err := stream.Recv(); err != nil {
+			return
 		}
 	}
 }

@@ -129,3 +129,30 @@ func eventToPB(e Event) *pb.CallEvent {
 	}
 	return nil
 }
+
+// sizeBound bounds from above the encoded size of a CallEvent holding r,
+// cheaply, so that only a result near MaxMessageSize is measured exactly:
+// r's strings and bytes, plus 64 bytes for each content block's tags and
+// lengths (a resource link, the block with the most fields, needs 53) and
+// 64 for those of the result and the event (16).
+func sizeBound(r *pb.Result) int {
+	n := 64 + len(r.StructuredContentJson)
+	for _, c := range r.Content {
+		n += 64
+		switch k := c.Kind.(type) {
+		case *pb.Content_Text:
+			n += len(k.Text.GetText())
+		case *pb.Content_Image:
+			n += len(k.Image.GetData()) + len(k.Image.GetMimeType())
+		case *pb.Content_Audio:
+			n += len(k.Audio.GetData()) + len(k.Audio.GetMimeType())
+		case *pb.Content_ResourceLink:
+			l := k.ResourceLink
+			n += len(l.GetUri()) + len(l.GetName()) + len(l.GetTitle()) + len(l.GetDescription()) + len(l.GetMimeType())
+		case *pb.Content_Resource:
+			rc := k.Resource.GetResource()
+			n += len(rc.GetUri()) + len(rc.GetMimeType()) + len(rc.GetText()) + len(rc.GetBlob())
+		}
+	}
+	return n
+}

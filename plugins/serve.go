@@ -128,7 +128,8 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 		out, _ = resultToPB(Errorf("tool %s returned an unusable result: %v", req.Tool, err), s.version)
 	}
 	ev := &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
-	if n := proto.Size(ev); n > MaxMessageSize {
+	if sizeBound(out) > MaxMessageSize && proto.Size(ev) > MaxMessageSize {
+		n := proto.Size(ev)
 		out, _ = resultToPB(Errorf("tool %s returned a result of %d bytes, over the limit of %d", req.Tool, n, MaxMessageSize), s.version)
 		ev = &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
 	}

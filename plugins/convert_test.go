@@ -1,0 +1,45 @@
+package plugins
+
+import (
+	"encoding/json"
+	"math"
+	"strings"
+	"testing"
+
+	"google.golang.org/protobuf/proto"
+
+	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+)
+
+// TestSizeBoundIsAnUpperBound holds sizeBound above the exact encoded size
+// of every content kind, with fields long enough for lengths of several
+// bytes, and a size that needs the longest varint.
+func TestSizeBoundIsAnUpperBound(t *testing.T) {
+	long := strings.Repeat("x", 70000)
+	size := int64(math.MinInt64)
+	link := ResourceLink(long, long)
+	link.Title, link.Description, link.MIMEType, link.Size = long, long, long, &size
+	for _, c := range []Content{
+		TextContent(long),
+		TextContent(""),
+		ImageContent([]byte(long), long),
+		AudioContent([]byte(long), long),
+		link,
+		{Type: "resource_link"},
+		EmbeddedText(long, long, long),
+		EmbeddedBlob(long, long, []byte(long)),
+		EmbeddedBlob("", "", nil),
+	} {
+		for _, structured := range []any{nil, json.RawMessage(`{"a":"` + long + `"}`)} {
+			res := &Result{Content: []Content{c, c}, IsError: true, StructuredContent: structured}
+			out, err := resultToPB(res, ProtocolVersion)
+			if err != nil {
+				t.Fatal(err)
+			}
+			exact := proto.Size(&pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}})
+			if bound := sizeBound(out); bound < exact {
+				t.Errorf("%s: sizeBound = %d, below the exact %d", c.Type, bound, exact)
+			}
+		}
+	}
+}
