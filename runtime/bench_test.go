@@ -375,8 +375,10 @@ func rawCall(b *testing.B, rpc pb.PluginClient) {
 }
 
 // BenchmarkCallPluginVsRaw runs runtime.Call of say (result=text) or echo
-// (result=json) and the raw go-plugin call of BenchmarkRawGoPluginCPU in
-// alternating blocks of pairBlock calls, in one process, and reports each
+// (result=json), or say through the dispatcher alone (dispatch=text: the
+// SDK without the runtime), and the raw go-plugin call of
+// BenchmarkRawGoPluginCPU in alternating blocks of pairBlock calls, in one
+// process, and reports each
 // one's wall and CPU time per call and their ratios (x-raw-wall,
 // x-raw-cpu). On a machine that others share, load comes and goes within
 // seconds; blocks of a few milliseconds put both sides of the ratio under
@@ -387,12 +389,19 @@ func BenchmarkCallPluginVsRaw(b *testing.B) {
 	rpc, rawPid := startRaw(b)
 	p := startFaulty(b)
 	rt := newRuntime(b, runtime.Options{}, p)
-	for _, tc := range []struct{ name, tool string }{{"result=text", textTool}, {"result=json", jsonTool}} {
+	for _, tc := range []struct {
+		name string
+		call func(*testing.B)
+	}{
+		{"result=text", func(b *testing.B) { callOK(b, rt, textTool) }},
+		{"result=json", func(b *testing.B) { callOK(b, rt, jsonTool) }},
+		{"dispatch=text", func(b *testing.B) { dispatchOK(b, p) }},
+	} {
 		b.Run(tc.name, func(b *testing.B) {
 			var raw, call blockMeter
 			for b.Loop() {
 				raw.run(b, rawPid, func() { rawCall(b, rpc) })
-				call.run(b, p.Pid(), func() { callOK(b, rt, tc.tool) })
+				call.run(b, p.Pid(), func() { tc.call(b) })
 			}
 			raw.report(b, "raw-")
 			call.report(b, "")
