@@ -5,6 +5,7 @@ import (
 	"cmp"
 	"encoding/json"
 	"math"
+	"math/bits"
 	"slices"
 	"strconv"
 	"unicode/utf8"
@@ -14,16 +15,13 @@ import (
 // slice, without reflection: the catalog file, the fingerprints and the
 // projections of 2000 tools each take a few milliseconds this way, where
 // encoding/json takes tens. Its output is byte for byte what encoding/json
-// writes for the same values, indented as by an Encoder with
-// SetIndent("", "  ") or compact as by json.Marshal, and TestWriterMatches
-// EncodingJSON holds it to that.
+// writes for the same values with SetEscapeHTML(false), indented as with
+// SetIndent("", "  ") or compact, and TestWriterMatchesEncodingJSON holds
+// it to that.
 type writer struct {
 	b []byte
 	// indent writes two spaces per level, as SetIndent("", "  ").
 	indent bool
-	// html escapes <, > and & as json.Marshal does; an Encoder with
-	// SetEscapeHTML(false) does not.
-	html bool
 	// depth is the nesting level, and first says that the innermost open
 	// object or array has no member yet.
 	depth int
@@ -31,6 +29,10 @@ type writer struct {
 	// err is set when a value cannot be written, such as NaN.
 	err error
 }
+
+// The methods below append to a local copy of w.b and store it once: w
+// lives on the heap, and while the garbage collector runs every store of
+// w.b costs a write barrier.
 
 func (w *writer) open(c byte) {
 	w.b = append(w.b, c)
@@ -40,46 +42,61 @@ func (w *writer) open(c byte) {
 
 func (w *writer) close(c byte) {
 	w.depth--
+	b := w.b
 	if !w.first && w.indent {
-		w.newline()
+		b = newline(b, w.depth)
 	}
-	w.b = append(w.b, c)
+	w.b = append(b, c)
 	w.first = false
 }
 
-// spaces indents a line; deeper values are indented in pieces.
+// newlineSpaces starts an indented line: a newline and then the spaces,
+// in one append for the usual depths; deeper lines take more.
+const newlineSpaces = "\n" + spaces
+
 const spaces = "                                                                "
 
-func (w *writer) newline() {
-	w.b = append(w.b, '\n')
-	for n := 2 * w.depth; n > 0; {
+func newline(b []byte, depth int) []byte {
+	n := 1 + 2*depth
+	if n <= len(newlineSpaces) {
+		return append(b, newlineSpaces[:n]...)
+	}
+	b = append(b, newlineSpaces...)
+	for n -= len(newlineSpaces); n > 0; {
 		k := min(n, len(spaces))
-		w.b = append(w.b, spaces[:k]...)
+		b = append(b, spaces[:k]...)
 		n -= k
 	}
+	return b
 }
 
 // next starts a member of the innermost object or array.
 func (w *writer) next() {
+	w.b = w.appendNext(w.b)
+}
+
+func (w *writer) appendNext(b []byte) []byte {
 	if !w.first {
-		w.b = append(w.b, ',')
+		b = append(b, ',')
 	}
 	if w.indent {
-		w.newline()
+		b = newline(b, w.depth)
 	}
 	w.first = false
+	return b
 }
 
 // key starts an object member. k is one of the catalog's own keys, which
 // need no escaping.
 func (w *writer) key(k string) {
-	w.next()
-	w.b = append(w.b, '"')
-	w.b = append(w.b, k...)
-	w.b = append(w.b, '"', ':')
+	b := w.appendNext(w.b)
+	b = append(b, '"')
+	b = append(b, k...)
+	b = append(b, '"', ':')
 	if w.indent {
-		w.b = append(w.b, ' ')
+		b = append(b, ' ')
 	}
+	w.b = b
 }
 
 func (w *writer) strKey(k string) {
@@ -96,15 +113,23 @@ const hexDigits = "0123456789abcdef"
 // str writes a string as encoding/json's appendString does.
 func (w *writer) str(s string) {
 	b := append(w.b, '"')
-	// Most text needs no escaping: copy it eight bytes at a time.
-	i := 0
-	for i+8 <= len(s) && safe8(s[i:i+8], w.html) {
-		i += 8
-	}
-	start := 0
+	start, i := 0, 0
 	for i < len(s) {
+		// Most text needs no escaping: skip it eight bytes at a time, to
+		// the first byte that may.
+		for i+8 <= len(s) {
+			m := special8(le64(s[i:]))
+			if m != 0 {
+				i += bits.TrailingZeros64(m) / 8
+				break
+			}
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		if c := s[i]; c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' && (!w.html || c != '<' && c != '>' && c != '&') {
+			if c >= 0x20 && c != '"' && c != '\\' {
 				i++
 				continue
 			}
@@ -150,19 +175,10 @@ func (w *writer) str(s string) {
 	w.b = append(b, '"')
 }
 
-// safe8 reports whether eight bytes of s need no escaping: no control
-// character, '"', '\\' or non-ASCII byte, and with html no '<', '>' or '&'.
-func safe8(s string, html bool) bool {
-	x := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+func le64(s string) uint64 {
+	_ = s[7]
+	return uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
 		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
-	if !plain8(x) {
-		return false
-	}
-	if html {
-		lt, gt, amp := x^'<'*ones8, x^'>'*ones8, x^'&'*ones8
-		return ((lt-ones8)&^lt|(gt-ones8)&^gt|(amp-ones8)&^amp)&highs8 == 0
-	}
-	return true
 }
 
 func (w *writer) int(i int64) { w.b = strconv.AppendInt(w.b, i, 10) }
@@ -193,7 +209,7 @@ func (w *writer) bool(v bool) { w.b = strconv.AppendBool(w.b, v) }
 func (w *writer) null() { w.b = append(w.b, "null"...) }
 
 func (w *writer) fail(err error) {
-	if w.err == nil {
+	if w.err == nil && err != nil {
 		w.err = err
 	}
 }
@@ -298,15 +314,15 @@ func (w *writer) anyNumber(v any) {
 	}
 }
 
-// sizeHint estimates the size of a projection of the catalog: a little
-// more than any projection takes, and about half the catalog file, so that
+// sizeHint estimates the size of the catalog file, or of a projection,
+// whose responses are only MCP's: a little more than it takes, so that
 // the writer's buffer is allocated once.
-func (c *Catalog) sizeHint() int {
+func (c *Catalog) sizeHint(responses bool) int {
 	n := 4096
 	for _, t := range c.Tools() {
 		n += 300 + len(t.Name) + len(t.Description)
 		for _, m := range []*Message{&t.Request, t.Response} {
-			if m != nil {
+			if m != nil && (m == &t.Request || responses) {
 				for _, f := range m.Fields {
 					n += 250 + 2*len(f.Name) + len(f.Description)
 				}
@@ -740,7 +756,14 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 	w.optStr("description", o.Description)
 	w.key("properties")
 	switch {
-	case o.scratch || o.fields != nil && len(o.fields) == len(o.Properties):
+	case o.planned:
+		w.open('{')
+		for _, f := range o.fields {
+			w.strKey(f.Name)
+			w.planned(o.dialect, f)
+		}
+		w.close('}')
+	case o.fields != nil && len(o.fields) == len(o.Properties):
 		w.open('{')
 		k := 0
 		for _, f := range o.fields {
@@ -768,7 +791,24 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 		}
 		w.close('}')
 	}
-	if len(o.Required) > 0 {
+	switch {
+	case o.planned:
+		n := 0
+		for _, f := range o.fields {
+			if f.Required || o.dialect.allRequired {
+				if n == 0 {
+					w.key("required")
+					w.open('[')
+				}
+				n++
+				w.next()
+				w.str(f.Name)
+			}
+		}
+		if n > 0 {
+			w.close(']')
+		}
+	case len(o.Required) > 0:
 		w.key("required")
 		w.open('[')
 		for _, r := range o.Required {
@@ -778,6 +818,75 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 		w.close(']')
 	}
 	w.optBool("additionalProperties", o.AdditionalProperties)
+	w.close('}')
+}
+
+// planned writes the schema of field f as dialect d plans it: what schema
+// writes for the Schema that d.field fills in.
+func (w *writer) planned(d dialect, f *Field) {
+	p := d.plan(f)
+	w.open('{')
+	w.key("type")
+	w.typeList(p.typ)
+	w.optStr("description", p.desc)
+	if p.nullable {
+		w.key("nullable")
+		w.bool(true)
+	}
+	if p.keep&kwEnum != 0 {
+		w.key("enum")
+		w.open('[')
+		for _, v := range f.Enum {
+			w.next()
+			w.value(v)
+		}
+		if p.enumNull {
+			w.next()
+			w.null()
+		}
+		w.close(']')
+	}
+	if p.keep&kwDefault != 0 {
+		w.key("default")
+		w.value(f.Default)
+	}
+	if p.keep&kwFormat != 0 {
+		w.key("format")
+		w.str(f.Format)
+	}
+	if p.keep&kwPattern != 0 {
+		w.key("pattern")
+		w.str(f.Pattern)
+	}
+	w.optInt("minLength", kept(p, kwMinLength, f.MinLength))
+	w.optInt("maxLength", kept(p, kwMaxLength, f.MaxLength))
+	w.optFloat("minimum", kept(p, kwMinimum, f.Minimum))
+	w.optFloat("maximum", kept(p, kwMaximum, f.Maximum))
+	w.optFloat("exclusiveMinimum", kept(p, kwExclusiveMinimum, f.ExclusiveMinimum))
+	w.optFloat("exclusiveMaximum", kept(p, kwExclusiveMaximum, f.ExclusiveMaximum))
+	if f.Type == Array {
+		w.key("items")
+		w.open('{')
+		w.key("type")
+		w.typeList(d.typeList(f.Items, false))
+		w.close('}')
+	}
+	w.optInt("minItems", kept(p, kwMinItems, f.MinItems))
+	w.optInt("maxItems", kept(p, kwMaxItems, f.MaxItems))
+	if p.keep&kwUniqueItems != 0 {
+		w.key("uniqueItems")
+		w.bool(true)
+	}
+	if p.keep&kwExamples != 0 {
+		switch {
+		case !d.singleExample:
+			w.key("examples")
+			w.value(f.Examples)
+		case f.Examples[0] != nil:
+			w.key("example")
+			w.value(f.Examples[0])
+		}
+	}
 	w.close('}')
 }
 

@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -162,17 +163,7 @@ func TestWriterMatchesEncodingJSON(t *testing.T) {
 					t.Errorf("tool %s fingerprint %s, want %s", tl.Name, tl.Fingerprint, want)
 				}
 			}
-			for _, target := range catalog.Targets() {
-				for _, m := range modes {
-					got, err := c.ProjectJSON(target, m.opts)
-					if err != nil {
-						t.Fatal(err)
-					}
-					if want := stdProjectJSON(t, c, target, m.opts); !bytes.Equal(got, want) {
-						t.Errorf("%s%s: ProjectJSON differs from encoding/json:\n%s", target, m.suffix, lineDiff(string(want), string(got)))
-					}
-				}
-			}
+			checkProjectJSON(t, c)
 			// Invalid UTF-8 is written as U+FFFD, as encoding/json does, so
 			// the awkward catalog does not survive a round trip; contracts
 			// are CUE, whose strings are always valid UTF-8.
@@ -182,6 +173,23 @@ func TestWriterMatchesEncodingJSON(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// checkProjectJSON holds every projection of c to encoding/json's
+// encoding of Project's value.
+func checkProjectJSON(t *testing.T, c *catalog.Catalog) {
+	t.Helper()
+	for _, target := range catalog.Targets() {
+		for _, m := range modes {
+			got, err := c.ProjectJSON(target, m.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if want := stdProjectJSON(t, c, target, m.opts); !bytes.Equal(got, want) {
+				t.Errorf("%s%s: ProjectJSON differs from encoding/json:\n%s", target, m.suffix, lineDiff(string(want), string(got)))
+			}
+		}
 	}
 }
 
@@ -232,4 +240,34 @@ func TestMarshalNaN(t *testing.T) {
 		}
 	}()
 	c.Marshal()
+}
+
+// TestProjectJSONInHalves: a catalog large enough for ProjectJSON to write
+// in two halves at once gives the bytes encoding/json writes, and an
+// error in either half is the projection's error.
+func TestProjectJSONInHalves(t *testing.T) {
+	big := &catalog.Catalog{}
+	for i := range 3 {
+		s := *awkward().Services[0]
+		s.Name = fmt.Sprintf("svc%d", i)
+		s.Tools = nil
+		for j := range 60 {
+			for _, tl := range append(kitchenSink().Services[0].Tools, awkward().Services[0].Tools...) {
+				tl.Name = fmt.Sprintf("%s_%d_%d", tl.Name, i, j)
+				tl.MCPName = ""
+				s.Tools = append(s.Tools, tl)
+			}
+		}
+		big.Services = append(big.Services, &s)
+	}
+	checkProjectJSON(t, big)
+	for _, s := range []*catalog.Service{big.Services[0], big.Services[2]} {
+		f := s.Tools[len(s.Tools)-2].Request.Field("ratio")
+		keep := f.Default
+		f.Default = math.Inf(1)
+		if _, err := big.ProjectJSON(catalog.MCP, catalog.ProjectOptions{}); err == nil || !strings.Contains(err.Error(), "+Inf") {
+			t.Errorf("infinity in service %s: error %v", s.Name, err)
+		}
+		f.Default = keep
+	}
 }

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"encoding/json"
-	"slices"
 	"strings"
 	"unicode/utf8"
 )
@@ -42,13 +41,15 @@ type ObjectSchema struct {
 
 	// fields and slab hold Properties in name order, as the object was
 	// built: field i's schema is the next one in slab, followed by its
-	// items' schema for an array. ProjectJSON writes them from here,
+	// items' schema for an array. The writer writes them from here,
 	// without a map or a sort.
 	fields []*Field
 	slab   []Schema
-	// scratch says that Properties was not built: the object is one of
-	// ProjectJSON's, written from fields and slab and then reused.
-	scratch bool
+	// planned says that neither Properties, slab nor Required was filled
+	// in: the object is one of ProjectJSON's, whose fields the writer
+	// writes straight from fields (in name order) as dialect plans them.
+	planned bool
+	dialect dialect
 }
 
 // TypeList is a JSON Schema type: one name, or several such as
@@ -104,8 +105,8 @@ type dialect struct {
 // one. The lists are shared and full (len == cap), so that an append makes
 // a copy; a projection's schemas are for reading.
 func (d dialect) typeList(t Type, null bool) TypeList {
-	if l, ok := typeLists[typeKey{t, d.upperTypes, null}]; ok {
-		return l
+	if i := typeIndex(t); i >= 0 {
+		return typeLists[i][b2i(d.upperTypes)][b2i(null)]
 	}
 	name := string(t)
 	if d.upperTypes {
@@ -117,25 +118,51 @@ func (d dialect) typeList(t Type, null bool) TypeList {
 	return TypeList{name}
 }
 
-type typeKey struct {
-	t           Type
-	upper, null bool
+// schemaTypes are the types that typeLists holds, in its order.
+var schemaTypes = [...]Type{String, Integer, Number, Boolean, Array, "object"}
+
+// typeIndex returns t's index in schemaTypes, or -1: a switch, which is
+// cheaper than hashing the name for every field of a projection.
+func typeIndex(t Type) int {
+	switch t {
+	case String:
+		return 0
+	case Integer:
+		return 1
+	case Number:
+		return 2
+	case Boolean:
+		return 3
+	case Array:
+		return 4
+	case "object":
+		return 5
+	}
+	return -1
 }
 
-var typeLists = func() map[typeKey]TypeList {
-	m := map[typeKey]TypeList{}
-	for _, t := range []Type{String, Integer, Number, Boolean, Array, "object"} {
-		for _, upper := range []bool{false, true} {
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// typeLists holds the type lists of schemaTypes, by upper case and
+// nullability.
+var typeLists = func() (lists [len(schemaTypes)][2][2]TypeList) {
+	for i, t := range schemaTypes {
+		for upper := range 2 {
 			name := string(t)
-			if upper {
+			if upper == 1 {
 				name = strings.ToUpper(name)
 			}
 			l := TypeList{name, "null"}
-			m[typeKey{t, upper, false}] = l[:1:1]
-			m[typeKey{t, upper, true}] = l[:2:2]
+			lists[i][upper][0] = l[:1:1]
+			lists[i][upper][1] = l[:2:2]
 		}
 	}
-	return m
+	return lists
 }()
 
 // object builds the schema of a request or response.
@@ -147,14 +174,26 @@ func (d dialect) object(m *Message) *ObjectSchema {
 
 // fill fills in o, the schema of m, with field schemas from slab, which it
 // grows as needed and returns for reuse. It adds the fields to
-// o.Properties unless that is nil, as in ProjectJSON's scratch objects,
-// which the writer writes from o.fields and o.slab alone.
+// o.Properties unless that is nil, as in ProjectJSON's reused objects.
+// There, when the fields are in name order, it leaves the fields' schemas
+// and o.Required to the writer, which writes them straight from the
+// fields (see plan): filling in schemas that are written once and then
+// overwritten would cost more than writing them.
 func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema) []Schema {
 	o.Type = d.typeList("object", false)
 	o.Description = m.Description
-	sorted := slices.IsSortedFunc(m.Fields, func(a, b *Field) int { return strings.Compare(a.Name, b.Name) })
-	o.scratch = o.Properties == nil && sorted
-	if o.Properties == nil && !sorted {
+	sorted := inNameOrder(m.Fields)
+	o.planned = o.Properties == nil && sorted
+	o.dialect = dialect{}
+	o.fields, o.slab = nil, nil
+	o.Required = o.Required[:0]
+	switch {
+	case o.planned:
+		o.dialect, o.fields = d, m.Fields
+		o.Required = nil
+		d.close(o)
+		return slab
+	case o.Properties == nil:
 		// The writer writes from o.fields only in name order.
 		o.Properties = make(map[string]*Schema, len(m.Fields))
 	}
@@ -178,7 +217,6 @@ func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema) []Schema {
 			required++
 		}
 	}
-	o.Required = o.Required[:0]
 	if required > 0 && cap(o.Required) < required {
 		o.Required = make([]string, 0, required)
 	}
@@ -191,15 +229,13 @@ func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema) []Schema {
 			schemas = schemas[1:]
 		}
 		d.field(f, s)
-		if o.Properties != nil {
-			o.Properties[f.Name] = s
-		}
+		o.Properties[f.Name] = s
 		if f.Required || d.allRequired {
 			o.Required = append(o.Required, f.Name)
 		}
 	}
 	o.fields = m.Fields
-	if o.Properties != nil && (len(o.Properties) != len(m.Fields) || !sorted) {
+	if len(o.Properties) != len(m.Fields) || !sorted {
 		o.fields, o.slab = nil, nil // the writer sorts the map's keys
 	}
 	if len(o.Required) == 0 {
@@ -208,6 +244,12 @@ func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema) []Schema {
 			o.Required = []string{}
 		}
 	}
+	d.close(o)
+	return slab
+}
+
+// close sets o's additionalProperties as the dialect wants it.
+func (d dialect) close(o *ObjectSchema) {
 	switch {
 	case !d.closed:
 		o.AdditionalProperties = nil
@@ -215,88 +257,146 @@ func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema) []Schema {
 		no := false
 		o.AdditionalProperties = &no
 	default:
-		*o.AdditionalProperties = false // a scratch object's, reused
+		*o.AdditionalProperties = false // a reused object's
 	}
-	return slab
+}
+
+// inNameOrder reports whether fields are sorted by name, with no name
+// twice: then they are the order of the properties as written.
+func inNameOrder(fields []*Field) bool {
+	for i := 1; i < len(fields); i++ {
+		if fields[i-1].Name >= fields[i].Name {
+			return false
+		}
+	}
+	return true
+}
+
+// A fieldPlan is how a dialect projects one field: the type, the
+// description with the keywords the target lacks moved into it, and the
+// keywords it keeps. Project fills in a Schema from it; ProjectJSON
+// writes it straight from the field.
+type fieldPlan struct {
+	typ  TypeList
+	desc string
+	keep keywords
+	// nullable marks an optional field "nullable" (Gemini); enumNull adds
+	// null to an optional field's enum (OpenAI strict).
+	nullable, enumNull bool
+}
+
+// keywords is a set of a field's keywords, in the order of Schema's.
+type keywords uint32
+
+const (
+	kwEnum keywords = 1 << iota
+	kwDefault
+	kwFormat
+	kwPattern
+	kwMinLength
+	kwMaxLength
+	kwMinimum
+	kwMaximum
+	kwExclusiveMinimum
+	kwExclusiveMaximum
+	kwMinItems
+	kwMaxItems
+	kwUniqueItems
+	kwExamples
+)
+
+func (d dialect) plan(f *Field) fieldPlan {
+	optional := !f.Required
+	p := fieldPlan{typ: d.typeList(f.Type, optional && d.allRequired)}
+	// moved lists the keywords that go into the description; keep says
+	// whether the target takes a keyword, and otherwise moves it.
+	var movedBuf [8]string
+	moved := movedBuf[:0]
+	keep := func(key string, k keywords, present bool) {
+		switch {
+		case !present:
+		case d.has(key, f):
+			p.keep |= k
+		default:
+			moved = append(moved, key)
+		}
+	}
+	keep("enum", kwEnum, len(f.Enum) > 0)
+	keep("default", kwDefault, f.Default != nil)
+	keep("format", kwFormat, f.Format != "")
+	keep("pattern", kwPattern, f.Pattern != "")
+	keep("minLength", kwMinLength, f.MinLength != nil)
+	keep("maxLength", kwMaxLength, f.MaxLength != nil)
+	keep("minimum", kwMinimum, f.Minimum != nil)
+	keep("maximum", kwMaximum, f.Maximum != nil)
+	keep("exclusiveMinimum", kwExclusiveMinimum, f.ExclusiveMinimum != nil)
+	keep("exclusiveMaximum", kwExclusiveMaximum, f.ExclusiveMaximum != nil)
+	keep("minItems", kwMinItems, f.MinItems != nil)
+	keep("maxItems", kwMaxItems, f.MaxItems != nil)
+	keep("uniqueItems", kwUniqueItems, f.UniqueItems)
+	keep("examples", kwExamples, len(f.Examples) > 0)
+	p.enumNull = optional && d.allRequired && p.keep&kwEnum != 0
+	p.nullable = optional && d.nullable
+	desc := f.Description
+	if f.Deprecated {
+		desc = markDeprecated(desc)
+	}
+	p.desc = d.describe(desc, f, moved)
+	return p
+}
+
+// kept returns a bound if the plan keeps it, else nil.
+func kept[T int64 | float64](p fieldPlan, k keywords, v *T) *T {
+	if p.keep&k == 0 {
+		return nil
+	}
+	return v
 }
 
 // field fills in s, the schema of f; s.Items, when f is an array, points
 // at the zero schema to fill in for its items.
 func (d dialect) field(f *Field, s *Schema) {
-	optional := !f.Required
-	s.Type = d.typeList(f.Type, optional && d.allRequired)
-	// moved lists the keywords that go into the description; keep says
-	// whether the target takes a keyword, and otherwise moves it.
-	var movedBuf [8]string
-	moved := movedBuf[:0]
-	keep := func(key string) bool {
-		if d.has(key, f) {
-			return true
-		}
-		moved = append(moved, key)
-		return false
-	}
-	if len(f.Enum) > 0 && keep("enum") {
+	p := d.plan(f)
+	s.Type = p.typ
+	s.Description = p.desc
+	s.Nullable = p.nullable
+	if p.keep&kwEnum != 0 {
 		s.Enum = make([]any, len(f.Enum), len(f.Enum)+1)
 		copy(s.Enum, f.Enum)
+		if p.enumNull {
+			s.Enum = append(s.Enum, nil)
+		}
 	}
-	if f.Default != nil && keep("default") {
+	if p.keep&kwDefault != 0 {
 		s.Default = f.Default
 	}
-	if f.Format != "" && keep("format") {
+	if p.keep&kwFormat != 0 {
 		s.Format = f.Format
 	}
-	if f.Pattern != "" && keep("pattern") {
+	if p.keep&kwPattern != 0 {
 		s.Pattern = f.Pattern
 	}
-	if f.MinLength != nil && keep("minLength") {
-		s.MinLength = f.MinLength
-	}
-	if f.MaxLength != nil && keep("maxLength") {
-		s.MaxLength = f.MaxLength
-	}
-	if f.Minimum != nil && keep("minimum") {
-		s.Minimum = f.Minimum
-	}
-	if f.Maximum != nil && keep("maximum") {
-		s.Maximum = f.Maximum
-	}
-	if f.ExclusiveMinimum != nil && keep("exclusiveMinimum") {
-		s.ExclusiveMinimum = f.ExclusiveMinimum
-	}
-	if f.ExclusiveMaximum != nil && keep("exclusiveMaximum") {
-		s.ExclusiveMaximum = f.ExclusiveMaximum
-	}
+	s.MinLength = kept(p, kwMinLength, f.MinLength)
+	s.MaxLength = kept(p, kwMaxLength, f.MaxLength)
+	s.Minimum = kept(p, kwMinimum, f.Minimum)
+	s.Maximum = kept(p, kwMaximum, f.Maximum)
+	s.ExclusiveMinimum = kept(p, kwExclusiveMinimum, f.ExclusiveMinimum)
+	s.ExclusiveMaximum = kept(p, kwExclusiveMaximum, f.ExclusiveMaximum)
 	if f.Type == Array {
 		s.Items.Type = d.typeList(f.Items, false)
 	}
-	if f.MinItems != nil && keep("minItems") {
-		s.MinItems = f.MinItems
-	}
-	if f.MaxItems != nil && keep("maxItems") {
-		s.MaxItems = f.MaxItems
-	}
-	if f.UniqueItems && keep("uniqueItems") {
+	s.MinItems = kept(p, kwMinItems, f.MinItems)
+	s.MaxItems = kept(p, kwMaxItems, f.MaxItems)
+	if p.keep&kwUniqueItems != 0 {
 		s.UniqueItems = true
 	}
-	if len(f.Examples) > 0 && keep("examples") {
+	if p.keep&kwExamples != 0 {
 		if d.singleExample {
 			s.Example = f.Examples[0]
 		} else {
 			s.Examples = append([]any(nil), f.Examples...)
 		}
 	}
-	if optional && d.allRequired && s.Enum != nil {
-		s.Enum = append(s.Enum, nil)
-	}
-	if optional && d.nullable {
-		s.Nullable = true
-	}
-	desc := f.Description
-	if f.Deprecated {
-		desc = markDeprecated(desc)
-	}
-	s.Description = d.describe(desc, f, moved)
 }
 
 // describe appends the keywords a target lacks to a description, in the
