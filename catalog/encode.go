@@ -28,6 +28,8 @@ type writer struct {
 	first bool
 	// err is set when a value cannot be written, such as NaN.
 	err error
+	// scratch holds the description being planned (see dialect.plan).
+	scratch []byte
 }
 
 // The methods below append to a local copy of w.b and store it once: w
@@ -232,21 +234,26 @@ func (w *writer) value(v any) {
 	case float64:
 		w.float(x)
 	case []any:
-		if x == nil {
-			w.null()
-			return
-		}
-		w.open('[')
-		for _, e := range x {
-			w.next()
-			w.value(e)
-		}
-		w.close(']')
+		w.list(x)
 	case map[string]any:
 		w.object(x)
 	default:
 		w.other(v)
 	}
+}
+
+// list writes a list of JSON-shaped values (see value).
+func (w *writer) list(x []any) {
+	if x == nil {
+		w.null()
+		return
+	}
+	w.open('[')
+	for _, e := range x {
+		w.next()
+		w.value(e)
+	}
+	w.close(']')
 }
 
 func (w *writer) object(m map[string]any) {
@@ -613,7 +620,7 @@ func (w *writer) pos(p Pos, blank bool) {
 
 // Projections.
 
-func (w *writer) list(n int, elem func(i int)) {
+func (w *writer) elems(n int, elem func(i int)) {
 	w.open('[')
 	for i := range n {
 		w.next()
@@ -671,7 +678,7 @@ func (w *writer) anthropicTool(t *AnthropicTool) {
 	}
 	if len(t.InputExamples) > 0 {
 		w.key("input_examples")
-		w.list(len(t.InputExamples), func(i int) { w.object(t.InputExamples[i]) })
+		w.elems(len(t.InputExamples), func(i int) { w.object(t.InputExamples[i]) })
 	}
 	w.close('}')
 }
@@ -824,7 +831,7 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 // planned writes the schema of field f as dialect d plans it: what schema
 // writes for the Schema that d.field fills in.
 func (w *writer) planned(d dialect, f *Field) {
-	p := d.plan(f)
+	p := d.plan(f, &w.scratch)
 	w.open('{')
 	w.key("type")
 	w.typeList(p.typ)

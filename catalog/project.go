@@ -473,8 +473,14 @@ func (t *Tool) modelDescription() string {
 // markDeprecated starts a description with "Deprecated. ", unless it
 // already starts by saying so ("Deprecated: use x instead").
 func markDeprecated(desc string) string {
-	if len(desc) >= len("deprecated") && strings.EqualFold(desc[:len("deprecated")], "deprecated") {
+	if saysDeprecated(desc) {
 		return desc
 	}
-	return "Deprecated. " + desc
+	return deprecatedMark + desc
+}
+
+const deprecatedMark = "Deprecated. "
+
+func saysDeprecated(desc string) bool {
+	return len(desc) >= len("deprecated") && strings.EqualFold(desc[:len("deprecated")], "deprecated")
 }

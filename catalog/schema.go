@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"strings"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Schema is the JSON Schema of one field, or of an array's items, as a
@@ -305,7 +306,11 @@ const (
 	kwExamples
 )
 
-func (d dialect) plan(f *Field) fieldPlan {
+// plan plans f's schema. With scratch, a description that it has to build
+// (moved keywords, a deprecation) is built in *scratch, and p.desc shares
+// its bytes until the next plan with the same scratch: the writer writes
+// it at once, and a projection of 2000 tools allocates no string for it.
+func (d dialect) plan(f *Field, scratch *[]byte) fieldPlan {
 	optional := !f.Required
 	p := fieldPlan{typ: d.typeList(f.Type, optional && d.allRequired)}
 	// moved lists the keywords that go into the description; keep says
@@ -337,11 +342,7 @@ func (d dialect) plan(f *Field) fieldPlan {
 	keep("examples", kwExamples, len(f.Examples) > 0)
 	p.enumNull = optional && d.allRequired && p.keep&kwEnum != 0
 	p.nullable = optional && d.nullable
-	desc := f.Description
-	if f.Deprecated {
-		desc = markDeprecated(desc)
-	}
-	p.desc = d.describe(desc, f, moved)
+	p.desc = d.describe(f, moved, scratch)
 	return p
 }
 
@@ -356,7 +357,7 @@ func kept[T int64 | float64](p fieldPlan, k keywords, v *T) *T {
 // field fills in s, the schema of f; s.Items, when f is an array, points
 // at the zero schema to fill in for its items.
 func (d dialect) field(f *Field, s *Schema) {
-	p := d.plan(f)
+	p := d.plan(f, nil)
 	s.Type = p.typ
 	s.Description = p.desc
 	s.Nullable = p.nullable
@@ -401,12 +402,24 @@ func (d dialect) field(f *Field, s *Schema) {
 
 // describe appends the keywords a target lacks to a description, in the
 // form Anthropic's SDK uses: "{minimum: 1, maximum: 14}".
-func (d dialect) describe(desc string, f *Field, moved []string) string {
+func (d dialect) describe(f *Field, moved []string, scratch *[]byte) string {
+	mark := f.Deprecated && !saysDeprecated(f.Description)
+	if !mark && len(moved) == 0 {
+		return d.cut(f.Description)
+	}
+	var w writer
+	if scratch != nil {
+		w.b = (*scratch)[:0]
+	} else {
+		w.b = make([]byte, 0, len(deprecatedMark)+len(f.Description)+32*len(moved))
+	}
+	if mark {
+		w.b = append(w.b, deprecatedMark...)
+	}
+	w.b = append(w.b, f.Description...)
 	if len(moved) > 0 {
 		// The values are written as compact JSON without HTML escaping, so
 		// that a pattern such as "<[a-z]+>" reads as written.
-		w := writer{b: make([]byte, 0, len(desc)+32*len(moved))}
-		w.b = append(w.b, desc...)
 		w.b = append(w.b, "\n\n{"...)
 		for i, key := range moved {
 			if i > 0 {
@@ -414,47 +427,50 @@ func (d dialect) describe(desc string, f *Field, moved []string) string {
 			}
 			w.b = append(w.b, key...)
 			w.b = append(w.b, ": "...)
-			w.value(f.keyword(key))
+			w.keyword(f, key)
 		}
 		w.b = append(w.b, '}')
-		desc = string(w.b)
 	}
-	return d.cut(desc)
+	if scratch != nil {
+		*scratch = w.b
+	}
+	// Without scratch, nothing else holds w.b: the string can own it, as
+	// a strings.Builder's does.
+	return d.cut(unsafe.String(unsafe.SliceData(w.b), len(w.b)))
 }
 
-// keyword returns the value of one of f's keywords.
-func (f *Field) keyword(key string) any {
+// keyword writes the value of one of f's keywords.
+func (w *writer) keyword(f *Field, key string) {
 	switch key {
 	case "enum":
-		return f.Enum
+		w.list(f.Enum)
 	case "default":
-		return f.Default
+		w.value(f.Default)
 	case "format":
-		return f.Format
+		w.str(f.Format)
 	case "pattern":
-		return f.Pattern
+		w.str(f.Pattern)
 	case "minLength":
-		return *f.MinLength
+		w.int(*f.MinLength)
 	case "maxLength":
-		return *f.MaxLength
+		w.int(*f.MaxLength)
 	case "minimum":
-		return *f.Minimum
+		w.float(*f.Minimum)
 	case "maximum":
-		return *f.Maximum
+		w.float(*f.Maximum)
 	case "exclusiveMinimum":
-		return *f.ExclusiveMinimum
+		w.float(*f.ExclusiveMinimum)
 	case "exclusiveMaximum":
-		return *f.ExclusiveMaximum
+		w.float(*f.ExclusiveMaximum)
 	case "minItems":
-		return *f.MinItems
+		w.int(*f.MinItems)
 	case "maxItems":
-		return *f.MaxItems
+		w.int(*f.MaxItems)
 	case "uniqueItems":
-		return f.UniqueItems
+		w.bool(f.UniqueItems)
 	case "examples":
-		return f.Examples
+		w.list(f.Examples)
 	}
-	return nil
 }
 
 func (d dialect) cut(s string) string {
