@@ -7,7 +7,9 @@ import (
 	"math"
 	"math/bits"
 	"strconv"
+	"sync"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // decodeFast decodes a catalog file as Marshal writes it, and normalizes
@@ -19,7 +21,7 @@ import (
 // exactly what it accepts and words the error. FuzzParse checks that the
 // two agree on every input that decodeFast accepts.
 func decodeFast(data []byte) (*file, bool) {
-	d := &decoder{data: data, text: string(data), hash: newHasher()}
+	d := &decoder{data: data, hash: newHasher()}
 	defer d.hash.wait()
 	f := &file{}
 	seen := 0
@@ -48,12 +50,11 @@ func decodeFast(data []byte) (*file, bool) {
 // hasher computes the sha256 of tools' canonical forms on a goroutine of
 // its own while the decoder goes on, so that on two cores hashing takes no
 // wall time. The forms go over in batches, so that a catalog of 2000
-// tools takes a few dozen channel operations, not thousands.
+// tools takes a few dozen channel operations, not thousands, in buffers
+// that the next Parse reuses.
 type hasher struct {
 	batches chan hashBatch
-	// free returns the hashed batches' buffers for reuse.
-	free chan []byte
-	done chan []toolSum
+	done    chan []toolSum
 	// batch is the one being filled: canon holds the forms, one after
 	// another, and ends says where each ends.
 	batch  hashBatch
@@ -62,55 +63,58 @@ type hasher struct {
 }
 
 type hashBatch struct {
-	canon []byte
+	canon *[]byte
 	ends  []int
 }
 
 const hashBatchSize = 64 << 10
 
+var canonBuffers = sync.Pool{New: func() any { return new([]byte) }}
+
 func newHasher() *hasher {
-	h := &hasher{batches: make(chan hashBatch, 8), free: make(chan []byte, 8), done: make(chan []toolSum, 1)}
+	h := &hasher{batches: make(chan hashBatch, 8), done: make(chan []toolSum, 1)}
 	go func() {
 		var sums []toolSum
 		for b := range h.batches {
 			start := 0
 			for _, end := range b.ends {
-				sums = append(sums, toolSum{sha256.Sum256(b.canon[start:end]), true})
+				sums = append(sums, toolSum{sha256.Sum256((*b.canon)[start:end]), true})
 				start = end
 			}
-			select {
-			case h.free <- b.canon[:0]:
-			default:
-			}
+			*b.canon = (*b.canon)[:0]
+			canonBuffers.Put(b.canon)
 		}
 		h.done <- sums
 	}()
 	return h
 }
 
+// buffer returns the buffer to collect forms in.
+func (h *hasher) buffer() []byte {
+	if h.batch.canon == nil {
+		h.batch.canon = canonBuffers.Get().(*[]byte)
+	}
+	return *h.batch.canon
+}
+
 // endTool ends the form of a tool, whose bytes are at the end of canon,
 // and returns the buffer to go on with.
 func (h *hasher) endTool(canon []byte) []byte {
-	h.batch.canon = canon
+	*h.batch.canon = canon
 	h.batch.ends = append(h.batch.ends, len(canon))
 	if len(canon) < hashBatchSize {
 		return canon
 	}
 	h.batches <- h.batch
 	h.batch = hashBatch{}
-	select {
-	case b := <-h.free:
-		return b
-	default:
-		return make([]byte, 0, 2*hashBatchSize)
-	}
+	return h.buffer()
 }
 
 // wait hashes what is left and returns the sums of every tool, in order.
 func (h *hasher) wait() []toolSum {
 	if !h.waited {
 		h.waited = true
-		if len(h.batch.ends) > 0 {
+		if h.batch.canon != nil {
 			h.batches <- h.batch
 		}
 		close(h.batches)
@@ -121,10 +125,13 @@ func (h *hasher) wait() []toolSum {
 
 type decoder struct {
 	data []byte
-	// text is data as a string: strings without escapes are slices of it,
-	// which saves an allocation each.
-	text string
-	i    int
+	// arena holds copies of the strings decoded so far: the catalog must
+	// not share memory with data, which the caller may reuse, and copying
+	// only the strings costs about half what copying all of data does.
+	arena []byte
+	// lastFile is the file of the last position: most positions repeat it.
+	lastFile string
+	i        int
 	// depth is the nesting of values in examples, defaults and enums,
 	// bounded as encoding/json bounds it.
 	depth int
@@ -168,6 +175,25 @@ func (d *decoder) ws() {
 		d.skip(d.i, i)
 	}
 	d.i = i
+}
+
+// copy returns b, a slice of data, as a string in the arena. The arena
+// grows in chunks and only by appending within a chunk's capacity, so the
+// bytes behind a string never change.
+func (d *decoder) copy(b []byte) string {
+	const chunk = 64 << 10
+	if len(b) == 0 {
+		return ""
+	}
+	if len(b) > cap(d.arena)-len(d.arena) {
+		if len(b) > chunk/8 {
+			return string(b)
+		}
+		d.arena = make([]byte, 0, chunk)
+	}
+	start := len(d.arena)
+	d.arena = append(d.arena, b...)
+	return unsafe.String(&d.arena[start], len(b))
 }
 
 // skip leaves data[from:to] out of the canonical form of the tool being
@@ -338,7 +364,7 @@ func (d *decoder) str() (string, bool) {
 		case c == '"':
 			var s string
 			if seg := d.data[start:j]; !escaped && (!high || utf8.Valid(seg)) {
-				s = d.text[start:j]
+				s = d.copy(seg)
 			} else if s, escaped = unescape(d.data[d.i : j+1]); !escaped {
 				return "", false
 			}
@@ -553,12 +579,13 @@ func (d *decoder) values(elem Type) ([]any, bool) {
 func (d *decoder) anyObject(fields *Message) (map[string]any, bool) {
 	m := map[string]any{}
 	ok := d.object(func(key []byte) bool {
+		name := d.copy(key)
 		var elem Type
 		if fields != nil {
-			elem = fields.Field(string(key)).elem()
+			elem = fields.Field(name).elem()
 		}
 		v, ok := d.value(elem)
-		m[string(key)] = v
+		m[name] = v
 		return ok
 	})
 	return m, ok
@@ -621,6 +648,9 @@ func (d *decoder) tools(out *[]*Tool) bool {
 			return false
 		}
 		d.inTool, d.mark = true, d.i
+		if d.canon == nil {
+			d.canon = d.hash.buffer()
+		}
 		ok := d.tool(t)
 		d.skip(d.i, d.i)
 		d.inTool = false
@@ -806,12 +836,34 @@ func (d *decoder) field(f *Field) bool {
 }
 
 func (d *decoder) pos(p *Pos) bool {
-	var text string
-	if !d.blanked(&text) {
+	if d.peek() != '"' {
 		return false
 	}
-	pos, ok := parsePos(text)
-	*p = pos
+	quote := d.i
+	raw, ok := d.rawKey()
+	if !ok {
+		// Escapes or non-ASCII text: decode the string first.
+		d.i = quote
+		var text string
+		if !d.blanked(&text) {
+			return false
+		}
+		*p, ok = parsePos(text)
+		return ok
+	}
+	d.skip(quote+1, d.i-1)
+	// Parse the file's own bytes, and copy the file name only when it is
+	// not the last one's.
+	*p, ok = parsePos(unsafe.String(unsafe.SliceData(raw), len(raw)))
+	switch {
+	case !ok || p.File == "":
+		p.File = "" // not a view of data
+	case p.File == d.lastFile:
+		p.File = d.lastFile
+	default:
+		p.File = d.copy(raw[:len(p.File)])
+		d.lastFile = p.File
+	}
 	return ok
 }
 

@@ -61,7 +61,8 @@ func (c *Catalog) Seal() {
 // the decoder computed from the tool's text in the file: when it matches,
 // the tool is not encoded again.
 func (c *Catalog) digest(set bool, sums []toolSum) (fingerprint string, badService *Service, badTool *Tool, err error) {
-	w := &writer{b: make([]byte, 0, 8192)}
+	// The canonical form of the catalog holds every tool's fingerprint.
+	w := &writer{b: make([]byte, 0, 8192+80*c.toolCount())}
 	var sum [sha256.Size]byte
 	k := 0
 	for _, s := range c.Services {
@@ -115,6 +116,16 @@ func (c *Catalog) digest(set bool, sums []toolSum) (fingerprint string, badServi
 	}
 	sum = sha256.Sum256(w.b)
 	return sumString(sum), badService, badTool, nil
+}
+
+func (c *Catalog) toolCount() int {
+	n := 0
+	for _, s := range c.Services {
+		if s != nil {
+			n += len(s.Tools)
+		}
+	}
+	return n
 }
 
 // toolSum is the sha256 of a tool's canonical form, when ok.
