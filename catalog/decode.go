@@ -1,11 +1,13 @@
 package catalog
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"encoding/binary"
 	"encoding/json"
 	"math"
 	"math/bits"
+	"runtime"
 	"strconv"
 	"sync"
 	"unicode/utf8"
@@ -43,7 +45,8 @@ func decodeFast(data []byte) (*file, bool) {
 	if f.Services == nil {
 		f.Services = []*Service{}
 	}
-	f.sums = d.hash.wait()
+	f.sums = append(d.hash.wait(), d.otherSums...)
+	f.halves = d.halves
 	return f, true
 }
 
@@ -154,6 +157,10 @@ type decoder struct {
 	canon  []byte
 	mark   int
 	hash   *hasher
+	// otherSums are the sums of the tools that the other half decoded;
+	// halves counts the halves joined, for tests.
+	otherSums []toolSum
+	halves    int
 }
 
 const maxDepth = 10000
@@ -605,13 +612,109 @@ func (f *Field) elem() Type {
 
 func (d *decoder) services(out *[]*Service) bool {
 	list := []*Service{}
-	ok := d.array(func() bool {
-		s := &Service{}
-		list = append(list, s)
-		return d.service(s)
-	})
+	*out = list
+	if d.peek() != '[' {
+		return false
+	}
+	d.i++
+	if d.peek() == ']' {
+		d.i++
+		return true
+	}
+	other := d.otherHalf()
+	ok, met := d.serviceList(&list, other.start())
+	if met {
+		if r := <-other.done; r.ok {
+			list = append(list, r.services...)
+			d.i, d.otherSums = r.end, r.sums
+			d.halves++
+		} else {
+			ok, _ = d.serviceList(&list, -1)
+		}
+	}
 	*out = list
 	return ok
+}
+
+// serviceList decodes the services of the services array, and its closing
+// bracket, or stops at the service that starts at stop.
+func (d *decoder) serviceList(list *[]*Service, stop int) (ok, stopped bool) {
+	for {
+		s := &Service{}
+		*list = append(*list, s)
+		if !d.service(s) {
+			return false, false
+		}
+		switch d.peek() {
+		case ',':
+			d.i++
+			if d.peek() != 0 && d.i == stop {
+				return true, true
+			}
+		case ']':
+			d.i++
+			return true, false
+		default:
+			return false, false
+		}
+	}
+}
+
+// parallelBytes is the size from which the services of a catalog file
+// are decoded in two halves at once, when there are two CPUs or more.
+var parallelBytes = 512 << 10
+
+// A half is the second half of a services array, decoded by a decoder of
+// its own from start to the array's closing bracket.
+type half struct {
+	at   int
+	done chan halfResult
+}
+
+type halfResult struct {
+	services []*Service
+	sums     []toolSum
+	end      int // after the closing bracket
+	ok       bool
+}
+
+func (h *half) start() int {
+	if h == nil {
+		return -1
+	}
+	return h.at
+}
+
+// serviceStart is how a service other than the first starts in the file
+// that Marshal writes: after the comma that ends the one before, on a line
+// of its own at depth 2.
+var serviceStart = []byte(",\n    {\"name\":")
+
+// otherHalf starts decoding, at once, the services from the first one that
+// starts after the middle of what is left. It is a guess: when the
+// decoder does not meet that service's start as the start of an element
+// of the array, as in a file that Marshal did not write, it decodes on
+// and the other half's work is dropped.
+func (d *decoder) otherHalf() *half {
+	rest := len(d.data) - d.i
+	if rest < parallelBytes || runtime.GOMAXPROCS(0) < 2 {
+		return nil
+	}
+	mid := d.i + rest/2
+	j := bytes.Index(d.data[mid:], serviceStart)
+	if j < 0 {
+		return nil
+	}
+	h := &half{at: mid + j + len(",\n    "), done: make(chan halfResult, 1)}
+	go func() {
+		e := &decoder{data: d.data, i: h.at, hash: newHasher()}
+		var r halfResult
+		r.ok, _ = e.serviceList(&r.services, -1)
+		r.end = e.i
+		r.sums = e.hash.wait()
+		h.done <- r
+	}()
+	return h
 }
 
 func (d *decoder) service(s *Service) bool {

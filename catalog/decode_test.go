@@ -230,3 +230,50 @@ func TestPosText(t *testing.T) {
 		}
 	}
 }
+
+// TestDecodeInHalves: a services array decoded in two halves at once
+// decodes as encoding/json decodes it, damaged or not.
+func TestDecodeInHalves(t *testing.T) {
+	big := bigCatalog(5, 2)
+	// The awkward catalog's invalid UTF-8 does not survive a round trip.
+	for _, s := range big.Services {
+		for _, tl := range s.Tools {
+			tl.Description = strings.ToValidUTF8(tl.Description, "?")
+		}
+	}
+	data, err := big.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	check := func(name string, data []byte) {
+		t.Helper()
+		fast, split, ok := catalog.DecodeInHalves(data)
+		_, _, slow, err := catalog.DecodeBoth(data)
+		switch {
+		case ok && err != nil:
+			t.Errorf("%s: the fast decoder accepts what encoding/json rejects (%v)", name, err)
+		case ok && !reflect.DeepEqual(fast, slow):
+			t.Errorf("%s: the halves and encoding/json decode differently", name)
+		case name == "as written" && !(ok && split):
+			t.Errorf("%s: decoded in halves: %v, accepted: %v", name, split, ok)
+		}
+	}
+	check("as written", data)
+	rng := rand.New(rand.NewPCG(5, 6))
+	for range 200 {
+		b := append([]byte(nil), data...)
+		i := rng.IntN(len(b))
+		const chars = "{}[],:\"\\ 0a-.eE\n"
+		b[i] = chars[rng.IntN(len(chars))]
+		check("damaged", b)
+	}
+	// A file whose services start where Marshal's would not.
+	check("re-indented", bytes.ReplaceAll(data, []byte("\n    {"), []byte("\n     {")))
+	c, err := catalog.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if again, _ := c.Marshal(); !bytes.Equal(again, data) {
+		t.Error("Marshal(Parse(data)) != data")
+	}
+}

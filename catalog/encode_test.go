@@ -242,16 +242,15 @@ func TestMarshalNaN(t *testing.T) {
 	c.Marshal()
 }
 
-// TestProjectJSONInHalves: a catalog large enough for ProjectJSON to write
-// in two halves at once gives the bytes encoding/json writes, and an
-// error in either half is the projection's error.
-func TestProjectJSONInHalves(t *testing.T) {
+// bigCatalog has n services of 4*m tools each: the kitchen sink's and the
+// awkward catalog's, renamed.
+func bigCatalog(n, m int) *catalog.Catalog {
 	big := &catalog.Catalog{}
-	for i := range 3 {
+	for i := range n {
 		s := *awkward().Services[0]
 		s.Name = fmt.Sprintf("svc%d", i)
 		s.Tools = nil
-		for j := range 60 {
+		for j := range m {
 			for _, tl := range append(kitchenSink().Services[0].Tools, awkward().Services[0].Tools...) {
 				tl.Name = fmt.Sprintf("%s_%d_%d", tl.Name, i, j)
 				tl.MCPName = ""
@@ -260,6 +259,14 @@ func TestProjectJSONInHalves(t *testing.T) {
 		}
 		big.Services = append(big.Services, &s)
 	}
+	return big
+}
+
+// TestProjectJSONInHalves: a catalog large enough for ProjectJSON to write
+// in two halves at once gives the bytes encoding/json writes, and an
+// error in either half is the projection's error.
+func TestProjectJSONInHalves(t *testing.T) {
+	big := bigCatalog(3, 60)
 	checkProjectJSON(t, big)
 	for _, s := range []*catalog.Service{big.Services[0], big.Services[2]} {
 		f := s.Tools[len(s.Tools)-2].Request.Field("ratio")

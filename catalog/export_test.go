@@ -39,3 +39,16 @@ func VerifiedFromText(data []byte) (matched, tools int) {
 
 // PlainRun is plainRun, for a test against a byte-by-byte count.
 var PlainRun = plainRun
+
+// DecodeInHalves decodes data with the fast decoder, splitting the
+// services array whatever its size, and reports whether it did.
+func DecodeInHalves(data []byte) (c *Catalog, split, ok bool) {
+	keep := parallelBytes
+	parallelBytes = 0
+	defer func() { parallelBytes = keep }()
+	f, ok := decodeFast(data)
+	if !ok {
+		return nil, false, false
+	}
+	return &Catalog{Services: f.Services, Fingerprint: f.Fingerprint}, f.halves > 0, true
+}

@@ -28,8 +28,10 @@ type file struct {
 	Fingerprint string     `json:"fingerprint"`
 	Services    []*Service `json:"services"`
 	// sums are the tools' fingerprints as the fast decoder computed them
-	// from the file's text, in order.
-	sums []toolSum
+	// from the file's text, in order; halves counts the services arrays it
+	// decoded in two halves.
+	sums   []toolSum
+	halves int
 }
 
 // Seal computes the fingerprints of every tool and of the catalog. The
