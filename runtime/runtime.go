@@ -81,6 +81,10 @@ type Runtime struct {
 	snap    atomic.Pointer[Snapshot]
 	slots   chan struct{}
 	metrics *metrics
+	// callIDPrefix and calls make call IDs: "call-", the time the runtime
+	// was made, "-", and the call's number.
+	callIDPrefix string
+	calls        atomic.Uint64
 
 	// swapMu serialises swaps with their watchers, so that every watcher
 	// sees the snapshots in the order they were stored, and the last one
@@ -94,6 +98,7 @@ type Runtime struct {
 func New(opts Options) *Runtime {
 	opts = opts.withDefaults()
 	rt := &Runtime{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentCalls), metrics: newMetrics()}
+	rt.callIDPrefix = "call-" + strconv.FormatInt(time.Now().UnixNano(), 10) + "-"
 	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil)
 	rt.snap.Store(empty)
 	return rt
@@ -253,10 +258,11 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		return nil, "", ctx.Err()
 	}
 	caller := ctx
-	ctx, cancel := context.WithTimeout(ctx, rt.opts.CallTimeout)
-	defer cancel()
+	callCtx, release := withCallTimeout(ctx, rt.opts.CallTimeout)
+	defer release()
+	ctx = callCtx
 
-	res, err = e.dispatch.Call(ctx, e.tool.Name, newCallID(), valid, onEvent)
+	res, err = e.dispatch.Call(ctx, e.tool.Name, rt.newCallID(), valid, onEvent)
 	// The plugin's copy of a deadline can fire a moment before this side's
 	// own timer does, so which deadline ended the call is read from the
 	// deadlines, not from which context has noticed yet.
@@ -360,14 +366,12 @@ func toolError(format string, args ...any) *Result {
 	return plugins.Errorf(format, args...)
 }
 
-var callCounter atomic.Uint64
-
-func newCallID() string {
+// newCallID names a call uniquely: the runtime's own prefix, made when it
+// was created, and a sequence number.
+func (rt *Runtime) newCallID() string {
 	b := make([]byte, 0, 48)
-	b = append(b, "call-"...)
-	b = strconv.AppendInt(b, time.Now().UnixNano(), 10)
-	b = append(b, '-')
-	b = strconv.AppendUint(b, callCounter.Add(1), 10)
+	b = append(b, rt.callIDPrefix...)
+	b = strconv.AppendUint(b, rt.calls.Add(1), 10)
 	return string(b)
 }
 
