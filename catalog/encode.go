@@ -321,18 +321,32 @@ func (w *writer) anyNumber(v any) {
 	}
 }
 
-// sizeHint estimates the size of the catalog file, or of a projection,
-// whose responses are only MCP's: a little more than it takes, so that
-// the writer's buffer is allocated once.
-func (c *Catalog) sizeHint(responses bool) int {
+// sizeHint estimates the size of the catalog file: a little more than it
+// takes, so that the writer's buffer is allocated once.
+func (c *Catalog) sizeHint() int {
 	n := 4096
 	for _, t := range c.Tools() {
-		n += 300 + len(t.Name) + len(t.Description)
-		for _, m := range []*Message{&t.Request, t.Response} {
-			if m != nil && (m == &t.Request || responses) {
-				for _, f := range m.Fields {
-					n += 250 + 2*len(f.Name) + len(f.Description)
-				}
+		n += toolSize(t, true)
+	}
+	return n
+}
+
+// toolsSize estimates the size of tools in a projection, whose responses
+// are only MCP's: a little more than they take.
+func toolsSize(tools []toolOf, responses bool) int {
+	n := 0
+	for _, e := range tools {
+		n += toolSize(e.t, responses)
+	}
+	return n
+}
+
+func toolSize(t *Tool, responses bool) int {
+	n := 300 + len(t.Name) + len(t.Description)
+	for _, m := range []*Message{&t.Request, t.Response} {
+		if m != nil && (m == &t.Request || responses) {
+			for _, f := range m.Fields {
+				n += 250 + 2*len(f.Name) + len(f.Description)
 			}
 		}
 	}
@@ -763,11 +777,11 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 	w.optStr("description", o.Description)
 	w.key("properties")
 	switch {
-	case o.planned:
+	case o.plan != nil:
 		w.open('{')
 		for _, f := range o.fields {
 			w.strKey(f.Name)
-			w.planned(o.dialect, f)
+			w.planned(*o.plan, f)
 		}
 		w.close('}')
 	case o.fields != nil && len(o.fields) == len(o.Properties):
@@ -799,10 +813,10 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 		w.close('}')
 	}
 	switch {
-	case o.planned:
+	case o.plan != nil:
 		n := 0
 		for _, f := range o.fields {
-			if f.Required || o.dialect.allRequired {
+			if f.Required || o.plan.allRequired {
 				if n == 0 {
 					w.key("required")
 					w.open('[')

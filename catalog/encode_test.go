@@ -268,6 +268,15 @@ func bigCatalog(n, m int) *catalog.Catalog {
 func TestProjectJSONInHalves(t *testing.T) {
 	big := bigCatalog(3, 60)
 	checkProjectJSON(t, big)
+	// Values that the size estimate leaves out: the halves outgrow their
+	// room in the buffer.
+	for _, tl := range []*catalog.Tool{big.Services[0].Tools[0], big.Services[2].Tools[0]} {
+		f := tl.Request.Field("name")
+		for i := range 5000 {
+			f.Enum = append(f.Enum, fmt.Sprintf("value %d", i))
+		}
+	}
+	checkProjectJSON(t, big)
 	for _, s := range []*catalog.Service{big.Services[0], big.Services[2]} {
 		f := s.Tools[len(s.Tools)-2].Request.Field("ratio")
 		keep := f.Default

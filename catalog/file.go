@@ -157,7 +157,7 @@ func (c *Catalog) Marshal() ([]byte, error) {
 	if services == nil {
 		services = []*Service{}
 	}
-	w := &writer{b: make([]byte, 0, c.sizeHint(true))}
+	w := &writer{b: make([]byte, 0, c.sizeHint())}
 	w.catalogFile(&file{Format: Format, Fingerprint: c.Fingerprint, Services: services})
 	if w.err != nil {
 		return nil, w.err

@@ -5,7 +5,7 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
+	"unsafe"
 )
 
 // Target is a format that a catalog projects into: the value that goes in
@@ -83,8 +83,19 @@ func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error
 	for s, t := range c.Tools() {
 		tools = append(tools, toolOf{s, t})
 	}
-	hint := c.sizeHint(target == MCP)
-	w := &writer{indent: true, b: make([]byte, 0, hint)}
+	// With two CPUs or more, the second half of a large catalog is
+	// written at once, by a writer of its own at the same depth whose
+	// first tool follows one (first is false), into the same buffer at
+	// the size the first half is estimated to take; then the gap between
+	// the halves is closed. A half that outgrows its room moves to a
+	// buffer of its own, and is appended.
+	split := len(tools)
+	if len(tools) >= parallelTools && runtime.GOMAXPROCS(0) > 1 {
+		split = len(tools) / 2
+	}
+	headRoom := 4096 + toolsSize(tools[:split], target == MCP)
+	buf := make([]byte, 0, headRoom+toolsSize(tools[split:], target == MCP))
+	w := &writer{indent: true, b: buf[:0:headRoom]}
 	if target == Gemini {
 		w.open('[')
 		w.next()
@@ -92,21 +103,10 @@ func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error
 		w.key("functionDeclarations")
 	}
 	w.open('[')
-	// The second half goes to a writer of its own at the same depth,
-	// whose first tool follows one (first is false), and is then appended.
-	split := len(tools)
 	var rest *writer
 	done := make(chan struct{})
-	if len(tools) >= parallelTools && runtime.GOMAXPROCS(0) > 1 {
-		split = len(tools) / 2
-		scratch := scratchBuffers.Get().(*[]byte)
-		rest = &writer{indent: true, depth: w.depth, b: (*scratch)[:0]}
-		defer func() {
-			if cap(rest.b) <= maxScratch {
-				*scratch = rest.b[:0]
-				scratchBuffers.Put(scratch)
-			}
-		}()
+	if split < len(tools) {
+		rest = &writer{indent: true, depth: w.depth, b: buf[headRoom:headRoom]}
 		go func() {
 			defer close(done)
 			rest.projectTools(target, opts, tools[split:])
@@ -115,7 +115,12 @@ func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error
 	w.projectTools(target, opts, tools[:split])
 	if rest != nil {
 		<-done
-		w.b = append(w.b, rest.b...)
+		n := len(w.b)
+		if unsafe.SliceData(w.b) == unsafe.SliceData(buf) && headRoom < cap(buf) && unsafe.SliceData(rest.b) == &buf[:cap(buf)][headRoom] {
+			w.b = buf[:n+copy(buf[n:cap(buf)], rest.b)]
+		} else {
+			w.b = append(w.b, rest.b...)
+		}
 		w.fail(rest.err)
 	}
 	w.close(']')
@@ -128,14 +133,6 @@ func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error
 	}
 	return append(w.b, '\n'), nil
 }
-
-// scratchBuffers hold the second halves of projections, which are copied
-// into the result: reusing them saves allocating and clearing megabytes
-// for each projection of a large catalog.
-var scratchBuffers = sync.Pool{New: func() any { return new([]byte) }}
-
-// maxScratch bounds the buffers that scratchBuffers keeps.
-const maxScratch = 16 << 20
 
 // parallelTools is the size from which ProjectJSON writes a catalog in two
 // halves at once: a few hundred microseconds of work, against a few
@@ -178,8 +175,9 @@ func (w *writer) projectTools(target Target, opts ProjectOptions, tools []toolOf
 // objects, one for a request and one for a response, because it writes
 // each tool before it projects the next.
 type objects struct {
-	scratch [2]ObjectSchema
-	slabs   [2][]Schema
+	scratch  [2]ObjectSchema
+	slabs    [2][]Schema
+	dialects [2]dialect
 }
 
 func (ob *objects) object(slot int, d dialect, m *Message) *ObjectSchema {
@@ -188,7 +186,7 @@ func (ob *objects) object(slot int, d dialect, m *Message) *ObjectSchema {
 	}
 	o := &ob.scratch[slot]
 	o.Properties = nil
-	ob.slabs[slot] = d.fill(o, m, ob.slabs[slot])
+	ob.slabs[slot] = d.fill(o, m, ob.slabs[slot], &ob.dialects[slot])
 	return o
 }
 

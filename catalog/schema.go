@@ -46,11 +46,11 @@ type ObjectSchema struct {
 	// without a map or a sort.
 	fields []*Field
 	slab   []Schema
-	// planned says that neither Properties, slab nor Required was filled
-	// in: the object is one of ProjectJSON's, whose fields the writer
-	// writes straight from fields (in name order) as dialect plans them.
-	planned bool
-	dialect dialect
+	// plan, when set, says that neither Properties, slab nor Required was
+	// filled in: the object is one of ProjectJSON's, whose fields the
+	// writer writes straight from fields (in name order) as plan plans
+	// them.
+	plan *dialect
 }
 
 // TypeList is a JSON Schema type: one name, or several such as
@@ -169,28 +169,28 @@ var typeLists = func() (lists [len(schemaTypes)][2][2]TypeList) {
 // object builds the schema of a request or response.
 func (d dialect) object(m *Message) *ObjectSchema {
 	o := &ObjectSchema{Properties: make(map[string]*Schema, len(m.Fields))}
-	d.fill(o, m, nil)
+	d.fill(o, m, nil, nil)
 	return o
 }
 
 // fill fills in o, the schema of m, with field schemas from slab, which it
 // grows as needed and returns for reuse. It adds the fields to
 // o.Properties unless that is nil, as in ProjectJSON's reused objects.
-// There, when the fields are in name order, it leaves the fields' schemas
+// There, when the fields are in name order, it stores d in *plan and
+// leaves the fields' schemas
 // and o.Required to the writer, which writes them straight from the
 // fields (see plan): filling in schemas that are written once and then
 // overwritten would cost more than writing them.
-func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema) []Schema {
+func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema, plan *dialect) []Schema {
 	o.Type = d.typeList("object", false)
 	o.Description = m.Description
 	sorted := inNameOrder(m.Fields)
-	o.planned = o.Properties == nil && sorted
-	o.dialect = dialect{}
-	o.fields, o.slab = nil, nil
+	o.plan, o.fields, o.slab = nil, nil, nil
 	o.Required = o.Required[:0]
 	switch {
-	case o.planned:
-		o.dialect, o.fields = d, m.Fields
+	case o.Properties == nil && sorted && plan != nil:
+		*plan = d
+		o.plan, o.fields = plan, m.Fields
 		o.Required = nil
 		d.close(o)
 		return slab
