@@ -88,8 +88,12 @@ type Plugin struct {
 	// answered a call. It is atomic because every call reads it, without mu.
 	failures  atomic.Int64
 	nextStart time.Time
-	closed    bool
-	inflight  sync.WaitGroup
+	// restarting is closed when the restart under way ends; nil when none
+	// is. restartErr says why the last one failed.
+	restarting chan struct{}
+	restartErr error
+	closed     bool
+	inflight   sync.WaitGroup
 }
 
 var _ Dispatcher = (*Plugin)(nil)
@@ -147,45 +151,85 @@ func (p *Plugin) Call(ctx context.Context, tool, callID string, args json.RawMes
 	return res, err
 }
 
-// live returns a running client, counted as in flight, restarting a dead
-// one once its backoff has passed.
+// live returns a running client, counted as in flight. When the plugin
+// has died, it starts a restart, or joins the one under way, and waits for
+// it as long as ctx allows. The restart itself does not depend on ctx: a
+// caller that gives up does not abandon it, and callers with short
+// deadlines are not held up by a slow start.
 func (p *Plugin) live(ctx context.Context) (*plugins.Client, error) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.closed {
-		return nil, fmt.Errorf("the handler of service %q has been stopped", p.cfg.Service)
-	}
-	if p.client != nil && !p.client.Exited() {
-		p.inflight.Add(1)
-		return p.client, nil
-	}
-	if p.client != nil {
-		p.recordCrash()
-	}
-	if wait := time.Until(p.nextStart); wait > 0 {
-		// Hold the lock: concurrent callers wait for the same restart.
+	for {
+		p.mu.Lock()
+		if p.closed {
+			p.mu.Unlock()
+			return nil, fmt.Errorf("the handler of service %q has been stopped", p.cfg.Service)
+		}
+		if p.client != nil && !p.client.Exited() {
+			p.inflight.Add(1)
+			c := p.client
+			p.mu.Unlock()
+			return c, nil
+		}
+		if p.client != nil {
+			p.recordCrash()
+		}
+		wait := p.restarting
+		if wait == nil {
+			wait = make(chan struct{})
+			p.restarting = wait
+			go p.restart(wait, time.Until(p.nextStart))
+		}
+		p.mu.Unlock()
+
 		select {
-		case <-time.After(wait):
+		case <-wait:
 		case <-ctx.Done():
 			return nil, fmt.Errorf("the handler of service %q is restarting after a crash: %w", p.cfg.Service, ctx.Err())
 		}
+		p.mu.Lock()
+		up := p.client != nil && !p.client.Exited()
+		err := p.restartErr
+		p.mu.Unlock()
+		if !up && err != nil {
+			// This caller waited for that restart: it gets its failure.
+			// The next call tries again, once the backoff has passed.
+			return nil, err
+		}
 	}
-	c, err := plugins.Start(ctx, p.cfg)
-	if err != nil {
+}
+
+// restart starts the plugin again after delay, bounded by the start
+// timeout of the plugin's configuration, and closes done when it is over.
+func (p *Plugin) restart(done chan struct{}, delay time.Duration) {
+	if delay > 0 {
+		time.Sleep(delay)
+	}
+	c, err := plugins.Start(context.Background(), p.cfg)
+	if err == nil {
+		if missing := missingTools(p.tools, c.Tools()); len(missing) > 0 {
+			c.Kill()
+			c, err = nil, fmt.Errorf("the restarted handler of service %q lacks tools %s", p.cfg.Service, strings.Join(missing, ", "))
+		}
+	} else {
+		err = fmt.Errorf("restarting the handler of service %q: %w", p.cfg.Service, err)
+	}
+
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	defer close(done)
+	p.restarting = nil
+	p.restartErr = err
+	switch {
+	case err != nil:
 		p.failures.Add(1)
 		p.nextStart = time.Now().Add(p.delay())
-		return nil, fmt.Errorf("restarting the handler of service %q: %w", p.cfg.Service, err)
-	}
-	if missing := missingTools(p.tools, c.Tools()); len(missing) > 0 {
+	case p.closed:
+		// Close ran during the start: nobody will stop this one later.
 		c.Kill()
-		p.failures.Add(1)
-		p.nextStart = time.Now().Add(p.delay())
-		return nil, fmt.Errorf("the restarted handler of service %q lacks tools %s", p.cfg.Service, strings.Join(missing, ", "))
+		p.restartErr = fmt.Errorf("the handler of service %q has been stopped", p.cfg.Service)
+	default:
+		p.logger.Info("handler restarted", "service", p.cfg.Service, "pid", c.Pid())
+		p.client = c
 	}
-	p.logger.Info("handler restarted", "service", p.cfg.Service, "pid", c.Pid())
-	p.client = c
-	p.inflight.Add(1)
-	return c, nil
 }
 
 // crashed records that c died in a call, unless it was already replaced.

@@ -5,13 +5,16 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -281,4 +284,75 @@ func TestCrashUnderLoad(t *testing.T) {
 	}
 	t.Logf("%d answered, failures: %v", answered, failed)
 	echoWorks(t, rt)
+}
+
+// TestSlowRestartKeepsDeadlines: while a crashed plugin takes long to
+// start again, a caller with a short deadline gets its deadline error on
+// time instead of queueing behind the restart, and the restart goes on for
+// the callers that wait.
+func TestSlowRestartKeepsDeadlines(t *testing.T) {
+	setup(t)
+	dir := t.TempDir()
+	slow := filepath.Join(dir, "slow")
+	starting := filepath.Join(dir, "starting")
+	script := filepath.Join(dir, "faulty.sh")
+	// Once the marker slow exists, the plugin says it is starting, and
+	// takes 3 s to.
+	body := "#!/bin/sh\nif [ -e " + slow + " ]; then touch " + starting + "; sleep 3; fi\nexec " + fixture.bin.Path + " \"$@\"\n"
+	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p, err := runtime.StartPlugin(context.Background(), plugins.ClientConfig{Service: "faulty", Path: script, Stderr: io.Discard}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close(0) })
+	rt := newRuntime(t, runtime.Options{}, p)
+	wantOK(t, call(t, rt, "echo", `{"text":"up"}`))
+
+	if err := os.WriteFile(slow, nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	pid := p.Pid()
+	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, 5*time.Second, "the killed plugin to be gone", func() bool { return !alive(pid) })
+	waitFor(t, 5*time.Second, "go-plugin to notice the exit", func() bool { return p.Pid() == 0 })
+
+	// A patient call starts the restart...
+	type answer struct {
+		res *runtime.Result
+		err error
+	}
+	patient := make(chan answer, 1)
+	go func() {
+		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"back"}`))
+		patient <- answer{res, err}
+	}()
+	waitFor(t, 10*time.Second, "the restart to begin", func() bool {
+		_, err := os.Stat(starting)
+		return err == nil
+	})
+
+	// ...and an impatient one comes while it runs.
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	res, err := rt.Call(ctx, "echo", json.RawMessage(`{"text":"hurry"}`))
+	if !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("impatient call = %v, %v; want its deadline", res, err)
+	}
+	if took := time.Since(start); took > 2*time.Second {
+		t.Errorf("the impatient call returned after %s, held up by the restart", took)
+	}
+
+	a := <-patient
+	if a.err != nil {
+		t.Fatal(a.err)
+	}
+	wantOK(t, a.res)
+	if got := p.Pid(); got == 0 || got == pid {
+		t.Errorf("Pid after the restart = %d, was %d", got, pid)
+	}
 }
