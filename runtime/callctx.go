@@ -13,8 +13,9 @@ import (
 // call was the largest part of the runtime's own cost of such a call. Err
 // is right without the timer: it reads the clock.
 //
-// A plugin call arms it at once, since gRPC waits on Done to carry the
-// deadline and cancellation across.
+// The runtime uses it for in-process handlers only: a plugin call would
+// arm it at once, since gRPC waits on Done to carry the deadline across,
+// and then context.WithTimeout costs less.
 //
 // As with any Context that is not the context package's own,
 // context.Cause of it reports its parent's cause, not the deadline; Err
@@ -40,7 +41,7 @@ type afterFunc struct{ f func() }
 // withCallTimeout returns the call's context and the function that ends
 // it, which the caller must call when the call returns, as with
 // context.WithTimeout.
-func withCallTimeout(parent context.Context, timeout time.Duration) (*callContext, func()) {
+func withCallTimeout(parent context.Context, timeout time.Duration) (*callContext, context.CancelFunc) {
 	c := &callContext{parent: parent, deadline: time.Now().Add(timeout)}
 	return c, c.release
 }

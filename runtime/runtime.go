@@ -258,9 +258,17 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		return nil, "", ctx.Err()
 	}
 	caller := ctx
-	callCtx, release := withCallTimeout(ctx, rt.opts.CallTimeout)
+	var release context.CancelFunc
+	if _, inProcess := e.dispatch.(*local); inProcess {
+		// Most in-process handlers never wait on their context: the
+		// lazy deadline saves them a timer.
+		ctx, release = withCallTimeout(ctx, rt.opts.CallTimeout)
+	} else {
+		// A plugin call waits on it at once (gRPC carries the deadline
+		// across), where the context package's own is cheaper.
+		ctx, release = context.WithTimeout(ctx, rt.opts.CallTimeout)
+	}
 	defer release()
-	ctx = callCtx
 
 	res, err = e.dispatch.Call(ctx, e.tool.Name, rt.newCallID(), valid, onEvent)
 	// The plugin's copy of a deadline can fire a moment before this side's
