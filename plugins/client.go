@@ -240,7 +240,18 @@ func (c *Client) Kill() { c.pc.Kill() }
 // complete: ctx ended (the error wraps ctx.Err()), or the plugin died or
 // broke the protocol (then Exited tells whether it is gone).
 func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
-	stream, err := c.rpc.Call(ctx, &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID, Events: onEvent != nil})
+	req := &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID, Events: onEvent != nil}
+	rpcCtx := ctx
+	if d, ok := ctx.Deadline(); ok && c.version >= 2 {
+		// The deadline goes in the request, and gRPC gets ctx without
+		// it: with a deadline, gRPC sends it as a header and the plugin's
+		// gRPC server arms a timer for it on every call, where the plugin
+		// arms one only if its handler waits on its context. ctx's end,
+		// its deadline included, still cancels the RPC here.
+		req.TimeoutNanos = max(int64(time.Until(d)), 1)
+		rpcCtx = withoutDeadline{ctx}
+	}
+	stream, err := c.rpc.Call(rpcCtx, req)
 	if err != nil {
 		return nil, c.callError(ctx, tool, err)
 	}
@@ -283,6 +294,15 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		}
 	}
 }
+
+// withoutDeadline is its Context, cancelled with it (and by its deadline),
+// but reporting no deadline. Wrapping, rather than a context.WithCancel
+// tied to it by context.AfterFunc, costs the call one small allocation:
+// the context package still finds the cancelCtx underneath, so gRPC's own
+// WithCancel on it needs no goroutine.
+type withoutDeadline struct{ context.Context }
+
+func (withoutDeadline) Deadline() (time.Time, bool) { return time.Time{}, false }
 
 // drain reads a call's stream to its end.
 func drain(stream pb.Plugin_CallClient) {

@@ -7,6 +7,7 @@ import (
 	goruntime "runtime"
 	"sort"
 	"sync"
+	"time"
 
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
@@ -15,6 +16,7 @@ import (
 	"google.golang.org/grpc/status"
 	"google.golang.org/protobuf/proto"
 
+	"github.com/toolc/toolc/internal/lazydeadline"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
@@ -110,14 +112,24 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	if !ok {
 		return status.Errorf(codes.NotFound, "plugin has no handler for tool %q", req.Tool)
 	}
+	ctx := stream.Context()
+	if req.TimeoutNanos > 0 {
+		// A host of version 2 sends its deadline here, not to gRPC (a
+		// host of version 1 sends it to gRPC, which puts it on ctx).
+		// Most handlers never wait on their context, and then the lazy
+		// deadline arms no timer.
+		var release context.CancelFunc
+		ctx, release = lazydeadline.WithDeadline(ctx, time.Now().Add(time.Duration(req.TimeoutNanos)))
+		defer release()
+	}
 	// One value carries the call ID and the event stream to the handler,
 	// instead of two context.WithValue layers and a closure per call.
-	call := &callContext{Context: stream.Context(), id: req.CallId, stream: stream}
+	call := &callContext{Context: ctx, id: req.CallId, stream: stream}
 	// A host of version 1 cannot say whether it listens, so it gets all.
 	call.events = req.Events || s.version < 2
 
 	res := callHandler(call, h, req.ArgumentsJson)
-	if err := stream.Context().Err(); err != nil {
+	if err := ctx.Err(); err != nil {
 		// The host cancelled or its deadline passed: it has stopped
 		// waiting, and a result now (often just the handler passing on
 		// ctx.Err()) would race its own context error.
@@ -140,8 +152,9 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	return stream.Send(ev)
 }
 
-// callContext is a handler's context in the plugin: the stream's context,
-// with the call ID and, when the host listens, the events.
+// callContext is a handler's context in the plugin: the stream's context
+// with the call's deadline, the call ID and, when the host listens, the
+// events.
 type callContext struct {
 	context.Context
 	id     string

@@ -26,6 +26,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/lazydeadline"
 	"github.com/toolc/toolc/plugins"
 )
 
@@ -262,10 +263,12 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	if _, inProcess := e.dispatch.(*local); inProcess {
 		// Most in-process handlers never wait on their context: the
 		// lazy deadline saves them a timer.
-		ctx, release = withCallTimeout(ctx, rt.opts.CallTimeout)
+		ctx, release = lazydeadline.WithDeadline(ctx, time.Now().Add(rt.opts.CallTimeout))
 	} else {
-		// A plugin call waits on it at once (gRPC carries the deadline
-		// across), where the context package's own is cheaper.
+		// A plugin call waits on it at once (the client ties the RPC's
+		// cancellation to it), where the context package's own is
+		// cheaper. This side's timer is what ends a call whose plugin
+		// no longer answers; the plugin's copy of the deadline is lazy.
 		ctx, release = context.WithTimeout(ctx, rt.opts.CallTimeout)
 	}
 	defer release()

@@ -1,4 +1,17 @@
-package runtime
+// Package lazydeadline gives a context a deadline without arming a timer
+// for it until someone waits on the context. WithDeadline is the whole API.
+//
+// Most handlers never wait on their context (Done, or a context derived
+// from it): for them, a timer set and stopped on every call, as
+// context.WithDeadline does, is pure cost. It was the largest part of the
+// runtime's own cost of an in-process call, and on the plugin side it is
+// a timer that gRPC would arm for every call's deadline. Err is right
+// without the timer: it reads the clock.
+//
+// As with any Context that is not the context package's own,
+// context.Cause of it reports its parent's cause, not the deadline; Err
+// and the contexts derived from it are exact.
+package lazydeadline
 
 import (
 	"context"
@@ -6,26 +19,23 @@ import (
 	"time"
 )
 
-// callContext is the context of one call: its parent's, with the
-// runtime's CallTimeout as a deadline. Unlike context.WithTimeout, it arms
-// no timer until someone waits on it (Done, or a context derived from it).
-// Most in-process handlers never do, and a timer set and stopped on every
-// call was the largest part of the runtime's own cost of such a call. Err
-// is right without the timer: it reads the clock.
-//
-// The runtime uses it for in-process handlers only: a plugin call would
-// arm it at once, since gRPC waits on Done to carry the deadline across,
-// and then context.WithTimeout costs less.
-//
-// As with any Context that is not the context package's own,
-// context.Cause of it reports its parent's cause, not the deadline; Err
-// and the contexts derived from it are exact.
-type callContext struct {
+// WithDeadline returns parent with the deadline d, and the function that
+// ends it, which the caller must call when done, as with
+// context.WithDeadline. When the deadline passes, Err is
+// context.DeadlineExceeded; Deadline reports the earlier of d and the
+// parent's own.
+func WithDeadline(parent context.Context, d time.Time) (context.Context, context.CancelFunc) {
+	c := &lazyContext{parent: parent, deadline: d}
+	return c, c.release
+}
+
+// lazyContext is the context WithDeadline returns.
+type lazyContext struct {
 	parent   context.Context
 	deadline time.Time
 
 	mu sync.Mutex
-	// done is made by the first Done; closed when the call is cancelled.
+	// done is made by the first Done; closed when the context ends.
 	done chan struct{}
 	// err is set once the context is cancelled: by the deadline, by the
 	// parent, or by release.
@@ -38,24 +48,16 @@ type callContext struct {
 
 type afterFunc struct{ f func() }
 
-// withCallTimeout returns the call's context and the function that ends
-// it, which the caller must call when the call returns, as with
-// context.WithTimeout.
-func withCallTimeout(parent context.Context, timeout time.Duration) (*callContext, context.CancelFunc) {
-	c := &callContext{parent: parent, deadline: time.Now().Add(timeout)}
-	return c, c.release
-}
-
-func (c *callContext) Deadline() (time.Time, bool) {
+func (c *lazyContext) Deadline() (time.Time, bool) {
 	if d, ok := c.parent.Deadline(); ok && d.Before(c.deadline) {
 		return d, true
 	}
 	return c.deadline, true
 }
 
-func (c *callContext) Value(key any) any { return c.parent.Value(key) }
+func (c *lazyContext) Value(key any) any { return c.parent.Value(key) }
 
-func (c *callContext) Err() error {
+func (c *lazyContext) Err() error {
 	c.mu.Lock()
 	err := c.err
 	c.mu.Unlock()
@@ -71,7 +73,7 @@ func (c *callContext) Err() error {
 	return nil
 }
 
-func (c *callContext) Done() <-chan struct{} {
+func (c *lazyContext) Done() <-chan struct{} {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.armLocked()
@@ -80,7 +82,7 @@ func (c *callContext) Done() <-chan struct{} {
 
 // armLocked makes the done channel, and has the deadline and the parent
 // close it.
-func (c *callContext) armLocked() {
+func (c *lazyContext) armLocked() {
 	if c.done != nil {
 		return
 	}
@@ -104,13 +106,13 @@ func (c *callContext) armLocked() {
 	}
 }
 
-func (c *callContext) cancel(err error) {
+func (c *lazyContext) cancel(err error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.cancelLocked(err)
 }
 
-func (c *callContext) cancelLocked(err error) {
+func (c *lazyContext) cancelLocked(err error) {
 	if c.err != nil {
 		return
 	}
@@ -130,10 +132,10 @@ func (c *callContext) cancelLocked(err error) {
 	c.afterFuncs = nil
 }
 
-// release ends the call, as the cancel function of context.WithTimeout
-// does. It keeps an error that came first: the deadline that passed, for
+// release ends the context, as the cancel function of
+// context.WithDeadline does. It keeps an error that came first: the deadline that passed, for
 // instance, even if nobody armed the timer.
-func (c *callContext) release() {
+func (c *lazyContext) release() {
 	err := context.Canceled
 	if !time.Now().Before(c.deadline) {
 		err = context.DeadlineExceeded
@@ -147,7 +149,7 @@ func (c *callContext) release() {
 // AfterFunc lets the context package propagate cancellation to contexts
 // derived from this one (context.WithCancel and the like, and
 // context.AfterFunc) without a goroutine each.
-func (c *callContext) AfterFunc(f func()) (stop func() bool) {
+func (c *lazyContext) AfterFunc(f func()) (stop func() bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	c.armLocked()
@@ -173,6 +175,6 @@ func (c *callContext) AfterFunc(f func()) (stop func() bool) {
 
 // String is what fmt prints for the context, as for the context package's
 // own.
-func (c *callContext) String() string {
-	return "runtime.callContext(deadline " + c.deadline.String() + ")"
+func (c *lazyContext) String() string {
+	return "lazydeadline.WithDeadline(deadline " + c.deadline.String() + ")"
 }

@@ -1,4 +1,4 @@
-package runtime
+package lazydeadline
 
 import (
 	"context"
@@ -8,9 +8,9 @@ import (
 	"time"
 )
 
-// TestCallContext holds the lazy call context to what context.WithTimeout
+// TestWithDeadline holds the lazy context to what context.WithTimeout
 // would give, in each way a call can end.
-func TestCallContext(t *testing.T) {
+func TestWithDeadline(t *testing.T) {
 	const short = 20 * time.Millisecond
 	tests := []struct {
 		name string
@@ -40,10 +40,10 @@ func TestCallContext(t *testing.T) {
 				parent, c2 = context.WithTimeout(parent, tt.parentTimeout)
 				defer c2()
 			}
-			ctx, release := withCallTimeout(parent, tt.timeout)
+			ctx, release := WithDeadline(parent, time.Now().Add(tt.timeout))
 			defer release()
 
-			wantDeadline := ctx.deadline
+			wantDeadline := ctx.(*lazyContext).deadline
 			if tt.parentTimeout > 0 {
 				wantDeadline, _ = parent.Deadline()
 			}
@@ -90,10 +90,10 @@ func TestCallContext(t *testing.T) {
 	}
 }
 
-// TestCallContextDerived: contexts derived from the call's, and
+// TestDerived: contexts derived from the lazy one, and
 // context.AfterFunc on it, end with it, with its error.
-func TestCallContextDerived(t *testing.T) {
-	ctx, release := withCallTimeout(context.Background(), 30*time.Millisecond)
+func TestDerived(t *testing.T) {
+	ctx, release := WithDeadline(context.Background(), time.Now().Add(30*time.Millisecond))
 	defer release()
 	child, cancelChild := context.WithCancel(ctx)
 	defer cancelChild()
@@ -131,11 +131,11 @@ func TestCallContextDerived(t *testing.T) {
 	}
 }
 
-// TestCallContextValue: values come from the caller's context.
-func TestCallContextValue(t *testing.T) {
+// TestValue: values come from the parent.
+func TestValue(t *testing.T) {
 	type key struct{}
 	parent := context.WithValue(context.Background(), key{}, "v")
-	ctx, release := withCallTimeout(parent, time.Hour)
+	ctx, release := WithDeadline(parent, time.Now().Add(time.Hour))
 	defer release()
 	if got := ctx.Value(key{}); got != "v" {
 		t.Errorf("Value = %v", got)
