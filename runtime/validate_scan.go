@@ -32,6 +32,10 @@ type argsCheck struct {
 	// the hot path free of pointer writes (and GC write barriers).
 	out []byte
 	n   int
+	// same says that the output so far is data[:n], and out is not made
+	// yet: arguments already in the output's form cost no copy, and
+	// invalid ones no output at all.
+	same bool
 	// keys holds the items of a uniqueItems array, as comparison keys, and
 	// ends their ends.
 	keys []byte
@@ -68,13 +72,13 @@ type argsCheck struct {
 // the request declares them. Integer fields are written as plain integers
 // (2.0 becomes 2) when they fit an int64.
 //
+// When the arguments are already in that form, the result is args itself
+// (without any white space that follows the object), not a copy.
+//
 // When the arguments break the request, the error is a *ValidationError
 // that lists every problem in words a model can act on.
 func (v *Validator) Validate(args []byte) ([]byte, error) {
-	// The output is at most as long as the input and the defaults, but for
-	// rare rewrites, which grow it.
-	c := argsCheck{v: v, data: args}
-	c.out = make([]byte, len(args)+v.defaultsLen+2)
+	c := argsCheck{v: v, data: args, same: true}
 	if len(v.fields) > 64 {
 		c.seenMore = make([]bool, len(v.fields)-64)
 	}
@@ -82,7 +86,25 @@ func (v *Validator) Validate(args []byte) ([]byte, error) {
 	if c.npend > 0 {
 		return nil, c.err()
 	}
+	if c.same {
+		return args[:c.n:c.n], nil
+	}
 	return c.out[:c.n:c.n], nil
+}
+
+// diverge makes the output, at the first byte where it differs from the
+// input, with room for n more bytes. It reports false once there is a
+// problem: there is no output then.
+func (c *argsCheck) diverge(n int) bool {
+	c.same = false
+	if c.failed {
+		return false
+	}
+	// The output is at most as long as the input and the defaults, but for
+	// rare rewrites, which grow it.
+	c.out = make([]byte, max(len(c.data)+c.v.defaultsLen+2, c.n+n))
+	copy(c.out, c.data[:c.n])
+	return true
 }
 
 func (c *argsCheck) run() {
@@ -236,6 +258,15 @@ func (c *argsCheck) trailing(i int) bool {
 }
 
 func (c *argsCheck) put(b []byte) {
+	if c.same {
+		if c.n+len(b) <= len(c.data) && string(c.data[c.n:c.n+len(b)]) == string(b) {
+			c.n += len(b)
+			return
+		}
+		if !c.diverge(len(b)) {
+			return
+		}
+	}
 	if c.n+len(b) > len(c.out) && !c.grow(len(b)) {
 		return
 	}
@@ -243,6 +274,15 @@ func (c *argsCheck) put(b []byte) {
 }
 
 func (c *argsCheck) putByte(ch byte) {
+	if c.same {
+		if c.n < len(c.data) && c.data[c.n] == ch {
+			c.n++
+			return
+		}
+		if !c.diverge(1) {
+			return
+		}
+	}
 	if c.n == len(c.out) && !c.grow(1) {
 		return
 	}
@@ -252,6 +292,9 @@ func (c *argsCheck) putByte(ch byte) {
 
 // putQuoted writes s, valid UTF-8, as a JSON string.
 func (c *argsCheck) putQuoted(s []byte) {
+	if c.same && !c.diverge(6*len(s)+2) {
+		return
+	}
 	if c.n+6*len(s)+2 > len(c.out) && !c.grow(6*len(s)+2) {
 		return
 	}
@@ -315,7 +358,7 @@ func (c *argsCheck) beginUnknown(name []byte) *argsCheck {
 func (c *argsCheck) openMessages() {
 	if !c.failed {
 		c.failed = true
-		c.out, c.n = nil, 0
+		c.out, c.n, c.same = nil, 0, false
 		c.failure = new(failure)
 		c.msgs = c.failure.msgs[:]
 	}

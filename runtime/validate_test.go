@@ -471,3 +471,41 @@ var validateFormatCases = map[string][]string{
 		"http://[::1", "http://::1/", "http://[fe80::1%25eth0]/", "http://ex ample.com/", "http://example.com/%zz", "ht tp://example.com",
 		"1http://example.com", "http:", "http://a:b@example.com:8080/p", "http://example.com:port/", "file:///etc/hosts", "http://[1.2.3.4]/"},
 }
+
+// TestValidateReturnsArgumentsInPlace: arguments already in the output's
+// form come back as they are, without a copy; any other form gets new
+// bytes.
+func TestValidateReturnsArgumentsInPlace(t *testing.T) {
+	v, err := NewValidator(valWeatherRequest())
+	if err != nil {
+		t.Fatal(err)
+	}
+	tests := []struct {
+		args, want string
+		inPlace    bool
+	}{
+		{`{"city":"Berlin","days":5,"unit":"celsius"}`, `{"city":"Berlin","days":5,"unit":"celsius"}`, true},
+		{`{"city":"Berlin","days":5,"unit":"celsius"}  `, `{"city":"Berlin","days":5,"unit":"celsius"}`, true},
+		{`{"city": "Berlin","days":5,"unit":"celsius"}`, `{"city":"Berlin","days":5,"unit":"celsius"}`, false},
+		{`{"city":"Berlin","days":5.0,"unit":"celsius"}`, `{"city":"Berlin","days":5,"unit":"celsius"}`, false},
+		{`{"city":"Berlin"}`, `{"city":"Berlin","days":3,"unit":"celsius"}`, false},
+		{`{"city":"B\u00e9rlin","days":5,"unit":"celsius"}`, `{"city":"B\u00e9rlin","days":5,"unit":"celsius"}`, true},
+	}
+	for _, tt := range tests {
+		args := []byte(tt.args)
+		out, err := v.Validate(args)
+		if err != nil {
+			t.Errorf("%s: %v", tt.args, err)
+			continue
+		}
+		if string(out) != tt.want {
+			t.Errorf("%s: got %s, want %s", tt.args, out, tt.want)
+		}
+		if inPlace := len(out) > 0 && &out[0] == &args[0]; inPlace != tt.inPlace {
+			t.Errorf("%s: returned in place = %v, want %v", tt.args, inPlace, tt.inPlace)
+		}
+		if cap(out) != len(out) {
+			t.Errorf("%s: cap %d, len %d: an append to the result could write into the caller's bytes", tt.args, cap(out), len(out))
+		}
+	}
+}
