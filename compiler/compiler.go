@@ -121,6 +121,11 @@ func NewSession(cfg Config, patterns ...string) (*Session, error) {
 	return &Session{cfg: cfg, wd: wd, patterns: patterns, loader: l, cache: map[string][]*Package{}}, nil
 }
 
+// SetLock replaces what the stable-name rule compares the contracts with
+// from the next Compile on; nil turns the rule off. toolc dev calls it when
+// toolc.lock changes.
+func (s *Session) SetLock(l *lock.Lock) { s.cfg.Lock = l }
+
 // Invalidate forgets the packages in or below each directory, so that the
 // next Compile evaluates them again. A directory holding cue.mod forgets
 // the whole module.

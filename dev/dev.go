@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"log/slog"
 	"maps"
 	"os"
@@ -27,6 +28,7 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/watch"
 )
@@ -60,6 +62,10 @@ type Daemon struct {
 	opts    Options
 	wd      string
 	session *compiler.Session
+	// lockPath is toolc.lock in the working directory: while it exists,
+	// the contracts are held to it as toolc check holds them, and an edit
+	// of it (toolc lock accepting a change) recompiles.
+	lockPath string
 
 	// w is the watcher, started by Start before the first build so that
 	// no edit made during it is missed. trees are the directories it
@@ -101,27 +107,33 @@ func New(opts Options) (*Daemon, error) {
 	if len(opts.Patterns) == 0 {
 		opts.Patterns = []string{"./..."}
 	}
-	s, err := compiler.NewSession(compiler.Config{Dir: opts.Dir}, opts.Patterns...)
-	if err != nil {
-		return nil, err
-	}
 	wd := opts.Dir
 	if wd == "" {
 		wd = "."
 	}
-	wd, err = filepath.Abs(wd)
+	wd, err := filepath.Abs(wd)
+	if err != nil {
+		return nil, err
+	}
+	lockPath := filepath.Join(wd, lock.FileName)
+	l, err := readLock(lockPath)
+	if err != nil {
+		return nil, err
+	}
+	s, err := compiler.NewSession(compiler.Config{Dir: opts.Dir, Lock: l}, opts.Patterns...)
 	if err != nil {
 		return nil, err
 	}
 	return &Daemon{
-		opts:    opts,
-		wd:      wd,
-		session: s,
-		cat:     &catalog.Catalog{Services: []*catalog.Service{}},
-		plugins: map[string]*handle{},
-		pkgs:    map[string]string{},
-		dirty:   map[string]bool{},
-		reloads: make(chan struct{}, 1024),
+		opts:     opts,
+		wd:       wd,
+		session:  s,
+		lockPath: lockPath,
+		cat:      &catalog.Catalog{Services: []*catalog.Service{}},
+		plugins:  map[string]*handle{},
+		pkgs:     map[string]string{},
+		dirty:    map[string]bool{},
+		reloads:  make(chan struct{}, 1024),
 	}, nil
 }
 
@@ -244,6 +256,9 @@ func (d *Daemon) ignore(path string, isDir bool) bool {
 	if isDir && within(d.opts.CacheDir, path) {
 		return true
 	}
+	if !isDir && path == d.lockPath {
+		return false
+	}
 	base := filepath.Base(path)
 	moduleFile := !isDir && (base == "go.mod" || base == "go.sum" || base == "go.work")
 	for _, t := range d.trees {
@@ -254,9 +269,19 @@ func (d *Daemon) ignore(path string, isDir bool) bool {
 	return true
 }
 
+// readLock reads the lock file at path, or returns nil when there is none.
+func readLock(path string) (*lock.Lock, error) {
+	l, err := lock.LoadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
+	}
+	return l, err
+}
+
 // change is what one batch of paths means for the daemon.
 type change struct {
 	contracts bool            // a .cue file or cue.mod changed: recompile
+	lock      bool            // toolc.lock changed: read it, and recompile
 	handlers  map[string]bool // services whose handler package changed
 }
 
@@ -264,6 +289,10 @@ func (d *Daemon) classify(paths []string) change {
 	c := change{handlers: map[string]bool{}}
 	for _, p := range paths {
 		base := filepath.Base(p)
+		if p == d.lockPath {
+			c.contracts, c.lock = true, true
+			continue
+		}
 		if strings.HasSuffix(p, ".cue") || strings.Contains(filepath.ToSlash(p), "/cue.mod/") {
 			c.contracts = true
 			d.session.Invalidate(filepath.Dir(p))
@@ -305,6 +334,14 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	var timing []string
 
 	next := d.cat
+	if c.lock || full {
+		l, err := readLock(d.lockPath)
+		if err != nil {
+			fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
+			return false, nil
+		}
+		d.session.SetLock(l)
+	}
 	if c.contracts {
 		t := time.Now()
 		res, err := d.session.Compile()

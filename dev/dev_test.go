@@ -20,8 +20,10 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -501,6 +503,54 @@ func TestDaemon(t *testing.T) {
 		h.expect(`toolc dev: reloaded in `)
 		h.wantCall("echo", map[string]string{"message": "hi"}, "v4:hi!")
 	})
+}
+
+// writeLock records the project's contracts in its toolc.lock, as toolc
+// lock does.
+func writeLock(t testing.TB, dir string) {
+	t.Helper()
+	res, err := compiler.Compile(compiler.Config{Dir: dir}, "./...")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.HasErrors() {
+		t.Fatalf("the project does not compile: %v", res.Diagnostics)
+	}
+	if err := lock.FromCatalog(res.Catalog).WriteFile(filepath.Join(dir, lock.FileName)); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestLock: with a toolc.lock, the daemon holds the contracts to it as
+// toolc check does. A breaking edit keeps the last good contracts serving
+// until the lock accepts it, and editing the lock is a reload.
+func TestLock(t *testing.T) {
+	dir := newProject(t)
+	writeLock(t, dir)
+	h := start(t, dir, "./...")
+
+	// A stricter request breaks every client that sends a longer message.
+	h.step()
+	h.write(h.contract, replace(t, readFile(t, h.contract), messageField, `message: {type: "string", description: "Text to send back", maxLength: 5}`))
+	h.expect(`\[stable-name\]\n(.*\n)*toolc dev: 1 error; still serving the last good contracts\n`)
+	h.wantCall("echo", map[string]string{"message": "longer than five"}, "v1:longer than five")
+
+	// toolc lock accepts it.
+	h.step()
+	writeLock(t, dir)
+	h.expect(`toolc dev: reloaded in \S+: tools ~echo; compile \S+, swap \S+\n`)
+	res, err := h.rt.Call(context.Background(), "echo", json.RawMessage(`{"message":"longer than five"}`))
+	if err != nil || !res.IsError || !strings.Contains(res.Content[0].Text, "at most 5") {
+		t.Errorf("after the lock accepted maxLength 5, a longer message got %+v, %v", res, err)
+	}
+
+	// Without a lock, nothing holds the contracts: the rule is off.
+	h.step()
+	if err := os.Remove(filepath.Join(dir, lock.FileName)); err != nil {
+		t.Fatal(err)
+	}
+	h.write(h.contract, replace(t, readFile(t, h.contract), "maxLength: 5", "maxLength: 3"))
+	h.expect(`toolc dev: reloaded in \S+: tools ~echo; compile \S+, swap \S+\n`)
 }
 
 // TestRenamesAndDeletions serves the contract directory by name, not with
