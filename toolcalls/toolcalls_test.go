@@ -74,6 +74,19 @@ func marshal(t *testing.T, v any) string {
 	return string(b)
 }
 
+// wantEncoded compares what the SDK encodes for each value with want.
+func wantEncoded[T any](t *testing.T, what string, got []T, want []string) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("%d %s, want %d", len(got), what, len(want))
+	}
+	for i := range want {
+		if g := marshal(t, got[i]); g != want[i] {
+			t.Errorf("%s %d:\n got %s\nwant %s", what, i, g, want[i])
+		}
+	}
+}
+
 func TestOpenAIChat(t *testing.T) {
 	rt := newRuntime(t)
 	// An assistant message as the Chat Completions API returns it.
@@ -100,14 +113,7 @@ func TestOpenAIChat(t *testing.T) {
 		`{"content":"radar of Tromsø\n[image/png image, 12 bytes]","tool_call_id":"call_4","role":"tool"}`,
 		`{"content":"tool \"grammar\" is a custom tool; only function tools are served here","tool_call_id":"call_5","role":"tool"}`,
 	}
-	if len(out) != len(want) {
-		t.Fatalf("%d messages, want %d", len(out), len(want))
-	}
-	for i := range want {
-		if got := marshal(t, out[i]); got != want[i] {
-			t.Errorf("message %d:\n got %s\nwant %s", i, got, want[i])
-		}
-	}
+	wantEncoded(t, "messages", out, want)
 }
 
 func TestOpenAIResponses(t *testing.T) {
@@ -131,14 +137,7 @@ func TestOpenAIResponses(t *testing.T) {
 		`{"output":"{\"summary\":\"sunny in Rome\"}","call_id":"call_a","type":"function_call_output"}`,
 		`{"output":"invalid arguments for forecast: unknown field \"town\"; the fields are \"city\"; missing required field \"city\" (a string)","call_id":"call_b","type":"function_call_output"}`,
 	}
-	if len(out) != len(want) {
-		t.Fatalf("%d items, want %d", len(out), len(want))
-	}
-	for i := range want {
-		if got := marshal(t, out[i]); got != want[i] {
-			t.Errorf("item %d:\n got %s\nwant %s", i, got, want[i])
-		}
-	}
+	wantEncoded(t, "items", out, want)
 }
 
 func TestAnthropic(t *testing.T) {
@@ -164,14 +163,7 @@ func TestAnthropic(t *testing.T) {
 		`{"tool_use_id":"toolu_2","content":[{"text":"radar of Bergen","type":"text"},{"source":{"data":"iVBORw0KGgpmYWtl","media_type":"image/png","type":"base64"},"type":"image"}],"type":"tool_result"}`,
 		`{"tool_use_id":"toolu_3","is_error":true,"content":[{"text":"invalid arguments for forecast: field \"city\" must be a string, not the number 7","type":"text"}],"type":"tool_result"}`,
 	}
-	if len(out) != len(want) {
-		t.Fatalf("%d blocks, want %d", len(out), len(want))
-	}
-	for i := range want {
-		if got := marshal(t, out[i]); got != want[i] {
-			t.Errorf("block %d:\n got %s\nwant %s", i, got, want[i])
-		}
-	}
+	wantEncoded(t, "blocks", out, want)
 	// The blocks make a user message the SDK accepts.
 	user := anthropic.NewUserMessage(out...)
 	if got := marshal(t, user); !strings.HasPrefix(got, `{"content":[{"tool_use_id":"toolu_1"`) || !strings.Contains(got, `"role":"user"`) {
