@@ -115,7 +115,8 @@ func OpenAIChat(ctx context.Context, c Caller, toolCalls []openai.ChatCompletion
 
 // OpenAIResponses answers the function_call items of a Responses output
 // (response.Output) with one function_call_output item each, to send as
-// input of the next request. Other output items are skipped.
+// input of the next request. Other output items are skipped. An output is
+// text, or, when the result holds an image, a list of text and images.
 func OpenAIResponses(ctx context.Context, c Caller, output []responses.ResponseOutputItemUnion) ([]responses.ResponseInputItemUnionParam, error) {
 	var calls []call
 	var ids []string
@@ -133,11 +134,42 @@ func OpenAIResponses(ctx context.Context, c Caller, output []responses.ResponseO
 	}
 	out := make([]responses.ResponseInputItemUnionParam, len(results))
 	for i, res := range results {
-		item := responses.ResponseInputItemParamOfFunctionCallOutput(Text(res))
+		var item responses.ResponseInputItemUnionParam
+		if hasImage(res) {
+			item = responses.ResponseInputItemParamOfFunctionCallOutput(responsesContent(res))
+		} else {
+			item = responses.ResponseInputItemParamOfFunctionCallOutput(Text(res))
+		}
 		item.OfFunctionCallOutput.CallID = openai.String(ids[i])
 		out[i] = item
 	}
 	return out, nil
+}
+
+// hasImage reports whether a result holds an image that a model API takes
+// as an image.
+func hasImage(res *runtime.Result) bool {
+	for _, c := range res.Content {
+		if c.Type == "image" && imageTypes[c.MIMEType] {
+			return true
+		}
+	}
+	return false
+}
+
+// responsesContent is a result as a Responses function_call_output list:
+// images as images (data URLs), everything else as text.
+func responsesContent(res *runtime.Result) responses.ResponseFunctionCallOutputItemListParam {
+	var out responses.ResponseFunctionCallOutputItemListParam
+	for _, c := range res.Content {
+		if c.Type == "image" && imageTypes[c.MIMEType] {
+			url := "data:" + c.MIMEType + ";base64," + base64.StdEncoding.EncodeToString(c.Data)
+			out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputImage: &responses.ResponseInputImageContentParam{ImageURL: openai.String(url)}})
+			continue
+		}
+		out = append(out, responses.ResponseFunctionCallOutputItemUnionParam{OfInputText: &responses.ResponseInputTextContentParam{Text: contentText(c)}})
+	}
+	return out
 }
 
 // Anthropic answers the tool_use blocks of a Messages reply
@@ -170,13 +202,14 @@ func Anthropic(ctx context.Context, c Caller, content []anthropic.ContentBlockUn
 	return out, nil
 }
 
-// anthropicImageTypes are the image types a tool_result can carry.
-var anthropicImageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
+// imageTypes are the image types that Anthropic's tool_result and OpenAI's
+// Responses function_call_output both take.
+var imageTypes = map[string]bool{"image/jpeg": true, "image/png": true, "image/gif": true, "image/webp": true}
 
 func anthropicContent(res *runtime.Result) []anthropic.ToolResultBlockParamContentUnion {
 	var out []anthropic.ToolResultBlockParamContentUnion
 	for _, c := range res.Content {
-		if c.Type == "image" && anthropicImageTypes[c.MIMEType] {
+		if c.Type == "image" && imageTypes[c.MIMEType] {
 			out = append(out, anthropic.ToolResultBlockParamContentUnion{OfImage: &anthropic.ImageBlockParam{
 				Source: anthropic.ImageBlockParamSourceUnion{OfBase64: &anthropic.Base64ImageSourceParam{
 					Data:      base64.StdEncoding.EncodeToString(c.Data),

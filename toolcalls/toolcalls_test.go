@@ -125,7 +125,8 @@ func TestOpenAIResponses(t *testing.T) {
 			{"type": "reasoning", "id": "rs_1", "summary": []},
 			{"type": "function_call", "id": "fc_1", "call_id": "call_a", "name": "forecast", "arguments": "{\"city\":\"Rome\"}", "status": "completed"},
 			{"type": "message", "id": "msg_1", "role": "assistant", "status": "completed", "content": [{"type": "output_text", "text": "Let me check.", "annotations": []}]},
-			{"type": "function_call", "id": "fc_2", "call_id": "call_b", "name": "forecast", "arguments": "{\"town\":\"Rome\"}", "status": "completed"}
+			{"type": "function_call", "id": "fc_2", "call_id": "call_b", "name": "forecast", "arguments": "{\"town\":\"Rome\"}", "status": "completed"},
+			{"type": "function_call", "id": "fc_3", "call_id": "call_c", "name": "radar", "arguments": "{\"city\":\"Rome\"}", "status": "completed"}
 		]}`), &resp); err != nil {
 		t.Fatal(err)
 	}
@@ -136,6 +137,7 @@ func TestOpenAIResponses(t *testing.T) {
 	want := []string{
 		`{"output":"{\"summary\":\"sunny in Rome\"}","call_id":"call_a","type":"function_call_output"}`,
 		`{"output":"invalid arguments for forecast: unknown field \"town\"; the fields are \"city\"; missing required field \"city\" (a string)","call_id":"call_b","type":"function_call_output"}`,
+		`{"output":[{"text":"radar of Rome","type":"input_text"},{"image_url":"data:image/png;base64,iVBORw0KGgpmYWtl","type":"input_image"}],"call_id":"call_c","type":"function_call_output"}`,
 	}
 	wantEncoded(t, "items", out, want)
 }
