@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"math"
 	"os"
@@ -15,6 +14,8 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/internal/atomicfile"
+
+	"github.com/toolc/toolc/internal/jsonfile"
 )
 
 // Format is the format version of catalog files that this package reads
@@ -202,27 +203,19 @@ func decodeSlow(data []byte) (*file, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &FormatError{"empty file: not a toolc catalog"}
 	}
-	var probe struct {
-		Format *string `json:"format"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, &FormatError{describeJSONError(data, err)}
-	}
+	format, has, err := jsonfile.Format(data)
 	switch {
-	case probe.Format == nil:
-		return nil, &FormatError{`no "format" key: not a toolc catalog`}
-	case *probe.Format != Format:
-		return nil, &FormatError{versionMismatch(*probe.Format)}
-	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
-	var f file
-	if err := dec.Decode(&f); err != nil {
+	case err != nil:
 		return nil, &FormatError{describeJSONError(data, err)}
+	case !has:
+		return nil, &FormatError{`no "format" key: not a toolc catalog`}
+	case format != Format:
+		return nil, &FormatError{versionMismatch(format)}
 	}
-	if dec.More() {
-		return nil, &FormatError{"trailing data after the catalog"}
+	// jsonfile.Format has rejected anything after the object already.
+	var f file
+	if err := jsonfile.Strict(data, &f); err != nil {
+		return nil, &FormatError{describeJSONError(data, err)}
 	}
 	if f.Services == nil {
 		f.Services = []*Service{}
@@ -294,43 +287,19 @@ func LoadFile(name string) (*Catalog, error) {
 }
 
 func describeJSONError(data []byte, err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	var pos *posError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input"):
-		return "truncated file: the JSON ends early"
-	case errors.As(err, &syn):
-		line, col := lineCol(data, syn.Offset)
-		return fmt.Sprintf("corrupt file at line %d, column %d: %v", line, col, syn)
-	case errors.As(err, &typ) && typ.Field == "":
-		return "not a toolc catalog: the file holds a JSON " + typ.Value + ", not an object"
-	case errors.As(err, &typ):
-		line, col := lineCol(data, typ.Offset)
-		return fmt.Sprintf("corrupt file at line %d, column %d: %s must not be %s", line, col, typ.Field, typ.Value)
-	case errors.As(err, &pos):
-		// encoding/json does not say where: find the first such position.
+	// encoding/json does not say where a position is malformed: find the
+	// first such position.
+	if pos := (*posError)(nil); errors.As(err, &pos) {
 		if i := bytes.Index(data, []byte(`"`+pos.text+`"`)); i >= 0 {
-			line, col := lineCol(data, int64(i+1))
-			return fmt.Sprintf("corrupt file at line %d, column %d: %v", line, col, pos)
+			line, col := jsonfile.LineCol(data, int64(i+1))
+			return fmt.Sprintf("corrupt file at line %d, column %d: %v; %s", line, col, pos, rebuild)
 		}
 	}
-	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return "unknown key " + key + ": the file was edited, or written by another version of toolc; rebuild it with toolc build"
-	}
-	return "corrupt file: " + err.Error()
+	return jsonfile.Describe(data, err, "toolc catalog", rebuild)
 }
 
-// lineCol returns the 1-based line and column of the byte before offset:
-// encoding/json reports the offset just past the character that broke
-// the syntax, or just past the value of the wrong type.
-func lineCol(data []byte, offset int64) (int, int) {
-	offset = max(0, min(offset, int64(len(data)))-1)
-	before := data[:offset]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(offset) - bytes.LastIndexByte(before, '\n')
-	return line, col
-}
+// rebuild is what to do about a damaged catalog file.
+const rebuild = "rebuild it with toolc build"
 
 // normalize restores the Go types of values after decoding: integers as
 // int64, numbers as float64, nested lists element by element.

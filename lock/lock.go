@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path"
 	"path/filepath"
@@ -35,6 +34,8 @@ import (
 	"github.com/toolc/toolc/internal/atomicfile"
 
 	"github.com/toolc/toolc/catalog"
+
+	"github.com/toolc/toolc/internal/jsonfile"
 )
 
 // Format is the format version of the lock files that this package reads
@@ -322,24 +323,18 @@ func Parse(data []byte) (*Lock, error) {
 	if len(bytes.TrimSpace(data)) == 0 {
 		return nil, &FormatError{"empty file: not a toolc lock file"}
 	}
-	var probe struct {
-		Format *string `json:"format"`
-	}
-	if err := json.Unmarshal(data, &probe); err != nil {
-		return nil, &FormatError{describeJSONError(data, err)}
-	}
+	format, has, err := jsonfile.Format(data)
 	switch {
-	case probe.Format == nil:
+	case err != nil:
+		return nil, &FormatError{jsonfile.Describe(data, err, "toolc lock file", regenerate)}
+	case !has:
 		return nil, &FormatError{`no "format" key: not a toolc lock file`}
-	case *probe.Format != Format:
-		return nil, &FormatError{versionMismatch(*probe.Format)}
+	case format != Format:
+		return nil, &FormatError{versionMismatch(format)}
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	dec.UseNumber()
 	var f file
-	if err := dec.Decode(&f); err != nil {
-		return nil, &FormatError{describeJSONError(data, err)}
+	if err := jsonfile.Strict(data, &f); err != nil {
+		return nil, &FormatError{jsonfile.Describe(data, err, "toolc lock file", regenerate)}
 	}
 	if f.Services == nil {
 		return nil, &FormatError{`no "services" key: ` + regenerate}
@@ -428,36 +423,6 @@ func versionMismatch(got string) string {
 		return fmt.Sprintf("format %q is older than %q, the version this toolc reads: %s", got, Format, regenerate)
 	}
 	return fmt.Sprintf("format %q is not %q: %s", got, Format, regenerate)
-}
-
-func describeJSONError(data []byte, err error) string {
-	var syn *json.SyntaxError
-	var typ *json.UnmarshalTypeError
-	switch {
-	case errors.Is(err, io.ErrUnexpectedEOF) || strings.Contains(err.Error(), "unexpected end of JSON input"):
-		return "truncated file: the JSON ends early; " + regenerate
-	case errors.As(err, &syn):
-		line, col := lineCol(data, syn.Offset)
-		return fmt.Sprintf("corrupt file at line %d, column %d: %v (a merge conflict?); %s", line, col, syn, regenerate)
-	case errors.As(err, &typ) && typ.Field == "":
-		return "not a toolc lock file: the file holds a JSON " + typ.Value + ", not an object"
-	case errors.As(err, &typ):
-		line, col := lineCol(data, typ.Offset)
-		return fmt.Sprintf("corrupt file at line %d, column %d: %s must not be %s; %s", line, col, typ.Field, typ.Value, regenerate)
-	}
-	if key, ok := strings.CutPrefix(err.Error(), "json: unknown field "); ok {
-		return "unknown key " + key + ": the file was edited, or written by another version of toolc; " + regenerate
-	}
-	return "corrupt file: " + err.Error() + "; " + regenerate
-}
-
-// lineCol returns the 1-based line and column of the byte before offset.
-func lineCol(data []byte, offset int64) (int, int) {
-	offset = max(0, min(offset, int64(len(data)))-1)
-	before := data[:offset]
-	line := bytes.Count(before, []byte("\n")) + 1
-	col := int(offset) - bytes.LastIndexByte(before, '\n')
-	return line, col
 }
 
 // LoadFile reads and parses a lock file.
