@@ -12,11 +12,11 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
 	"github.com/toolc/toolc/internal/testmodule"
+	"github.com/toolc/toolc/internal/testsync"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -95,32 +95,6 @@ func withVersion(t testing.TB, src, v string) string {
 	return replace(t, src, handlerVersion, fmt.Sprintf("const version = %q", v))
 }
 
-// logBuffer collects the daemon's status output.
-type logBuffer struct {
-	mu sync.Mutex
-	b  strings.Builder
-}
-
-func (l *logBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-// reset forgets what was written, so that a long test measures the
-// daemon's memory and not its log.
-func (l *logBuffer) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	l.b = strings.Builder{}
-}
-
-func (l *logBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
-
 // harness runs a daemon on a project until the test ends. Its runtime
 // runs one call at a time, so that a test can keep a call waiting.
 type harness struct {
@@ -130,7 +104,7 @@ type harness struct {
 	handler  string // handler/main.go
 	rt       *runtime.Runtime
 	d        *dev.Daemon
-	status   *logBuffer
+	status   *testsync.Buffer
 	mark     int // where the status output of the current step begins
 }
 
@@ -142,7 +116,7 @@ func start(t testing.TB, dir string, patterns ...string) *harness {
 		contract: filepath.Join(dir, "api", "svc.cue"),
 		handler:  filepath.Join(dir, "handler", "main.go"),
 		rt:       runtime.New(runtime.Options{CallTimeout: wait, MaxConcurrentCalls: 1}),
-		status:   &logBuffer{},
+		status:   &testsync.Buffer{},
 	}
 	d, err := dev.New(dev.Options{
 		Dir:      dir,
@@ -691,7 +665,7 @@ func TestSoak(t *testing.T) {
 		if got := h.description("echo"); got != desc {
 			t.Fatalf("reload %d: echo's description = %q", i, got)
 		}
-		h.status.reset()
+		h.status.Reset()
 		if i%10 == 0 {
 			list, err := cs.ListTools(ctx, nil)
 			if err != nil {

@@ -24,6 +24,8 @@ import (
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
+
+	"github.com/toolc/toolc/internal/testsync"
 )
 
 // The host tests build the runtime's faulty test plugin
@@ -178,7 +180,7 @@ func TestCacheDir(t *testing.T) {
 
 func TestStartAndCall(t *testing.T) {
 	_, bin := faulty(t)
-	var stderr syncBuffer
+	var stderr testsync.Buffer
 	ps, err := host.Start(context.Background(), []*host.Binary{bin}, host.Options{Stderr: &stderr})
 	if err != nil {
 		t.Fatal(err)
@@ -202,7 +204,7 @@ func TestStartAndCall(t *testing.T) {
 	if err != nil || !res.IsError {
 		t.Fatalf("panic = %v, %v", res, err)
 	}
-	waitFor(t, 5*time.Second, "the panic on stderr", func() bool {
+	testsync.WaitFor(t, 5*time.Second, "the panic on stderr", func() bool {
 		return strings.Contains(stderr.String(), "[faulty] toolc: tool panic panicked: deliberate panic in faulty\n")
 	})
 	for _, line := range strings.Split(strings.TrimSuffix(stderr.String(), "\n"), "\n") {
@@ -220,7 +222,7 @@ func TestStartAndCall(t *testing.T) {
 	// Stop stops the process.
 	pid := p.Pid()
 	host.Stop(ps, time.Second)
-	waitFor(t, 5*time.Second, "the stopped plugin to exit", func() bool { return !alive(pid) })
+	testsync.WaitFor(t, 5*time.Second, "the stopped plugin to exit", func() bool { return !alive(pid) })
 	if _, err := p.Call(context.Background(), "echo", "call-3", json.RawMessage(`{"text":"hi","times":1}`), nil); err == nil || !strings.Contains(err.Error(), "has been stopped") {
 		t.Errorf("a call after Stop = %v", err)
 	}
@@ -228,7 +230,7 @@ func TestStartAndCall(t *testing.T) {
 
 func TestStopWaitsForCallsInFlight(t *testing.T) {
 	_, bin := faulty(t)
-	ps, err := host.Start(context.Background(), []*host.Binary{bin}, host.Options{Stderr: &syncBuffer{}})
+	ps, err := host.Start(context.Background(), []*host.Binary{bin}, host.Options{Stderr: &testsync.Buffer{}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,7 +277,7 @@ func TestStartErrors(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.bin.Service, func(t *testing.T) {
 			start := time.Now()
-			ps, err := host.Start(context.Background(), []*host.Binary{c.bin}, host.Options{StartTimeout: 5 * time.Second, Stderr: &syncBuffer{}})
+			ps, err := host.Start(context.Background(), []*host.Binary{c.bin}, host.Options{StartTimeout: 5 * time.Second, Stderr: &testsync.Buffer{}})
 			if err == nil {
 				host.Stop(ps, 0)
 				t.Fatal("Start succeeded")
@@ -304,7 +306,7 @@ func TestStartStopsTheOthersOnError(t *testing.T) {
 	_, good := faulty(t)
 	before := processesOf(good.Path)
 	bad := &host.Binary{Service: "ghost", Path: filepath.Join(t.TempDir(), "missing")}
-	ps, err := host.Start(context.Background(), []*host.Binary{good, bad}, host.Options{Stderr: &syncBuffer{}})
+	ps, err := host.Start(context.Background(), []*host.Binary{good, bad}, host.Options{Stderr: &testsync.Buffer{}})
 	if err == nil {
 		host.Stop(ps, 0)
 		t.Fatal("Start succeeded with a missing binary")
@@ -312,7 +314,7 @@ func TestStartStopsTheOthersOnError(t *testing.T) {
 	if !strings.Contains(err.Error(), `service "ghost"`) || strings.Contains(err.Error(), `service "faulty"`) {
 		t.Errorf("error %q", err)
 	}
-	waitFor(t, 5*time.Second, "the started plugin to be stopped", func() bool { return len(processesOf(good.Path)) <= len(before) })
+	testsync.WaitFor(t, 5*time.Second, "the started plugin to be stopped", func() bool { return len(processesOf(good.Path)) <= len(before) })
 }
 
 // processesOf lists the running processes of an executable.
@@ -374,7 +376,7 @@ func TestPluginsDieWithTheHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	helper.Wait()
-	waitFor(t, 5*time.Second, fmt.Sprintf("plugin %d to die with its host", restarted), func() bool { return !alive(restarted) })
+	testsync.WaitFor(t, 5*time.Second, fmt.Sprintf("plugin %d to die with its host", restarted), func() bool { return !alive(restarted) })
 	if alive(first) {
 		t.Errorf("the crashed plugin %d is still running", first)
 	}
@@ -421,32 +423,4 @@ func alive(pid int) bool {
 	s := string(stat)
 	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
 	return len(fields) > 0 && fields[0] != "Z" && fields[0] != "X"
-}
-
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
-	}
-}
-
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }

@@ -9,6 +9,9 @@ import (
 	"strings"
 	"syscall"
 	"testing"
+	"time"
+
+	"github.com/toolc/toolc/internal/testsync"
 )
 
 // TestPluginDiesWithItsHost SIGKILLs a host, which has no chance to clean
@@ -38,7 +41,7 @@ func TestPluginDiesWithItsHost(t *testing.T) {
 		t.Fatal(err)
 	}
 	host.Wait()
-	waitFor(t, fmt.Sprintf("plugin %d to die with its host", pid), func() bool { return !alive(pid) })
+	testsync.WaitFor(t, 5*time.Second, fmt.Sprintf("plugin %d to die with its host", pid), func() bool { return !alive(pid) })
 }
 
 // alive reports whether pid is a running process; a zombie, dead but not

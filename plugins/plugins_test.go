@@ -1,7 +1,6 @@
 package plugins
 
 import (
-	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/json"
@@ -21,6 +20,8 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+
+	"github.com/toolc/toolc/internal/testsync"
 )
 
 // bin holds the test plugins, built once by TestMain.
@@ -49,28 +50,10 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// syncBuffer collects a plugin's forwarded output.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startToolbox starts the toolbox plugin for one test, and kills it after.
-func startToolbox(t testing.TB, edit ...func(*ClientConfig)) (*Client, *syncBuffer) {
+func startToolbox(t testing.TB, edit ...func(*ClientConfig)) (*Client, *testsync.Buffer) {
 	t.Helper()
-	stderr := &syncBuffer{}
+	stderr := &testsync.Buffer{}
 	cfg := ClientConfig{Service: "toolbox", Path: filepath.Join(bin, "toolbox"), Stderr: stderr}
 	for _, e := range edit {
 		e(&cfg)
@@ -98,17 +81,6 @@ func text(r *Result) string {
 		parts = append(parts, c.Text)
 	}
 	return strings.Join(parts, "\n")
-}
-
-// waitFor polls cond for up to five seconds.
-func waitFor(t *testing.T, what string, cond func() bool) {
-	t.Helper()
-	for deadline := time.Now().Add(5 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		if cond() {
-			return
-		}
-	}
-	t.Fatalf("timed out waiting for %s", what)
 }
 
 func TestDescribeListsTools(t *testing.T) {
@@ -295,7 +267,7 @@ func TestPanicIsAToolErrorAndThePluginKeepsServing(t *testing.T) {
 	if res := call(t, c, "say", `{"Message":"still here"}`); text(res) != "still here" {
 		t.Errorf("after the panic: %q", text(res))
 	}
-	waitFor(t, "the stack on stderr", func() bool { return strings.Contains(stderr.String(), "[toolbox] toolc: tool boom panicked: kaboom") })
+	testsync.WaitFor(t, 5*time.Second, "the stack on stderr", func() bool { return strings.Contains(stderr.String(), "[toolbox] toolc: tool boom panicked: kaboom") })
 }
 
 func TestEventsArriveInOrderBeforeTheResult(t *testing.T) {
@@ -354,7 +326,7 @@ func TestCancelReachesTheHandler(t *testing.T) {
 	case <-time.After(time.Second):
 		t.Fatal("the call did not return promptly after cancel")
 	}
-	waitFor(t, "the handler to observe the cancel", func() bool {
+	testsync.WaitFor(t, 5*time.Second, "the handler to observe the cancel", func() bool {
 		return strings.Contains(stderr.String(), "[toolbox] call cancel-me observed context canceled")
 	})
 }
@@ -418,7 +390,7 @@ func TestStderrIsForwardedWithTheServicePrefix(t *testing.T) {
 	c, stderr := startToolbox(t)
 	call(t, c, "stderr", `{"Message":"hi there"}`)
 	for _, want := range []string{"[toolbox] log: hi there\n", "[toolbox] os.Stderr: hi there\n", "[toolbox] stdout: hi there\n"} {
-		waitFor(t, fmt.Sprintf("%q", want), func() bool { return strings.Contains(stderr.String(), want) })
+		testsync.WaitFor(t, 5*time.Second, fmt.Sprintf("%q", want), func() bool { return strings.Contains(stderr.String(), want) })
 	}
 }
 
@@ -475,7 +447,7 @@ func TestStartErrors(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			tc.cfg.Service = "svc"
-			tc.cfg.Stderr = &syncBuffer{}
+			tc.cfg.Stderr = &testsync.Buffer{}
 			begin := time.Now()
 			c, err := Start(context.Background(), tc.cfg)
 			if err == nil {
@@ -496,7 +468,7 @@ func TestStartHonoursContext(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	begin := time.Now()
-	_, err := Start(ctx, ClientConfig{Service: "svc", Path: filepath.Join(bin, "notplugin"), Args: []string{"hang"}, Stderr: &syncBuffer{}})
+	_, err := Start(ctx, ClientConfig{Service: "svc", Path: filepath.Join(bin, "notplugin"), Args: []string{"hang"}, Stderr: &testsync.Buffer{}})
 	if err == nil || time.Since(begin) > 2*time.Second {
 		t.Fatalf("Start returned %v after %v, want an error within the context's 200ms", err, time.Since(begin))
 	}

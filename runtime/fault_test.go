@@ -16,6 +16,8 @@ import (
 
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
+
+	"github.com/toolc/toolc/internal/testsync"
 )
 
 func TestPanicIsAToolError(t *testing.T) {
@@ -121,7 +123,7 @@ func TestCrash(t *testing.T) {
 	if len(events) != 1 || events[0] != "about to exit" {
 		t.Errorf("events before the crash = %q", events)
 	}
-	waitFor(t, 5*time.Second, "the crashed plugin to be gone", func() bool { return !alive(pid) })
+	testsync.WaitFor(t, 5*time.Second, "the crashed plugin to be gone", func() bool { return !alive(pid) })
 
 	// The plugin is down, and the other service answers meanwhile.
 	if got := p.Pid(); got != 0 {
@@ -135,7 +137,7 @@ func TestCrash(t *testing.T) {
 
 	// The next call to the plugin restarts it.
 	start := time.Now()
-	waitFor(t, 5*time.Second, "echo to answer after the crash", func() bool {
+	testsync.WaitFor(t, 5*time.Second, "echo to answer after the crash", func() bool {
 		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"back"}`))
 		return err == nil && !res.IsError
 	})
@@ -151,8 +153,8 @@ func TestCrash(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the killed plugin to be gone", func() bool { return !alive(pid) })
-	waitFor(t, 5*time.Second, "echo to answer after a kill", func() bool {
+	testsync.WaitFor(t, 5*time.Second, "the killed plugin to be gone", func() bool { return !alive(pid) })
+	testsync.WaitFor(t, 5*time.Second, "echo to answer after a kill", func() bool {
 		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"back"}`))
 		return err == nil && !res.IsError
 	})
@@ -270,7 +272,7 @@ func TestCrashUnderLoad(t *testing.T) {
 	for range 3 {
 		pid := p.Pid()
 		wantToolError(t, call(t, rt, "crash", `{}`), "exited during the call")
-		waitFor(t, 5*time.Second, "the plugin to be restarted", func() bool { return p.Pid() != 0 && p.Pid() != pid })
+		testsync.WaitFor(t, 5*time.Second, "the plugin to be restarted", func() bool { return p.Pid() != 0 && p.Pid() != pid })
 	}
 	close(stop)
 	wg.Wait()
@@ -317,8 +319,8 @@ func TestSlowRestartKeepsDeadlines(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	waitFor(t, 5*time.Second, "the killed plugin to be gone", func() bool { return !alive(pid) })
-	waitFor(t, 5*time.Second, "go-plugin to notice the exit", func() bool { return p.Pid() == 0 })
+	testsync.WaitFor(t, 5*time.Second, "the killed plugin to be gone", func() bool { return !alive(pid) })
+	testsync.WaitFor(t, 5*time.Second, "go-plugin to notice the exit", func() bool { return p.Pid() == 0 })
 
 	// A patient call starts the restart...
 	type answer struct {
@@ -330,7 +332,7 @@ func TestSlowRestartKeepsDeadlines(t *testing.T) {
 		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"back"}`))
 		patient <- answer{res, err}
 	}()
-	waitFor(t, 10*time.Second, "the restart to begin", func() bool {
+	testsync.WaitFor(t, 10*time.Second, "the restart to begin", func() bool {
 		_, err := os.Stat(starting)
 		return err == nil
 	})

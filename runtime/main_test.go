@@ -1,7 +1,6 @@
 package runtime_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -18,6 +17,8 @@ import (
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
+
+	"github.com/toolc/toolc/internal/testsync"
 )
 
 // The integration tests run the real thing: the contracts in testdata
@@ -88,30 +89,12 @@ func build() error {
 	return os.Setenv("FAULTY_RECORD", fixture.record)
 }
 
-// syncBuffer collects a plugin's forwarded stderr.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 // startFaulty starts a faulty plugin of the test's own, stopped when the
 // test ends. Its stderr is shown if the test fails.
 func startFaulty(t testing.TB) *runtime.Plugin {
 	t.Helper()
 	setup(t)
-	stderr := &syncBuffer{}
+	stderr := &testsync.Buffer{}
 	ps, err := host.Start(context.Background(), []*host.Binary{fixture.bin}, host.Options{Stderr: stderr})
 	if err != nil {
 		t.Fatal(err)
@@ -218,18 +201,6 @@ func echoWorks(t testing.TB, rt *runtime.Runtime) {
 	wantOK(t, res)
 	if got := structured(t, res)["echo"]; got != "still here" {
 		t.Fatalf("echo answered %v", got)
-	}
-}
-
-// waitFor polls cond until it holds, failing the test after a deadline.
-func waitFor(t testing.TB, d time.Duration, what string, cond func() bool) {
-	t.Helper()
-	deadline := time.Now().Add(d)
-	for !cond() {
-		if time.Now().After(deadline) {
-			t.Fatalf("timed out after %s waiting for %s", d, what)
-		}
-		time.Sleep(10 * time.Millisecond)
 	}
 }
 

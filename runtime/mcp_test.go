@@ -18,6 +18,8 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/runtime"
+
+	"github.com/toolc/toolc/internal/testsync"
 )
 
 // mcpClient is a go-sdk client session with what the server sent it.
@@ -259,7 +261,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		}
 		wantProgress := []string{"tok-1 1/4 step 1", "tok-1 2/4 step 2", "tok-1 3/4 step 3", "tok-1 4/4 step 4"}
 		wantLogs := []string{"info log 1", "info log 2", "info log 3", "info log 4"}
-		waitFor(t, 5*time.Second, "progress and logs", func() bool {
+		testsync.WaitFor(t, 5*time.Second, "progress and logs", func() bool {
 			p, l, _ := c.snapshot()
 			return len(p) >= len(wantProgress) && len(l) >= len(wantLogs)
 		})
@@ -276,7 +278,7 @@ func TestMCPOverHTTP(t *testing.T) {
 		if err != nil || res.IsError {
 			t.Fatalf("progress = %v, %v", res, err)
 		}
-		waitFor(t, 5*time.Second, "the log line", func() bool { _, l, _ := c.snapshot(); return len(l) == len(wantLogs)+1 })
+		testsync.WaitFor(t, 5*time.Second, "the log line", func() bool { _, l, _ := c.snapshot(); return len(l) == len(wantLogs)+1 })
 		if p, _, _ := c.snapshot(); len(p) != len(wantProgress) {
 			t.Errorf("progress without a token: %q", p[len(wantProgress):])
 		}
@@ -311,7 +313,7 @@ func TestMCPFollowsSwaps(t *testing.T) {
 		if _, err := rt.Swap(cat, dispatchers); err != nil {
 			t.Fatal(err)
 		}
-		waitFor(t, 5*time.Second, "notifications/tools/list_changed", func() bool {
+		testsync.WaitFor(t, 5*time.Second, "notifications/tools/list_changed", func() bool {
 			_, _, n := c.snapshot()
 			_, _, m := other.snapshot()
 			return n > before && m > otherBefore
