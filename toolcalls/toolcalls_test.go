@@ -98,7 +98,8 @@ func TestOpenAIChat(t *testing.T) {
 			{"id": "call_2", "type": "function", "function": {"name": "forecast", "arguments": "{\"city\":\"\"}"}},
 			{"id": "call_3", "type": "function", "function": {"name": "horoscope", "arguments": "{}"}},
 			{"id": "call_4", "type": "function", "function": {"name": "radar", "arguments": "{\"city\":\"Tromsø\"}"}},
-			{"id": "call_5", "type": "custom", "custom": {"name": "grammar", "input": "x"}}
+			{"id": "call_5", "type": "custom", "custom": {"name": "grammar", "input": "x"}},
+			{"id": "call_6", "type": "function", "function": {"name": "forecast", "arguments": "{\"city\": \"Par"}}
 		]}`), &msg); err != nil {
 		t.Fatal(err)
 	}
@@ -112,6 +113,7 @@ func TestOpenAIChat(t *testing.T) {
 		`{"content":"there is no tool \"horoscope\"; call one of the tools you were given","tool_call_id":"call_3","role":"tool"}`,
 		`{"content":"radar of Tromsø\n[image/png image, 12 bytes]","tool_call_id":"call_4","role":"tool"}`,
 		`{"content":"tool \"grammar\" is a custom tool; only function tools are served here","tool_call_id":"call_5","role":"tool"}`,
+		`{"content":"invalid arguments for forecast: the arguments are not valid JSON: a string is not closed with '\"', but the input ends","tool_call_id":"call_6","role":"tool"}`,
 	}
 	wantEncoded(t, "messages", out, want)
 }
