@@ -28,24 +28,25 @@ type HTTPOptions struct {
 	// AllowedOrigins lists browser origins ("http://localhost:6274") that
 	// may call the server besides its own. Any other Origin gets 403.
 	AllowedOrigins []string
-	// Stateless serves MCP without sessions (MCP 2026-07-28), for
-	// replicas behind a load balancer; list_changed then reaches only
-	// clients with a request in flight.
+	// Stateless serves MCP without sessions, for replicas behind a load
+	// balancer that does not route a session to its replica. Without it,
+	// /mcp serves 2026-07-28 requests statelessly and gives clients of
+	// the earlier revisions sessions, on the same URL. With it, legacy
+	// clients are served too, each request on its own, and receive
+	// list_changed only while a request of theirs is in flight; 2026-07-28 clients receive it on subscriptions/listen
+	// either way.
 	Stateless bool
 	Logger    *slog.Logger
 }
 
-// NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp;
+// NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp,
+// every revision on the one URL (see mcpEndpoint);
 // the function-call API at GET /v1/tools and POST /v1/call; /healthz; and
 // Prometheus metrics at /metrics.
 func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Stateless: opts.Stateless,
-		Logger:    opts.Logger,
-	})
 	auth := bearer(opts.Token)
-	mux.Handle("/mcp", auth(mcpHandler))
+	mux.Handle("/mcp", auth(newMCPEndpoint(srv, opts)))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator())))
 	mux.HandleFunc("GET /healthz", rt.serveHealth)
