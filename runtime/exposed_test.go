@@ -15,7 +15,7 @@ func TestExposed(t *testing.T) {
 	for addr, want := range map[string]bool{
 		"127.0.0.1:8931": false, "127.3.4.5:1": false, "[::1]:8931": false, "localhost:8931": false,
 		"[::ffff:127.0.0.1]:1": false,
-		":8931": true, "0.0.0.0:8931": true, "[::]:8931": true, "10.0.0.1:8931": true, "[2001:db8::1]:1": true,
+		":8931":                true, "0.0.0.0:8931": true, "[::]:8931": true, "10.0.0.1:8931": true, "[2001:db8::1]:1": true,
 		"192.168.1.5:0": true,
 	} {
 		got, err := runtime.Exposed(context.Background(), addr)
