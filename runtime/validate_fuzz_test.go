@@ -171,7 +171,7 @@ func compareFormat(name string, ref *jsonschema.Schema, s string) (mine, theirs,
 func fuzzCompare(t *testing.T, r *refRequest, args []byte) {
 	t.Helper()
 	out, err := r.v.Validate(args)
-	ref, panicked := referenceVerdict(r.sch, args)
+	ref, panicked := referenceVerdict(r, args)
 	if panicked != nil {
 		return
 	}
