@@ -71,3 +71,5 @@ require (
 	golang.org/x/time v0.15.0 // indirect
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20240722135656-d784300faade // indirect
 )
+
+tool google.golang.org/protobuf/cmd/protoc-gen-go

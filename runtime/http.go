@@ -28,26 +28,27 @@ type HTTPOptions struct {
 	// AllowedOrigins lists browser origins ("http://localhost:6274") that
 	// may call the server besides its own. Any other Origin gets 403.
 	AllowedOrigins []string
-	// Stateless serves MCP without sessions (MCP 2026-07-28), for
-	// replicas behind a load balancer; list_changed then reaches only
-	// clients with a request in flight.
+	// Stateless serves MCP without sessions, for replicas behind a load
+	// balancer that does not route a session to its replica. Without it,
+	// /mcp serves 2026-07-28 requests statelessly and gives clients of
+	// the earlier revisions sessions, on the same URL. With it, legacy
+	// clients are served too, each request on its own, and receive
+	// list_changed only while a request of theirs is in flight; 2026-07-28 clients receive it on subscriptions/listen
+	// either way.
 	Stateless bool
 	Logger    *slog.Logger
 }
 
-// NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp;
+// NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp,
+// every revision on the one URL (see mcpEndpoint);
 // the function-call API at GET /v1/tools and POST /v1/call; /healthz; and
 // Prometheus metrics at /metrics.
 func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
-	mcpHandler := mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return srv }, &mcp.StreamableHTTPOptions{
-		Stateless: opts.Stateless,
-		Logger:    opts.Logger,
-	})
 	auth := bearer(opts.Token)
-	mux.Handle("/mcp", auth(mcpHandler))
+	mux.Handle("/mcp", auth(newMCPEndpoint(srv, opts)))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
-	mux.Handle("POST /v1/call", auth(http.HandlerFunc(rt.serveCall)))
+	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator())))
 	mux.HandleFunc("GET /healthz", rt.serveHealth)
 	mux.Handle("GET /metrics", promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{}))
 	return checkOrigin(opts.AllowedOrigins, mux)
@@ -169,36 +170,84 @@ type CallResponse struct {
 	IsError           bool          `json:"isError"`
 }
 
-func (rt *Runtime) serveCall(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(rt.opts.MaxArgumentBytes)+4096))
+// envelopeSlack is what the body of POST /v1/call may hold besides its
+// arguments' own bytes: the name, the keys, white space.
+const envelopeSlack = 64 << 10
+
+// maxCallBody bounds the body of POST /v1/call for arguments of at most
+// limit bytes. Arguments in the string form are escaped, and an escape
+// takes at most six bytes for one (\u00XX, for a control byte or, from an
+// encoder that escapes HTML, for <, > and &): with six times the limit,
+// any arguments within the limit fit, however the client escaped them.
+// The limit itself applies to the arguments once unescaped.
+func maxCallBody(limit int) int64 { return 6*int64(limit) + envelopeSlack }
+
+// newEnvelopeValidator checks the body of POST /v1/call with the scanner
+// that checks arguments, so that the envelope is read exactly as they are:
+// keys case-sensitive and compared after their escapes are decoded
+// ("na\u006de" is "name"), a key given twice refused, unknown keys
+// refused (with the key meant, for "NAME"), nesting bounded, nothing after
+// the object. encoding/json alone would match "NAME" to name and keep the
+// last of two, so that a gateway that allowlists by name could be
+// bypassed with {"name":"ping","NAME":"other"}.
+func newEnvelopeValidator() *Validator {
+	one := int64(1)
+	v, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{
+		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, Description: "the tool to call"},
+		{Name: "arguments", Type: catalog.String, Description: "an object, or a JSON string holding one"},
+	}})
 	if err != nil {
-		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", rt.opts.MaxArgumentBytes))
-		return
+		panic(err) // a constant message
 	}
-	var req CallRequest
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeJSONError(w, http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
-		return
-	}
-	if req.Name == "" {
-		writeJSONError(w, http.StatusBadRequest, `"name" is required`)
-		return
-	}
-	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
-		req.Arguments = json.RawMessage("{}")
-	}
-	res, err := rt.Call(r.Context(), req.Name, req.Arguments)
-	switch {
-	case errors.Is(err, ErrUnknownTool):
-		writeJSONError(w, http.StatusNotFound, err.Error())
-		return
-	case err != nil:
-		writeJSONError(w, http.StatusServiceUnavailable, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, CallResponse{Content: ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
+	args := v.fields[v.byName["arguments"]]
+	args.t, args.kindText = kindJSON, "an object, or a JSON string holding one"
+	args.compileMessages()
+	v.whole = "the body"
+	return v
+}
+
+func (rt *Runtime) callHandler(envelope *Validator) http.Handler {
+	limit := rt.opts.MaxArgumentBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallBody(limit)))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
+				return
+			}
+			writeJSONError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+			return
+		}
+		exact, err := envelope.Validate(body)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
+			return
+		}
+		var req CallRequest
+		if err := json.Unmarshal(exact, &req); err != nil {
+			// The validator let through only what decodes.
+			writeJSONError(w, http.StatusInternalServerError, "decoding the checked body: "+err.Error())
+			return
+		}
+		// The call checks the arguments, and their size once the string
+		// form is unwrapped; a problem there is a tool error, which a
+		// model reads.
+		args := req.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		res, err := rt.Call(r.Context(), req.Name, args)
+		switch {
+		case errors.Is(err, ErrUnknownTool):
+			writeJSONError(w, http.StatusNotFound, err.Error())
+			return
+		case err != nil:
+			writeJSONError(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, CallResponse{Content: ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
+	})
 }
 
 func (rt *Runtime) serveHealth(w http.ResponseWriter, _ *http.Request) {

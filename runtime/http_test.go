@@ -200,9 +200,13 @@ func TestHTTPCall(t *testing.T) {
 	wantStatus(t, post(`{"name": "echo", "arguments": {"text": "hi"}`), http.StatusBadRequest, `the body must be {\"name\"`)
 	wantStatus(t, post(`not json`), http.StatusBadRequest)
 	wantStatus(t, post(`{"name": "echo", "args": {}}`), http.StatusBadRequest, "args")
-	wantStatus(t, post(`{"arguments": {}}`), http.StatusBadRequest, `\"name\" is required`)
+	wantStatus(t, post(`{"arguments": {}}`), http.StatusBadRequest, `missing required field \"name\"`)
 	wantStatus(t, post(`{"name": "nope", "arguments": {}}`), http.StatusNotFound, `unknown tool \"nope\"`)
-	wantStatus(t, post(`{"name": "echo", "arguments": {"text": "`+strings.Repeat("x", 8192)+`"}}`), http.StatusRequestEntityTooLarge, "1024")
+	res = decodeCall(t, post(`{"name": "echo", "arguments": {"text": "`+strings.Repeat("x", 8192)+`"}}`))
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "over the limit of 1024") {
+		t.Errorf("arguments over the limit = %+v", res)
+	}
+	wantStatus(t, post(`{"name": "echo", "arguments": {"text": "`+strings.Repeat("x", 6*1024+64<<10)+`"}}`), http.StatusRequestEntityTooLarge, "the arguments may be at most 1024 bytes")
 	if r := do(t, "GET", ts.URL+"/v1/call", "", nil); r.status != http.StatusMethodNotAllowed {
 		t.Errorf("GET /v1/call: status %d", r.status)
 	}

@@ -125,7 +125,7 @@ func (c *argsCheck) run() {
 			return
 		}
 		if c.trailing(i) {
-			c.beginArgs().say("the arguments must be a JSON object, not ").sayValue(start, i)
+			c.beginArgs().say(c.v.whole).say(" must be a JSON object, not ").sayValue(start, i)
 		}
 		return
 	}
@@ -251,7 +251,7 @@ func (c *argsCheck) finishFields(n int) {
 func (c *argsCheck) trailing(i int) bool {
 	if j := skipJSONSpace(c.data, i); j < len(c.data) {
 		c.reset()
-		c.beginArgs().say("the arguments must be one JSON object, but more data follows it").at(j)
+		c.beginArgs().say(c.v.whole).say(" must be one JSON object, but more data follows it").at(j)
 		return false
 	}
 	return true
@@ -523,7 +523,7 @@ func (c *argsCheck) err() *ValidationError {
 // syntax reports JSON that does not parse; it replaces any other problem.
 func (c *argsCheck) syntax(i int, msg string) {
 	c.reset()
-	c.beginArgs().say("the arguments are not valid JSON: ").say(msg).at(i)
+	c.beginArgs().say(c.v.whole).say(" are not valid JSON: ").say(msg).at(i)
 }
 
 // at says where offset i is in the input: ` at offset 12, near "x}"`.
@@ -577,6 +577,12 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 		if ch == '[' {
 			return c.arrayValue(fs, i)
 		}
+	case kindJSON:
+		end := c.skip(i, 1)
+		if end >= 0 {
+			c.put(d[i:end])
+		}
+		return end
 	}
 	end := c.skip(i, 1)
 	if end < 0 {
@@ -1460,7 +1466,7 @@ func (c *argsCheck) skip(i, depth int) int {
 		case ch == '{' || ch == '[':
 			if depth+n+1 > maxArgsDepth {
 				c.reset()
-				c.beginArgs().say("the arguments are nested too deeply: more than ").sayInt(maxArgsDepth).say(" levels of arrays and objects")
+				c.beginArgs().say(c.v.whole).say(" are nested too deeply: more than ").sayInt(maxArgsDepth).say(" levels of arrays and objects")
 				return -1
 			}
 			if ch == '{' {

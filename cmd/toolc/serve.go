@@ -26,6 +26,12 @@ import (
 
 const defaultHTTPAddr = "127.0.0.1:8931"
 
+// serveListTTL is the ttlMs of toolc serve's tools/list. The list cannot
+// change before the process ends; an hour bounds how long a client keeps
+// the old list after a redeploy, and a client that calls a tool the new
+// catalog dropped gets an error, on which the spec lets it re-fetch early.
+const serveListTTL = time.Hour
+
 // serveFlags are the flags that serve and dev share.
 type serveFlags struct {
 	stdio        *bool
@@ -77,7 +83,9 @@ func runServe(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
 		return exitFail
 	}
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e)})
+	// The catalog is fixed for the life of the process: clients may keep
+	// the tool list for an hour (see runtime.MCPOptions.ListTTL).
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL})
 	return serveMCP(ctx, e, "serve", rt, srv, sf)
 }
 
