@@ -81,6 +81,12 @@ type Daemon struct {
 	// tried to build it: a reload that fails before building (a broken
 	// contract) must not forget them.
 	dirty map[string]bool
+	// contractsPending is set while the contracts on disk are not the ones
+	// served: an edit of them compiled but did not go live (the handler
+	// lacked a new tool, say), or did not compile. Every reload compiles
+	// again until one succeeds, so that a handler saved after its contract
+	// brings the contract's tools in with it.
+	contractsPending bool
 
 	reloads chan struct{} // a signal per finished reload, for tests
 	wg      sync.WaitGroup
@@ -326,6 +332,9 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	for svc := range d.dirty {
 		c.handlers[svc] = true
 	}
+	if d.contractsPending {
+		c.contracts = true
+	}
 	if !c.contracts && len(c.handlers) == 0 {
 		return false, nil
 	}
@@ -343,24 +352,19 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		d.session.SetLock(l)
 	}
 	if c.contracts {
+		// Until this reload succeeds, the contracts on disk are not served.
+		d.contractsPending = true
 		t := time.Now()
-		res, err := d.session.Compile()
-		if err != nil {
-			fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
+		if cat := d.compile(); cat != nil {
+			next = cat
+			timing = append(timing, "compile "+ms(time.Since(t)))
+		} else if len(c.handlers) == 0 {
 			return false, nil
+		} else {
+			// A handler edited while its contract is broken is still built,
+			// against the contracts that are served.
+			c.contracts = false
 		}
-		diag.Print(d.opts.Status, diag.Text, res.Diagnostics, res.Source)
-		if res.HasErrors() {
-			errs, _ := diag.Count(res.Diagnostics)
-			noun := "errors"
-			if errs == 1 {
-				noun = "error"
-			}
-			fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; still serving the last good contracts\n", errs, noun)
-			return false, nil
-		}
-		next = res.Catalog
-		timing = append(timing, "compile "+ms(time.Since(t)))
 	}
 
 	// Build what is new or changed; keep every other plugin.
@@ -435,8 +439,32 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	d.plugins = handles
 	old := d.cat
 	d.cat, d.pkgs = next, pkgs
+	if c.contracts {
+		d.contractsPending = false
+	}
 	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "))
 	return true, nil
+}
+
+// compile compiles the contracts and prints their diagnostics. It returns
+// nil, having said so on Status, when they do not compile.
+func (d *Daemon) compile() *catalog.Catalog {
+	res, err := d.session.Compile()
+	if err != nil {
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
+		return nil
+	}
+	diag.Print(d.opts.Status, diag.Text, res.Diagnostics, res.Source)
+	if res.HasErrors() {
+		errs, _ := diag.Count(res.Diagnostics)
+		noun := "errors"
+		if errs == 1 {
+			noun = "error"
+		}
+		fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; still serving the last good contracts\n", errs, noun)
+		return nil
+	}
+	return res.Catalog
 }
 
 // build builds the services' handlers, reporting each failure with the
