@@ -2,14 +2,20 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
 // initProject runs toolc init, then makes the project build against this
@@ -153,5 +159,195 @@ func TestDevToolAddedBeforeItsHandler(t *testing.T) {
 		if got, ok := v1Call(t, s, "whisper", `{"message":"HI"}`); !ok || got != `{"text":"hi"}` {
 			t.Errorf("/v1/call whisper = %s, %v; want {\"text\":\"hi\"}", got, ok)
 		}
+	}
+}
+
+// TestDevHandlerBurst saves the handler 40 times, 100 ms apart, as an
+// editor saving on every keystroke or a formatter on a loop would. The
+// saves during a build merge into one rebuild after it, so that once the
+// burst ends, at most the build in flight and one more run, and the final
+// code is served. A save that leaves the build inputs as they are (a test
+// file of the handler package) rebuilds nothing.
+func TestDevHandlerBurst(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds handler plugins")
+	}
+	s := startDev(t, newDevProject(t))
+	handler := readDevFile(t, s.handler)
+	hi := map[string]string{"message": "hi"}
+	s.wantCall("svc_echo", hi, "v1:hi")
+
+	s.step()
+	for i := 2; i <= 40; i++ {
+		writeDevFile(t, s.handler, mustReplace(t, handler, devVersion, fmt.Sprintf("const version = \"v%d\"", i)))
+		time.Sleep(100 * time.Millisecond)
+	}
+	during := s.stderr.String()[s.mark:]
+	s.mark = len(s.stderr.String())
+	deadline := time.Now().Add(devWait)
+	for {
+		if got, _ := s.call("svc_echo", hi); got == "v40:hi" {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("v40 was never served:\n%s", s.stderr)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+	// Quiet for 3 s: far longer than the debounce, so that any batch still
+	// queued would have started a build.
+	for last := s.stderr.String(); ; {
+		time.Sleep(3 * time.Second)
+		if now := s.stderr.String(); now != last {
+			last = now
+			continue
+		}
+		break
+	}
+	after := s.stderr.String()[s.mark:]
+	builds := regexp.MustCompile(`build \S+ \(svc\)`)
+	t.Logf("%d builds during the 4 s of saves, %d after", len(builds.FindAllString(during, -1)), len(builds.FindAllString(after, -1)))
+	if n := len(builds.FindAllString(after, -1)); n > 2 {
+		t.Errorf("%d builds after the last save; want at most 2 (the one in flight, and one with the final code):\n%s", n, after)
+	}
+	s.wantCall("svc_echo", hi, "v40:hi")
+
+	s.write(filepath.Join(filepath.Dir(s.handler), "main_test.go"), "package main\n")
+	if out := s.expect(`the handler of svc is unchanged: its build inputs are those of the running build; nothing rebuilt\n`); builds.MatchString(out) {
+		t.Errorf("a new test file rebuilt the handler:\n%s", out)
+	}
+	s.wantCall("svc_echo", hi, "v40:hi")
+}
+
+// TestDevSymlinkedDirectory serves contracts through a symlinked
+// directory, named by a pattern: toolc dev follows the link as toolc check
+// does, and an edit through either name reloads.
+func TestDevSymlinkedDirectory(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds handler plugins")
+	}
+	dir := newDevProject(t)
+	if err := os.Symlink("api", filepath.Join(dir, "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, pat := range []string{"./link", "./link/..."} {
+		if r := toolc(t, dir, "check", pat); r.status != 0 || !strings.Contains(r.stderr+r.stdout, "1 package") {
+			t.Errorf("toolc check %s: %d\n%s%s", pat, r.status, r.stdout, r.stderr)
+		}
+	}
+	s := startDev(t, dir, "./link/...")
+	s.wantTools("svc_echo", "svc_slow")
+	contract := readDevFile(t, s.contract)
+	withShout := mustReplace(t, contract, devSlowTool, "\t\t"+devShoutTool+devSlowTool)
+	s.write(filepath.Join(dir, "link", "svc.cue"), withShout)
+	s.expect(`reloaded in \S+: tools \+shout; compile`)
+	s.wantTools("svc_echo", "svc_shout", "svc_slow")
+	s.write(filepath.Join(dir, "api", "svc.cue"), contract)
+	s.expect(`reloaded in \S+: tools -shout; compile`)
+	s.wantTools("svc_echo", "svc_slow")
+}
+
+// TestDevRootMovedAwayAndBack moves the project away from under toolc dev
+// and back: reloads resume, and the handler, unchanged, is not rebuilt.
+func TestDevRootMovedAwayAndBack(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds handler plugins")
+	}
+	dir := newDevProject(t)
+	s := startDev(t, dir)
+	s.step()
+	if err := os.Rename(dir, dir+".away"); err != nil {
+		t.Fatal(err)
+	}
+	s.expect(`still serving the last good contracts`)
+	s.step()
+	if err := os.Rename(dir+".away", dir); err != nil {
+		t.Fatal(err)
+	}
+	if out := s.expect(`reloaded in \S+: tools unchanged; compile \S+, swap`); strings.Contains(out, "build") {
+		t.Errorf("the handler was rebuilt, though it did not change:\n%s", out)
+	}
+	contract := readDevFile(t, s.contract)
+	s.write(s.contract, mustReplace(t, contract, devSlowTool, "\t\t"+devShoutTool+devSlowTool))
+	s.expect(`reloaded in \S+: tools \+shout; compile`)
+	s.wantTools("svc_echo", "svc_shout", "svc_slow")
+}
+
+// Fields that draw provider-limit warnings: Gemini cannot express an enum
+// on an integer, nor uniqueItems.
+const (
+	levelField = `level: {type: "integer", description: "How loud", required: false, enum: [1, 2, 3]}`
+	tagsField  = `tags: {type: "array", items: "string", description: "Tags", required: false, uniqueItems: true}`
+)
+
+// warningLines are the lines of out that print a warning in full.
+func warningLines(out string) []string {
+	var lines []string
+	for _, l := range strings.Split(out, "\n") {
+		if strings.Contains(l, ": warning: ") {
+			lines = append(lines, l)
+		}
+	}
+	return lines
+}
+
+// TestStartupWarnings checks what toolc lock, serve --stdio and dev say
+// about warnings when they start: one line with the count and a pointer to
+// toolc check, which still prints them all. toolc dev then prints a
+// warning in full once, when an edit brings it in.
+func TestStartupWarnings(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds handler plugins")
+	}
+	dir := newDevProject(t)
+	contract := filepath.Join(dir, "api", "svc.cue")
+	src := mustReplace(t, readDevFile(t, contract), devMessageField, devMessageField+"\n\t\t\t\t"+levelField)
+	writeDevFile(t, contract, src)
+	const summary = ": 1 warning [provider-limit]; run toolc check for details\n"
+
+	check := toolc(t, dir, "check")
+	if n := len(warningLines(check.stdout)); n != 1 {
+		t.Errorf("toolc check printed %d warnings, want 1:\n%s", n, check.stdout)
+	}
+	lock := toolc(t, dir, "lock")
+	if lock.status != 0 || !strings.Contains(lock.stderr, "toolc lock"+summary) || len(warningLines(lock.stderr)) > 0 {
+		t.Errorf("toolc lock: %d\n%s", lock.status, lock.stderr)
+	}
+
+	cmd := exec.Command(toolcBin, "serve", "--stdio")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), devWait)
+	defer cancel()
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to toolc serve --stdio: %v\n%s", err, stderr)
+	}
+	if _, err := session.ListTools(ctx, nil); err != nil {
+		t.Errorf("tools/list: %v", err)
+	}
+	session.Close()
+	if out := stderr.String(); !strings.Contains(out, "toolc serve"+summary) || len(warningLines(out)) > 0 {
+		t.Errorf("toolc serve --stdio's stderr:\n%s", out)
+	}
+
+	s := startDev(t, dir)
+	if out := s.stderr.String(); !strings.Contains(out, "toolc dev"+summary) || len(warningLines(out)) > 0 {
+		t.Errorf("toolc dev's start:\n%s", out)
+	}
+	// A new warning is printed in full, the old one not again.
+	src = mustReplace(t, src, levelField, levelField+"\n\t\t\t\t"+tagsField)
+	s.write(contract, src)
+	out := s.expect(`reloaded in \S+: tools ~echo;`)
+	if w := warningLines(out); len(w) != 1 || !strings.Contains(w[0], "uniqueItems") {
+		t.Errorf("after adding a field with a new warning, toolc dev printed:\n%s", out)
+	}
+	// An edit that brings no new warning prints none.
+	s.write(contract, mustReplace(t, src, `"Echo a message back"`, `"Echo a message back, again"`))
+	if out := s.expect(`reloaded in \S+: tools ~echo;`); len(warningLines(out)) > 0 {
+		t.Errorf("an edit with no new warning printed:\n%s", out)
 	}
 }
