@@ -319,7 +319,7 @@ func TestSymlinkedRoot(t *testing.T) {
 				return false
 			}})
 			for _, via := range []string{"link", "real"} {
-				write(t, filepath.Join(dir, via, "sub", "a.cue"), "package a\nx: \""+via+"\"\n")
+				save(t, filepath.Join(dir, via, "sub", "a.cue"), "package a\nx: \""+via+"\"\n")
 				if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"link/sub/a.cue"}) {
 					t.Errorf("edit through %s: %v", via, rel(dir, got[0]))
 				}
@@ -356,10 +356,20 @@ func TestRootMovedAwayAndBack(t *testing.T) {
 			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"api/a.cue"}) {
 				t.Errorf("moved back: %v", rel(dir, got[0]))
 			}
-			write(t, filepath.Join(dir, "api", "a.cue"), "package a\nx: 1\n")
+			save(t, filepath.Join(dir, "api", "a.cue"), "package a\nx: 1\n")
 			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"api/a.cue"}) {
 				t.Errorf("edit after moving back: %v", rel(dir, got[0]))
 			}
 		})
+	}
+}
+
+// save writes a file as an editor's atomic save does, so that a poll never
+// sees it half written (which would be two changes, both real).
+func save(t *testing.T, path, data string) {
+	t.Helper()
+	write(t, path+".tmp~", data)
+	if err := os.Rename(path+".tmp~", path); err != nil {
+		t.Fatal(err)
 	}
 }
