@@ -171,7 +171,7 @@ func compareFormat(name string, ref *jsonschema.Schema, s string) (mine, theirs,
 func fuzzCompare(t *testing.T, r *refRequest, args []byte) {
 	t.Helper()
 	out, err := r.v.Validate(args)
-	ref, panicked := referenceVerdict(r.sch, args)
+	ref, panicked := referenceVerdict(r, args)
 	if panicked != nil {
 		return
 	}
@@ -231,6 +231,7 @@ var validateFuzzSeeds = []string{
 	``, `null`, `{}`, ` { } `, `[]`, `"x"`, `1`, `{} {}`, `{"a":1,"a":2}`,
 	// weather
 	`{"city":"Berlin"}`,
+	`{"city":"Berlin","days":null,"unit":null,"hours":null}`, `{"city":null}`, `{"hours":null,"city":"Berlin"}`,
 	`{"city":"Berlin","days":2,"unit":"fahrenheit","hours":[0,6,12,18]}`,
 	`{"city":"","days":0}`,
 	`{"city":"Berlin","days":14.0}`,
