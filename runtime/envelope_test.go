@@ -34,7 +34,7 @@ var envelopeCatalog = sync.OnceValues(func() (*catalog.Catalog, error) {
 	return res.Catalog, nil
 })
 
-func envelopeHandler(t testing.TB, opts runtime.Options) http.Handler {
+func envelopeHandler(t testing.TB, opts runtime.Options, httpOpts ...runtime.HTTPOptions) http.Handler {
 	t.Helper()
 	cat, err := envelopeCatalog()
 	if err != nil {
@@ -52,7 +52,7 @@ func envelopeHandler(t testing.TB, opts runtime.Options) http.Handler {
 		t.Fatal(err)
 	}
 	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1"})
-	return runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{})
+	return runtime.NewHTTPHandler(rt, srv, append(httpOpts, runtime.HTTPOptions{})[0])
 }
 
 // postCall sends body to /v1/call through h, in process.

@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -49,9 +50,39 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 	mux.Handle("/mcp", auth(newMCPEndpoint(srv, opts)))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator())))
-	mux.HandleFunc("GET /healthz", rt.serveHealth)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{}))
-	return checkOrigin(opts.AllowedOrigins, mux)
+	mux.Handle("GET /healthz", rt.healthHandler(opts.Token))
+	// The metrics name every tool and count its calls: they take the
+	// token too (Prometheus sends it with authorization: credentials).
+	mux.Handle("GET /metrics", auth(promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})))
+	return checkOrigin(opts.AllowedOrigins, opts.Token != "", mux)
+}
+
+// Exposed reports whether a server listening on addr (host:port, as
+// net.Listen takes it) can be reached from other machines: when the host
+// is empty or unspecified (":8931", "0.0.0.0:8931", "[::]:8931"), an IP
+// address that is not a loopback one, or a name of which any address is
+// not a loopback one.
+func Exposed(ctx context.Context, addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "" {
+		return true, nil
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return !ip.IsLoopback(), nil
+	}
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return false, err
+	}
+	for _, ip := range ips {
+		if !ip.IP.IsLoopback() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // checkOrigin refuses a request from a browser page of another origin,
@@ -60,10 +91,10 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 // from programs rather than browsers, pass. The opaque origin "null" is
 // refused like any other, unless allowed: browsers send it from sandboxed
 // iframes and file: pages, which any web page can open.
-func checkOrigin(allowed []string, next http.Handler) http.Handler {
+func checkOrigin(allowed []string, token bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rebound(r) {
-			writeJSONError(w, http.StatusForbidden, fmt.Sprintf("host %q is not a loopback name, but the request arrived on a loopback address (DNS rebinding?)", r.Host))
+		if why := rebound(r, token); why != "" {
+			writeJSONError(w, http.StatusForbidden, why)
 			return
 		}
 		origin := r.Header.Get("Origin")
@@ -78,28 +109,38 @@ func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	})
 }
 
-// rebound reports a request that reached a loopback listener under a name
-// that is not a loopback name: a page that rebound its own domain to
-// 127.0.0.1. go-sdk refuses these on /mcp; this covers /v1/ as well.
-func rebound(r *http.Request) bool {
+// rebound says why a request looks like a page that rebound its own
+// domain to this server's address, or returns "". A page that does
+// reaches the server under its own name, with a matching Origin, so the
+// origin check lets it through. On a loopback listener, only loopback
+// names are served (go-sdk refuses the others on /mcp; this covers /v1/
+// as well). On a listener others reach, the token is the defence, as a
+// rebound page does not have it; without one (--insecure), only requests
+// to an IP address are served, as a name is what a rebound page sends.
+func rebound(r *http.Request, token bool) string {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok {
-		return false
+		return ""
 	}
 	tcp, ok := local.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsLoopback() {
-		return false
+	if !ok {
+		return ""
 	}
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
 	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return false
-	}
 	ip := net.ParseIP(host)
-	return ip == nil || !ip.IsLoopback()
+	switch {
+	case strings.EqualFold(host, "localhost"):
+		return ""
+	case tcp.IP.IsLoopback() && (ip == nil || !ip.IsLoopback()):
+		return fmt.Sprintf("host %q is not a loopback name, but the request arrived on a loopback address (DNS rebinding?)", r.Host)
+	case !tcp.IP.IsLoopback() && !token && ip == nil:
+		return fmt.Sprintf("host %q is a name, and this server has no token, so it serves requests to its IP address only (DNS rebinding?); serve it with --token to reach it by name", r.Host)
+	}
+	return ""
 }
 
 func sameHost(a, b string) bool {
@@ -116,10 +157,8 @@ func bearer(token string) func(http.Handler) http.Handler {
 		if token == "" {
 			return next
 		}
-		want := []byte("Bearer " + token)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
+			if !hasToken(r, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolc"`)
 				writeJSONError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 				return
@@ -127,6 +166,12 @@ func bearer(token string) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// hasToken reports whether r carries the bearer token, comparing in
+// constant time.
+func hasToken(r *http.Request, token string) bool {
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) == 1
 }
 
 func (rt *Runtime) serveTools(w http.ResponseWriter, r *http.Request) {
@@ -250,9 +295,18 @@ func (rt *Runtime) callHandler(envelope *Validator) http.Handler {
 	})
 }
 
-func (rt *Runtime) serveHealth(w http.ResponseWriter, _ *http.Request) {
-	snap := rt.Snapshot()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
+// healthHandler answers probes. Without the token (when there is one) it
+// says only that the server is up: the tool count and the catalog's
+// fingerprint tell an attacker which version of which contracts it runs.
+func (rt *Runtime) healthHandler(token string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && !hasToken(r, token) {
+			writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+			return
+		}
+		snap := rt.Snapshot()
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
+	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {
