@@ -20,7 +20,10 @@
 // with WithEvents to receive progress and log events.
 package plugins
 
-//go:generate ../scripts/genproto
+// The protocol's Go code comes from tools pinned in go.mod and tools/buf.mod,
+// run with go tool, so regenerating it installs nothing (scripts/genproto
+// runs the same command).
+//go:generate go -C .. tool -modfile=tools/buf.mod buf generate --template plugins/proto/buf.gen.yaml
 
 import (
 	"context"

@@ -4,8 +4,10 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -21,6 +23,39 @@ type MCPOptions struct {
 	// Instructions, if set, are sent to clients on initialization.
 	Instructions string
 	Logger       *slog.Logger
+	// ListTTL is the freshness hint (ttlMs, MCP 2026-07-28 caching) of
+	// tools/list and server/discover: how long a client may use the list
+	// without asking again. The default, zero, says "stale at once", the
+	// truth for a runtime that Swaps at any moment (toolc dev); toolc
+	// serve of a fixed catalog sets an hour. Either way the list is the
+	// same for every caller, so its cacheScope is "public", and
+	// list_changed invalidates a cached list at once.
+	ListTTL time.Duration
+}
+
+// unserved are the methods of MCP features toolc does not serve. go-sdk
+// answers prompts/list and resources/list with empty lists even when their
+// capabilities are not declared; toolc declares tools and logging only, and
+// answers these "method not found" (404 for a 2026-07-28 request), so that
+// server/discover and what is handled agree.
+var unserved = map[string]bool{
+	"prompts/list":             true,
+	"prompts/get":              true,
+	"resources/list":           true,
+	"resources/templates/list": true,
+	"resources/read":           true,
+	"resources/subscribe":      true,
+	"resources/unsubscribe":    true,
+	"completion/complete":      true,
+}
+
+func rejectUnserved(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if unserved[method] {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found: this server serves tools only", method)}
+		}
+		return next(ctx, method, req)
+	}
 }
 
 // NewMCPServer returns an MCP server for the runtime. Its tool list
@@ -33,11 +68,21 @@ func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
 	if opts.Version == "" {
 		opts.Version = "dev"
 	}
+	ttl := int(opts.ListTTL.Milliseconds())
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Logger,
-		HasTools:     true,
+		// Exactly what toolc serves: tools, whose list changes on a Swap,
+		// and the log lines handlers send during a call.
+		Capabilities: &mcp.ServerCapabilities{
+			Tools:   &mcp.ToolCapabilities{ListChanged: true},
+			Logging: &mcp.LoggingCapabilities{},
+		},
+		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+			c.TTLMs, c.CacheScope = ttl, "public"
+		},
 	})
+	srv.AddReceivingMiddleware(rejectUnserved)
 	s := &mcpTools{rt: rt, srv: srv, served: map[string]string{}}
 	rt.OnSwap(s.sync)
 	return srv
@@ -130,8 +175,8 @@ func toMCPTool(t catalog.MCPTool) *mcp.Tool {
 		tool.Annotations = &mcp.ToolAnnotations{
 			DestructiveHint: a.DestructiveHint,
 			OpenWorldHint:   a.OpenWorldHint,
-			ReadOnlyHint:    a.ReadOnlyHint != nil && *a.ReadOnlyHint,
-			IdempotentHint:  a.IdempotentHint != nil && *a.IdempotentHint,
+			ReadOnlyHint:    a.ReadOnlyHint,
+			IdempotentHint:  a.IdempotentHint,
 			Title:           a.Title,
 		}
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net/http"
 	"net/http/httptest"
 	"reflect"
 	"slices"
@@ -60,20 +61,79 @@ func (c *mcpClient) options() *mcp.ClientOptions {
 	}
 }
 
-// connectMCP connects a go-sdk client to the test server's /mcp.
+// connectMCP connects a go-sdk client to the test server's /mcp, at the
+// newest revision it speaks.
 func connectMCP(t testing.TB, url string) *mcpClient {
+	t.Helper()
+	return connectMCPAt(t, url, "")
+}
+
+// revisions are the MCP revisions a client may speak to the one endpoint:
+// 2026-07-28 without sessions, 2025-11-25 with them.
+var revisions = []string{"2026-07-28", "2025-11-25"}
+
+// connectMCPAt connects a go-sdk client that asks for the revision ("":
+// the newest go-sdk speaks), and checks that the server serves it in the
+// revision's way: with a session for a legacy revision, without one for
+// 2026-07-28.
+func connectMCPAt(t testing.TB, url, revision string) *mcpClient {
 	t.Helper()
 	c := &mcpClient{}
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, c.options())
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}, nil)
+	wire := &wireLog{next: http.DefaultTransport}
+	transport := &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1, HTTPClient: &http.Client{Transport: wire}}
+	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { session.Close() })
 	c.session = session
+	if revision != "" {
+		if _, err := session.ListTools(ctx, nil); err != nil {
+			t.Fatal(err)
+		}
+		versions, sessions := wire.seen()
+		if !slices.Contains(versions, revision) {
+			t.Errorf("a client of %s sent MCP-Protocol-Version %q", revision, versions)
+		}
+		if legacy := revision < "2026-07-28"; legacy != (len(sessions) > 0) {
+			t.Errorf("a client of %s was given sessions %q", revision, sessions)
+		}
+	}
 	return c
+}
+
+// wireLog records the MCP-Protocol-Version headers a client sends and the
+// Mcp-Session-Id headers it is answered with.
+type wireLog struct {
+	next http.RoundTripper
+
+	mu       sync.Mutex
+	versions []string
+	sessions []string
+}
+
+func (w *wireLog) RoundTrip(req *http.Request) (*http.Response, error) {
+	resp, err := w.next.RoundTrip(req)
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	if v := req.Header.Get("MCP-Protocol-Version"); v != "" && !slices.Contains(w.versions, v) {
+		w.versions = append(w.versions, v)
+	}
+	if err == nil {
+		if id := resp.Header.Get("Mcp-Session-Id"); id != "" && !slices.Contains(w.sessions, id) {
+			w.sessions = append(w.sessions, id)
+		}
+	}
+	return resp, err
+}
+
+func (w *wireLog) seen() (versions, sessions []string) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return slices.Clone(w.versions), slices.Clone(w.sessions)
 }
 
 // serveHTTP serves rt over HTTP, MCP included, for the test's duration.
@@ -162,10 +222,17 @@ func mcpText(res *mcp.CallToolResult) string {
 	return b.String()
 }
 
+// TestMCPOverHTTP: clients of every revision list and call tools on the
+// same endpoint, a legacy one in a session, a 2026-07-28 one without.
 func TestMCPOverHTTP(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
 	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
-	c := connectMCP(t, ts.URL)
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) { testMCPOverHTTP(t, ts, connectMCPAt(t, ts.URL, rev)) })
+	}
+}
+
+func testMCPOverHTTP(t *testing.T, ts *httptest.Server, c *mcpClient) {
 	ctx := context.Background()
 
 	init := c.session.InitializeResult()
@@ -250,8 +317,10 @@ func TestMCPOverHTTP(t *testing.T) {
 	t.Run("progress and logs", func(t *testing.T) {
 		// A client asks for log messages with logging/setLevel for the
 		// session, or, from MCP 2026-07-28 on, in each request's _meta.
-		if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
-			t.Fatal(err)
+		if c.session.InitializeResult().ProtocolVersion < "2026-07-28" {
+			if err := c.session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "debug"}); err != nil {
+				t.Fatal(err)
+			}
 		}
 		params := &mcp.CallToolParams{Meta: mcp.Meta{mcp.MetaKeyLogLevel: "debug"}, Name: mcpName(t, "progress"), Arguments: map[string]any{"steps": 4}}
 		params.SetProgressToken("tok-1")
@@ -297,11 +366,21 @@ func TestMCPOverHTTP(t *testing.T) {
 // TestMCPFollowsSwaps: after a Swap, connected clients get
 // notifications/tools/list_changed and the new list; calls follow it.
 func TestMCPFollowsSwaps(t *testing.T) {
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) { testMCPFollowsSwaps(t, rev) })
+	}
+}
+
+func testMCPFollowsSwaps(t *testing.T, rev string) {
 	p := startFaulty(t)
 	rt := newRuntime(t, runtime.Options{}, p)
 	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
-	c := connectMCP(t, ts.URL)
-	other := connectMCP(t, ts.URL)
+	c := connectMCPAt(t, ts.URL, rev)
+	// A client of the other revision on the same endpoint, at the same time.
+	other := connectMCPAt(t, ts.URL, revisions[0])
+	if rev == revisions[0] {
+		other = connectMCPAt(t, ts.URL, revisions[1])
+	}
 	ctx := context.Background()
 	wantToolList(t, c, fixture.cat)
 	dispatchers := map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(inprocHandlers()...)}
@@ -365,7 +444,7 @@ func TestMCPFollowsSwaps(t *testing.T) {
 	}
 
 	// A client that connects after the swaps sees the current list.
-	wantToolList(t, connectMCP(t, ts.URL), changed)
+	wantToolList(t, connectMCPAt(t, ts.URL, rev), changed)
 }
 
 // TestConcurrentSwapsMCPList: however swaps interleave, the MCP server

@@ -22,6 +22,9 @@ func runDev(e env, args []string) int {
 	if !ok {
 		return status
 	}
+	if status := checkExposure(e, "dev", sf); status != exitOK {
+		return status
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer plugins.CleanupClients()
@@ -44,6 +47,8 @@ func runDev(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
 		return exitUsage
 	}
+	// ListTTL stays zero: a reload may change the tools at any moment, so
+	// a tools/list is stale as soon as it is sent.
 	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e)})
 	done := make(chan struct{})
 	go func() {

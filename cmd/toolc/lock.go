@@ -1,23 +1,25 @@
 package main
 
 import (
-	"archive/tar"
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/lock"
+
+	"github.com/toolc/toolc/internal/revtree"
 )
 
 // workingLock reads toolc.lock from the working directory, as check, build
@@ -185,12 +187,63 @@ func loadAgainst(e env, against string, patterns []string) (*lock.Lock, string, 
 		}
 		return l, against, exitOK
 	}
+	// Not a file to read: a git revision, unless git says it is none.
+	// A directory may share its name with a branch, so it is tried too.
 	l, label, err := gitContracts(e, against, patterns)
 	if err != nil {
+		wd, _ := os.Getwd()
+		what := describeAgainst(against)
+		switch {
+		case errors.Is(err, revtree.ErrNoGit):
+			err = fmt.Errorf("%s, and git, which would read it as a revision, is not installed", what)
+		case errors.Is(err, revtree.ErrNotRepository):
+			err = fmt.Errorf("%s, and %s is not in a git repository, so it is not a revision either", what, wd)
+		case errors.Is(err, revtree.ErrNoRevision):
+			err = fmt.Errorf("%s, and no such git revision", what)
+		}
 		fmt.Fprintf(e.stderr, "toolc diff: --against %s: %v\n", against, err)
 		return nil, "", exitUsage
 	}
 	return l, label, exitOK
+}
+
+// describeAgainst says what a path given to --against is, when it is not
+// a file that diff can read: the start of the message that also says why
+// it is not a git revision.
+func describeAgainst(name string) string {
+	fi, err := os.Lstat(name)
+	switch {
+	case errors.Is(err, fs.ErrNotExist) || errors.Is(err, syscall.ENOTDIR):
+		return "no such file"
+	case err != nil:
+		return "cannot be read (" + pathErr(err) + ")"
+	}
+	if fi.Mode()&fs.ModeSymlink != 0 {
+		target, _ := os.Readlink(name)
+		fi, err = os.Stat(name)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			return fmt.Sprintf("a symbolic link to %q, which does not exist", target)
+		case errors.Is(err, syscall.ELOOP):
+			return fmt.Sprintf("a symbolic link to %q that loops back on itself", target)
+		case err != nil:
+			return fmt.Sprintf("a symbolic link to %q that cannot be followed (%s)", target, pathErr(err))
+		}
+	}
+	if fi.IsDir() {
+		return "a directory, not a lock file or a catalog file"
+	}
+	return "not a regular file"
+}
+
+// pathErr is the reason of a path error, without the path that the
+// message names already.
+func pathErr(err error) string {
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return pe.Err.Error()
+	}
+	return err.Error()
 }
 
 // loadAgainstFile reads a lock file or a catalog file, by its format.
@@ -235,43 +288,25 @@ func loadAgainstFile(name string) (*lock.Lock, error) {
 }
 
 // gitContracts compiles the patterns as they were at a git revision: the
-// revision's tree is exported with git archive into a temporary directory,
-// and compiled from the same place in it as the working directory is in
-// the repository.
+// revision's tree is written into a temporary directory (revtree, which
+// keeps every write and every link inside it), and compiled from the same
+// place in it as the working directory is in the repository.
 func gitContracts(e env, ref string, patterns []string) (*lock.Lock, string, error) {
 	wd, err := os.Getwd()
 	if err != nil {
 		return nil, "", err
 	}
-	if strings.HasPrefix(ref, "-") {
-		return nil, "", errors.New("no such file, and not a git revision")
-	}
-	if _, err := exec.LookPath("git"); err != nil {
-		return nil, "", errors.New("no such file, and git, which would read it as a revision, is not installed")
-	}
-	top, err := git(wd, "rev-parse", "--show-toplevel")
-	if err != nil {
-		return nil, "", fmt.Errorf("no such file, and %s is not in a git repository, so it is not a revision either", wd)
-	}
-	sha, err := git(wd, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
-	if err != nil {
-		return nil, "", errors.New("no such file, and no such git revision")
-	}
-	prefix, err := git(wd, "rev-parse", "--show-prefix")
+	tree, err := revtree.Materialize(context.Background(), wd, ref)
 	if err != nil {
 		return nil, "", err
 	}
-	tmp, err := os.MkdirTemp("", "toolc-diff-")
-	if err != nil {
-		return nil, "", err
+	defer tree.Remove()
+	for _, s := range tree.Skipped {
+		fmt.Fprintf(e.stderr, "toolc diff: note: at %s, %s\n", ref, s)
 	}
-	defer os.RemoveAll(tmp)
-	if err := gitArchive(top, sha, tmp); err != nil {
-		return nil, "", err
-	}
+	sha, prefix, oldWD := tree.Commit, tree.Prefix, tree.Dir
 	label := fmt.Sprintf("%s (%s)", ref, sha[:min(12, len(sha))])
 	empty := &lock.Lock{Services: []*lock.Service{}}
-	oldWD := filepath.Join(tmp, filepath.FromSlash(prefix))
 	if _, err := os.Stat(oldWD); err != nil {
 		fmt.Fprintf(e.stderr, "toolc diff: %s has no %s: every tool is new\n", ref, filepath.ToSlash(prefix))
 		return empty, label, nil
@@ -317,95 +352,6 @@ func gitContracts(e env, ref string, patterns []string) (*lock.Lock, string, err
 		fmt.Fprintf(e.stderr, "toolc diff: note: the contracts at %s have %s; their packages are left out of the comparison\n", ref, plural(errs, "error"))
 	}
 	return lock.FromCatalog(res.Catalog), label, nil
-}
-
-// git runs git in dir and returns its output, trimmed. An error carries
-// git's own message.
-func git(dir string, args ...string) (string, error) {
-	cmd := exec.Command("git", append([]string{"-C", dir}, args...)...)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.Output()
-	if err != nil {
-		if msg := strings.TrimSpace(stderr.String()); msg != "" {
-			return "", fmt.Errorf("git %s: %s", args[0], msg)
-		}
-		return "", fmt.Errorf("git %s: %v", args[0], err)
-	}
-	return strings.TrimSpace(string(out)), nil
-}
-
-// gitArchive writes the tree of a commit into dir. It runs at the top of
-// the repository: in a subdirectory, git archive writes only that.
-func gitArchive(top, sha, dir string) error {
-	cmd := exec.Command("git", "-C", top, "archive", "--format=tar", sha)
-	var stderr bytes.Buffer
-	cmd.Stderr = &stderr
-	out, err := cmd.StdoutPipe()
-	if err != nil {
-		return err
-	}
-	if err := cmd.Start(); err != nil {
-		return err
-	}
-	xerr := extractTar(out, dir)
-	io.Copy(io.Discard, out)
-	if err := cmd.Wait(); err != nil {
-		return fmt.Errorf("git archive: %s", strings.TrimSpace(stderr.String()))
-	}
-	return xerr
-}
-
-// extractTar writes regular files, directories and symbolic links that
-// stay inside dir; anything else in the archive is skipped.
-func extractTar(r io.Reader, dir string) error {
-	tr := tar.NewReader(r)
-	for {
-		h, err := tr.Next()
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("reading git archive: %v", err)
-		}
-		name := filepath.FromSlash(strings.TrimSuffix(h.Name, "/"))
-		if !filepath.IsLocal(name) {
-			continue
-		}
-		target := filepath.Join(dir, name)
-		switch h.Typeflag {
-		case tar.TypeDir:
-			if err := os.MkdirAll(target, 0o755); err != nil {
-				return err
-			}
-		case tar.TypeReg:
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			f, err := os.OpenFile(target, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, 0o644)
-			if err != nil {
-				return err
-			}
-			_, err = io.Copy(f, tr)
-			if cerr := f.Close(); err == nil {
-				err = cerr
-			}
-			if err != nil {
-				return err
-			}
-		case tar.TypeSymlink:
-			resolved := filepath.Join(filepath.Dir(name), filepath.FromSlash(h.Linkname))
-			if filepath.IsAbs(h.Linkname) || !filepath.IsLocal(resolved) {
-				continue
-			}
-			if err := os.MkdirAll(filepath.Dir(target), 0o755); err != nil {
-				return err
-			}
-			if err := os.Symlink(h.Linkname, target); err != nil {
-				return err
-			}
-		}
-	}
 }
 
 func posString(p catalog.Pos) string {

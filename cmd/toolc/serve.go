@@ -25,6 +25,12 @@ import (
 
 const defaultHTTPAddr = "127.0.0.1:8931"
 
+// serveListTTL is the ttlMs of toolc serve's tools/list. The list cannot
+// change before the process ends; an hour bounds how long a client keeps
+// the old list after a redeploy, and a client that calls a tool the new
+// catalog dropped gets an error, on which the spec lets it re-fetch early.
+const serveListTTL = time.Hour
+
 // serveFlags are the flags that serve and dev share.
 type serveFlags struct {
 	stdio        *bool
@@ -34,6 +40,7 @@ type serveFlags struct {
 	stateless    *bool
 	timeout      *time.Duration
 	grace        *time.Duration
+	insecure     *bool
 }
 
 func addServeFlags(fs interface {
@@ -44,12 +51,38 @@ func addServeFlags(fs interface {
 	return serveFlags{
 		stdio:        fs.Bool("stdio", false, "serve MCP on standard input and output instead of HTTP"),
 		addr:         fs.String("http", defaultHTTPAddr, "serve MCP and the function-call API on `ADDR`"),
-		token:        fs.String("token", os.Getenv("TOOLC_TOKEN"), "require this bearer token on /mcp and /v1/ (default $TOOLC_TOKEN)"),
+		token:        fs.String("token", os.Getenv("TOOLC_TOKEN"), "require this bearer token on /mcp, /v1/ and /metrics (default $TOOLC_TOKEN)"),
 		allowOrigins: fs.String("allow-origin", "", "comma-separated browser `origins` allowed besides the server's own"),
 		stateless:    fs.Bool("stateless", false, "serve MCP without sessions, for replicas behind a load balancer"),
 		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
 		grace:        fs.Duration("grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped"),
+		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
 	}
+}
+
+// checkExposure refuses to serve, without a token, an address that other
+// machines reach, unless the user says so with --insecure: anyone who
+// reaches it could call every tool. It runs before anything is compiled or
+// built, so that the mistake costs nothing.
+func checkExposure(e env, cmd string, sf serveFlags) int {
+	if *sf.stdio || *sf.token != "" {
+		return exitOK
+	}
+	exposed, err := runtime.Exposed(context.Background(), *sf.addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: --http %s: %v\n", cmd, *sf.addr, err)
+		return exitUsage
+	}
+	switch {
+	case !exposed:
+	case *sf.insecure:
+		fmt.Fprintf(e.stderr, "toolc %s: warning: --http %s can be reached from other machines, and with --insecure and no --token anyone who reaches it can call every tool\n", cmd, *sf.addr)
+	default:
+		fmt.Fprintf(e.stderr, "toolc %s: --http %s can be reached from other machines, and without a token anyone who reaches it could call every tool; "+
+			"give --token (or $TOOLC_TOKEN), serve on a loopback address such as %s, or pass --insecure to serve it open anyway\n", cmd, *sf.addr, defaultHTTPAddr)
+		return exitUsage
+	}
+	return exitOK
 }
 
 func runServe(e env, args []string) int {
@@ -58,6 +91,9 @@ func runServe(e env, args []string) int {
 	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts")
 	patterns, status, ok := parseFlags(fs, args)
 	if !ok {
+		return status
+	}
+	if status := checkExposure(e, "serve", sf); status != exitOK {
 		return status
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -80,7 +116,9 @@ func runServe(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
 		return exitFail
 	}
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e)})
+	// The catalog is fixed for the life of the process: clients may keep
+	// the tool list for an hour (see runtime.MCPOptions.ListTTL).
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL})
 	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
 }
 
@@ -104,7 +142,7 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 			}
 			endSession()
 		}()
-		err := srv.Run(session, &mcp.StdioTransport{})
+		err := srv.Run(session, runtime.NewStdioTransport(e.stdin, e.stdout))
 		endSession()
 		<-drained
 		if err != nil && session.Err() == nil {

@@ -95,11 +95,19 @@ func (l *lockedBuffer) String() string {
 	return l.b.String()
 }
 
-// exerciseMCP lists and calls the faulty tools through a session.
-func exerciseMCP(t *testing.T, session *mcp.ClientSession, logs func() []string) {
+// revisions are the MCP revisions the tests speak to toolc: the newest,
+// without sessions, and the last with them.
+var revisions = []string{"2026-07-28", "2025-11-25"}
+
+// exerciseMCP lists and calls the faulty tools through a session of the
+// revision.
+func exerciseMCP(t *testing.T, session *mcp.ClientSession, logs func() []string, revision string) {
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	want := faultyMCPTools(t)
+	if got := session.InitializeResult().ProtocolVersion; got != revision {
+		t.Errorf("the session speaks MCP %s, want %s", got, revision)
+	}
 
 	list, err := session.ListTools(ctx, nil)
 	if err != nil {
@@ -160,8 +168,10 @@ func exerciseMCP(t *testing.T, session *mcp.ClientSession, logs func() []string)
 
 	// Log messages, asked for with logging/setLevel for the session, or,
 	// from MCP 2026-07-28 on, in the request's _meta.
-	if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
-		t.Fatal(err)
+	if revision < "2026-07-28" {
+		if err := session.SetLoggingLevel(ctx, &mcp.SetLoggingLevelParams{Level: "info"}); err != nil {
+			t.Fatal(err)
+		}
 	}
 	res, err = session.CallTool(ctx, &mcp.CallToolParams{
 		Meta: mcp.Meta{mcp.MetaKeyLogLevel: "info"}, Name: mcpToolName(t, want, "progress"), Arguments: map[string]any{"steps": 2},
@@ -213,6 +223,12 @@ func (l *logCollector) get() []string {
 
 func TestServeStdio(t *testing.T) {
 	t.Parallel()
+	for _, rev := range revisions {
+		t.Run(rev, func(t *testing.T) { testServeStdio(t, rev) })
+	}
+}
+
+func testServeStdio(t *testing.T, revision string) {
 	cmd := toolcCmd(t, "serve", "--stdio", faultyPattern)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
@@ -220,11 +236,11 @@ func TestServeStdio(t *testing.T) {
 	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, logs.options())
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // the first run builds the plugin
 	defer cancel()
-	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, &mcp.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {
 		t.Fatalf("connecting to toolc serve --stdio: %v\nstderr:\n%s", err, stderr.String())
 	}
-	exerciseMCP(t, session, logs.get)
+	exerciseMCP(t, session, logs.get, revision)
 	if err := session.Close(); err != nil {
 		t.Errorf("closing the session: %v", err)
 	}
@@ -266,14 +282,17 @@ func TestServeHTTP(t *testing.T) {
 	}
 	go io.Copy(&all, stderr)
 
-	var logs logCollector
-	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, logs.options())
-	session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}, nil)
-	if err != nil {
-		t.Fatal(err)
+	// Both revisions on the one endpoint, without a flag.
+	for _, rev := range revisions {
+		var logs logCollector
+		client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, logs.options())
+		session, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+		if err != nil {
+			t.Fatal(err)
+		}
+		exerciseMCP(t, session, logs.get, rev)
+		session.Close()
 	}
-	exerciseMCP(t, session, logs.get)
-	session.Close()
 
 	// SIGTERM shuts the server down cleanly.
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {

@@ -1,0 +1,266 @@
+// Package revtree materializes the tree of a git revision in a temporary
+// directory, so that the contracts as they were at the revision can be
+// compiled from disk: Materialize runs git archive and writes what it
+// holds with Extract.
+//
+// The tree is read as hostile input. A revision can hold anything git
+// objects can say, including trees that no checkout would write: symbolic
+// links that point outside, a link and a directory of the same name (so
+// that l1 -> . and then l1/l2 -> .. lead out one level at a time), and
+// names with "..". Extract writes through an os.Root, so that no entry,
+// whatever its name and whatever the links before it, can write outside
+// the directory; an entry that tries is an error. Afterwards, every
+// symbolic link that does not resolve inside the tree is removed, with a
+// note in Tree.Skipped, so that reading the tree from disk (as the
+// compiler does, following links) cannot leave it either.
+package revtree
+
+import (
+	"archive/tar"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+)
+
+// Errors of Materialize that say why ref is not a revision at all.
+var (
+	ErrNoGit         = errors.New("git is not installed")
+	ErrNotRepository = errors.New("not in a git repository")
+	ErrNoRevision    = errors.New("no such git revision")
+)
+
+// Tree is a revision's tree written to a temporary directory.
+type Tree struct {
+	// Root is the directory that holds the tree: the top of the
+	// repository as it was at the revision.
+	Root string
+	// Dir is where, below Root, the working directory of Materialize
+	// is in the repository. It need not exist at the revision.
+	Dir string
+	// Prefix is Dir relative to Root, with slashes ("api/"; "" at the
+	// top).
+	Prefix string
+	// Commit is the revision's full commit id.
+	Commit string
+	// Skipped says, one sentence each, what of the tree was not written:
+	// symbolic links that lead outside it, hard links, devices.
+	Skipped []string
+}
+
+// Remove deletes the tree.
+func (t *Tree) Remove() error { return os.RemoveAll(t.Root) }
+
+// Materialize writes the tree of revision ref, of the git repository that
+// holds wd, into a new temporary directory. The caller removes it with
+// Remove. The errors ErrNoGit, ErrNotRepository and ErrNoRevision say that
+// ref cannot be read as a revision; any other error is a failure to write
+// it.
+func Materialize(ctx context.Context, wd, ref string) (*Tree, error) {
+	if strings.HasPrefix(ref, "-") {
+		return nil, ErrNoRevision // git would read it as an option
+	}
+	if _, err := exec.LookPath("git"); err != nil {
+		return nil, ErrNoGit
+	}
+	top, err := git(ctx, wd, "rev-parse", "--show-toplevel")
+	if err != nil {
+		return nil, fmt.Errorf("%s is %w", wd, ErrNotRepository)
+	}
+	sha, err := git(ctx, wd, "rev-parse", "--verify", "--quiet", "--end-of-options", ref+"^{commit}")
+	if err != nil {
+		return nil, ErrNoRevision
+	}
+	prefix, err := git(ctx, wd, "rev-parse", "--show-prefix")
+	if err != nil {
+		return nil, err
+	}
+	tmp, err := os.MkdirTemp("", "toolc-rev-")
+	if err != nil {
+		return nil, err
+	}
+	t := &Tree{Root: tmp, Dir: filepath.Join(tmp, filepath.FromSlash(prefix)), Prefix: prefix, Commit: sha}
+	if t.Skipped, err = archive(ctx, top, sha, tmp); err != nil {
+		t.Remove()
+		return nil, err
+	}
+	return t, nil
+}
+
+// git runs git in dir and returns its output, trimmed. An error carries
+// git's own message.
+func git(ctx context.Context, dir string, args ...string) (string, error) {
+	cmd := exec.CommandContext(ctx, "git", append([]string{"-C", dir}, args...)...)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		if msg := strings.TrimSpace(stderr.String()); msg != "" {
+			return "", fmt.Errorf("git %s: %s", args[0], msg)
+		}
+		return "", fmt.Errorf("git %s: %v", args[0], err)
+	}
+	return strings.TrimSpace(string(out)), nil
+}
+
+// archive writes the tree of a commit into dir. It runs at the top of the
+// repository: in a subdirectory, git archive writes only that.
+func archive(ctx context.Context, top, sha, dir string) ([]string, error) {
+	cmd := exec.CommandContext(ctx, "git", "-C", top, "archive", "--format=tar", sha)
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		return nil, err
+	}
+	if err := cmd.Start(); err != nil {
+		return nil, err
+	}
+	skipped, xerr := Extract(out, dir)
+	io.Copy(io.Discard, out)
+	if err := cmd.Wait(); err != nil && xerr == nil {
+		return nil, fmt.Errorf("git archive: %s", strings.TrimSpace(stderr.String()))
+	}
+	return skipped, xerr
+}
+
+// Extract writes the directories, regular files and symbolic links of a
+// tar archive into dir, an existing directory, and returns what it left
+// out. Nothing is written outside dir: every write goes through an
+// os.Root, and an entry whose name or whose path through earlier links
+// leads outside is an error. Symbolic links that do not resolve inside dir
+// once everything is written (they point outside, are absolute, dangle or
+// loop) are removed again and listed; hard links, devices and FIFOs are not
+// written, and listed. File modes are not kept beyond the executable bit.
+func Extract(r io.Reader, dir string) (skipped []string, err error) {
+	root, err := os.OpenRoot(dir)
+	if err != nil {
+		return nil, err
+	}
+	defer root.Close()
+	var links []string
+	tr := tar.NewReader(r)
+	for {
+		h, err := tr.Next()
+		if err == io.EOF {
+			break
+		}
+		if err != nil {
+			return nil, fmt.Errorf("reading the archive: %v", err)
+		}
+		switch h.Typeflag {
+		case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
+			continue // metadata (git archive writes the commit id in one)
+		}
+		name := strings.TrimSuffix(h.Name, "/")
+		if !fs.ValidPath(name) || name == "." {
+			// Absolute, "..", empty elements: git writes no such name, so
+			// the archive is crafted.
+			return nil, fmt.Errorf("the archive holds an entry named %q, which is not a path inside the tree", h.Name)
+		}
+		local := filepath.FromSlash(name)
+		switch h.Typeflag {
+		case tar.TypeDir:
+			err = root.MkdirAll(local, 0o755)
+		case tar.TypeReg:
+			err = writeFile(root, local, tr, h.FileInfo().Mode())
+		case tar.TypeSymlink:
+			if err = mkdirParent(root, local); err == nil {
+				err = root.Symlink(h.Linkname, local)
+			}
+			if err == nil {
+				links = append(links, name)
+			}
+		case tar.TypeLink:
+			skipped = append(skipped, fmt.Sprintf("%s: a hard link, not written", name))
+		default:
+			skipped = append(skipped, fmt.Sprintf("%s: not a file, a directory or a symbolic link (tar type %q), not written", name, h.Typeflag))
+		}
+		if err != nil {
+			return nil, fmt.Errorf("the archive's entry %q: %w", name, explain(err))
+		}
+	}
+	// Only now is it known where each link leads: a later entry can make
+	// an earlier link's target, or replace a directory on its way. Check
+	// every link before removing any, so that what is checked is the tree
+	// as the archive made it.
+	var out []string
+	for _, name := range links {
+		local := filepath.FromSlash(name)
+		if _, err := root.Stat(local); err != nil {
+			target, _ := root.Readlink(local)
+			out = append(out, fmt.Sprintf("%s: a symbolic link to %q, which %s, not written", name, target, linkProblem(err)))
+		}
+	}
+	for _, s := range out {
+		name, _, _ := strings.Cut(s, ": ")
+		if err := root.Remove(filepath.FromSlash(name)); err != nil && !errors.Is(err, fs.ErrNotExist) {
+			return nil, err
+		}
+	}
+	return append(skipped, out...), nil
+}
+
+// writeFile writes a regular file of the archive. A file of the same name,
+// earlier in a crafted archive, is replaced; a link in its place is
+// followed only inside the root.
+func writeFile(root *os.Root, name string, r io.Reader, mode fs.FileMode) error {
+	if err := mkdirParent(root, name); err != nil {
+		return err
+	}
+	perm := fs.FileMode(0o644)
+	if mode&0o111 != 0 {
+		perm = 0o755
+	}
+	f, err := root.OpenFile(name, os.O_CREATE|os.O_WRONLY|os.O_TRUNC, perm)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(f, r)
+	if cerr := f.Close(); err == nil {
+		err = cerr
+	}
+	return err
+}
+
+func mkdirParent(root *os.Root, name string) error {
+	if dir := filepath.Dir(name); dir != "." {
+		return root.MkdirAll(dir, 0o755)
+	}
+	return nil
+}
+
+// explain turns os.Root's refusal into words: the entry's path goes
+// through a link that leads outside.
+func explain(err error) error {
+	if isEscape(err) {
+		return errors.New("its path leads outside the tree through a symbolic link; the revision's tree is crafted to write elsewhere, and nothing was written outside")
+	}
+	return err
+}
+
+func linkProblem(err error) string {
+	switch {
+	case isEscape(err):
+		return "leads outside the tree"
+	case errors.Is(err, fs.ErrNotExist):
+		return "does not exist in the tree"
+	}
+	var pe *fs.PathError
+	if errors.As(err, &pe) {
+		return "cannot be followed (" + pe.Err.Error() + ")"
+	}
+	return "cannot be followed (" + err.Error() + ")"
+}
+
+// isEscape reports os.Root's error for a path that leaves the root. It has
+// no exported sentinel; its text is fixed in the os package.
+func isEscape(err error) bool {
+	return err != nil && strings.Contains(err.Error(), "path escapes from parent")
+}

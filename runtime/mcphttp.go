@@ -1,0 +1,156 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// modernRevision is the first MCP revision without sessions (SEP-2575).
+// Revision names are dates, so they order as strings.
+const modernRevision = "2026-07-28"
+
+// maxMCPBody bounds an MCP request body, as go-sdk's own default does; the
+// router reads a body only to find the revision of a request that names
+// none in its header.
+const maxMCPBody = mcp.DefaultMaxRequestBodyBytes
+
+// mcpEndpoint serves every MCP revision on one URL. go-sdk v1.8.0 speaks
+// 2026-07-28 over HTTP only in its stateless mode, and keeps sessions only
+// in its stateful mode, so the endpoint holds one handler of each over the
+// same mcp.Server and sends each request to the one its revision needs:
+//
+//   - MCP-Protocol-Version naming a revision go-sdk does not speak: 400
+//     with UnsupportedProtocolVersion (-32022) listing the ones it does,
+//     the error of 2026-07-28, which clients of every revision read as a
+//     400.
+//   - MCP-Protocol-Version 2026-07-28, or, without that header, a
+//     body whose _meta names a protocolVersion (a 2026-07-28 request that
+//     forgot the header): stateless. go-sdk answers it, or rejects a
+//     missing header with HeaderMismatch and an unknown revision with
+//     UnsupportedProtocolVersion.
+//   - anything else (initialize, requests of a session, GET and DELETE of
+//     legacy streams, and requests without the header, which the spec lets
+//     a server read as 2025-03-26): stateful, with sessions.
+//
+// The tool list, its list_changed notifications and the handlers are the
+// server's, so legacy sessions and 2026-07-28 listen streams see the same
+// swaps.
+type mcpEndpoint struct {
+	sessions  http.Handler // stateful: the legacy revisions
+	stateless http.Handler // 2026-07-28, and every request with Stateless
+	versions  []string     // the revisions the server speaks, newest first
+	only      bool         // HTTPOptions.Stateless: no sessions at all
+}
+
+func newMCPEndpoint(srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
+	getServer := func(*http.Request) *mcp.Server { return srv }
+	e := &mcpEndpoint{
+		stateless: mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+			Stateless: true,
+			Logger:    opts.Logger,
+			// A 2026-07-28 request lives as long as its POST: when the
+			// client goes away, so does the call.
+			PropagateRequestCancellation: true,
+		}),
+		versions: mcp.SupportedProtocolVersions(),
+		only:     opts.Stateless,
+	}
+	if !opts.Stateless {
+		e.sessions = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: opts.Logger})
+	}
+	return e
+}
+
+func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	version := r.Header.Get("MCP-Protocol-Version")
+	switch {
+	case version != "" && !slices.Contains(e.versions, version):
+		e.unsupported(w, r, version)
+	case e.only || version >= modernRevision:
+		e.stateless.ServeHTTP(w, r)
+	case version == "" && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "":
+		modern, ok := e.peek(w, r)
+		if !ok {
+			return
+		}
+		if modern {
+			e.stateless.ServeHTTP(w, r)
+		} else {
+			e.sessions.ServeHTTP(w, r)
+		}
+	default:
+		e.sessions.ServeHTTP(w, r)
+	}
+}
+
+// peek reads the body of a request without a version header and reports
+// whether its _meta names a protocolVersion, the mark of 2026-07-28. It
+// puts the body back for the handler. A body over the bound is answered
+// 413 here, as go-sdk would.
+func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (modern, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
+	r.Body.Close()
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+		}
+		return false, false
+	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
+	var msg struct {
+		Params struct {
+			Meta map[string]json.RawMessage `json:"_meta"`
+		} `json:"params"`
+	}
+	// A batch or a malformed body is legacy or an error; go-sdk says which.
+	if json.Unmarshal(body, &msg) != nil {
+		return false, true
+	}
+	_, modern = msg.Params.Meta[mcp.MetaKeyProtocolVersion]
+	return modern, true
+}
+
+// unsupported answers a request whose MCP-Protocol-Version header names a
+// revision the server does not speak: 400 and UnsupportedProtocolVersion,
+// with the request's id when its body has one.
+func (e *mcpEndpoint) unsupported(w http.ResponseWriter, r *http.Request, version string) {
+	var msg struct {
+		ID json.RawMessage `json:"id"`
+	}
+	if r.Method == http.MethodPost {
+		body, _ := io.ReadAll(io.LimitReader(r.Body, maxMCPBody))
+		json.Unmarshal(body, &msg)
+	}
+	if len(msg.ID) == 0 {
+		msg.ID = json.RawMessage("null")
+	}
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: e.versions, Requested: version})
+	type rpcError struct {
+		Code    int             `json:"code"`
+		Message string          `json:"message"`
+		Data    json.RawMessage `json:"data"`
+	}
+	resp, _ := json.Marshal(struct {
+		JSONRPC string          `json:"jsonrpc"`
+		ID      json.RawMessage `json:"id"`
+		Error   rpcError        `json:"error"`
+	}{"2.0", msg.ID, rpcError{
+		Code:    mcp.CodeUnsupportedProtocolVersion,
+		Message: fmt.Sprintf("protocol version %q is not supported; this server speaks %s", version, strings.Join(e.versions, ", ")),
+		Data:    data,
+	}})
+	w.Header().Set("Content-Type", "application/json")
+	w.WriteHeader(http.StatusBadRequest)
+	w.Write(resp)
+}
