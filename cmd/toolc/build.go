@@ -132,6 +132,14 @@ func compileWith(e env, cmd string, cfg compiler.Config, patterns []string) (*ca
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
+	if cfg.Targets != nil {
+		// The warnings are about the projection being printed: what it
+		// drops or moves, which toolc check, warning about every target
+		// in each tool's own mode, does not say. They are shown in full.
+		_, warns := diag.Split(res.Diagnostics)
+		diag.Print(e.stderr, diag.Text, warns, res.Source)
+		res.Diagnostics, _ = diag.Split(res.Diagnostics)
+	}
 	if printErrors(e, cmd, res) {
 		return nil, exitFail
 	}
