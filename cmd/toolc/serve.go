@@ -123,7 +123,7 @@ func runServe(e env, args []string) int {
 // function-call API over HTTP.
 func serveMCP(ctx context.Context, e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags) int {
 	if *sf.stdio {
-		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		if err := srv.Run(ctx, runtime.NewStdioTransport(e.stdin, e.stdout)); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 			return exitFail
 		}
