@@ -409,7 +409,7 @@ func (c *Catalog) bedrock() []BedrockTool {
 
 // MCP: the tools of a tools/list result, with JSON Schema 2020-12 input
 // and output schemas.
-var mcpDialect = dialect{has: all, closed: true}
+var mcpDialect = dialect{has: all, closed: true, mcpHeaders: true}
 
 // MCPTool is one tool of a tools/list result.
 type MCPTool struct {

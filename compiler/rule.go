@@ -50,6 +50,7 @@ func Rules() []*Rule {
 		ExampleRule,
 		UniqueNameRule,
 		MCPNameRule,
+		MCPHeaderRule,
 		ProviderLimitRule,
 		StableNameRule,
 	}
