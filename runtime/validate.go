@@ -14,8 +14,10 @@ import (
 // Validator checks the arguments of one tool's request, or any other flat
 // message, before a handler sees them. Its verdicts are those of JSON Schema
 // 2020-12 on the message's MCP projection (the tool's inputSchema), with
-// format assertions on; it also rejects duplicate keys, and reads empty
-// input or null as {}.
+// format assertions on; it also rejects duplicate keys, reads empty input
+// or null as {}, and reads null for an optional field as absent (so that
+// its default applies), because the strict projections advertise optional
+// fields as [T, "null"] and Gemini's mark them nullable.
 //
 // A Validator is immutable and safe for concurrent use.
 type Validator struct {
@@ -27,6 +29,10 @@ type Validator struct {
 	seed   uint
 	// defaultsLen is the length of every default's `,"name":value`.
 	defaultsLen int
+	// whole names the message as a whole in problems about it: "the
+	// arguments" ("the arguments are not valid JSON"), or "the body" for
+	// the envelope of POST /v1/call.
+	whole string
 }
 
 // fieldSpec is one field, compiled for checking.
@@ -171,6 +177,10 @@ const (
 	kindNumber
 	kindBoolean
 	kindArray
+	// kindJSON is any JSON value, copied as it is. No contract field has
+	// it: it is the arguments in the envelope of POST /v1/call (see
+	// newEnvelopeValidator), which the tool's own validator checks.
+	kindJSON
 )
 
 func kindOf(t catalog.Type) fieldKind {
@@ -194,7 +204,7 @@ func kindOf(t catalog.Type) fieldKind {
 // It fails on a message that the compiler would not have let through, such
 // as a pattern that does not compile or a field of unknown type.
 func NewValidator(req *catalog.Message) (*Validator, error) {
-	v := &Validator{byName: make(map[string]int, len(req.Fields))}
+	v := &Validator{byName: make(map[string]int, len(req.Fields)), whole: "the arguments"}
 	for _, f := range req.Fields {
 		fs, err := compileField(f)
 		if err != nil {
