@@ -31,6 +31,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/schema"
 )
@@ -71,7 +72,7 @@ func (r *Result) Source(file string) ([]byte, error) {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(r.wd, file)
 	}
-	return os.ReadFile(file)
+	return inputfile.ReadFile(file)
 }
 
 // Compile loads, checks and lowers the contract packages that the patterns
