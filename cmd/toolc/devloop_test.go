@@ -351,3 +351,33 @@ func TestStartupWarnings(t *testing.T) {
 		t.Errorf("an edit with no new warning printed:\n%s", out)
 	}
 }
+
+// TestHandlerMustBeMain: a contract beside a Go package that is not main
+// is an error of check and build at the contract, under the handler rule,
+// and a catalog built before the package changed fails to serve with the
+// same explanation, not "permission denied".
+func TestHandlerMustBeMain(t *testing.T) {
+	dir := initProject(t)
+	if r := toolc(t, dir, "build", "-o", "cat.json"); r.status != 0 {
+		t.Fatalf("toolc build: %d\n%s", r.status, r.stderr)
+	}
+	handler := filepath.Join(dir, "main.go")
+	for _, name := range []string{"main.go", "tools_gen.go"} {
+		path := filepath.Join(dir, name)
+		writeDevFile(t, path, strings.Replace(readDevFile(t, path), "package main", "package proj", 1))
+	}
+	writeDevFile(t, handler, strings.Replace(readDevFile(t, handler), "func main() { Serve(impl{}) }", "", 1))
+	for _, cmd := range []string{"check", "build"} {
+		r := toolc(t, dir, cmd)
+		if r.status != 1 || !regexp.MustCompile(`(?m)^proj\.cue:\d+:\d+: error: the contract's directory holds Go package proj, .*a handler must be a main package.* \[handler\]$`).MatchString(r.stdout+r.stderr) {
+			t.Errorf("toolc %s: exit %d, want 1 and a handler error at the contract:\n%s%s", cmd, r.status, r.stdout, r.stderr)
+		}
+	}
+	cmd := exec.Command(toolcBin, "call", "--catalog", "cat.json", "echo", `{"message":"hi"}`)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "holds Go package proj, not a main package: a handler must be package main") || strings.Contains(string(out), "permission denied") {
+		t.Errorf("toolc call --catalog on a non-main handler: %v\n%s", err, out)
+	}
+}
