@@ -14,12 +14,18 @@ import (
 // runs the result as a plugin, and go build of any other package makes no
 // program (toolc serve used to fail with "permission denied" on it).
 // A directory with no Go code is left alone: a contract may be compiled
-// for its projections alone, or its handlers run in process, and toolc
-// serve says that the handler is missing.
+// for its projections alone, and toolc serve says that the handler is
+// missing.
+//
+// It warns rather than fails: a library package beside its contract is
+// right for a service that runs the generated Handlers in process
+// (runtime.Local), which toolc gen go supports, and only toolc serve, call
+// and dev need a main package, and say so themselves when they meet one
+// that is not.
 var HandlerRule = &Rule{
 	ID:       "handler",
 	Doc:      "the handler directory (the contract's, or the one handler: names) holds a Go main package, if it holds Go code",
-	Severity: diag.Error,
+	Severity: diag.Warning,
 	Check: func(p *Pass) {
 		for s := range p.services() {
 			h := s.root.get("handler")
@@ -36,9 +42,9 @@ var HandlerRule = &Rule{
 				continue
 			}
 			if h != nil {
-				p.Reportf(h.pos, "handler %q holds Go package %s, not a main package: toolc builds the handler into a program and runs it; point handler: at a main package whose main calls Serve", rel, name)
+				p.Reportf(h.pos, "handler %q holds Go package %s, not a main package: toolc builds the handler into a program and runs it; point handler: at a main package whose main calls Serve (toolc serve and dev cannot run it; a service that embeds the catalog and runs its Handlers in process can)", rel, name)
 			} else {
-				p.Reportf(s.root.pos, "the contract's directory holds Go package %s, which toolc would build as the service's handler, but a handler must be a main package: make it package main with a main that calls Serve, or set handler: to the directory of one", name)
+				p.Reportf(s.root.pos, "the contract's directory holds Go package %s, which toolc would build as the service's handler, but a handler must be a main package: make it package main with a main that calls Serve, or set handler: to the directory of one (toolc serve and dev cannot run it; a service that embeds the catalog and runs its Handlers in process can)", name)
 			}
 		}
 	},

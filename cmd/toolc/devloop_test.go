@@ -354,9 +354,10 @@ func TestStartupWarnings(t *testing.T) {
 }
 
 // TestHandlerMustBeMain: a contract beside a Go package that is not main
-// is an error of check and build at the contract, under the handler rule,
-// and a catalog built before the package changed fails to serve with the
-// same explanation, not "permission denied".
+// draws a handler warning at the contract from check and build (such a
+// package can serve the tools in process), and toolc call, which runs the
+// handler as a plugin, fails with the same explanation, not "permission
+// denied".
 func TestHandlerMustBeMain(t *testing.T) {
 	dir := initProject(t)
 	if r := toolc(t, dir, "build", "-o", "cat.json"); r.status != 0 {
@@ -368,11 +369,12 @@ func TestHandlerMustBeMain(t *testing.T) {
 		writeDevFile(t, path, strings.Replace(readDevFile(t, path), "package main", "package proj", 1))
 	}
 	writeDevFile(t, handler, strings.Replace(readDevFile(t, handler), "func main() { Serve(impl{}) }", "", 1))
-	for _, cmd := range []string{"check", "build"} {
-		r := toolc(t, dir, cmd)
-		if r.status != 1 || !regexp.MustCompile(`(?m)^proj\.cue:\d+:\d+: error: the contract's directory holds Go package proj, .*a handler must be a main package.* \[handler\]$`).MatchString(r.stdout+r.stderr) {
-			t.Errorf("toolc %s: exit %d, want 1 and a handler error at the contract:\n%s%s", cmd, r.status, r.stdout, r.stderr)
-		}
+	check := toolc(t, dir, "check")
+	if check.status != 0 || !regexp.MustCompile(`(?m)^proj\.cue:\d+:\d+: warning: the contract's directory holds Go package proj, .*a handler must be a main package.* \[handler\]$`).MatchString(check.stdout) {
+		t.Errorf("toolc check: exit %d, want 0 and a handler warning at the contract:\n%s%s", check.status, check.stdout, check.stderr)
+	}
+	if r := toolc(t, dir, "build"); r.status != 0 || !strings.Contains(r.stderr, "toolc build: 1 warning [handler]; run toolc check for details") {
+		t.Errorf("toolc build: exit %d, want 0 and the warning summed up:\n%s", r.status, r.stderr)
 	}
 	cmd := exec.Command(toolcBin, "call", "--catalog", "cat.json", "echo", `{"message":"hi"}`)
 	cmd.Dir = dir
