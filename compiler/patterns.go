@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // A match is a directory named by a pattern. Explicit directories are
@@ -78,13 +80,22 @@ func expandPatterns(wd string, patterns []string) ([]match, error) {
 			continue
 		}
 		n := len(out)
-		err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		// A pattern's own base is followed when it is a symlink, as `go
+		// list ./link/...` follows it: the user named it. Symlinks below
+		// it are passed over, as the go command passes over them. The
+		// walk starts at "dir/" so that WalkDir resolves the link.
+		root := dir
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			root = dir + string(filepath.Separator)
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if !d.IsDir() {
 				return nil
 			}
+			path = filepath.Clean(path)
 			if path != dir && skipDir(d.Name()) {
 				return filepath.SkipDir
 			}
@@ -123,6 +134,9 @@ func skipDir(name string) bool {
 
 // hasCUEFiles reports whether dir holds .cue files, and fails if one of
 // them cannot be read: an unreadable file is an I/O problem, not a finding.
+// So is a .cue file that is no regular file (a FIFO would block the CUE
+// loader for ever, /dev/zero fill memory) or that is over inputfile's
+// limit.
 func hasCUEFiles(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -133,11 +147,9 @@ func hasCUEFiles(dir string) (bool, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".cue") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
+		if err := inputfile.Check(filepath.Join(dir, e.Name())); err != nil {
 			return false, err
 		}
-		f.Close()
 		found = true
 	}
 	return found, nil

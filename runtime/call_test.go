@@ -107,7 +107,7 @@ func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
 		{"string for array", rt, `{"note": "%s", "tags": "a,b"}`, []string{`field "tags" must be an array of strings`}},
 		{"null for required", rt, `{"note": null, "tags": ["%s"]}`, []string{`field "note" must be a string, not null`}},
 		{"missing required", rt, `{"tags": ["%s"]}`, []string{`missing required field "note" (a string)`}},
-		{"unknown field", rt, `{"note": "%s", "colour": "red"}`, []string{`unknown field "colour"; the fields are "count", "flag", "note" and "tags"`}},
+		{"unknown field", rt, `{"note": "%s", "colour": "red"}`, []string{`unknown field "colour"; the fields are "note", "count", "tags" and "flag"`}},
 		{"misspelt field", rt, `{"note": "%s", "cuont": 1}`, []string{`unknown field "cuont"`, `did you mean "count"`}},
 		{"duplicate field", rt, `{"note": "%s", "note": "again"}`, []string{`"note" is given more than once`}},
 		{"over maximum", rt, `{"note": "%s", "count": 4}`, []string{`field "count" must be at most 3, not 4`}},
@@ -351,36 +351,40 @@ func TestSwapKeepsCallsInFlight(t *testing.T) {
 	}
 }
 
-// TestConcurrencyLimit: with one slot, a second call waits for the first,
-// and gives up when its context ends first.
+// TestConcurrencyLimit: with one slot per service, a second call to the
+// service waits for the first, gives up when its context ends first, and
+// gets a tool error when the call's own timeout passes first; a call to
+// another service runs meanwhile.
 func TestConcurrencyLimit(t *testing.T) {
 	p := startFaulty(t)
 	setup(t)
-	entered, release := make(chan struct{}), make(chan struct{})
+	entered, release := make(chan struct{}, 10), make(chan struct{})
 	blocking := plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
 		entered <- struct{}{}
 		<-release
 		return plugins.JSON(map[string]int{"sum": req.A + req.B})
 	})
-	rt := runtime.New(runtime.Options{MaxConcurrentCalls: 1})
+	rt := runtime.New(runtime.Options{MaxConcurrentCalls: 1, CallTimeout: 2 * time.Second})
 	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking)}); err != nil {
 		t.Fatal(err)
 	}
 
 	first := make(chan error, 1)
 	go func() {
-		res, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`))
-		if err == nil && res.IsError {
-			err = errors.New(text(res))
-		}
+		// It outlasts its timeout (the handler ignores its context), and
+		// then ends with a tool error.
+		_, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`))
 		first <- err
 	}()
-	<-entered // the first call holds the only slot
+	<-entered // the first call holds the only slot of inproc
+
+	// The other service has slots of its own.
+	echoWorks(t, rt)
 
 	// A second call gives up when its context ends.
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-	res, err := rt.Call(ctx, "echo", json.RawMessage(`{"text":"waiting"}`))
+	res, err := rt.Call(ctx, "add", json.RawMessage(`{"a":1,"b":1}`))
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || res != nil {
 		t.Fatalf("a call waiting for a slot past its deadline = %v, %v; want context.DeadlineExceeded", res, err)
@@ -389,10 +393,19 @@ func TestConcurrencyLimit(t *testing.T) {
 		t.Errorf("the waiting call gave up after %s, before its deadline", took)
 	}
 
+	// One whose caller would wait longer waits no longer than the call's
+	// own timeout, and is told why it did not run.
+	start = time.Now()
+	res = call(t, rt, "add", `{"a":1,"b":1}`)
+	wantToolError(t, res, `add was not run: service "inproc" has 1 calls in flight, its limit, and none finished within 2s`)
+	if took := time.Since(start); took < 2*time.Second || took > 5*time.Second {
+		t.Errorf("the call waited %s for a slot, want the timeout of 2s", took)
+	}
+
 	// Another waits for the slot, and runs once the first call is done.
 	second := make(chan *runtime.Result, 1)
 	go func() {
-		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"waited"}`))
+		res, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":2,"b":2}`))
 		if err != nil {
 			res = plugins.Errorf("%v", err)
 		}

@@ -311,12 +311,17 @@ func (rt *Runtime) callHandler(envelope *Validator) http.Handler {
 // fingerprint tell an attacker which version of which contracts it runs.
 func (rt *Runtime) healthHandler(token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, code := "ok", http.StatusOK
+		if rt.draining.Load() {
+			// A load balancer takes a draining instance out of rotation.
+			status, code = "draining", http.StatusServiceUnavailable
+		}
 		if token != "" && !hasToken(r, token) {
-			writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+			writeJSON(w, code, map[string]any{"status": status})
 			return
 		}
 		snap := rt.Snapshot()
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
+		writeJSON(w, code, map[string]any{"status": status, "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
 	})
 }
 
@@ -346,10 +351,11 @@ func newMetrics() *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolc_calls_total", Help: "Tool calls, by tool.",
-		}, []string{"tool"}),
+			Name: "toolc_calls_total",
+			Help: "Tool calls, by tool and outcome: ok, tool_error, cancelled (the caller cancelled or disconnected), deadline (the caller's own deadline passed), refused (the server was shutting down).",
+		}, []string{"tool", "outcome"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolc_call_errors_total", Help: "Tool calls that ended in a tool error, by tool and kind (invalid_arguments, handler, timeout, result).",
+			Name: "toolc_call_errors_total", Help: "Tool calls that ended in a tool error, by tool and kind (invalid_arguments, handler, timeout, result, overloaded).",
 		}, []string{"tool", "kind"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "toolc_call_duration_seconds", Help: "Tool call latency, validation and handler included, by tool.",
@@ -361,10 +367,25 @@ func newMetrics() *metrics {
 	return m
 }
 
-func (m *metrics) observe(tool string, start time.Time, errKind string) {
-	m.calls.WithLabelValues(tool).Inc()
-	m.latency.WithLabelValues(tool).Observe(time.Since(start).Seconds())
-	if errKind != "" {
+// observe counts a finished call: its outcome, its latency and, for a
+// tool error, its kind. A call whose caller went away is counted too, as
+// cancelled or deadline, so that the counts add up to the calls made.
+func (m *metrics) observe(tool string, start time.Time, errKind string, err error) {
+	outcome := "ok"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		outcome = "deadline"
+	case err != nil:
+		outcome = "cancelled"
+	case errKind != "":
+		outcome = "tool_error"
 		m.errors.WithLabelValues(tool, errKind).Inc()
 	}
+	m.calls.WithLabelValues(tool, outcome).Inc()
+	m.latency.WithLabelValues(tool).Observe(time.Since(start).Seconds())
+}
+
+// refused counts a call turned away because the server is draining.
+func (m *metrics) refused(tool string) {
+	m.calls.WithLabelValues(tool, "refused").Inc()
 }

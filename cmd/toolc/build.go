@@ -58,7 +58,10 @@ func runExport(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc export: %v\n", err)
 		return exitUsage
 	}
-	cat, status := loadCatalog(e, "export", *catalogFile, patterns)
+	// The warnings are about the target being printed, in the mode it is
+	// printed in: what this projection drops or reshapes, no other's.
+	cfg := compiler.Config{Targets: []catalog.Target{target}, Strict: *strict}
+	cat, status := loadCatalogWith(e, "export", cfg, *catalogFile, patterns)
 	if cat == nil {
 		return status
 	}
@@ -94,8 +97,13 @@ func targetNames() string {
 // loadCatalog reads a catalog file when one is named, and compiles the
 // patterns otherwise; naming both is a usage error.
 func loadCatalog(e env, cmd, file string, patterns []string) (*catalog.Catalog, int) {
+	return loadCatalogWith(e, cmd, compiler.Config{}, file, patterns)
+}
+
+// loadCatalogWith is loadCatalog with a configuration for the compiler.
+func loadCatalogWith(e env, cmd string, cfg compiler.Config, file string, patterns []string) (*catalog.Catalog, int) {
 	if file == "" {
-		return compileCatalog(e, cmd, patterns)
+		return compileWith(e, cmd, cfg, patterns)
 	}
 	if len(patterns) > 0 {
 		fmt.Fprintf(e.stderr, "toolc %s: give --catalog or patterns, not both\n", cmd)
@@ -124,13 +132,35 @@ func compileWith(e env, cmd string, cfg compiler.Config, patterns []string) (*ca
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
-	diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
-	if res.HasErrors() {
-		errs, _ := diag.Count(res.Diagnostics)
-		fmt.Fprintf(e.stderr, "toolc %s: %s; nothing written\n", cmd, plural(errs, "error"))
+	if cfg.Targets != nil {
+		// The warnings are about the projection being printed: what it
+		// drops or moves, which toolc check, warning about every target
+		// in each tool's own mode, does not say. They are shown in full.
+		_, warns := diag.Split(res.Diagnostics)
+		diag.Print(e.stderr, diag.Text, warns, res.Source)
+		res.Diagnostics, _ = diag.Split(res.Diagnostics)
+	}
+	if printErrors(e, cmd, res) {
 		return nil, exitFail
 	}
 	return res.Catalog, exitOK
+}
+
+// printErrors prints a compile's errors in full, and its warnings as one
+// line that points at toolc check: every start of serve, dev or lock would
+// otherwise repeat them all. It reports whether there were errors, having
+// said that nothing was written.
+func printErrors(e env, cmd string, res *compiler.Result) bool {
+	errs, warns := diag.Split(res.Diagnostics)
+	diag.Print(e.stderr, diag.Text, errs, res.Source)
+	if s := diag.WarningSummary(warns); s != "" {
+		fmt.Fprintf(e.stderr, "toolc %s: %s\n", cmd, s)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(e.stderr, "toolc %s: %s; nothing written\n", cmd, plural(len(errs), "error"))
+		return true
+	}
+	return false
 }
 
 // rebaseDirs makes each service's dir relative to the catalog file's
