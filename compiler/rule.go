@@ -53,6 +53,7 @@ func Rules() []*Rule {
 		MCPNameRule,
 		MCPHeaderRule,
 		AuthScopeRule,
+		HandlerRule,
 		ProviderLimitRule,
 		StableNameRule,
 	}
