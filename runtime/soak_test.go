@@ -85,9 +85,9 @@ func cmpOr(a, b int) int {
 
 type soakFigures struct {
 	inits, peakSessions, flooded, afterSessions, idleConns, idleClosed, calls, lost int
-	beforeHeap, peakHeap, afterHeap                                         uint64
-	beforeGoroutines, peakGoroutines, afterGoroutines                       int
-	flood                                                                   time.Duration
+	beforeHeap, peakHeap, afterHeap                                                 uint64
+	beforeGoroutines, peakGoroutines, afterGoroutines                               int
+	flood                                                                           time.Duration
 }
 
 func (f soakFigures) String() string {
