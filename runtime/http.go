@@ -320,12 +320,12 @@ func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) ht
 		caller := oauth.CallerFrom(r.Context())
 		if e := rt.Snapshot().lookup(req.Name); e != nil && !allows(caller, e.tool) {
 			verifier.InsufficientScope(w, e.tool.Scopes, fmt.Sprintf("tool %q needs the scopes %s", e.tool.Name, strings.Join(e.tool.Scopes, " ")))
-			auditCall(rt.opts.Logger, caller, req.Name, "insufficient_scope", 0)
+			auditCall(rt.audit(), caller, req.Name, "insufficient_scope", 0)
 			return
 		}
 		start := time.Now()
 		res, err := rt.Call(r.Context(), req.Name, args)
-		auditCall(rt.opts.Logger, caller, req.Name, outcome(res, err), time.Since(start))
+		auditCall(rt.audit(), caller, req.Name, outcome(res, err), time.Since(start))
 		switch {
 		case errors.Is(err, ErrUnknownTool):
 			writeJSONError(w, http.StatusNotFound, err.Error())

@@ -79,7 +79,7 @@ func (rt *Runtime) scopeFilter(next mcp.MethodHandler) mcp.MethodHandler {
 				break
 			}
 			if e := rt.Snapshot().byMCP[p.Name]; e != nil && !allows(c, e.tool) {
-				auditCall(rt.opts.Logger, c, p.Name, "insufficient_scope", 0)
+				auditCall(rt.audit(), c, p.Name, "insufficient_scope", 0)
 				return nil, insufficientScopeError(e.tool)
 			}
 			start := time.Now()
@@ -90,7 +90,7 @@ func (rt *Runtime) scopeFilter(next mcp.MethodHandler) mcp.MethodHandler {
 			} else if r.IsError {
 				out = "tool_error"
 			}
-			auditCall(rt.opts.Logger, c, p.Name, out, time.Since(start))
+			auditCall(rt.audit(), c, p.Name, out, time.Since(start))
 			return res, err
 		case "tools/list":
 			res, err := next(ctx, method, req)
@@ -218,6 +218,13 @@ func outcome(res *Result, err error) string {
 		return "tool_error"
 	}
 	return "ok"
+}
+
+func (rt *Runtime) audit() *slog.Logger {
+	if rt.opts.Audit != nil {
+		return rt.opts.Audit
+	}
+	return rt.opts.Logger
 }
 
 // auditCall logs one line per call of an OAuth caller: who, which tool,

@@ -107,7 +107,7 @@ func guardedServer(t testing.TB) (string, *testIssuer, *testsync.Buffer) {
 		})
 	}
 	audit := &testsync.Buffer{}
-	rt := runtime.New(runtime.Options{Logger: slog.New(slog.NewJSONHandler(audit, nil))})
+	rt := runtime.New(runtime.Options{Audit: slog.New(slog.NewJSONHandler(audit, nil))})
 	if _, err := rt.Swap(res.Catalog, map[string]runtime.Dispatcher{"guarded": runtime.Local(echo("list_notes"), echo("read_note"), echo("write_note"))}); err != nil {
 		t.Fatal(err)
 	}
