@@ -180,7 +180,7 @@ func TestToolsHandler(t *testing.T) {
 		{"GET", "/tools", 400, "the format parameter is required: openai-chat, openai-responses, anthropic, gemini, bedrock, mcp"},
 		{"GET", "/tools?format=openai", 400, `unknown format "openai"`},
 		{"GET", "/tools?format=mcp&strict=maybe", 400, `strict="maybe": want 1 or 0`},
-		{"GET", "/tools?format=mcp&tools=query_weather,nope", 400, `unknown tool "nope"; the catalog has `},
+		{"GET", "/tools?format=mcp&tools=query_weather,nope", 400, `unknown tool "nope" (closest: `},
 		{"GET", "/tools?format=mcp&tools=,", 400, `names no tool`},
 		{"POST", "/tools?format=mcp", 405, ``},
 		{"GET", "/", 404, ``},

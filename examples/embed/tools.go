@@ -58,7 +58,7 @@ func project(cat *catalog.Catalog, format, strict, tools string) ([]byte, error)
 		if len(names) == 0 {
 			return nil, fmt.Errorf("tools=%q names no tool", tools)
 		}
-		if cat, err = cat.Select(names...); err != nil {
+		if cat, err = cat.SelectFor(target, names...); err != nil {
 			return nil, err
 		}
 	}
