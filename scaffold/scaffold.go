@@ -147,7 +147,7 @@ func nextSteps(dir string, sdk SDK, enclosing string) []Step {
 		}
 		steps = append(steps, Step{"go mod tidy", ""})
 	case sdk.Dir != "":
-		steps = append(steps, Step{"go mod tidy", "fetches the handler SDK's requirements; go.mod replaces " + ModulePath + " with the checkout at " + sdk.Dir})
+		steps = append(steps, Step{"go mod tidy", "fetches what the handler SDK needs; the SDK is the checkout " + sdk.Dir})
 	default:
 		steps = append(steps, Step{"go mod tidy", "fetches the handler SDK, " + ModulePath + " " + sdk.Version})
 	}
@@ -297,7 +297,9 @@ package main
 // tools_gen.go holds the Go side of the contract: the Tools interface, the
 // request and response types, and Serve. Run go generate (or toolc gen go
 // ./...) after you edit the contract, then implement the new methods.
-//go:generate toolc gen go .
+{{/* The action keeps go generate in this repository from taking the
+line below for one of its own. */ -}}
+{{"//go:generate"}} toolc gen go .
 
 import (
 	"context"
