@@ -215,6 +215,9 @@ type CallResponse struct {
 	IsError           bool          `json:"isError"`
 }
 
+// maxCallName bounds the name in the envelope of POST /v1/call.
+const maxCallName = 256
+
 // envelopeSlack is what the body of POST /v1/call may hold besides its
 // arguments' own bytes: the name, the keys, white space.
 const envelopeSlack = 64 << 10
@@ -235,10 +238,14 @@ func maxCallBody(limit int) int64 { return 6*int64(limit) + envelopeSlack }
 // the object. encoding/json alone would match "NAME" to name and keep the
 // last of two, so that a gateway that allowlists by name could be
 // bypassed with {"name":"ping","NAME":"other"}.
+//
+// A name is at most maxCallName characters: tool and MCP names are at most
+// 64, and an unknown name is quoted in the 404, which must not echo
+// megabytes.
 func newEnvelopeValidator() *Validator {
-	one := int64(1)
+	one, most := int64(1), int64(maxCallName)
 	v, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{
-		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, Description: "the tool to call"},
+		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, MaxLength: &most, Description: "the tool to call"},
 		{Name: "arguments", Type: catalog.String, Description: "an object, or a JSON string holding one"},
 	}})
 	if err != nil {
