@@ -321,7 +321,7 @@ func TestSwapKeepsCallsInFlight(t *testing.T) {
 		return plugins.JSON(map[string]int{"sum": req.A + req.B})
 	})
 	rt := newRuntime(t, runtime.Options{}, p)
-	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking)}); err != nil {
+	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking, routeHandler())}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan *runtime.Result, 1)
@@ -365,7 +365,7 @@ func TestConcurrencyLimit(t *testing.T) {
 		return plugins.JSON(map[string]int{"sum": req.A + req.B})
 	})
 	rt := runtime.New(runtime.Options{MaxConcurrentCalls: 1, CallTimeout: 2 * time.Second})
-	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking)}); err != nil {
+	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking, routeHandler())}); err != nil {
 		t.Fatal(err)
 	}
 

@@ -47,7 +47,7 @@ type HTTPOptions struct {
 func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	auth := bearer(opts.Token)
-	mux.Handle("/mcp", auth(newMCPEndpoint(srv, opts)))
+	mux.Handle("/mcp", auth(newMCPEndpoint(rt, srv, opts)))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator())))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token))

@@ -388,7 +388,7 @@ func TestInvalidUTF8(t *testing.T) {
 		Content:           []plugins.Content{{Type: "text", Text: "caf\xe9"}},
 		StructuredContent: json.RawMessage(`{"sum":3}`),
 	}}
-	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": startFaulty(t), "inproc": runtime.Local(bad)}); err != nil {
+	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": startFaulty(t), "inproc": runtime.Local(bad, routeHandler())}); err != nil {
 		t.Fatal(err)
 	}
 	res = call(t, rt, "add", `{"a":1,"b":2}`)

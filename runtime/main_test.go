@@ -140,7 +140,16 @@ func inprocHandlers() []plugins.Handler {
 		plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
 			return plugins.JSON(map[string]int{"sum": req.A + req.B})
 		}),
+		routeHandler(),
 	}
+}
+
+// routeHandler is the inproc service's route, whose arguments travel in
+// Mcp-Param-* headers too.
+func routeHandler() plugins.Handler {
+	return plugins.Handle("route", func(_ context.Context, req struct{ Region string }) (*plugins.Result, error) {
+		return plugins.Text("to " + req.Region), nil
+	})
 }
 
 // newRuntime returns a runtime serving both test services: faulty through

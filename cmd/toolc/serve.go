@@ -166,8 +166,8 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 		return exitUsage
 	}
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%d tools)\n",
-		cmd, ln.Addr(), ln.Addr(), len(rt.Snapshot().Tools()))
+	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
+		cmd, ln.Addr(), ln.Addr(), plural(len(rt.Snapshot().Tools()), "tool"))
 	served := make(chan error, 1)
 	go func() { served <- hs.Serve(ln) }()
 	select {
@@ -277,7 +277,7 @@ func runCall(e env, args []string) int {
 		argsJSON, rest = []byte(rest[n-1]), rest[:n-1]
 	}
 	if len(rest) == 0 {
-		fmt.Fprintln(e.stderr, "usage: toolc call [--catalog FILE | PATTERN...] TOOL [JSON]")
+		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs))
 		return exitUsage
 	}
 	tool, patterns := rest[len(rest)-1], rest[:len(rest)-1]
