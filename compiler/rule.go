@@ -52,6 +52,7 @@ func Rules() []*Rule {
 		UniqueNameRule,
 		MCPNameRule,
 		MCPHeaderRule,
+		HandlerRule,
 		ProviderLimitRule,
 		StableNameRule,
 	}

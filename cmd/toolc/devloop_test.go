@@ -352,3 +352,35 @@ func TestStartupWarnings(t *testing.T) {
 		t.Errorf("an edit with no new warning printed:\n%s", out)
 	}
 }
+
+// TestHandlerMustBeMain: a contract beside a Go package that is not main
+// draws a handler warning at the contract from check and build (such a
+// package can serve the tools in process), and toolc call, which runs the
+// handler as a plugin, fails with the same explanation, not "permission
+// denied".
+func TestHandlerMustBeMain(t *testing.T) {
+	dir := initProject(t)
+	if r := toolc(t, dir, "build", "-o", "cat.json"); r.status != 0 {
+		t.Fatalf("toolc build: %d\n%s", r.status, r.stderr)
+	}
+	handler := filepath.Join(dir, "main.go")
+	for _, name := range []string{"main.go", "tools_gen.go"} {
+		path := filepath.Join(dir, name)
+		writeDevFile(t, path, strings.Replace(readDevFile(t, path), "package main", "package proj", 1))
+	}
+	writeDevFile(t, handler, strings.Replace(readDevFile(t, handler), "func main() { Serve(impl{}) }", "", 1))
+	check := toolc(t, dir, "check")
+	if check.status != 0 || !regexp.MustCompile(`(?m)^proj\.cue:\d+:\d+: warning: the contract's directory holds Go package proj, .*a handler must be a main package.* \[handler\]$`).MatchString(check.stdout) {
+		t.Errorf("toolc check: exit %d, want 0 and a handler warning at the contract:\n%s%s", check.status, check.stdout, check.stderr)
+	}
+	if r := toolc(t, dir, "build"); r.status != 0 || !strings.Contains(r.stderr, "toolc build: 1 warning [handler]; run toolc check for details") {
+		t.Errorf("toolc build: exit %d, want 0 and the warning summed up:\n%s", r.status, r.stderr)
+	}
+	cmd := exec.Command(toolcBin, "call", "--catalog", "cat.json", "echo", `{"message":"hi"}`)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "holds Go package proj, not a main package: a handler must be package main") || strings.Contains(string(out), "permission denied") {
+		t.Errorf("toolc call --catalog on a non-main handler: %v\n%s", err, out)
+	}
+}
