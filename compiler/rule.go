@@ -52,6 +52,7 @@ func Rules() []*Rule {
 		UniqueNameRule,
 		MCPNameRule,
 		MCPHeaderRule,
+		AuthScopeRule,
 		HandlerRule,
 		ProviderLimitRule,
 		StableNameRule,
