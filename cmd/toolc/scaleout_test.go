@@ -58,6 +58,9 @@ backend toolc
 	option httpchk
 	http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
 	http-response set-header X-Served-By %%[srv_name]
+	stick-table type string len 64 size 100k expire 1h
+	stick store-response res.hdr(Mcp-Session-Id)
+	stick match req.hdr(Mcp-Session-Id)
 	server r0 %s check inter 200ms fall 1 rise 2
 	server r1 %s check inter 200ms fall 1 rise 2
 	server r2 %s check inter 200ms fall 1 rise 2
@@ -113,6 +116,20 @@ backend toolc
 		}
 		return err
 	}
+
+	// A legacy client's session lives in one replica: the balancer sticks
+	// it there by its Mcp-Session-Id, as README's configuration does.
+	legacy, err := mcp.NewClient(&mcp.Implementation{Name: "scaleout-legacy", Version: "1"}, nil).Connect(context.Background(),
+		&mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := range 6 {
+		if err := call(legacy); err != nil {
+			t.Fatalf("legacy session call %d through the balancer: %v", i, err)
+		}
+	}
+	legacy.Close()
 
 	seconds := 3
 	if s := os.Getenv("TOOLC_SCALEOUT_SECONDS"); s != "" {
