@@ -1,6 +1,6 @@
 module github.com/toolc/toolc
 
-go 1.26.8
+go 1.26.0
 
 require (
 	cuelang.org/go v0.17.1
@@ -14,6 +14,7 @@ require (
 	github.com/prometheus/client_golang v1.25.0
 	github.com/santhosh-tekuri/jsonschema/v6 v6.0.3
 	github.com/segmentio/encoding v0.5.4
+	golang.org/x/mod v0.42.0
 	golang.org/x/tools v0.52.0
 	google.golang.org/grpc v1.64.1
 	google.golang.org/protobuf v1.36.12

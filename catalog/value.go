@@ -92,6 +92,10 @@ func (f *Field) inEnum(v any) bool {
 	return false
 }
 
+// IntegerRange is the range of an integer field: int64, the type of the
+// Go field that toolc generates for it.
+const IntegerRange = "from -9223372036854775808 to 9223372036854775807 (64 bits)"
+
 func checkType(t Type, v any) error {
 	ok := false
 	switch t {
@@ -110,6 +114,9 @@ func checkType(t Type, v any) error {
 			ok = true
 		case float64:
 			ok = x == math.Trunc(x) && !math.IsInf(x, 0)
+			if ok && !(x >= -(1<<63) && x < 1<<63) {
+				return fmt.Errorf("must be an integer %s, not %s", IntegerRange, FormatNumber(x))
+			}
 		}
 	}
 	if !ok {

@@ -28,6 +28,14 @@ func FuzzCompile(f *testing.F) {
 		if err != nil {
 			return // input problems, such as no package clause, are errors, not panics
 		}
+		if !res.HasErrors() {
+			// A contract that passes every rule makes a catalog file: a
+			// value no rule caught, such as a number beyond float64, once
+			// failed here as an "internal error".
+			if _, err := res.Catalog.Marshal(); err != nil {
+				t.Errorf("a contract without errors makes no catalog: %v", err)
+			}
+		}
 		for _, d := range res.Diagnostics {
 			if d.Rule == "" || d.Message == "" {
 				t.Errorf("diagnostic without rule or message: %+v", d)

@@ -2,9 +2,12 @@ package compiler
 
 import (
 	"fmt"
+	"math"
+	"strconv"
 	"strings"
 
 	"cuelang.org/go/cue"
+	"cuelang.org/go/cue/ast"
 	cueerrors "cuelang.org/go/cue/errors"
 	"cuelang.org/go/cue/token"
 )
@@ -21,13 +24,19 @@ const (
 	kBool
 	kNull
 	kBytes
+	// kHuge is a number that no 64-bit type holds: beyond float64's
+	// range, or so close to zero that a float64 reads it as 0. CUE's
+	// numbers are arbitrary-precision; every JSON decoder a call meets is
+	// not. Such a node has no value(), so it never reaches a catalog, and
+	// the rule that owns its key reports it.
+	kHuge
 	kIncomplete // not concrete, such as `string` or `>=1`
 	kError      // an evaluation error, such as conflicting values
 )
 
 var kindNames = [...]string{
 	kStruct: "struct", kList: "list", kString: "string", kInt: "integer", kFloat: "number",
-	kBool: "bool", kNull: "null", kBytes: "bytes", kIncomplete: "incomplete value", kError: "error",
+	kBool: "bool", kNull: "null", kBytes: "bytes", kHuge: "number", kIncomplete: "incomplete value", kError: "error",
 }
 
 func (k kind) String() string { return kindNames[k] }
@@ -42,11 +51,14 @@ type node struct {
 	kind   kind
 	fields []*node // kStruct, in CUE's order
 	elems  []*node // kList
-	str    string  // kString; the CUE expression for kIncomplete
+	str    string  // kString; the CUE expression for kIncomplete; the number for kHuge and wide
 	i      int64
-	f      float64
-	b      bool
-	err    cueerrors.Error // kError
+	f      float64 // kFloat; for kHuge, ±Inf above float64's range and ±0 below it
+	// wide marks a kFloat that CUE holds as an integer outside int64: a
+	// fine number, but no integer field's value or length bound.
+	wide bool
+	b    bool
+	err  cueerrors.Error // kError
 }
 
 // get returns the field with the given label, or nil.
@@ -161,16 +173,20 @@ func (d *decoder) decode(v cue.Value, label, path string) *node {
 		n.str, _ = v.String()
 	case cue.IntKind:
 		n.kind = kInt
-		i, err := v.Int64()
-		if err != nil {
-			n.kind = kError
-			n.err = cueerrors.Newf(n.pos, "integer %v is too large", v)
-			d.errs = append(d.errs, n.err)
+		if i, err := v.Int64(); err == nil {
+			n.i = i
+			break
 		}
-		n.i = i
+		if b, err := v.Int(nil); err == nil && b.IsInt64() {
+			n.i = b.Int64() // CUE's Int64 refuses math.MinInt64 itself
+			break
+		}
+		decodeNumber(v, n)
+		if n.kind == kFloat {
+			n.wide, n.str = true, numberText(v)
+		}
 	case cue.FloatKind:
-		n.kind = kFloat
-		n.f, _ = v.Float64()
+		decodeNumber(v, n)
 	case cue.BoolKind:
 		n.kind = kBool
 		n.b, _ = v.Bool()
@@ -186,6 +202,51 @@ func (d *decoder) decode(v cue.Value, label, path string) *node {
 		}
 	}
 	return n
+}
+
+// decodeNumber decodes a number that may lie outside float64: the rules, not
+// the decoder, report it, each under the rule that owns the key.
+func decodeNumber(v cue.Value, n *node) {
+	f, err := v.Float64()
+	if math.IsNaN(f) {
+		// CUE makes NaN of a literal whose exponent it cannot hold, such
+		// as 0e99999999999999999999, which is 0. strconv reads the
+		// literal's mathematical value, as JSON Schema means it.
+		f, err = math.NaN(), nil
+		if lit, ok := literal(v); ok {
+			f, err = strconv.ParseFloat(lit, 64)
+		}
+	}
+	if err == nil && !math.IsNaN(f) {
+		n.kind, n.f = kFloat, f
+		return
+	}
+	n.kind, n.f, n.str = kHuge, f, numberText(v)
+}
+
+// literal returns the text of a number written as a literal, with its
+// sign and without CUE's digit separators.
+func literal(v cue.Value) (string, bool) {
+	sign := ""
+	expr := v.Source()
+	if u, ok := expr.(*ast.UnaryExpr); ok && (u.Op == token.SUB || u.Op == token.ADD) {
+		sign, expr = u.Op.String(), u.X
+	}
+	lit, ok := expr.(*ast.BasicLit)
+	if !ok || lit.Kind != token.FLOAT && lit.Kind != token.INT {
+		return "", false
+	}
+	return sign + strings.ReplaceAll(lit.Value, "_", ""), true
+}
+
+// numberText is a number as CUE writes it, cut short: a number of a
+// million digits would make a message of as many.
+func numberText(v cue.Value) string {
+	s := fmt.Sprint(v)
+	if len(s) > 40 {
+		s = fmt.Sprintf("%s… (%d characters)", s[:20], len(s))
+	}
+	return s
 }
 
 // declPos returns where a value is declared. For a field declared in

@@ -245,6 +245,9 @@ func checkShape(p *Pass, n *node, s shape, where string) {
 		if spec.owner != "" || spec.kinds == nil || k.kind == kError {
 			continue
 		}
+		if (k.kind == kHuge || k.wide) && slices.Contains(spec.kinds, kInt) {
+			continue // a number out of range: bounds reports it
+		}
 		if !slices.Contains(spec.kinds, k.kind) {
 			p.Reportf(k.pos, "%s of %s must be %s, not %s", k.label, where, kindList(spec.kinds), k.kind)
 			continue

@@ -49,6 +49,8 @@ var EnumRule = &Rule{
 				v, ok := x.value()
 				switch {
 				case x.kind == kError || x.kind == kIncomplete:
+				case want == kInt && outOfRange(x, catalog.Integer) != "":
+					p.Reportf(x.pos, "enum of %s has %s, %s", f.describe(), describeNode(x), outOfRange(x, catalog.Integer))
 				case x.kind != want || !ok:
 					p.Reportf(x.pos, "enum value %s of %s is not %s", describeNode(x), f.describe(), article(typ))
 				case seen[v]:
@@ -107,6 +109,15 @@ func knownType(f *catalog.Field) bool {
 // than catalog's check in one way, as CUE is: 3.0 is a float, not an
 // integer.
 func checkNodeValue(f *catalog.Field, n *node) string {
+	if f.Type == catalog.Array && n.kind == kList {
+		for i, e := range n.elems {
+			if why := outOfRange(e, f.Items); why != "" {
+				return fmt.Sprintf("has %s at index %d, %s", describeNode(e), i, why)
+			}
+		}
+	} else if why := outOfRange(n, f.Type); why != "" {
+		return fmt.Sprintf("is %s, %s", describeNode(n), why)
+	}
 	v, ok := n.value()
 	if !ok {
 		return fmt.Sprintf("must be a plain value, not %s", n.kind)
@@ -120,6 +131,36 @@ func checkNodeValue(f *catalog.Field, n *node) string {
 	}
 	if err := f.CheckValue(v); err != nil {
 		return err.Error()
+	}
+	return ""
+}
+
+// outOfRange says why a contract number is no value of a field of type
+// typ, or "" when it may be one. An integer field holds int64, the type of
+// its generated Go field, and a number field float64, what JSON decoders
+// read numbers into; CUE's numbers have no such limits.
+func outOfRange(n *node, typ catalog.Type) string {
+	switch {
+	case n.kind == kHuge && typ == catalog.Integer && n.f == 0:
+		return "which is not an integer"
+	case typ == catalog.Integer && (n.kind == kHuge || n.kind == kFloat && n.f == math.Trunc(n.f) && !fitsInt64(n.f)):
+		return "which is outside the range of an integer, " + catalog.IntegerRange
+	case n.kind == kHuge && n.f == 0:
+		return "which is so close to zero that a number, a 64-bit float, would read it as 0"
+	case n.kind == kHuge:
+		return fmt.Sprintf("which is beyond the range of a number, a 64-bit float: at most %s either side of 0", catalog.FormatNumber(math.MaxFloat64))
+	}
+	return ""
+}
+
+// fitsInt64 reports whether an integral float64 is an int64. 2^63 is a
+// float64, and the first integer above int64.
+func fitsInt64(f float64) bool { return f >= -(1<<63) && f < 1<<63 }
+
+// countRange says why a length or count bound is none, or "".
+func countRange(n *node) string {
+	if n.kind == kHuge || n.wide {
+		return "which is beyond the range of a length or count, a 64-bit integer: at most 9223372036854775807"
 	}
 	return ""
 }
@@ -168,14 +209,27 @@ var BoundsRule = &Rule{
 				checkIntegerRange(p, f)
 			}
 			for _, key := range []string{"minLength", "maxLength", "minItems", "maxItems"} {
-				if k := n.get(key); k != nil && k.kind == kInt && k.i < 0 {
+				k := n.get(key)
+				switch {
+				case k == nil || !contains(constraintTypes[key], typ):
+				case countRange(k) != "":
+					p.Reportf(k.pos, "%s of %s is %s, %s", key, f.describe(), describeNode(k), countRange(k))
+				case k.kind == kInt && k.i < 0:
 					p.Reportf(k.pos, "%s of %s is negative", key, f.describe())
 				}
 			}
-			if typ == "integer" {
-				for _, key := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
-					switch k := n.get(key); {
-					case k == nil || k.kind != kFloat:
+			for _, key := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
+				k := n.get(key)
+				if k == nil || !contains(constraintTypes[key], typ) {
+					continue
+				}
+				if why := outOfRange(k, catalog.Type(typ)); why != "" {
+					p.Reportf(k.pos, "%s of %s is %s, %s", key, f.describe(), describeNode(k), why)
+					continue
+				}
+				if typ == "integer" {
+					switch {
+					case k.kind != kFloat:
 					case k.f != math.Trunc(k.f):
 						p.Reportf(k.pos, "%s of integer %s must be an integer, not %s", key, f.describe(), catalog.FormatNumber(k.f))
 					default:
@@ -433,6 +487,9 @@ func article(typ string) string {
 }
 
 func describeNode(n *node) string {
+	if n.kind == kHuge || n.wide {
+		return n.str
+	}
 	if v, ok := n.value(); ok {
 		return catalog.FormatValue(v)
 	}

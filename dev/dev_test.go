@@ -353,6 +353,21 @@ func TestDaemon(t *testing.T) {
 		h.wantTools("echo", "shout", "slow")
 	})
 
+	t.Run("numbers beyond 64 bits", func(t *testing.T) {
+		// Each once crashed the daemon: the catalog's fingerprint met +Inf.
+		for _, edit := range []string{
+			`maxLength: 99999999999999999999999}`,
+			`enum: ["a"], examples: [1e400]}`,
+		} {
+			h := h.on(t)
+			h.write(h.contract, replace(t, contract, messageField, strings.TrimSuffix(messageField, "}")+", "+edit+`
+				count: {type: "number", description: "Count", required: false, default: 1e309}`))
+			h.expect(`(?s)api/svc.cue:\d+:\d+: error: .*\[(bounds|example)\].*api/svc.cue:\d+:\d+: error: default of request field "count" .* is 1e\+309, which is beyond the range of a number.*still serving the last good contracts\n`)
+			h.wantTools("echo", "shout", "slow")
+			h.wantCall("shout", map[string]string{"message": "hi"}, "v1:HI")
+		}
+	})
+
 	t.Run("fix", func(t *testing.T) {
 		h := h.on(t)
 		contract = replace(t, contract, `"Shout a message back"`, `"Shout a message back, louder"`)

@@ -34,6 +34,11 @@ type Binary struct {
 	Service string
 	// Package is the handler's main package directory.
 	Package string
+	// Dir is the directory of the service's contract, absolute. Start
+	// gives it to the plugin as $TOOLC_SERVICE_DIR, so that a handler has
+	// a place of its own that does not depend on the working directory of
+	// whoever started toolc (an MCP client may start it in /).
+	Dir string
 	// Path is the executable in the cache.
 	Path string
 	// SHA256 is the executable's checksum, which Start pins.
@@ -121,7 +126,11 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 		return nil, err
 	}
 	removeStale(cacheDir, name+"-", final)
-	return &Binary{Service: svc.Name, Package: pkg, Path: final, SHA256: bin[:], Took: took}, nil
+	dir, err := filepath.Abs(filepath.Join(base, filepath.FromSlash(svc.Dir)))
+	if err != nil {
+		return nil, err
+	}
+	return &Binary{Service: svc.Name, Package: pkg, Dir: dir, Path: final, SHA256: bin[:], Took: took}, nil
 }
 
 // Options configure how plugins start.
@@ -171,11 +180,20 @@ func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*runti
 	return started, nil
 }
 
+// ServiceDirEnv is the environment variable in which a plugin finds the
+// directory of its service's contract (Binary.Dir).
+const ServiceDirEnv = "TOOLC_SERVICE_DIR"
+
 // ClientConfig is the go-plugin configuration for a built binary.
 func ClientConfig(b *Binary, opts Options) plugins.ClientConfig {
+	var env []string
+	if b.Dir != "" {
+		env = append(env, ServiceDirEnv+"="+b.Dir)
+	}
 	return plugins.ClientConfig{
 		Service:      b.Service,
 		Path:         b.Path,
+		Env:          env,
 		StartTimeout: opts.StartTimeout,
 		Stderr:       opts.Stderr,
 		Checksum:     b.SHA256,

@@ -218,12 +218,26 @@ func dialRaw(t testing.TB, path string, version int) (pb.PluginClient, *plugin.C
 	return raw.(pb.PluginClient), pc
 }
 
+// TestBadArgumentsAreAToolError: arguments that the host let through but
+// the handler's Go type cannot take get a tool error in words a model can
+// act on, never Go's "json: cannot unmarshal"; Go's text goes to stderr.
 func TestBadArgumentsAreAToolError(t *testing.T) {
-	c, _ := startToolbox(t)
-	res := call(t, c, "echo", `{"count":"three"}`)
-	if !res.IsError || !strings.Contains(text(res), "invalid arguments for echo") {
-		t.Errorf("got %+v, want a tool error about invalid arguments", res)
+	c, stderr := startToolbox(t)
+	for _, tc := range []struct{ args, want string }{
+		{`{"count":"three"}`, `invalid arguments for echo: field "count" must be an integer from -9223372036854775808 to 9223372036854775807`},
+		{`{"count":99999999999999999999999}`, `invalid arguments for echo: field "count" must be an integer from -9223372036854775808 to 9223372036854775807`},
+		{`{"tags":["a",1]}`, `invalid arguments for echo: item 1 of field "tags" must be a string`},
+		{`[1]`, `invalid arguments for echo: they must be a JSON object of the tool's fields`},
+	} {
+		res := call(t, c, "echo", tc.args)
+		if !res.IsError || text(res) != tc.want {
+			t.Errorf("%s: got %q (isError %v), want the tool error %q", tc.args, text(res), res.IsError, tc.want)
+		}
+		if strings.Contains(text(res), "json:") || strings.Contains(text(res), "Go struct") {
+			t.Errorf("%s: Go's decoding error reached the model: %q", tc.args, text(res))
+		}
 	}
+	testsync.WaitFor(t, 5*time.Second, "Go's decoding error in the plugin's stderr", func() bool { return strings.Contains(stderr.String(), "json: cannot unmarshal") })
 }
 
 func TestEveryContentKindRoundTrips(t *testing.T) {

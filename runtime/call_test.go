@@ -99,6 +99,9 @@ func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
 		{"not an object", rt, `["%s"]`, []string{"must be a JSON object, not an array"}},
 		{"string for integer", rt, `{"note": "%s", "count": "2"}`, []string{`field "count" must be an integer, not the string "2"`}},
 		{"fraction for integer", rt, `{"note": "%s", "count": 1.5}`, []string{`field "count" must be an integer, not the number 1.5`}},
+		// Beyond the handler's int: its decoder would fail with Go's words.
+		{"integer beyond int64", rt, `{"note": "%s", "count": 99999999999999999999999}`, []string{`field "count" must be an integer from -9223372036854775808 to 9223372036854775807 (64 bits), not 99999999999999999999999`}},
+		{"integer beyond int64, spelled with an exponent", rt, `{"note": "%s", "count": 1e99999999999}`, []string{`field "count" must be an integer from -9223372036854775808`}},
 		{"number for string", rt, `{"note": 7, "tags": ["%s"]}`, []string{`field "note" must be a string, not the number 7`}},
 		{"string for boolean", rt, `{"note": "%s", "flag": "yes"}`, []string{`field "flag" must be a boolean`}},
 		{"string for array", rt, `{"note": "%s", "tags": "a,b"}`, []string{`field "tags" must be an array of strings`}},

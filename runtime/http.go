@@ -1,6 +1,7 @@
 package runtime
 
 import (
+	"context"
 	"crypto/subtle"
 	"encoding/json"
 	"errors"
@@ -48,10 +49,40 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 	auth := bearer(opts.Token)
 	mux.Handle("/mcp", auth(newMCPEndpoint(srv, opts)))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
-	mux.Handle("POST /v1/call", auth(http.HandlerFunc(rt.serveCall)))
-	mux.HandleFunc("GET /healthz", rt.serveHealth)
-	mux.Handle("GET /metrics", promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{}))
-	return checkOrigin(opts.AllowedOrigins, mux)
+	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator())))
+	mux.Handle("GET /healthz", rt.healthHandler(opts.Token))
+	// The metrics name every tool and count its calls: they take the
+	// token too (Prometheus sends it with authorization: credentials).
+	mux.Handle("GET /metrics", auth(promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})))
+	return checkOrigin(opts.AllowedOrigins, opts.Token != "", mux)
+}
+
+// Exposed reports whether a server listening on addr (host:port, as
+// net.Listen takes it) can be reached from other machines: when the host
+// is empty or unspecified (":8931", "0.0.0.0:8931", "[::]:8931"), an IP
+// address that is not a loopback one, or a name of which any address is
+// not a loopback one.
+func Exposed(ctx context.Context, addr string) (bool, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false, err
+	}
+	if host == "" {
+		return true, nil
+	}
+	if ip := net.ParseIP(host); ip != nil {
+		return !ip.IsLoopback(), nil
+	}
+	ips, err := net.DefaultResolver.LookupIPAddr(ctx, host)
+	if err != nil {
+		return false, err
+	}
+	for _, ip := range ips {
+		if !ip.IP.IsLoopback() {
+			return true, nil
+		}
+	}
+	return false, nil
 }
 
 // checkOrigin refuses a request from a browser page of another origin,
@@ -60,10 +91,10 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 // from programs rather than browsers, pass. The opaque origin "null" is
 // refused like any other, unless allowed: browsers send it from sandboxed
 // iframes and file: pages, which any web page can open.
-func checkOrigin(allowed []string, next http.Handler) http.Handler {
+func checkOrigin(allowed []string, token bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		if rebound(r) {
-			writeJSONError(w, http.StatusForbidden, fmt.Sprintf("host %q is not a loopback name, but the request arrived on a loopback address (DNS rebinding?)", r.Host))
+		if why := rebound(r, token); why != "" {
+			writeJSONError(w, http.StatusForbidden, why)
 			return
 		}
 		origin := r.Header.Get("Origin")
@@ -78,28 +109,38 @@ func checkOrigin(allowed []string, next http.Handler) http.Handler {
 	})
 }
 
-// rebound reports a request that reached a loopback listener under a name
-// that is not a loopback name: a page that rebound its own domain to
-// 127.0.0.1. go-sdk refuses these on /mcp; this covers /v1/ as well.
-func rebound(r *http.Request) bool {
+// rebound says why a request looks like a page that rebound its own
+// domain to this server's address, or returns "". A page that does
+// reaches the server under its own name, with a matching Origin, so the
+// origin check lets it through. On a loopback listener, only loopback
+// names are served (go-sdk refuses the others on /mcp; this covers /v1/
+// as well). On a listener others reach, the token is the defence, as a
+// rebound page does not have it; without one (--insecure), only requests
+// to an IP address are served, as a name is what a rebound page sends.
+func rebound(r *http.Request, token bool) string {
 	local, ok := r.Context().Value(http.LocalAddrContextKey).(net.Addr)
 	if !ok {
-		return false
+		return ""
 	}
 	tcp, ok := local.(*net.TCPAddr)
-	if !ok || !tcp.IP.IsLoopback() {
-		return false
+	if !ok {
+		return ""
 	}
 	host := r.Host
 	if h, _, err := net.SplitHostPort(host); err == nil {
 		host = h
 	}
 	host = strings.Trim(host, "[]")
-	if strings.EqualFold(host, "localhost") {
-		return false
-	}
 	ip := net.ParseIP(host)
-	return ip == nil || !ip.IsLoopback()
+	switch {
+	case strings.EqualFold(host, "localhost"):
+		return ""
+	case tcp.IP.IsLoopback() && (ip == nil || !ip.IsLoopback()):
+		return fmt.Sprintf("host %q is not a loopback name, but the request arrived on a loopback address (DNS rebinding?)", r.Host)
+	case !tcp.IP.IsLoopback() && !token && ip == nil:
+		return fmt.Sprintf("host %q is a name, and this server has no token, so it serves requests to its IP address only (DNS rebinding?); serve it with --token to reach it by name", r.Host)
+	}
+	return ""
 }
 
 func sameHost(a, b string) bool {
@@ -116,10 +157,8 @@ func bearer(token string) func(http.Handler) http.Handler {
 		if token == "" {
 			return next
 		}
-		want := []byte("Bearer " + token)
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-			got := []byte(r.Header.Get("Authorization"))
-			if subtle.ConstantTimeCompare(got, want) != 1 {
+			if !hasToken(r, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolc"`)
 				writeJSONError(w, http.StatusUnauthorized, "missing or wrong bearer token")
 				return
@@ -127,6 +166,12 @@ func bearer(token string) func(http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 		})
 	}
+}
+
+// hasToken reports whether r carries the bearer token, comparing in
+// constant time.
+func hasToken(r *http.Request, token string) bool {
+	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) == 1
 }
 
 func (rt *Runtime) serveTools(w http.ResponseWriter, r *http.Request) {
@@ -170,41 +215,98 @@ type CallResponse struct {
 	IsError           bool          `json:"isError"`
 }
 
-func (rt *Runtime) serveCall(w http.ResponseWriter, r *http.Request) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, int64(rt.opts.MaxArgumentBytes)+4096))
+// envelopeSlack is what the body of POST /v1/call may hold besides its
+// arguments' own bytes: the name, the keys, white space.
+const envelopeSlack = 64 << 10
+
+// maxCallBody bounds the body of POST /v1/call for arguments of at most
+// limit bytes. Arguments in the string form are escaped, and an escape
+// takes at most six bytes for one (\u00XX, for a control byte or, from an
+// encoder that escapes HTML, for <, > and &): with six times the limit,
+// any arguments within the limit fit, however the client escaped them.
+// The limit itself applies to the arguments once unescaped.
+func maxCallBody(limit int) int64 { return 6*int64(limit) + envelopeSlack }
+
+// newEnvelopeValidator checks the body of POST /v1/call with the scanner
+// that checks arguments, so that the envelope is read exactly as they are:
+// keys case-sensitive and compared after their escapes are decoded
+// ("na\u006de" is "name"), a key given twice refused, unknown keys
+// refused (with the key meant, for "NAME"), nesting bounded, nothing after
+// the object. encoding/json alone would match "NAME" to name and keep the
+// last of two, so that a gateway that allowlists by name could be
+// bypassed with {"name":"ping","NAME":"other"}.
+func newEnvelopeValidator() *Validator {
+	one := int64(1)
+	v, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{
+		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, Description: "the tool to call"},
+		{Name: "arguments", Type: catalog.String, Description: "an object, or a JSON string holding one"},
+	}})
 	if err != nil {
-		writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes", rt.opts.MaxArgumentBytes))
-		return
+		panic(err) // a constant message
 	}
-	var req CallRequest
-	dec := json.NewDecoder(strings.NewReader(string(body)))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&req); err != nil {
-		writeJSONError(w, http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
-		return
-	}
-	if req.Name == "" {
-		writeJSONError(w, http.StatusBadRequest, `"name" is required`)
-		return
-	}
-	if len(req.Arguments) == 0 || string(req.Arguments) == "null" {
-		req.Arguments = json.RawMessage("{}")
-	}
-	res, err := rt.Call(r.Context(), req.Name, req.Arguments)
-	switch {
-	case errors.Is(err, ErrUnknownTool):
-		writeJSONError(w, http.StatusNotFound, err.Error())
-		return
-	case err != nil:
-		writeJSONError(w, http.StatusServiceUnavailable, err.Error())
-		return
-	}
-	writeJSON(w, http.StatusOK, CallResponse{Content: ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
+	args := v.fields[v.byName["arguments"]]
+	args.t, args.kindText = kindJSON, "an object, or a JSON string holding one"
+	args.compileMessages()
+	v.whole = "the body"
+	return v
 }
 
-func (rt *Runtime) serveHealth(w http.ResponseWriter, _ *http.Request) {
-	snap := rt.Snapshot()
-	writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
+func (rt *Runtime) callHandler(envelope *Validator) http.Handler {
+	limit := rt.opts.MaxArgumentBytes
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallBody(limit)))
+		if err != nil {
+			var tooLarge *http.MaxBytesError
+			if errors.As(err, &tooLarge) {
+				writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
+				return
+			}
+			writeJSONError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+			return
+		}
+		exact, err := envelope.Validate(body)
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
+			return
+		}
+		var req CallRequest
+		if err := json.Unmarshal(exact, &req); err != nil {
+			// The validator let through only what decodes.
+			writeJSONError(w, http.StatusInternalServerError, "decoding the checked body: "+err.Error())
+			return
+		}
+		// The call checks the arguments, and their size once the string
+		// form is unwrapped; a problem there is a tool error, which a
+		// model reads.
+		args := req.Arguments
+		if len(args) == 0 || string(args) == "null" {
+			args = json.RawMessage("{}")
+		}
+		res, err := rt.Call(r.Context(), req.Name, args)
+		switch {
+		case errors.Is(err, ErrUnknownTool):
+			writeJSONError(w, http.StatusNotFound, err.Error())
+			return
+		case err != nil:
+			writeJSONError(w, http.StatusServiceUnavailable, err.Error())
+			return
+		}
+		writeJSON(w, http.StatusOK, CallResponse{Content: ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
+	})
+}
+
+// healthHandler answers probes. Without the token (when there is one) it
+// says only that the server is up: the tool count and the catalog's
+// fingerprint tell an attacker which version of which contracts it runs.
+func (rt *Runtime) healthHandler(token string) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if token != "" && !hasToken(r, token) {
+			writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+			return
+		}
+		snap := rt.Snapshot()
+		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
+	})
 }
 
 func writeJSON(w http.ResponseWriter, status int, v any) {

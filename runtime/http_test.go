@@ -200,9 +200,13 @@ func TestHTTPCall(t *testing.T) {
 	wantStatus(t, post(`{"name": "echo", "arguments": {"text": "hi"}`), http.StatusBadRequest, `the body must be {\"name\"`)
 	wantStatus(t, post(`not json`), http.StatusBadRequest)
 	wantStatus(t, post(`{"name": "echo", "args": {}}`), http.StatusBadRequest, "args")
-	wantStatus(t, post(`{"arguments": {}}`), http.StatusBadRequest, `\"name\" is required`)
+	wantStatus(t, post(`{"arguments": {}}`), http.StatusBadRequest, `missing required field \"name\"`)
 	wantStatus(t, post(`{"name": "nope", "arguments": {}}`), http.StatusNotFound, `unknown tool \"nope\"`)
-	wantStatus(t, post(`{"name": "echo", "arguments": {"text": "`+strings.Repeat("x", 8192)+`"}}`), http.StatusRequestEntityTooLarge, "1024")
+	res = decodeCall(t, post(`{"name": "echo", "arguments": {"text": "`+strings.Repeat("x", 8192)+`"}}`))
+	if !res.IsError || !strings.Contains(res.Content[0].Text, "over the limit of 1024") {
+		t.Errorf("arguments over the limit = %+v", res)
+	}
+	wantStatus(t, post(`{"name": "echo", "arguments": {"text": "`+strings.Repeat("x", 6*1024+64<<10)+`"}}`), http.StatusRequestEntityTooLarge, "the arguments may be at most 1024 bytes")
 	if r := do(t, "GET", ts.URL+"/v1/call", "", nil); r.status != http.StatusMethodNotAllowed {
 		t.Errorf("GET /v1/call: status %d", r.status)
 	}
@@ -212,8 +216,18 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
 	ts := serveHTTP(t, rt, runtime.HTTPOptions{Token: "secret"})
 
-	// Neither needs the token: probes and scrapers have none.
-	r := do(t, "GET", ts.URL+"/healthz", "", nil)
+	// /healthz needs no token, as probes have none, but without it says
+	// only that the server is up: which contracts it serves is the
+	// token holder's to know.
+	auth := map[string]string{"Authorization": "Bearer secret"}
+	for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}} {
+		r := do(t, "GET", ts.URL+"/healthz", "", h)
+		wantStatus(t, r, http.StatusOK)
+		if r.body != "{\"status\":\"ok\"}\n" {
+			t.Errorf("/healthz without the token = %s", r.body)
+		}
+	}
+	r := do(t, "GET", ts.URL+"/healthz", "", auth)
 	wantStatus(t, r, http.StatusOK)
 	var health struct {
 		Status  string
@@ -226,8 +240,15 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 	if health.Status != "ok" || health.Tools != 11 || health.Catalog != fixture.cat.Fingerprint || health.Catalog == "" {
 		t.Errorf("/healthz = %+v", health)
 	}
+	// /metrics names every tool and counts its calls: it takes the token.
+	for _, h := range []map[string]string{nil, {"Authorization": "Bearer wrong"}, {"Authorization": "secret"}} {
+		r := do(t, "GET", ts.URL+"/metrics", "", h)
+		wantStatus(t, r, http.StatusUnauthorized, "bearer token")
+		if strings.Contains(r.body, "toolc_") || strings.Contains(r.body, "go_") {
+			t.Errorf("/metrics without the token shows metrics: %s", r.body)
+		}
+	}
 
-	auth := map[string]string{"Authorization": "Bearer secret"}
 	for range 3 {
 		decodeCall(t, do(t, "POST", ts.URL+"/v1/call", `{"name": "echo", "arguments": {"text": "hi"}}`, auth))
 	}
@@ -237,7 +258,7 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 	// anyone could make up.
 	do(t, "POST", ts.URL+"/v1/call", `{"name": "made_up", "arguments": {}}`, auth)
 
-	r = do(t, "GET", ts.URL+"/metrics", "", nil)
+	r = do(t, "GET", ts.URL+"/metrics", "", auth)
 	wantStatus(t, r, http.StatusOK)
 	metric := func(pattern string) float64 {
 		t.Helper()

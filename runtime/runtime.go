@@ -240,12 +240,14 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 // call runs a call on one entry. kind classifies a tool error for the
 // metrics: invalid_arguments, handler, timeout or result.
 func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event)) (res *Result, kind string, err error) {
-	if len(args) > rt.opts.MaxArgumentBytes {
-		return toolError("the arguments are %d bytes, over the limit of %d; send less", len(args), rt.opts.MaxArgumentBytes), "invalid_arguments", nil
-	}
+	// The limit is on the arguments themselves: in the string form, the
+	// string's escapes do not count.
 	args, err = unwrapStringArguments(args)
 	if err != nil {
 		return toolError("%v", err), "invalid_arguments", nil
+	}
+	if len(args) > rt.opts.MaxArgumentBytes {
+		return toolError("the arguments are %d bytes, over the limit of %d; send less", len(args), rt.opts.MaxArgumentBytes), "invalid_arguments", nil
 	}
 	valid, err := e.args.Validate(args)
 	if err != nil {

@@ -27,6 +27,10 @@ type Validator struct {
 	seed   uint
 	// defaultsLen is the length of every default's `,"name":value`.
 	defaultsLen int
+	// whole names the message as a whole in problems about it: "the
+	// arguments" ("the arguments are not valid JSON"), or "the body" for
+	// the envelope of POST /v1/call.
+	whole string
 }
 
 // fieldSpec is one field, compiled for checking.
@@ -171,6 +175,10 @@ const (
 	kindNumber
 	kindBoolean
 	kindArray
+	// kindJSON is any JSON value, copied as it is. No contract field has
+	// it: it is the arguments in the envelope of POST /v1/call (see
+	// newEnvelopeValidator), which the tool's own validator checks.
+	kindJSON
 )
 
 func kindOf(t catalog.Type) fieldKind {
@@ -194,7 +202,7 @@ func kindOf(t catalog.Type) fieldKind {
 // It fails on a message that the compiler would not have let through, such
 // as a pattern that does not compile or a field of unknown type.
 func NewValidator(req *catalog.Message) (*Validator, error) {
-	v := &Validator{byName: make(map[string]int, len(req.Fields))}
+	v := &Validator{byName: make(map[string]int, len(req.Fields)), whole: "the arguments"}
 	for _, f := range req.Fields {
 		fs, err := compileField(f)
 		if err != nil {

@@ -24,6 +24,10 @@ import (
 //     for a tool without fields);
 //   - a key given twice is invalid to both (encoding/json keeps the last,
 //     so a handler could see another value than the one checked).
+//   - an integer beyond int64 or a number beyond float64 is invalid to
+//     both (the handler's Go field could not hold it), and an integer is
+//     judged by its value, so 0e99999999999999999999 is 0 to both: see
+//     refRange.
 //
 // Inputs with a number whose exponent is beyond ±1000 are only run through
 // the validator: jsonschema/v6 takes up to a second on each (math/big
@@ -171,7 +175,7 @@ func compareFormat(name string, ref *jsonschema.Schema, s string) (mine, theirs,
 func fuzzCompare(t *testing.T, r *refRequest, args []byte) {
 	t.Helper()
 	out, err := r.v.Validate(args)
-	ref, panicked := referenceVerdict(r.sch, args)
+	ref, panicked := referenceVerdict(r, args)
 	if panicked != nil {
 		return
 	}

@@ -1,9 +1,6 @@
 package runtime
 
-import (
-	"math/big"
-	"strconv"
-)
+import "strconv"
 
 // jsonDecimal is a JSON number read exactly from its text, without rounding it
 // to a float64: the value is ±0.D × 10^exp, where D is the significant digits
@@ -16,19 +13,11 @@ type jsonDecimal struct {
 	// n is the number of digits in m.
 	n int
 	// exp is the decimal exponent of 0.D. When the written exponent is
-	// beyond ±expLimit it is clamped, and huge is set.
+	// beyond ±expLimit it is clamped, and huge is set: such a number is
+	// beyond every 64-bit type, and outOfType rejects it before any
+	// comparison.
 	exp  int64
 	huge bool
-	// src and adj recompute a clamped exponent exactly: the number's text,
-	// and what the position of the first significant digit adds to the
-	// written exponent.
-	src []byte
-	adj int64
-	// ratOK says that math/big's Rat.SetString accepts the text. It refuses
-	// exponents whose digits overflow an int64 and, for non-zero numbers,
-	// powers of ten beyond ±1e6; jsonschema/v6 then says the number is no
-	// integer, and so does the validator.
-	ratOK bool
 }
 
 // expLimit clamps exponents: far beyond any float64 bound, and far from
@@ -48,19 +37,16 @@ func parseDecimal(t []byte) jsonDecimal {
 		i++
 	}
 	intLen := i - intStart
-	fracLen := 0
 	mEnd := i
 	if i < len(t) && t[i] == '.' {
 		i++
 		for i < len(t) && t[i] >= '0' && t[i] <= '9' {
 			i++
 		}
-		fracLen = i - intLen - intStart - 1
 		mEnd = i
 	}
 	// Exponent.
 	var e int64
-	expOK := true
 	if i < len(t) {
 		i++ // 'e' or 'E'
 		eneg := false
@@ -76,9 +62,6 @@ func parseDecimal(t []byte) jsonDecimal {
 		if e >= expLimit {
 			e = expLimit
 			d.huge = true
-			// Whether the exponent's digits fit an int64 decides math/big.
-			_, err := strconv.ParseInt(string(t[indexExp(t)+1:]), 10, 64)
-			expOK = err == nil
 		}
 		if eneg {
 			e = -e
@@ -102,9 +85,7 @@ func parseDecimal(t []byte) jsonDecimal {
 		pos++
 	}
 	if first < 0 {
-		// Zero. math/big accepts it whatever the (int64) exponent.
-		d.huge = false
-		d.ratOK = expOK
+		d.huge = false // zero, whatever the exponent
 		return d
 	}
 	d.m = t[first : last+1]
@@ -113,27 +94,24 @@ func parseDecimal(t []byte) jsonDecimal {
 		d.n-- // the decimal point
 	}
 	d.exp = int64(intLen-k) + e
-	if d.huge {
-		d.src, d.adj = t, int64(intLen-k)
-	}
-	exp5 := e - int64(fracLen)
-	d.ratOK = expOK && !d.huge && exp5 >= -1e6 && exp5 <= 1e6
 	return d
 }
 
-func indexExp(t []byte) int {
-	for i, c := range t {
-		if c == 'e' || c == 'E' {
-			return i
-		}
-	}
-	return len(t)
+// isIntegral reports whether the number's value is an integer, of any size.
+func (d *jsonDecimal) isIntegral() bool {
+	return d.n == 0 || d.exp >= int64(d.n)
 }
 
-// isInteger reports whether jsonschema/v6 takes the number for an integer:
-// its value is integral and math/big can read it.
-func (d *jsonDecimal) isInteger() bool {
-	return d.ratOK && (d.n == 0 || d.exp >= int64(d.n))
+// fitsFloat64 reports whether the number t is within the range of a
+// float64. strconv.ParseFloat decides, as it does in the handler's decoder,
+// which reads a number too close to zero as 0; only numbers near either
+// edge need it.
+func (d *jsonDecimal) fitsFloat64(t []byte) bool {
+	if d.n == 0 || !d.huge && d.exp > -300 && d.exp < 300 {
+		return true
+	}
+	_, err := strconv.ParseFloat(string(t), 64)
+	return err == nil
 }
 
 // int64 returns the value if it is an integer that fits in an int64.
@@ -195,12 +173,6 @@ func (d *jsonDecimal) cmpAbs(o *jsonDecimal) int {
 	if d.exp != o.exp {
 		return compareInts64(d.exp, o.exp)
 	}
-	if d.huge && o.huge {
-		// Both exponents were clamped; compare them exactly.
-		if c := d.bigExp().Cmp(o.bigExp()); c != 0 {
-			return c
-		}
-	}
 	i, j := 0, 0
 	for {
 		for i < len(d.m) && d.m[i] == '.' {
@@ -222,20 +194,6 @@ func (d *jsonDecimal) cmpAbs(o *jsonDecimal) int {
 		i++
 		j++
 	}
-}
-
-// bigExp computes a clamped exponent exactly, from the number's text.
-func (d *jsonDecimal) bigExp() *big.Int {
-	e := new(big.Int)
-	if d.src == nil {
-		return e.SetInt64(d.exp)
-	}
-	t := d.src[indexExp(d.src)+1:]
-	if t[0] == '+' {
-		t = t[1:]
-	}
-	e.SetString(string(t), 10)
-	return e.Add(e, big.NewInt(d.adj))
 }
 
 func compareInts(a, b int) int {

@@ -2,9 +2,12 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"math/big"
+	"regexp"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -213,13 +216,17 @@ func refDuplicateKey(args []byte) (string, bool) {
 
 // referenceVerdict is the reference's verdict on arguments: nil when they
 // are valid. It reports panics of jsonschema/v6 as such.
-func referenceVerdict(sch *jsonschema.Schema, args []byte) (verdict error, panicked any) {
+func referenceVerdict(r *refRequest, args []byte) (verdict error, panicked any) {
+	sch := r.sch
 	v, err := refDecode(args)
 	if err != nil {
 		return err, nil
 	}
 	if key, dup := refDuplicateKey(args); dup {
 		return fmt.Errorf("duplicate key %q", key), nil
+	}
+	if err := refRange(r.msg, v); err != nil {
+		return err, nil
 	}
 	defer func() {
 		if r := recover(); r != nil {
@@ -228,6 +235,91 @@ func referenceVerdict(sch *jsonschema.Schema, args []byte) (verdict error, panic
 	}()
 	return sch.Validate(v), nil
 }
+
+// refRange holds the numbers of arguments to the 64-bit types of their
+// fields, where the validator deliberately parts from JSON Schema: an
+// integer field holds an int64, the type of its generated Go field, and a
+// number field a float64, as the handler's decoder reads them. It judges
+// a number by its value, as JSON Schema does, and rewrites an integer in
+// range as plain digits, which jsonschema/v6 then reads (math/big refuses
+// 0e99999999999999999999, which is 0).
+func refRange(msg *catalog.Message, v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	check := func(t catalog.Type, x any) (any, error) {
+		n, ok := x.(json.Number)
+		if !ok {
+			return x, nil
+		}
+		switch t {
+		case catalog.Integer:
+			i, integral, fits := refInt64(string(n))
+			switch {
+			case integral && !fits:
+				return nil, fmt.Errorf("%s is beyond int64", n)
+			case integral:
+				return json.Number(strconv.FormatInt(i, 10)), nil
+			}
+		case catalog.Number:
+			if _, err := strconv.ParseFloat(string(n), 64); err != nil {
+				return nil, fmt.Errorf("%s is beyond float64: %v", n, err)
+			}
+		}
+		return x, nil
+	}
+	for _, f := range msg.Fields {
+		x, ok := m[f.Name]
+		if !ok {
+			continue
+		}
+		var err error
+		if arr, isArr := x.([]any); isArr && f.Type == catalog.Array {
+			for i := range arr {
+				if arr[i], err = check(f.Items, arr[i]); err != nil {
+					return err
+				}
+			}
+		} else if m[f.Name], err = check(f.Type, x); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// refInt64 reads a JSON number's value exactly: whether it is integral,
+// and whether an int64 holds it, whatever its spelling.
+func refInt64(s string) (n int64, integral, fits bool) {
+	p := refNumberRE.FindStringSubmatch(s)
+	if p == nil {
+		return 0, false, false
+	}
+	digits := strings.TrimLeft(p[2]+p[3], "0")
+	if digits == "" {
+		return 0, true, true
+	}
+	exp, ok := new(big.Int).SetString(cmp.Or(strings.TrimPrefix(p[4], "+"), "0"), 10)
+	if !ok {
+		return 0, false, false
+	}
+	exp.Sub(exp, big.NewInt(int64(len(p[3]))))
+	trimmed := strings.TrimRight(digits, "0")
+	exp.Add(exp, big.NewInt(int64(len(digits)-len(trimmed))))
+	switch {
+	case exp.Sign() < 0:
+		return 0, false, false
+	case exp.Cmp(big.NewInt(19)) > 0:
+		return 0, true, false
+	}
+	x, _ := new(big.Int).SetString(trimmed+strings.Repeat("0", int(exp.Int64())), 10)
+	if p[1] == "-" {
+		x.Neg(x)
+	}
+	return x.Int64(), true, x.IsInt64()
+}
+
+var refNumberRE = regexp.MustCompile(`^(-?)(\d+)(?:\.(\d*))?(?:[eE]([+-]?\d+))?$`)
 
 // refUnparsableInArray reports a number that math/big cannot read (an exponent
 // beyond ±1e6), inside an array: jsonschema/v6 then finds the number unequal

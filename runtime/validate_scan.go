@@ -125,7 +125,7 @@ func (c *argsCheck) run() {
 			return
 		}
 		if c.trailing(i) {
-			c.beginArgs().say("the arguments must be a JSON object, not ").sayValue(start, i)
+			c.beginArgs().say(c.v.whole).say(" must be a JSON object, not ").sayValue(start, i)
 		}
 		return
 	}
@@ -251,7 +251,7 @@ func (c *argsCheck) finishFields(n int) {
 func (c *argsCheck) trailing(i int) bool {
 	if j := skipJSONSpace(c.data, i); j < len(c.data) {
 		c.reset()
-		c.beginArgs().say("the arguments must be one JSON object, but more data follows it").at(j)
+		c.beginArgs().say(c.v.whole).say(" must be one JSON object, but more data follows it").at(j)
 		return false
 	}
 	return true
@@ -523,7 +523,7 @@ func (c *argsCheck) err() *ValidationError {
 // syntax reports JSON that does not parse; it replaces any other problem.
 func (c *argsCheck) syntax(i int, msg string) {
 	c.reset()
-	c.beginArgs().say("the arguments are not valid JSON: ").say(msg).at(i)
+	c.beginArgs().say(c.v.whole).say(" are not valid JSON: ").say(msg).at(i)
 }
 
 // at says where offset i is in the input: ` at offset 12, near "x}"`.
@@ -577,6 +577,12 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 		if ch == '[' {
 			return c.arrayValue(fs, i)
 		}
+	case kindJSON:
+		end := c.skip(i, 1)
+		if end >= 0 {
+			c.put(d[i:end])
+		}
+		return end
 	}
 	end := c.skip(i, 1)
 	if end < 0 {
@@ -716,14 +722,39 @@ func (c *argsCheck) numberValue(fs *fieldSpec, i int) int {
 		return end
 	}
 	dec := parseDecimal(t)
-	if fs.t == kindInteger && !dec.isInteger() {
-		c.beginField(fs).say(fs.msg.typ).say("the number ").sayNumber(t)
+	if msg := outOfType(fs.t, t, &dec); msg != "" {
+		c.beginField(fs).say(fs.subject).say(msg).sayNumber(t)
 		return end
 	}
 	c.appendNumber(fs.t, t, &dec)
 	c.numberChecks(fs, t, dec, false)
 	return end
 }
+
+// outOfType says, as " must be ..., not ", why a number is no value of an
+// integer or number field, or returns "". An integer field holds an int64,
+// the type of its Go field, and a number field a float64: a number beyond
+// them would pass JSON Schema and fail in the handler's decoder. Numbers
+// are judged by their value, whatever their spelling: 0e99999999999999999999
+// is 0, and 1e99999999999 is too large for both.
+func outOfType(k fieldKind, t []byte, dec *jsonDecimal) string {
+	switch {
+	case k == kindInteger && !dec.isIntegral():
+		return " must be an integer, not the number "
+	case k == kindInteger:
+		if _, ok := dec.int64(); !ok {
+			return integerRangeMsg
+		}
+	case !dec.fitsFloat64(t):
+		return numberRangeMsg
+	}
+	return ""
+}
+
+var (
+	integerRangeMsg = " must be an integer " + catalog.IntegerRange + ", not "
+	numberRangeMsg  = " must be a number within the range of a 64-bit float, at most 1.7976931348623157e308 either side of 0; not "
+)
 
 // numberChecks checks a number against the enum and the bounds, exactly.
 // With onlyDecimal, only what the fast path leaves: the bounds that are not
@@ -911,8 +942,10 @@ func (c *argsCheck) item(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
 				return end, true
 			}
 			dec := parseDecimal(t)
-			if fs.it == kindInteger && !dec.isInteger() {
-				c.itemProblem(fs, index, bad, i, end)
+			if msg := outOfType(fs.it, t, &dec); msg != "" {
+				if bad < maxItemProblems {
+					c.beginField(fs).say("item at index ").sayInt(index).say(" of ").say(fs.subject).say(msg).sayNumber(t)
+				}
 				return end, false
 			}
 			c.appendNumber(fs.it, t, &dec)
@@ -1020,9 +1053,6 @@ func (d *jsonDecimal) appendKey(b []byte) []byte {
 		}
 	}
 	b = append(b, 'e')
-	if d.huge {
-		return d.bigExp().Append(b, 10)
-	}
 	return strconv.AppendInt(b, d.exp, 10)
 }
 
@@ -1436,7 +1466,7 @@ func (c *argsCheck) skip(i, depth int) int {
 		case ch == '{' || ch == '[':
 			if depth+n+1 > maxArgsDepth {
 				c.reset()
-				c.beginArgs().say("the arguments are nested too deeply: more than ").sayInt(maxArgsDepth).say(" levels of arrays and objects")
+				c.beginArgs().say(c.v.whole).say(" are nested too deeply: more than ").sayInt(maxArgsDepth).say(" levels of arrays and objects")
 				return -1
 			}
 			if ch == '{' {

@@ -1,5 +1,6 @@
 // Package scaffold writes a new toolc project: a CUE module that `cue vet`
-// checks offline, one service contract and its handler's main package.
+// checks offline, one service contract, its handler's main package and the
+// handler's generated code, and says what to run next.
 package scaffold
 
 import (
@@ -8,25 +9,46 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime/debug"
 	"strings"
 	"text/template"
 
+	"golang.org/x/mod/modfile"
+
 	"github.com/toolc/toolc/internal/atomicfile"
 
+	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/gogen"
 	"github.com/toolc/toolc/schema"
 )
 
 // cueLanguage is the CUE language version that new modules declare.
 const cueLanguage = "v0.17.0"
 
+// Result is what Init wrote and what to run next.
+type Result struct {
+	// Files are the files written, relative to the project directory.
+	Files []string
+	// Next are the commands that take the new project to a running
+	// server, to be run one after another from the directory where Init
+	// ran, exactly as they stand.
+	Next []Step
+}
+
+// Step is one command of Result.Next.
+type Step struct {
+	Command string // a shell command line
+	Comment string // why, or what it does; may be empty
+}
+
 // Init writes a new project into dir, which may exist but must not hold
-// any of the files that Init writes. It returns the files it wrote,
-// relative to dir. Each file is written to a temporary name and renamed, so
-// an interrupted Init leaves no half-written file.
-func Init(dir string) ([]string, error) {
+// any of the files that Init writes, with its handler getting the SDK from
+// sdk (see FindSDK). Each file is written to a temporary name and renamed,
+// and every file's content is made before the first is written, so an
+// interrupted or failed Init leaves no half-written file.
+func Init(dir string, sdk SDK) (*Result, error) {
 	abs, err := filepath.Abs(dir)
 	if err != nil {
 		return nil, err
@@ -34,16 +56,18 @@ func Init(dir string) ([]string, error) {
 	if fi, err := os.Stat(abs); err == nil && !fi.IsDir() {
 		return nil, fmt.Errorf("%s exists and is not a directory", dir)
 	}
-	p := newParams(filepath.Base(abs))
+	p := newParams(filepath.Base(abs), sdk)
 	files := []file{
-		{"cue.mod/module.cue", moduleTmpl},
-		{filepath.ToSlash(filepath.Join("cue.mod/pkg", schema.ImportPath, schema.FileName)), schema.Source()},
-		{p.Package + ".cue", contractTmpl},
-		{"main.go", handlerTmpl},
+		{name: "cue.mod/module.cue", tmpl: moduleTmpl},
+		{name: filepath.ToSlash(filepath.Join("cue.mod/pkg", schema.ImportPath, schema.FileName)), data: []byte(schema.Source())},
+		{name: p.Package + ".cue", tmpl: contractTmpl},
+		{name: "main.go", tmpl: handlerTmpl},
 	}
-	if !insideGoModule(abs) {
-		files = append(files, file{"go.mod", goModTmpl})
+	enclosing := enclosingModule(abs)
+	if enclosing == "" {
+		files = append(files, file{name: "go.mod", tmpl: goModTmpl})
 	}
+	files = append(files, file{name: gogen.FileName})
 	var exist []string
 	for _, f := range files {
 		if _, err := os.Lstat(filepath.Join(abs, f.name)); err == nil {
@@ -55,23 +79,95 @@ func Init(dir string) ([]string, error) {
 	if len(exist) > 0 {
 		return nil, fmt.Errorf("%s already holds %s; not overwriting", dir, strings.Join(exist, ", "))
 	}
-	var written []string
-	for _, f := range files {
-		data, err := render(f, p)
-		if err != nil {
-			return written, err
+	for i := range files {
+		if files[i].tmpl != "" {
+			if files[i].data, err = render(files[i], p); err != nil {
+				return nil, err
+			}
 		}
-		if err := writeFileAtomic(filepath.Join(abs, f.name), data); err != nil {
-			return written, err
-		}
-		written = append(written, f.name)
 	}
-	return written, nil
+	if files[len(files)-1].data, err = generate(files); err != nil {
+		return nil, err
+	}
+	res := &Result{}
+	for _, f := range files {
+		if err := writeFileAtomic(filepath.Join(abs, f.name), f.data); err != nil {
+			return res, err
+		}
+		res.Files = append(res.Files, f.name)
+	}
+	res.Next = nextSteps(dir, sdk, enclosing)
+	return res, nil
+}
+
+// generate returns what toolc gen go writes for the new contract, so that
+// toolc gen go --check passes on a new project. The contract compiles in a
+// temporary copy of the CUE files, since none is written yet.
+func generate(files []file) ([]byte, error) {
+	tmp, err := os.MkdirTemp("", "toolc-init-")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(tmp)
+	for _, f := range files {
+		if strings.HasSuffix(f.name, ".cue") {
+			if err := writeFileAtomic(filepath.Join(tmp, f.name), f.data); err != nil {
+				return nil, err
+			}
+		}
+	}
+	res, err := compiler.Compile(compiler.Config{Dir: tmp}, ".")
+	if err != nil {
+		return nil, err
+	}
+	if res.HasErrors() || len(res.Catalog.Services) != 1 {
+		// The contract is fixed text; a failure here is toolc's bug.
+		return nil, fmt.Errorf("the new contract does not compile (a bug in toolc init): %v", res.Diagnostics)
+	}
+	return gogen.Generate(res.Catalog.Services[0], "main")
+}
+
+// nextSteps are the commands from the directory where init ran to a
+// running server.
+func nextSteps(dir string, sdk SDK, enclosing string) []Step {
+	var steps []Step
+	if _, err := exec.LookPath("toolc"); err != nil && sdk.Dir != "" {
+		steps = append(steps, Step{"go -C " + shellQuote(sdk.Dir) + " install ./cmd/toolc",
+			"toolc is not on PATH: this installs it into $(go env GOPATH)/bin, which must be on PATH"})
+	}
+	steps = append(steps, Step{"cd " + shellQuote(dir), ""})
+	switch {
+	case enclosing == ModulePath:
+		// A project inside the toolc checkout uses the SDK beside it.
+	case enclosing != "":
+		if sdk.Dir != "" {
+			steps = append(steps, Step{"go mod edit -replace " + ModulePath + "=" + shellQuote(sdk.Dir), "use the toolc checkout at " + sdk.Dir})
+		} else {
+			steps = append(steps, Step{"go get " + ModulePath + "@" + sdk.Version, "the handler SDK, at the version of this toolc"})
+		}
+		steps = append(steps, Step{"go mod tidy", ""})
+	case sdk.Dir != "":
+		steps = append(steps, Step{"go mod tidy", "fetches the handler SDK's requirements; go.mod replaces " + ModulePath + " with the checkout at " + sdk.Dir})
+	default:
+		steps = append(steps, Step{"go mod tidy", "fetches the handler SDK, " + ModulePath + " " + sdk.Version})
+	}
+	return append(steps,
+		Step{"toolc check ./...", ""},
+		Step{"toolc dev ./...", "serves MCP on http://127.0.0.1:8931/mcp and reloads as you edit"})
+}
+
+// shellQuote quotes s for a POSIX shell when it needs it.
+func shellQuote(s string) string {
+	if s != "" && strings.Trim(s, "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-_./=:@+,") == "" {
+		return s
+	}
+	return "'" + strings.ReplaceAll(s, "'", `'\''`) + "'"
 }
 
 type file struct {
 	name string
-	tmpl string
+	tmpl string // a text/template, or empty
+	data []byte // the content
 }
 
 type params struct {
@@ -80,15 +176,13 @@ type params struct {
 	Module      string // CUE module path
 	GoModule    string
 	CUELanguage string
-	// ToolcVersion is the version of the toolc module the handler needs:
-	// the running binary's, or v0.0.0 for a development build, which a
-	// replace directive must then point at a checkout.
-	ToolcVersion string
+	GoVersion   string
+	SDK         SDK
 }
 
 var nonWord = regexp.MustCompile(`[^a-z0-9]+`)
 
-func newParams(base string) params {
+func newParams(base string, sdk SDK) params {
 	words := strings.Trim(nonWord.ReplaceAllString(strings.ToLower(base), "-"), "-")
 	if words == "" || words[0] < 'a' || words[0] > 'z' {
 		words = "tools-" + words
@@ -104,16 +198,13 @@ func newParams(base string) params {
 		Module:      "example.com/" + words + "@v0",
 		GoModule:    "example.com/" + words,
 		CUELanguage: cueLanguage,
-
-		ToolcVersion: toolcVersion(),
+		GoVersion:   GoVersion,
+		SDK:         sdk,
 	}
 }
 
 func render(f file, p params) ([]byte, error) {
-	if f.tmpl == schema.Source() {
-		return []byte(f.tmpl), nil // copied as it is, not a template
-	}
-	t, err := template.New(f.name).Parse(f.tmpl)
+	t, err := template.New(f.name).Funcs(template.FuncMap{"quote": modfile.AutoQuote}).Parse(f.tmpl)
 	if err != nil {
 		return nil, err
 	}
@@ -124,14 +215,19 @@ func render(f file, p params) ([]byte, error) {
 	return b.Bytes(), nil
 }
 
-func insideGoModule(dir string) bool {
+// enclosingModule returns the module path of the go.mod in dir or above
+// it, or "" when dir is not inside a Go module.
+func enclosingModule(dir string) string {
 	for {
-		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			return true
+		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+			if path := modfile.ModulePath(data); path != "" {
+				return path
+			}
+			return "(unnamed)"
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
-			return false
+			return ""
 		}
 		dir = parent
 	}
@@ -154,9 +250,14 @@ language: {
 
 const goModTmpl = `module {{.GoModule}}
 
-go 1.25
+go {{.GoVersion}}
 
-require github.com/toolc/toolc {{.ToolcVersion}}
+require github.com/toolc/toolc {{.SDK.Version}}
+{{- if .SDK.Dir}}
+
+// The handler SDK is the toolc checkout here, not a published version.
+replace github.com/toolc/toolc => {{quote .SDK.Dir}}
+{{- end}}
 `
 
 const contractTmpl = `package {{.Package}}
@@ -193,44 +294,30 @@ const handlerTmpl = `// Command {{.Package}} is the handler plugin of the {{.Ser
 // it reaches a handler here.
 package main
 
+// tools_gen.go holds the Go side of the contract: the Tools interface, the
+// request and response types, and Serve. Run go generate (or toolc gen go
+// ./...) after you edit the contract, then implement the new methods.
+//go:generate toolc gen go .
+
 import (
 	"context"
 	"strings"
-
-	"github.com/toolc/toolc/plugins"
 )
 
-// echoRequest holds the arguments of the echo tool; the json tags are the
-// contract's field names. repeat is optional in the contract, and the
-// runtime fills in its default, 1, before the handler runs.
-type echoRequest struct {
-	Message string ` + "`json:\"message\"`" + `
-	Repeat  int    ` + "`json:\"repeat\"`" + `
-}
-
-// echoResponse matches the contract's response fields.
-type echoResponse struct {
-	Text string ` + "`json:\"text\"`" + `
-}
-
 func main() {
-	plugins.Serve(
-		plugins.Handle("echo", func(ctx context.Context, req echoRequest) (*plugins.Result, error) {
-			words := make([]string, req.Repeat)
-			for i := range words {
-				words[i] = req.Message
-			}
-			return plugins.JSON(echoResponse{Text: strings.Join(words, " ")})
-		}),
-	)
+	Serve(handler{})
+}
+
+// handler implements Tools, one method per tool of the contract.
+type handler struct{}
+
+// Echo handles the echo tool. The runtime has checked the arguments
+// against the contract and filled in repeat's default, 1, before it runs.
+func (handler) Echo(ctx context.Context, req EchoRequest) (*EchoResponse, error) {
+	words := make([]string, req.Repeat)
+	for i := range words {
+		words[i] = req.Message
+	}
+	return &EchoResponse{Text: strings.Join(words, " ")}, nil
 }
 `
-
-// toolcVersion is the version of the toolc module this binary was built
-// from, or v0.0.0 when it was built from a checkout.
-func toolcVersion() string {
-	if info, ok := debug.ReadBuildInfo(); ok && strings.HasPrefix(info.Main.Version, "v") {
-		return info.Main.Version
-	}
-	return "v0.0.0"
-}

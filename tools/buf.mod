@@ -6,7 +6,7 @@
 // toolc and for every module that requires toolc.
 module github.com/toolc/toolc
 
-go 1.26.8
+go 1.26.7
 
 tool (
 	github.com/bufbuild/buf/cmd/buf

@@ -22,6 +22,9 @@ func runDev(e env, args []string) int {
 	if !ok {
 		return status
 	}
+	if status := checkExposure(e, "dev", sf); status != exitOK {
+		return status
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer plugins.CleanupClients()

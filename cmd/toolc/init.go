@@ -9,23 +9,42 @@ import (
 
 func runInit(e env, args []string) int {
 	fs := newFlags(e, "init")
+	sdkDir := fs.String("sdk", "", "point the handler at the toolc checkout in `DIR` with a replace directive (default: the checkout this toolc was built from, when it is not a released version)")
 	rest, status, ok := parseFlags(fs, args)
 	if !ok {
 		return status
 	}
 	if len(rest) != 1 {
-		fmt.Fprintln(e.stderr, "usage: toolc init DIR")
+		fmt.Fprintln(e.stderr, "usage: toolc init [--sdk DIR] DIR")
 		return exitUsage
 	}
 	dir := rest[0]
-	files, err := scaffold.Init(dir)
+	sdk, err := scaffold.FindSDK(*sdkDir)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc init: %v\n", err)
 		return exitUsage
 	}
-	for _, f := range files {
-		fmt.Fprintf(e.stdout, "created %s\n", filepath.Join(dir, f))
+	res, err := scaffold.Init(dir, sdk)
+	if res != nil {
+		for _, f := range res.Files {
+			fmt.Fprintf(e.stdout, "created %s\n", filepath.Join(dir, f))
+		}
 	}
-	fmt.Fprintf(e.stdout, "\nNext:\n\tcd %s\n\tgo mod tidy        # fetches the handler SDK, github.com/toolc/toolc\n\ttoolc check ./...\n\ttoolc dev ./...    # serves MCP on http://%s/mcp and reloads as you edit\n", dir, defaultHTTPAddr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc init: %v\n", err)
+		return exitUsage
+	}
+	width := 0
+	for _, s := range res.Next {
+		width = max(width, len(s.Command))
+	}
+	fmt.Fprintf(e.stdout, "\nNext:\n")
+	for _, s := range res.Next {
+		if s.Comment == "" {
+			fmt.Fprintf(e.stdout, "\t%s\n", s.Command)
+		} else {
+			fmt.Fprintf(e.stdout, "\t%-*s  # %s\n", width, s.Command, s.Comment)
+		}
+	}
 	return exitOK
 }

@@ -6,7 +6,7 @@
 //
 //	toolc check [--format text|json|github] [PATTERN...]
 //	toolc rules [--format text|json|markdown]
-//	toolc init DIR
+//	toolc init [--sdk DIR] DIR
 //	toolc build [-o FILE] [PATTERN...]
 //	toolc export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]
 //	toolc serve [--stdio | --http ADDR] [--catalog FILE | PATTERN...]
@@ -53,10 +53,10 @@ func commands() []command {
 	return []command{
 		{"check", "check [--format text|json|github] [PATTERN...]", runCheck},
 		{"rules", "rules [--format text|json|markdown]", runRules},
-		{"init", "init DIR", runInit},
+		{"init", "init [--sdk DIR] DIR", runInit},
 		{"build", "build [-o FILE] [PATTERN...]", runBuild},
-		{"serve", "serve [--stdio | --http ADDR] [--token T] [--allow-origin O] [--stateless] [--catalog FILE | PATTERN...]", runServe},
-		{"dev", "dev [--stdio | --http ADDR] [--poll DURATION] [PATTERN...]", runDev},
+		{"serve", "serve [--stdio | --http ADDR] [--token T] [--insecure] [--allow-origin O] [--stateless] [--catalog FILE | PATTERN...]", runServe},
+		{"dev", "dev [--stdio | --http ADDR] [--token T] [--insecure] [--poll DURATION] [PATTERN...]", runDev},
 		{"call", "call [--catalog FILE | PATTERN...] TOOL [JSON]", runCall},
 		{"export", "export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]", runExport},
 		{"lock", "lock [PATTERN...]", runLock},

@@ -1,13 +1,18 @@
 package main
 
 import (
+	"go/version"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
+	"golang.org/x/mod/modfile"
+
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/scaffold"
 )
 
 // The README's rule table and its contract example are derived from the
@@ -41,30 +46,65 @@ func readFile(t *testing.T, path string) string {
 	return string(data)
 }
 
-// TestREADMEHandler builds the README's handler example against this
-// checkout, so the example a reader copies compiles.
+// TestREADMEHandler checks that the README quotes, under Handlers, the
+// main.go that toolc init writes, as it is; TestInit builds and serves it.
 func TestREADMEHandler(t *testing.T) {
-	readme := readFile(t, "../../README.md")
-	_, after, ok := strings.Cut(readme, "## Handlers")
-	_, code, ok2 := strings.Cut(after, "```go\n")
-	code, _, ok3 := strings.Cut(code, "```")
-	if !ok || !ok2 || !ok3 {
-		t.Fatal("README.md has no Go block under ## Handlers")
+	dir := filepath.Join(t.TempDir(), "my-tools")
+	if _, err := scaffold.Init(dir, scaffold.SDK{Version: "v1.0.0"}); err != nil {
+		t.Fatal(err)
 	}
+	handler := readFile(t, filepath.Join(dir, "main.go"))
+	_, after, _ := strings.Cut(readFile(t, "../../README.md"), "\n## Handlers\n")
+	section, _, _ := strings.Cut(after, "\n## ")
+	if !strings.Contains(section, "```go\n"+handler+"```") {
+		t.Errorf("README.md's Handlers section does not quote the main.go of toolc init my-tools as it is:\n%s", handler)
+	}
+}
+
+// TestGoVersion keeps one Go version everywhere: go.mod's go line is the
+// highest that toolc's requirements declare (the true minimum, which go
+// mod tidy neither raises nor lowers), toolc init writes the same, and the
+// README asks for that release.
+func TestGoVersion(t *testing.T) {
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
 	}
-	sum := readFile(t, filepath.Join(root, "go.sum"))
-	dir := writeFiles(t, map[string]string{
-		"main.go": code,
-		"go.mod":  "module example.com/readme\n\ngo 1.25\n\nrequire github.com/toolc/toolc v0.0.0\n\nreplace github.com/toolc/toolc => " + root + "\n",
-		"go.sum":  sum,
-	})
-	build := exec.Command("go", "vet", ".")
-	build.Dir = dir
-	build.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Errorf("the README's handler does not build: %v\n%s", err, out)
+	mod, err := modfile.ParseLax("go.mod", []byte(readFile(t, filepath.Join(root, "go.mod"))), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if mod.Go.Version != scaffold.GoVersion {
+		t.Errorf("go.mod says go %s, and toolc init writes go %s (scaffold.GoVersion)", mod.Go.Version, scaffold.GoVersion)
+	}
+
+	list := exec.Command("go", "list", "-m", "-f", "{{.Path}} {{.GoVersion}}", "all")
+	list.Dir = root
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list -m all: %v", err)
+	}
+	highest, by := "", ""
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		path, v, _ := strings.Cut(line, " ")
+		if path != scaffold.ModulePath && v != "" && version.Compare("go"+v, "go"+highest) > 0 {
+			highest, by = v, path
+		}
+	}
+	if mod.Go.Version != highest {
+		t.Errorf("go.mod says go %s, but the highest go line among its requirements is %s (%s); make go.mod, scaffold.GoVersion and the README say %s",
+			mod.Go.Version, highest, by, highest)
+	}
+
+	readme := readFile(t, filepath.Join(root, "README.md"))
+	release := strings.Join(strings.SplitN(scaffold.GoVersion, ".", 3)[:2], ".")
+	stated := regexp.MustCompile(`Go (1\.\d+)(\.\d+)? or newer`).FindAllStringSubmatch(readme, -1)
+	if len(stated) == 0 {
+		t.Error(`README.md does not say which Go it needs ("Go 1.N or newer")`)
+	}
+	for _, m := range stated {
+		if m[1] != release || m[2] != "" {
+			t.Errorf("README.md says %q; go.mod needs Go %s (say \"Go %s or newer\")", m[0], scaffold.GoVersion, release)
+		}
 	}
 }

@@ -163,3 +163,44 @@ func TestDiffAgainstNotAFile(t *testing.T) {
 		wantMatch(t, r.stderr, `^toolc diff: --against `+tt.against+`: `+regexp.QuoteMeta(tt.says)+`, and .* is not in a git repository, so it is not a revision either\n$`, "diff's stderr")
 	}
 }
+
+// TestServeExposed: serve and dev refuse, without a token, an --http
+// address that other machines reach, and say why, unless --insecure says
+// so. The check comes before anything is compiled, so none of these runs
+// listens: the patterns name nothing.
+func TestServeExposed(t *testing.T) {
+	dir := t.TempDir()
+	for _, cmd := range []string{"serve", "dev"} {
+		for _, addr := range []string{"0.0.0.0:0", ":0", "[::]:0", "0.0.0.0:8931", "10.1.2.3:0"} {
+			r := toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_TOKEN="}}, cmd, "--http", addr, "./nothing")
+			wantStatus(t, r, exitUsage, cmd+" --http "+addr)
+			wantMatch(t, r.stderr, `^toolc `+cmd+`: --http `+regexp.QuoteMeta(addr)+` can be reached from other machines, and without a token anyone who reaches it could call every tool; give --token \(or \$TOOLC_TOKEN\), serve on a loopback address such as 127.0.0.1:8931, or pass --insecure to serve it open anyway\n$`, cmd+"'s stderr")
+		}
+		// Past the check, each fails on the missing pattern instead.
+		for _, tt := range []struct {
+			args []string
+			env  string
+			warn bool
+		}{
+			{[]string{"--http", "0.0.0.0:0", "--insecure"}, "TOOLC_TOKEN=", true},
+			{[]string{"--http", "0.0.0.0:0", "--token", "s3cret"}, "TOOLC_TOKEN=", false},
+			{[]string{"--http", "0.0.0.0:0"}, "TOOLC_TOKEN=s3cret", false},
+			{[]string{"--http", "127.0.0.1:0"}, "TOOLC_TOKEN=", false},
+			{[]string{"--http", "localhost:0"}, "TOOLC_TOKEN=", false},
+			{[]string{"--stdio", "--http", "0.0.0.0:0"}, "TOOLC_TOKEN=", false},
+		} {
+			r := toolcRun(t, runOpts{dir: dir, env: []string{tt.env}}, append(append([]string{cmd}, tt.args...), "./nothing")...)
+			what := cmd + " " + strings.Join(tt.args, " ") + " " + tt.env
+			wantStatus(t, r, exitUsage, what)
+			if strings.Contains(r.stderr, "without a token anyone") {
+				t.Errorf("%s: refused:\n%s", what, r.stderr)
+			}
+			if got := strings.Contains(r.stderr, "warning: --http 0.0.0.0:0 can be reached from other machines, and with --insecure and no --token anyone who reaches it can call every tool"); got != tt.warn {
+				t.Errorf("%s: warning %v, want %v:\n%s", what, got, tt.warn, r.stderr)
+			}
+			if !strings.Contains(r.stderr, "nothing") {
+				t.Errorf("%s: did not go on to the pattern:\n%s", what, r.stderr)
+			}
+		}
+	}
+}

@@ -40,6 +40,7 @@ type serveFlags struct {
 	allowOrigins *string
 	stateless    *bool
 	timeout      *time.Duration
+	insecure     *bool
 }
 
 func addServeFlags(fs interface {
@@ -50,11 +51,37 @@ func addServeFlags(fs interface {
 	return serveFlags{
 		stdio:        fs.Bool("stdio", false, "serve MCP on standard input and output instead of HTTP"),
 		addr:         fs.String("http", defaultHTTPAddr, "serve MCP and the function-call API on `ADDR`"),
-		token:        fs.String("token", os.Getenv("TOOLC_TOKEN"), "require this bearer token on /mcp and /v1/ (default $TOOLC_TOKEN)"),
+		token:        fs.String("token", os.Getenv("TOOLC_TOKEN"), "require this bearer token on /mcp, /v1/ and /metrics (default $TOOLC_TOKEN)"),
 		allowOrigins: fs.String("allow-origin", "", "comma-separated browser `origins` allowed besides the server's own"),
 		stateless:    fs.Bool("stateless", false, "serve MCP without sessions, for replicas behind a load balancer"),
 		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
+		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
 	}
+}
+
+// checkExposure refuses to serve, without a token, an address that other
+// machines reach, unless the user says so with --insecure: anyone who
+// reaches it could call every tool. It runs before anything is compiled or
+// built, so that the mistake costs nothing.
+func checkExposure(e env, cmd string, sf serveFlags) int {
+	if *sf.stdio || *sf.token != "" {
+		return exitOK
+	}
+	exposed, err := runtime.Exposed(context.Background(), *sf.addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: --http %s: %v\n", cmd, *sf.addr, err)
+		return exitUsage
+	}
+	switch {
+	case !exposed:
+	case *sf.insecure:
+		fmt.Fprintf(e.stderr, "toolc %s: warning: --http %s can be reached from other machines, and with --insecure and no --token anyone who reaches it can call every tool\n", cmd, *sf.addr)
+	default:
+		fmt.Fprintf(e.stderr, "toolc %s: --http %s can be reached from other machines, and without a token anyone who reaches it could call every tool; "+
+			"give --token (or $TOOLC_TOKEN), serve on a loopback address such as %s, or pass --insecure to serve it open anyway\n", cmd, *sf.addr, defaultHTTPAddr)
+		return exitUsage
+	}
+	return exitOK
 }
 
 func runServe(e env, args []string) int {
@@ -63,6 +90,9 @@ func runServe(e env, args []string) int {
 	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts")
 	patterns, status, ok := parseFlags(fs, args)
 	if !ok {
+		return status
+	}
+	if status := checkExposure(e, "serve", sf); status != exitOK {
 		return status
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -93,7 +123,7 @@ func runServe(e env, args []string) int {
 // function-call API over HTTP.
 func serveMCP(ctx context.Context, e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags) int {
 	if *sf.stdio {
-		if err := srv.Run(ctx, &mcp.StdioTransport{}); err != nil && ctx.Err() == nil {
+		if err := srv.Run(ctx, runtime.NewStdioTransport(e.stdin, e.stdout)); err != nil && ctx.Err() == nil {
 			fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 			return exitFail
 		}

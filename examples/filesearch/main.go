@@ -1,10 +1,12 @@
 // Command filesearch is the handler plugin of the file-search contract: it
 // searches and reads the files under one directory, the search root.
 //
-// The root is $TOOLC_FILESEARCH_ROOT, or else the directory the plugin
-// runs in (toolc serve's). Every path is opened through an os.Root, so
-// neither .. nor a symbolic link reaches a file outside it, and every
-// result is bounded by the contract's limits.
+// The root is $TOOLC_FILESEARCH_ROOT, or else the directory of the
+// contract, which toolc gives every plugin as $TOOLC_SERVICE_DIR. It is
+// never the working directory: an MCP client such as Claude Desktop starts
+// toolc in /, and the model would see the whole file system. Every path
+// is opened through an os.Root, so neither .. nor a symbolic link reaches
+// a file outside it, and every result is bounded by the contract's limits.
 package main
 
 //go:generate go run ../../cmd/toolc gen go .
@@ -21,15 +23,30 @@ import (
 )
 
 func main() {
-	dir := os.Getenv("TOOLC_FILESEARCH_ROOT")
-	if dir == "" {
-		dir = "."
+	dir, err := searchRoot(os.Getenv)
+	if err != nil {
+		log.Fatalf("filesearch: %v", err)
 	}
 	s, err := newSearcher(dir)
 	if err != nil {
 		log.Fatalf("filesearch: the search root: %v", err)
 	}
+	log.Printf("filesearch: searching %s", dir)
 	Serve(s)
+}
+
+// searchRoot returns the directory to search: $TOOLC_FILESEARCH_ROOT, or
+// the contract's directory, $TOOLC_SERVICE_DIR. Without either (a host
+// other than toolc) it refuses rather than fall back on the working
+// directory.
+func searchRoot(getenv func(string) string) (string, error) {
+	if dir := getenv("TOOLC_FILESEARCH_ROOT"); dir != "" {
+		return dir, nil
+	}
+	if dir := getenv("TOOLC_SERVICE_DIR"); dir != "" {
+		return dir, nil
+	}
+	return "", errors.New("no search root: set TOOLC_FILESEARCH_ROOT to the directory whose files the tools may read")
 }
 
 // searcher serves the tools over one search root: its exported methods

@@ -403,3 +403,23 @@ func TestIsText(t *testing.T) {
 		t.Errorf("a file that ends in half a rune: isText(false) %v, isText(true) %v", c.isText(false), c.isText(true))
 	}
 }
+
+// TestSearchRoot: the root is the one configured, else the contract's
+// directory that toolc passes; never the working directory, which is / for
+// a plugin under Claude Desktop.
+func TestSearchRoot(t *testing.T) {
+	for _, tc := range []struct {
+		env     map[string]string
+		want    string
+		wantErr string
+	}{
+		{map[string]string{"TOOLC_FILESEARCH_ROOT": "/srv/docs", "TOOLC_SERVICE_DIR": "/repo/examples/filesearch"}, "/srv/docs", ""},
+		{map[string]string{"TOOLC_SERVICE_DIR": "/repo/examples/filesearch"}, "/repo/examples/filesearch", ""},
+		{map[string]string{}, "", "no search root: set TOOLC_FILESEARCH_ROOT"},
+	} {
+		got, err := searchRoot(func(k string) string { return tc.env[k] })
+		if got != tc.want || (err == nil) != (tc.wantErr == "") || (err != nil && !strings.Contains(err.Error(), tc.wantErr)) {
+			t.Errorf("searchRoot(%v) = %q, %v; want %q, %q", tc.env, got, err, tc.want, tc.wantErr)
+		}
+	}
+}
