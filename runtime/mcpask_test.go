@@ -104,14 +104,18 @@ func (a *askers) handlers() []plugins.Handler {
 }
 
 // serveAsk serves the ask service in process over HTTP.
-func serveAsk(t testing.TB, opts runtime.MCPOptions) (*httptest.Server, *askers) {
+func serveAsk(t testing.TB, opts runtime.MCPOptions, httpOpts ...runtime.HTTPOptions) (*httptest.Server, *askers) {
 	t.Helper()
+	ho := runtime.HTTPOptions{}
+	if len(httpOpts) > 0 {
+		ho = httpOpts[0]
+	}
 	a := &askers{}
 	rt := runtime.New(runtime.Options{})
 	if _, err := rt.Swap(askCatalog(t), map[string]runtime.Dispatcher{"ask": runtime.Local(a.handlers()...)}); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(runtime.NewHTTPHandler(rt, runtime.NewMCPServer(rt, opts), runtime.HTTPOptions{}))
+	ts := httptest.NewServer(runtime.NewHTTPHandler(rt, runtime.NewMCPServer(rt, opts), ho))
 	t.Cleanup(ts.Close)
 	return ts, a
 }
@@ -234,6 +238,17 @@ func TestAskMissingCapability(t *testing.T) {
 	}
 	if n := a.answered.Load(); n != 0 {
 		t.Errorf("%d handler runs got an answer", n)
+	}
+
+	// With --stateless a legacy client has no session to be asked over,
+	// even when it declares elicitation: the ask fails in the same way.
+	ts, _ = serveAsk(t, runtime.MCPOptions{}, runtime.HTTPOptions{Stateless: true})
+	var asked atomic.Int64
+	s := answeringClient(t, ts.URL, "2025-11-25", &asked, &retries{next: http.DefaultTransport})
+	_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{}})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeMissingRequiredClientCapabilities || asked.Load() != 0 {
+		t.Errorf("stateless 2025-11-25: greet = %v (asked %d), want error %d", err, asked.Load(), mcp.CodeMissingRequiredClientCapabilities)
 	}
 }
 

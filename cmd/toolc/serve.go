@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/internal/reqstate"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -41,6 +42,7 @@ type serveFlags struct {
 	stateless    *bool
 	timeout      *time.Duration
 	insecure     *bool
+	stateKey     *string
 }
 
 func addServeFlags(fs interface {
@@ -56,7 +58,20 @@ func addServeFlags(fs interface {
 		stateless:    fs.Bool("stateless", false, "serve MCP without sessions, for replicas behind a load balancer"),
 		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
 		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
+		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
 	}
+}
+
+// stateSecret reads the key that seals requestState (--state-key-file,
+// else $TOOLC_STATE_KEY), before anything is compiled or built; nil means
+// the runtime makes one for this process.
+func stateSecret(e env, cmd string, sf serveFlags) ([]byte, int) {
+	secret, err := reqstate.LoadSecret(*sf.stateKey, os.Getenv("TOOLC_STATE_KEY"))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	return secret, exitOK
 }
 
 // checkExposure refuses to serve, without a token, an address that other
@@ -95,6 +110,10 @@ func runServe(e env, args []string) int {
 	if status := checkExposure(e, "serve", sf); status != exitOK {
 		return status
 	}
+	secret, status := stateSecret(e, "serve", sf)
+	if status != exitOK {
+		return status
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -115,7 +134,7 @@ func runServe(e env, args []string) int {
 	}
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see runtime.MCPOptions.ListTTL).
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL})
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
 	return serveMCP(ctx, e, "serve", rt, srv, sf)
 }
 

@@ -22,6 +22,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
+	"strings"
 	"time"
 )
 
@@ -171,4 +173,27 @@ func ArgsDigest(args json.RawMessage) []byte {
 	}
 	sum := sha256.Sum256(args)
 	return sum[:]
+}
+
+// LoadSecret returns the secret of a key file, or else of value (the
+// environment variable TOOLC_STATE_KEY, for toolc), with surrounding white
+// space trimmed; nil when both are empty. A secret shorter than MinSecret
+// is an error that says how to make one.
+func LoadSecret(file, value string) ([]byte, error) {
+	from := "$TOOLC_STATE_KEY"
+	if file != "" {
+		b, err := os.ReadFile(file)
+		if err != nil {
+			return nil, fmt.Errorf("the requestState key: %w", err)
+		}
+		value, from = string(b), file
+	}
+	secret := []byte(strings.TrimSpace(value))
+	switch {
+	case file == "" && len(secret) == 0:
+		return nil, nil
+	case len(secret) < MinSecret:
+		return nil, fmt.Errorf("the requestState key in %s has %d bytes, fewer than %d; make one with: head -c 32 /dev/urandom | base64 > state.key", from, len(secret), MinSecret)
+	}
+	return secret, nil
 }

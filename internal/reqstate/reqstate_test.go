@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"os"
 	"strings"
 	"testing"
 	"time"
@@ -110,5 +111,28 @@ func TestArgsDigestKeepsLargeNumbers(t *testing.T) {
 	// 2^53+1 and 2^53 are one float64; as arguments they differ.
 	if bytes.Equal(ArgsDigest(json.RawMessage(`{"n":9007199254740993}`)), ArgsDigest(json.RawMessage(`{"n":9007199254740992}`))) {
 		t.Error("two different integers digest the same")
+	}
+}
+
+func TestLoadSecret(t *testing.T) {
+	dir := t.TempDir()
+	good := dir + "/good.key"
+	short := dir + "/short.key"
+	os.WriteFile(good, []byte("  "+secretA+"\n"), 0o600)
+	os.WriteFile(short, []byte("tiny\n"), 0o600)
+	for _, tc := range []struct {
+		file, env, want, err string
+	}{
+		{"", "", "", ""},
+		{"", secretA, secretA, ""},
+		{good, "ignored when a file is given", secretA, ""},
+		{short, secretA, "", "fewer than 32"},
+		{"", "tiny", "", "$TOOLC_STATE_KEY has 4 bytes"},
+		{dir + "/missing.key", "", "", "no such file"},
+	} {
+		got, err := LoadSecret(tc.file, tc.env)
+		if string(got) != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("LoadSecret(%q, %q) = %q, %v; want %q, %q", tc.file, tc.env, got, err, tc.want, tc.err)
+		}
 	}
 }
