@@ -2,8 +2,10 @@ package catalog_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolc/toolc/catalog"
@@ -59,36 +61,36 @@ tools: cancel_order: {
 `,
 	}
 	contractB = map[string]string{
-		"svc/zz_cancel_and_place.cue": `package svc
-
-tools: cancel_order: {
-	request: fields: id: {format: "uuid", description: "Order ID", type: "string"}
-	strict:      true
-	description: "Cancel an order"
-}
-
-tools: place_order: {
-	examples: [{sku: "ABC-1"}, {quantity: 3, sku: "XYZ-2"}]
-	response: fields: id: {format: "uuid", type: "string", description: "Order ID"}
-	request: fields: {
-		gift: {required: false, description: "Wrap it", type: "boolean"}
-		quantity: {maximum: 99, minimum: 1, default: 1, required: false, description: "How many", type: "integer"}
-		sku: {pattern: "^[A-Z0-9-]+$", minLength: 3, description: "Stock keeping unit", type: "string"}
-	}
-	annotations: {idempotent: false, readOnly: false}
-	description: "Place an order"
-}
-`,
-		"svc/aa_orders.cue": `package svc
+		"svc/b_orders.cue": `package svc
 
 import "github.com/toolc/toolc/schema"
+
+schema.#Service & {
+	description: "Place and find orders"
+	version:     "1.0.0"
+	name:        "orders"
+
+	tools: place_order: {
+		examples: [{sku: "ABC-1"}, {quantity: 3, sku: "XYZ-2"}]
+		response: fields: id: {format: "uuid", type: "string", description: "Order ID"}
+		request: fields: {
+			sku: {pattern: "^[A-Z0-9-]+$", minLength: 3, description: "Stock keeping unit", type: "string"}
+			quantity: {maximum: 99, minimum: 1, default: 1, required: false, description: "How many", type: "integer"}
+			gift: {required: false, description: "Wrap it", type: "boolean"}
+		}
+		annotations: {idempotent: false, readOnly: false}
+		description: "Place an order"
+	}
+}
+`,
+		"svc/a_find_and_cancel.cue": `package svc
 
 tools: find_orders: {
 	request: {
 		fields: {
-			limit: {maximum: 50, minimum: 1, required: false, description: "Page size", type: "integer"}
-			tags: {uniqueItems: true, maxItems: 5, required: false, description: "Tags", items: "string", type: "array"}
 			status: {default: "open", enum: ["open", "shipped"], required: false, description: "Order status", type: "string"}
+			tags: {uniqueItems: true, maxItems: 5, required: false, description: "Tags", items: "string", type: "array"}
+			limit: {maximum: 50, minimum: 1, required: false, description: "Page size", type: "integer"}
 		}
 		description: "Filters"
 	}
@@ -96,12 +98,20 @@ tools: find_orders: {
 	description: "Find orders"
 }
 
-schema.#Service & {
-	description: "Place and find orders"
-	version:     "1.0.0"
-	name:        "orders"
+tools: cancel_order: {
+	request: fields: id: {format: "uuid", description: "Order ID", type: "string"}
+	strict:      true
+	description: "Cancel an order"
 }
 `,
+	}
+	// contractC is contractA with the fields of find_orders declared in
+	// another order: a change that models see (they read, and OpenAI's
+	// strict mode generates, properties in schema order).
+	contractC = map[string]string{
+		"svc/service.cue": contractA["svc/service.cue"],
+		"svc/find.cue": strings.Replace(strings.Replace(contractA["svc/find.cue"], `			limit: {type: "integer", description: "Page size", required: false, minimum: 1, maximum: 50}
+`, "", 1), "fields: {\n", "fields: {\n\t\t\tlimit: {type: \"integer\", description: \"Page size\", required: false, minimum: 1, maximum: 50}\n", 1),
 	}
 )
 
@@ -159,8 +169,9 @@ func withoutPositions(t *testing.T, c *catalog.Catalog) []byte {
 
 // TestDeterminism: building the same contract twice, or in another
 // directory, gives the same bytes. Renaming its files and reordering the
-// declarations in them gives the same fingerprints and the same
-// projections. The catalog files then differ only in their "pos" entries,
+// keys of each declaration gives the same fingerprints and the same
+// projections; the order of the fields is the contract's (see
+// TestDeclarationOrder). The catalog files then differ only in their "pos" entries,
 // which say where each declaration now is: that is the one legitimate
 // difference, so the files are compared with positions blanked.
 func TestDeterminism(t *testing.T) {
@@ -255,4 +266,101 @@ func TestFingerprintSensitivity(t *testing.T) {
 			t.Error("moving a declaration changed a fingerprint")
 		}
 	})
+}
+
+// TestDeclarationOrder: fields keep the order the contract declares them
+// in, in the catalog and in every projection; declaring them in another
+// order changes the tool's fingerprint, because models see it.
+func TestDeclarationOrder(t *testing.T) {
+	a := buildTree(t, writeTree(t, contractA))
+	c := buildTree(t, writeTree(t, contractC))
+	find := func(cat *catalog.Catalog) *catalog.Tool {
+		for _, tl := range cat.Services[0].Tools {
+			if tl.Name == "find_orders" {
+				return tl
+			}
+		}
+		t.Fatal("no find_orders")
+		return nil
+	}
+	names := func(tl *catalog.Tool) string {
+		var ns []string
+		for _, f := range tl.Request.Fields {
+			ns = append(ns, f.Name)
+		}
+		return strings.Join(ns, ",")
+	}
+	if got := names(find(a)); got != "status,tags,limit" {
+		t.Errorf("fields of find_orders are %s, want the declared status,tags,limit", got)
+	}
+	if got := names(find(c)); got != "limit,status,tags" {
+		t.Errorf("fields of find_orders are %s, want the declared limit,status,tags", got)
+	}
+	if find(a).Fingerprint == find(c).Fingerprint {
+		t.Error("reordering the fields left the tool's fingerprint alone")
+	}
+	for _, target := range catalog.Targets() {
+		for _, m := range modes {
+			for _, cat := range []*catalog.Catalog{a, c} {
+				want := names(find(cat))
+				pj, err := cat.ProjectJSON(target, m.opts)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := propertyOrder(t, pj, "find_orders", target); got != want {
+					t.Errorf("%s%s: ProjectJSON's properties are %s, want %s", target, m.suffix, got, want)
+				}
+				v, _ := cat.Project(target, m.opts)
+				pv, err := json.Marshal(v)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if got := propertyOrder(t, pv, "find_orders", target); got != want {
+					t.Errorf("%s%s: Project's properties are %s, want %s", target, m.suffix, got, want)
+				}
+			}
+		}
+	}
+}
+
+// propertyOrder returns the keys of the properties of the tool's input
+// schema in a projection, in the order the JSON text has them.
+func propertyOrder(t *testing.T, proj []byte, tool string, target catalog.Target) string {
+	t.Helper()
+	i := bytes.Index(proj, []byte(tool+`"`)) // MCP names end in it
+	if i < 0 {
+		t.Fatalf("no %s in %s", tool, proj)
+	}
+	if target == catalog.MCP {
+		// An MCP tool's name follows its inputSchema, as go-sdk sends it.
+		i = bytes.LastIndex(proj[:i], []byte(`"inputSchema":`))
+	}
+	j := bytes.Index(proj[i:], []byte(`"properties":`))
+	dec := json.NewDecoder(bytes.NewReader(proj[i+j+len(`"properties":`):]))
+	var keys []string
+	depth := 0
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			t.Fatal(err)
+		}
+		switch tok {
+		case json.Delim('{'), json.Delim('['):
+			depth++
+			continue
+		case json.Delim('}'), json.Delim(']'):
+			depth--
+			if depth == 0 {
+				return strings.Join(keys, ",")
+			}
+			continue
+		}
+		if k, ok := tok.(string); ok && depth == 1 {
+			keys = append(keys, k)
+			var skip json.RawMessage
+			if err := dec.Decode(&skip); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
 }

@@ -2,7 +2,6 @@ package catalog
 
 import (
 	"bytes"
-	"cmp"
 	"encoding/json"
 	"math"
 	"math/bits"
@@ -727,26 +726,28 @@ func (w *writer) bedrockTool(t *BedrockTool) {
 
 func (w *writer) mcpTool(t *MCPTool) {
 	w.open('{')
-	w.key("name")
-	w.str(t.Name)
-	w.optStr("title", t.Title)
+	if a := t.Annotations; a != nil {
+		w.key("annotations")
+		w.open('{')
+		w.optBool("destructiveHint", a.DestructiveHint)
+		w.key("idempotentHint")
+		w.bool(a.IdempotentHint)
+		w.optBool("openWorldHint", a.OpenWorldHint)
+		w.key("readOnlyHint")
+		w.bool(a.ReadOnlyHint)
+		w.optStr("title", a.Title)
+		w.close('}')
+	}
 	w.optStr("description", t.Description)
 	w.key("inputSchema")
 	w.objectSchema(t.InputSchema)
+	w.key("name")
+	w.str(t.Name)
 	if t.OutputSchema != nil {
 		w.key("outputSchema")
 		w.objectSchema(t.OutputSchema)
 	}
-	if a := t.Annotations; a != nil {
-		w.key("annotations")
-		w.open('{')
-		w.optStr("title", a.Title)
-		w.optBool("readOnlyHint", a.ReadOnlyHint)
-		w.optBool("destructiveHint", a.DestructiveHint)
-		w.optBool("idempotentHint", a.IdempotentHint)
-		w.optBool("openWorldHint", a.OpenWorldHint)
-		w.close('}')
-	}
+	w.optStr("title", t.Title)
 	w.close('}')
 }
 
@@ -784,31 +785,13 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 			w.planned(*o.plan, f)
 		}
 		w.close('}')
-	case o.fields != nil && len(o.fields) == len(o.Properties):
-		w.open('{')
-		k := 0
-		for _, f := range o.fields {
-			w.strKey(f.Name)
-			w.schema(&o.slab[k])
-			k++
-			if f.Type == Array {
-				k++
-			}
-		}
-		w.close('}')
 	case o.Properties == nil:
 		w.null()
 	default:
-		var buf [16]string
-		names := buf[:0]
-		for name := range o.Properties {
-			names = append(names, name)
-		}
-		slices.SortFunc(names, cmp.Compare)
 		w.open('{')
-		for _, name := range names {
-			w.strKey(name)
-			w.schema(o.Properties[name])
+		for _, p := range o.Properties {
+			w.strKey(p.Name)
+			w.schema(p.Schema)
 		}
 		w.close('}')
 	}

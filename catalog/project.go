@@ -80,8 +80,12 @@ func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error
 		return nil, err
 	}
 	var tools []toolOf
-	for s, t := range c.Tools() {
-		tools = append(tools, toolOf{s, t})
+	if target == MCP {
+		tools = c.mcpOrder()
+	} else {
+		for s, t := range c.Tools() {
+			tools = append(tools, toolOf{s, t})
+		}
 	}
 	// With two CPUs or more, the second half of a large catalog is
 	// written at once, by a writer of its own at the same depth whose
@@ -176,7 +180,6 @@ func (w *writer) projectTools(target Target, opts ProjectOptions, tools []toolOf
 // each tool before it projects the next.
 type objects struct {
 	scratch  [2]ObjectSchema
-	slabs    [2][]Schema
 	dialects [2]dialect
 }
 
@@ -185,15 +188,18 @@ func (ob *objects) object(slot int, d dialect, m *Message) *ObjectSchema {
 		return d.object(m)
 	}
 	o := &ob.scratch[slot]
-	o.Properties = nil
-	ob.slabs[slot] = d.fill(o, m, ob.slabs[slot], &ob.dialects[slot])
+	d.fill(o, m, &ob.dialects[slot])
 	return o
 }
 
 // OpenAI: https://platform.openai.com/docs/guides/function-calling. In
 // strict mode every property is required, optional ones admit null, and
 // objects are closed; strict mode lacks defaults, string lengths,
-// uniqueItems and some formats.
+// uniqueItems and some formats. The API rejects a function description
+// over 1024 characters ("Invalid 'tools[26].function.description': string
+// too long. Expected a string with maximum length 1024"), so the
+// projection cuts it and provider-limit warns; it documents no limit on
+// the descriptions of properties, which are never cut.
 const openAIMaxDescription = 1024
 
 var openAIStrictFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
@@ -408,26 +414,31 @@ func (c *Catalog) bedrock() []BedrockTool {
 }
 
 // MCP: the tools of a tools/list result, with JSON Schema 2020-12 input
-// and output schemas.
+// and output schemas. The tools and their keys are in the order, and the
+// annotations in the form, that go-sdk's tools/list sends (its mcp.Tool
+// and mcp.ToolAnnotations, tools sorted by name), so that the export and
+// the live list are the same bytes.
 var mcpDialect = dialect{has: all, closed: true}
 
 // MCPTool is one tool of a tools/list result.
 type MCPTool struct {
-	Name         string          `json:"name"`
-	Title        string          `json:"title,omitempty"`
+	Annotations  *MCPAnnotations `json:"annotations,omitempty"`
 	Description  string          `json:"description,omitempty"`
 	InputSchema  *ObjectSchema   `json:"inputSchema"`
+	Name         string          `json:"name"`
 	OutputSchema *ObjectSchema   `json:"outputSchema,omitempty"`
-	Annotations  *MCPAnnotations `json:"annotations,omitempty"`
+	Title        string          `json:"title,omitempty"`
 }
 
-// MCPAnnotations are MCP's behaviour hints.
+// MCPAnnotations are MCP's behaviour hints. readOnlyHint and
+// idempotentHint are always sent, as go-sdk sends them: false is what MCP
+// defines an absent hint to mean.
 type MCPAnnotations struct {
-	Title           string `json:"title,omitempty"`
-	ReadOnlyHint    *bool  `json:"readOnlyHint,omitempty"`
 	DestructiveHint *bool  `json:"destructiveHint,omitempty"`
-	IdempotentHint  *bool  `json:"idempotentHint,omitempty"`
+	IdempotentHint  bool   `json:"idempotentHint"`
 	OpenWorldHint   *bool  `json:"openWorldHint,omitempty"`
+	ReadOnlyHint    bool   `json:"readOnlyHint"`
+	Title           string `json:"title,omitempty"`
 }
 
 func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
@@ -442,10 +453,10 @@ func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
 	}
 	if a := t.Annotations; a != (Annotations{}) {
 		tool.Annotations = &MCPAnnotations{
-			ReadOnlyHint:    a.ReadOnly,
 			DestructiveHint: a.Destructive,
-			IdempotentHint:  a.Idempotent,
+			IdempotentHint:  a.Idempotent != nil && *a.Idempotent,
 			OpenWorldHint:   a.OpenWorld,
+			ReadOnlyHint:    a.ReadOnly != nil && *a.ReadOnly,
 		}
 	}
 	return tool
@@ -453,10 +464,22 @@ func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
 
 func (c *Catalog) mcp() []MCPTool {
 	out := []MCPTool{}
-	for s, t := range c.Tools() {
-		out = append(out, mcpTool(s, t, nil))
+	for _, e := range c.mcpOrder() {
+		out = append(out, mcpTool(e.s, e.t, nil))
 	}
 	return out
+}
+
+// mcpOrder lists the tools in tools/list's order: by MCP name.
+func (c *Catalog) mcpOrder() []toolOf {
+	var tools []toolOf
+	for s, t := range c.Tools() {
+		tools = append(tools, toolOf{s, t})
+	}
+	slices.SortStableFunc(tools, func(a, b toolOf) int {
+		return strings.Compare(a.t.ExposedMCPName(a.s.Name), b.t.ExposedMCPName(b.s.Name))
+	})
+	return tools
 }
 
 // modelDescription is the tool description a model reads: deprecation

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/toolc/toolc/catalog"
 )
@@ -135,8 +134,8 @@ func TestOpenAIRules(t *testing.T) {
 					for name, prop := range properties(t, where, p.input, &p.tool.Request) {
 						f := p.tool.Request.Field(name)
 						w := where + "." + name
-						if d, _ := prop["description"].(string); utf8.RuneCountInString(d) > 1024 {
-							t.Errorf("%s: description of %d characters", w, utf8.RuneCountInString(d))
+						if d, _ := prop["description"].(string); !strings.Contains(d, f.Description) {
+							t.Errorf("%s: description %q lost some of the contract's %q", w, d, f.Description)
 						}
 						if !p.strict {
 							checkKeywords(t, w, prop, propertyKeywords)
@@ -327,7 +326,14 @@ func TestMCPRules(t *testing.T) {
 			hints, _ := raw["annotations"].(map[string]any)
 			for k, v := range map[string]*bool{"readOnlyHint": a.ReadOnly, "destructiveHint": a.Destructive, "idempotentHint": a.Idempotent, "openWorldHint": a.OpenWorld} {
 				got, set := hints[k]
+				// readOnlyHint and idempotentHint are sent as go-sdk sends
+				// them, always, false meaning unset as MCP defines it.
+				always := hints != nil && (k == "readOnlyHint" || k == "idempotentHint")
 				switch {
+				case v == nil && always:
+					if got != false {
+						t.Errorf("%s: %s is %v, but the contract leaves it unset (false)", where, k, got)
+					}
 				case v == nil && set:
 					t.Errorf("%s: %s is %v, but the contract leaves it unset", where, k, got)
 				case v != nil && got != *v:
@@ -376,6 +382,46 @@ func TestBedrockRules(t *testing.T) {
 						t.Errorf("%s.%s: %s is %v, want %s", where, name, k, prop[k], v)
 					}
 				}
+			}
+		}
+	}
+}
+
+// TestLongFieldDescriptions: no provider documents a limit on the
+// description of a parameter, so none is cut, in any target or mode, and
+// the constraints a target moves into it follow the whole text. Only
+// OpenAI's tool descriptions are cut, at the 1024 characters its API
+// enforces.
+func TestLongFieldDescriptions(t *testing.T) {
+	long := strings.Repeat("Which of the nine methods to run; each is documented here. ", 40)
+	cat := &catalog.Catalog{Services: []*catalog.Service{{
+		Name: "gh", Version: "1.0.0", Description: "d",
+		Tools: []*catalog.Tool{{
+			Name: "pull_request_read", Description: strings.Repeat("Read a pull request. ", 60),
+			Request: catalog.Message{Fields: []*catalog.Field{{
+				Name: "method", Type: catalog.String, Description: long,
+				Default: "get", MinLength: ptr(int64(1)),
+			}}},
+		}},
+	}}}
+	cat.Seal()
+	for _, target := range catalog.Targets() {
+		for _, m := range modes {
+			data, err := cat.ProjectJSON(target, m.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			text := string(data)
+			if !strings.Contains(text, long) {
+				t.Errorf("%s%s: the field's description was cut", target, m.suffix)
+			}
+			if m.opts.Strict && (target == catalog.OpenAIChat || target == catalog.OpenAIResponses) &&
+				!strings.Contains(text, long+`\n\n{default: \"get\", minLength: 1}`) {
+				t.Errorf("%s%s: the moved constraints do not follow the whole description:\n%s", target, m.suffix, text)
+			}
+			cut := target == catalog.OpenAIChat || target == catalog.OpenAIResponses
+			if strings.Contains(text, cat.Services[0].Tools[0].Description) == cut {
+				t.Errorf("%s%s: tool description cut is %v, want %v", target, m.suffix, !cut, cut)
 			}
 		}
 	}

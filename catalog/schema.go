@@ -1,7 +1,9 @@
 package catalog
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"unicode/utf8"
 	"unsafe"
@@ -34,23 +36,83 @@ type Schema struct {
 
 // ObjectSchema is the schema of a request or response: a flat object.
 type ObjectSchema struct {
-	Type                 TypeList           `json:"type"`
-	Description          string             `json:"description,omitempty"`
-	Properties           map[string]*Schema `json:"properties"`
-	Required             []string           `json:"required,omitempty"`
-	AdditionalProperties *bool              `json:"additionalProperties,omitempty"`
+	Type                 TypeList   `json:"type"`
+	Description          string     `json:"description,omitempty"`
+	Properties           Properties `json:"properties"`
+	Required             []string   `json:"required,omitempty"`
+	AdditionalProperties *bool      `json:"additionalProperties,omitempty"`
 
-	// fields and slab hold Properties in name order, as the object was
-	// built: field i's schema is the next one in slab, followed by its
-	// items' schema for an array. The writer writes them from here,
-	// without a map or a sort.
-	fields []*Field
-	slab   []Schema
-	// plan, when set, says that neither Properties, slab nor Required was
+	// plan, when set, says that neither Properties nor Required was
 	// filled in: the object is one of ProjectJSON's, whose fields the
-	// writer writes straight from fields (in name order) as plan plans
-	// them.
-	plan *dialect
+	// writer writes straight from fields as plan plans them.
+	plan   *dialect
+	fields []*Field
+}
+
+// Properties are an object's properties in the order the contract
+// declares them, which is the order a model reads them in, and in which
+// OpenAI's strict mode generates them. In JSON they are an object.
+type Properties []Property
+
+// Property is one property of an object schema.
+type Property struct {
+	Name   string
+	Schema *Schema
+}
+
+// Get returns the schema of the named property, or nil.
+func (ps Properties) Get(name string) *Schema {
+	for _, p := range ps {
+		if p.Name == name {
+			return p.Schema
+		}
+	}
+	return nil
+}
+
+// MarshalJSON writes the properties as an object, in order.
+func (ps Properties) MarshalJSON() ([]byte, error) {
+	if ps == nil {
+		return []byte("null"), nil
+	}
+	w := &writer{}
+	w.open('{')
+	for _, p := range ps {
+		w.strKey(p.Name)
+		w.schema(p.Schema)
+	}
+	w.close('}')
+	return w.b, w.err
+}
+
+// UnmarshalJSON reads an object of properties, keeping their order.
+func (ps *Properties) UnmarshalJSON(data []byte) error {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	tok, err := dec.Token()
+	if err != nil {
+		return err
+	}
+	if tok == nil {
+		*ps = nil
+		return nil
+	}
+	if tok != json.Delim('{') {
+		return fmt.Errorf("properties must be an object, not %v", tok)
+	}
+	out := Properties{}
+	for dec.More() {
+		key, err := dec.Token()
+		if err != nil {
+			return err
+		}
+		var s Schema
+		if err := dec.Decode(&s); err != nil {
+			return err
+		}
+		out = append(out, Property{Name: key.(string), Schema: &s})
+	}
+	*ps = out
+	return nil
 }
 
 // TypeList is a JSON Schema type: one name, or several such as
@@ -98,7 +160,9 @@ type dialect struct {
 	upperTypes bool
 	// singleExample uses OpenAPI's "example" instead of "examples".
 	singleExample bool
-	// maxDescription cuts descriptions longer than this many characters.
+	// maxDescription cuts tool descriptions longer than this many
+	// characters. Field descriptions are never cut: no provider documents
+	// a limit on them, and a cut would lose the constraints moved there.
 	maxDescription int
 }
 
@@ -168,35 +232,25 @@ var typeLists = func() (lists [len(schemaTypes)][2][2]TypeList) {
 
 // object builds the schema of a request or response.
 func (d dialect) object(m *Message) *ObjectSchema {
-	o := &ObjectSchema{Properties: make(map[string]*Schema, len(m.Fields))}
-	d.fill(o, m, nil, nil)
+	o := &ObjectSchema{}
+	d.fill(o, m, nil)
 	return o
 }
 
-// fill fills in o, the schema of m, with field schemas from slab, which it
-// grows as needed and returns for reuse. It adds the fields to
-// o.Properties unless that is nil, as in ProjectJSON's reused objects.
-// There, when the fields are in name order, it stores d in *plan and
-// leaves the fields' schemas
-// and o.Required to the writer, which writes them straight from the
-// fields (see plan): filling in schemas that are written once and then
+// fill fills in o, the schema of m. With plan, as for ProjectJSON's reused
+// objects, it stores d in *plan and leaves the fields' schemas and
+// o.Required to the writer, which writes them straight from the fields
+// (see plan): filling in schemas that are written once and then
 // overwritten would cost more than writing them.
-func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema, plan *dialect) []Schema {
+func (d dialect) fill(o *ObjectSchema, m *Message, plan *dialect) {
 	o.Type = d.typeList("object", false)
 	o.Description = m.Description
-	sorted := inNameOrder(m.Fields)
-	o.plan, o.fields, o.slab = nil, nil, nil
-	o.Required = o.Required[:0]
-	switch {
-	case o.Properties == nil && sorted && plan != nil:
+	o.plan, o.fields, o.Properties, o.Required = nil, nil, nil, nil
+	if plan != nil {
 		*plan = d
 		o.plan, o.fields = plan, m.Fields
-		o.Required = nil
 		d.close(o)
-		return slab
-	case o.Properties == nil:
-		// The writer writes from o.fields only in name order.
-		o.Properties = make(map[string]*Schema, len(m.Fields))
+		return
 	}
 	// One allocation holds the schemas of every field and array item.
 	n := len(m.Fields)
@@ -205,23 +259,8 @@ func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema, plan *dialect)
 			n++
 		}
 	}
-	if cap(slab) >= n {
-		slab = slab[:n]
-		clear(slab)
-	} else {
-		slab = make([]Schema, n)
-	}
-	o.slab = slab
-	required := 0
-	for _, f := range m.Fields {
-		if f.Required || d.allRequired {
-			required++
-		}
-	}
-	if required > 0 && cap(o.Required) < required {
-		o.Required = make([]string, 0, required)
-	}
-	schemas := slab
+	schemas := make([]Schema, n)
+	o.Properties = make(Properties, 0, len(m.Fields))
 	for _, f := range m.Fields {
 		s := &schemas[0]
 		schemas = schemas[1:]
@@ -230,23 +269,15 @@ func (d dialect) fill(o *ObjectSchema, m *Message, slab []Schema, plan *dialect)
 			schemas = schemas[1:]
 		}
 		d.field(f, s)
-		o.Properties[f.Name] = s
+		o.Properties = append(o.Properties, Property{f.Name, s})
 		if f.Required || d.allRequired {
 			o.Required = append(o.Required, f.Name)
 		}
 	}
-	o.fields = m.Fields
-	if len(o.Properties) != len(m.Fields) || !sorted {
-		o.fields, o.slab = nil, nil // the writer sorts the map's keys
-	}
-	if len(o.Required) == 0 {
-		o.Required = nil
-		if d.allRequired {
-			o.Required = []string{}
-		}
+	if o.Required == nil && d.allRequired {
+		o.Required = []string{}
 	}
 	d.close(o)
-	return slab
 }
 
 // close sets o's additionalProperties as the dialect wants it.
@@ -260,17 +291,6 @@ func (d dialect) close(o *ObjectSchema) {
 	default:
 		*o.AdditionalProperties = false // a reused object's
 	}
-}
-
-// inNameOrder reports whether fields are sorted by name, with no name
-// twice: then they are the order of the properties as written.
-func inNameOrder(fields []*Field) bool {
-	for i := 1; i < len(fields); i++ {
-		if fields[i-1].Name >= fields[i].Name {
-			return false
-		}
-	}
-	return true
 }
 
 // A fieldPlan is how a dialect projects one field: the type, the
@@ -405,7 +425,7 @@ func (d dialect) field(f *Field, s *Schema) {
 func (d dialect) describe(f *Field, moved []string, scratch *[]byte) string {
 	mark := f.Deprecated && !saysDeprecated(f.Description)
 	if !mark && len(moved) == 0 {
-		return d.cut(f.Description)
+		return f.Description
 	}
 	var w writer
 	if scratch != nil {
@@ -436,7 +456,7 @@ func (d dialect) describe(f *Field, moved []string, scratch *[]byte) string {
 	}
 	// Without scratch, nothing else holds w.b: the string can own it, as
 	// a strings.Builder's does.
-	return d.cut(unsafe.String(unsafe.SliceData(w.b), len(w.b)))
+	return unsafe.String(unsafe.SliceData(w.b), len(w.b))
 }
 
 // keyword writes the value of one of f's keywords.

@@ -3,7 +3,6 @@ package compiler
 import (
 	"cmp"
 	"path/filepath"
-	"slices"
 
 	"cuelang.org/go/cue/token"
 
@@ -41,7 +40,6 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 			s.Tools = append(s.Tools, l.tool(t))
 		}
 	}
-	slices.SortFunc(s.Tools, func(a, b *catalog.Tool) int { return cmp.Compare(a.Name, b.Name) })
 	return s
 }
 
@@ -92,7 +90,6 @@ func (l lowerer) message(n *node) catalog.Message {
 			m.Fields = append(m.Fields, l.field(f))
 		}
 	}
-	slices.SortFunc(m.Fields, func(a, b *catalog.Field) int { return cmp.Compare(a.Name, b.Name) })
 	return m
 }
 

@@ -78,13 +78,22 @@ func expandPatterns(wd string, patterns []string) ([]match, error) {
 			continue
 		}
 		n := len(out)
-		err = filepath.WalkDir(dir, func(path string, d fs.DirEntry, err error) error {
+		// A pattern's own base is followed when it is a symlink, as `go
+		// list ./link/...` follows it: the user named it. Symlinks below
+		// it are passed over, as the go command passes over them. The
+		// walk starts at "dir/" so that WalkDir resolves the link.
+		root := dir
+		if fi, err := os.Lstat(dir); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			root = dir + string(filepath.Separator)
+		}
+		err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
 			if err != nil {
 				return err
 			}
 			if !d.IsDir() {
 				return nil
 			}
+			path = filepath.Clean(path)
 			if path != dir && skipDir(d.Name()) {
 				return filepath.SkipDir
 			}

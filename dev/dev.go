@@ -81,6 +81,15 @@ type Daemon struct {
 	// tried to build it: a reload that fails before building (a broken
 	// contract) must not forget them.
 	dirty map[string]bool
+	// contractsPending is set while the contracts on disk are not the ones
+	// served: an edit of them compiled but did not go live (the handler
+	// lacked a new tool, say), or did not compile. Every reload compiles
+	// again until one succeeds, so that a handler saved after its contract
+	// brings the contract's tools in with it.
+	contractsPending bool
+	// warned are the warnings of the last compile (see printDiagnostics);
+	// nil before the first.
+	warned map[string]bool
 
 	reloads chan struct{} // a signal per finished reload, for tests
 	wg      sync.WaitGroup
@@ -233,20 +242,27 @@ func (d *Daemon) roots(pkgs map[string]string) []string {
 // so that a tree deleted and created again is seen (a watch on the tree
 // itself goes with it), or the tree itself when it holds the working
 // directory. ignore keeps the watcher out of everything else in a parent.
+// A tree that is a symlink is walked itself, as the watcher follows a
+// root that is a symlink and no other: walking its parent would pass
+// over it.
 func (d *Daemon) parents(trees []string) []string {
-	var dirs []string
+	var dirs, links []string
 	for _, t := range trees {
-		if within(t, d.wd) {
+		switch fi, err := os.Lstat(t); {
+		case err == nil && fi.Mode()&fs.ModeSymlink != 0:
+			links = append(links, t)
+		case within(t, d.wd):
 			dirs = append(dirs, t)
-		} else {
+		default:
 			dirs = append(dirs, filepath.Dir(t))
 		}
 	}
 	slices.Sort(dirs)
 	dirs = slices.Compact(dirs)
-	return slices.DeleteFunc(slices.Clone(dirs), func(dir string) bool {
+	dirs = slices.DeleteFunc(slices.Clone(dirs), func(dir string) bool {
 		return slices.ContainsFunc(dirs, func(other string) bool { return other != dir && within(other, dir) })
 	})
+	return append(dirs, links...)
 }
 
 // ignore tells the watcher what to skip: the handler cache, and in the
@@ -326,6 +342,9 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	for svc := range d.dirty {
 		c.handlers[svc] = true
 	}
+	if d.contractsPending {
+		c.contracts = true
+	}
 	if !c.contracts && len(c.handlers) == 0 {
 		return false, nil
 	}
@@ -343,35 +362,46 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		d.session.SetLock(l)
 	}
 	if c.contracts {
+		// Until this reload succeeds, the contracts on disk are not served.
+		d.contractsPending = true
 		t := time.Now()
-		res, err := d.session.Compile()
-		if err != nil {
-			fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
+		if cat := d.compile(); cat != nil {
+			next = cat
+			timing = append(timing, "compile "+ms(time.Since(t)))
+		} else if len(c.handlers) == 0 {
 			return false, nil
+		} else {
+			// A handler edited while its contract is broken is still built,
+			// against the contracts that are served.
+			c.contracts = false
 		}
-		diag.Print(d.opts.Status, diag.Text, res.Diagnostics, res.Source)
-		if res.HasErrors() {
-			errs, _ := diag.Count(res.Diagnostics)
-			noun := "errors"
-			if errs == 1 {
-				noun = "error"
-			}
-			fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; still serving the last good contracts\n", errs, noun)
-			return false, nil
-		}
-		next = res.Catalog
-		timing = append(timing, "compile "+ms(time.Since(t)))
 	}
 
-	// Build what is new or changed; keep every other plugin.
+	// Build what is new or changed; keep every other plugin, and every
+	// handler whose build inputs are those of the running build.
 	pkgs := map[string]string{}
+	inputs := map[string]string{}
 	var toBuild []*catalog.Service
+	var unchanged []string
 	for _, svc := range next.Services {
 		pkg, _ := filepath.Abs(host.HandlerDir(d.wd, svc))
 		pkgs[svc.Name] = pkg
-		if d.plugins[svc.Name] == nil || c.handlers[svc.Name] || d.pkgs[svc.Name] != pkg {
-			toBuild = append(toBuild, svc)
+		h := d.plugins[svc.Name]
+		if h != nil && !c.handlers[svc.Name] && d.pkgs[svc.Name] == pkg {
+			continue
 		}
+		inputs[svc.Name] = d.inputsHash(pkg)
+		if h != nil && d.pkgs[svc.Name] == pkg && inputs[svc.Name] != "" && inputs[svc.Name] == h.inputs {
+			delete(c.handlers, svc.Name)
+			unchanged = append(unchanged, svc.Name)
+			continue
+		}
+		toBuild = append(toBuild, svc)
+	}
+	if len(unchanged) > 0 && !c.contracts && len(toBuild) == 0 {
+		clear(d.dirty)
+		fmt.Fprintf(d.opts.Status, "toolc dev: the handler of %s is unchanged: its build inputs are those of the running build; nothing rebuilt\n", strings.Join(unchanged, ", "))
+		return false, nil
 	}
 	// A build is tried for every changed handler that is still served: a
 	// later edit must change it again to try again.
@@ -408,7 +438,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	dispatchers := map[string]runtime.Dispatcher{}
 	for _, svc := range next.Services {
 		if p := started[svc.Name]; p != nil {
-			handles[svc.Name] = &handle{p: p, bin: binPaths[svc.Name]}
+			handles[svc.Name] = &handle{p: p, bin: binPaths[svc.Name], inputs: inputs[svc.Name]}
 		} else if h := d.plugins[svc.Name]; h != nil {
 			handles[svc.Name] = h
 		} else {
@@ -435,8 +465,60 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	d.plugins = handles
 	old := d.cat
 	d.cat, d.pkgs = next, pkgs
+	if c.contracts {
+		d.contractsPending = false
+	}
 	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "))
 	return true, nil
+}
+
+// compile compiles the contracts and prints their diagnostics. It returns
+// nil, having said so on Status, when they do not compile.
+func (d *Daemon) compile() *catalog.Catalog {
+	res, err := d.session.Compile()
+	if err != nil {
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
+		return nil
+	}
+	d.printDiagnostics(res)
+	if res.HasErrors() {
+		errs, _ := diag.Count(res.Diagnostics)
+		noun := "errors"
+		if errs == 1 {
+			noun = "error"
+		}
+		fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; still serving the last good contracts\n", errs, noun)
+		return nil
+	}
+	return res.Catalog
+}
+
+// printDiagnostics prints a compile's errors, and of its warnings only
+// those that the previous compile did not have: the first compile sums
+// them up in one line, as the other commands do, and each later warning is
+// printed once, when it first appears. A warning is known by its file,
+// rule and message, not its line, which an edit above it moves.
+func (d *Daemon) printDiagnostics(res *compiler.Result) {
+	errs, warns := diag.Split(res.Diagnostics)
+	first := d.warned == nil
+	known := d.warned
+	d.warned = map[string]bool{}
+	var fresh []diag.Diagnostic
+	for _, w := range warns {
+		key := w.Pos.File + "\x00" + w.Rule + "\x00" + w.Message
+		if !known[key] {
+			fresh = append(fresh, w)
+		}
+		d.warned[key] = true
+	}
+	diag.Print(d.opts.Status, diag.Text, errs, res.Source)
+	if first {
+		if s := diag.WarningSummary(warns); s != "" {
+			fmt.Fprintf(d.opts.Status, "toolc dev: %s\n", s)
+		}
+		return
+	}
+	diag.Print(d.opts.Status, diag.Text, fresh, res.Source)
 }
 
 // build builds the services' handlers, reporting each failure with the
@@ -469,6 +551,10 @@ func (d *Daemon) stopAll() {
 type handle struct {
 	p   *runtime.Plugin
 	bin string // the plugin's binary, removed once the plugin is retired
+	// inputs is the hash of the build inputs the binary was built from
+	// (see inputsHash), taken before the build: an edit during the build
+	// makes the next hash differ, and so is built in turn.
+	inputs string
 
 	mu       sync.Mutex
 	retired  bool

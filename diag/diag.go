@@ -10,6 +10,7 @@ import (
 	"cmp"
 	"fmt"
 	"slices"
+	"strings"
 )
 
 // Severity says whether a diagnostic fails the run.
@@ -104,4 +105,36 @@ func Count(ds []Diagnostic) (errors, warnings int) {
 		}
 	}
 	return errors, warnings
+}
+
+// Split separates the errors from the warnings.
+func Split(ds []Diagnostic) (errs, warns []Diagnostic) {
+	for _, d := range ds {
+		if d.Severity == Error {
+			errs = append(errs, d)
+		} else {
+			warns = append(warns, d)
+		}
+	}
+	return errs, warns
+}
+
+// WarningSummary is the one line that commands other than toolc check
+// print instead of their warnings, which every run would otherwise repeat
+// (and stdio clients relay to users): "7 warnings [provider-limit]; run
+// toolc check for details". It is "" when there are none.
+func WarningSummary(warns []Diagnostic) string {
+	if len(warns) == 0 {
+		return ""
+	}
+	var rules []string
+	for _, d := range warns {
+		rules = append(rules, d.Rule)
+	}
+	slices.Sort(rules)
+	noun := "warnings"
+	if len(warns) == 1 {
+		noun = "warning"
+	}
+	return fmt.Sprintf("%d %s [%s]; run toolc check for details", len(warns), noun, strings.Join(slices.Compact(rules), ", "))
 }

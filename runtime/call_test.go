@@ -107,7 +107,7 @@ func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
 		{"string for array", rt, `{"note": "%s", "tags": "a,b"}`, []string{`field "tags" must be an array of strings`}},
 		{"null for required", rt, `{"note": null, "tags": ["%s"]}`, []string{`field "note" must be a string, not null`}},
 		{"missing required", rt, `{"tags": ["%s"]}`, []string{`missing required field "note" (a string)`}},
-		{"unknown field", rt, `{"note": "%s", "colour": "red"}`, []string{`unknown field "colour"; the fields are "count", "flag", "note" and "tags"`}},
+		{"unknown field", rt, `{"note": "%s", "colour": "red"}`, []string{`unknown field "colour"; the fields are "note", "count", "tags" and "flag"`}},
 		{"misspelt field", rt, `{"note": "%s", "cuont": 1}`, []string{`unknown field "cuont"`, `did you mean "count"`}},
 		{"duplicate field", rt, `{"note": "%s", "note": "again"}`, []string{`"note" is given more than once`}},
 		{"over maximum", rt, `{"note": "%s", "count": 4}`, []string{`field "count" must be at most 3, not 4`}},

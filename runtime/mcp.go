@@ -180,8 +180,8 @@ func toMCPTool(t catalog.MCPTool) *mcp.Tool {
 		tool.Annotations = &mcp.ToolAnnotations{
 			DestructiveHint: a.DestructiveHint,
 			OpenWorldHint:   a.OpenWorldHint,
-			ReadOnlyHint:    a.ReadOnlyHint != nil && *a.ReadOnlyHint,
-			IdempotentHint:  a.IdempotentHint != nil && *a.IdempotentHint,
+			ReadOnlyHint:    a.ReadOnlyHint,
+			IdempotentHint:  a.IdempotentHint,
 			Title:           a.Title,
 		}
 	}

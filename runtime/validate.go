@@ -14,8 +14,10 @@ import (
 // Validator checks the arguments of one tool's request, or any other flat
 // message, before a handler sees them. Its verdicts are those of JSON Schema
 // 2020-12 on the message's MCP projection (the tool's inputSchema), with
-// format assertions on; it also rejects duplicate keys, and reads empty
-// input or null as {}.
+// format assertions on; it also rejects duplicate keys, reads empty input
+// or null as {}, and reads null for an optional field as absent (so that
+// its default applies), because the strict projections advertise optional
+// fields as [T, "null"] and Gemini's mark them nullable.
 //
 // A Validator is immutable and safe for concurrent use.
 type Validator struct {

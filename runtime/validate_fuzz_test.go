@@ -235,6 +235,7 @@ var validateFuzzSeeds = []string{
 	``, `null`, `{}`, ` { } `, `[]`, `"x"`, `1`, `{} {}`, `{"a":1,"a":2}`,
 	// weather
 	`{"city":"Berlin"}`,
+	`{"city":"Berlin","days":null,"unit":null,"hours":null}`, `{"city":null}`, `{"hours":null,"city":"Berlin"}`,
 	`{"city":"Berlin","days":2,"unit":"fahrenheit","hours":[0,6,12,18]}`,
 	`{"city":"","days":0}`,
 	`{"city":"Berlin","days":14.0}`,

@@ -66,7 +66,8 @@ type argsCheck struct {
 }
 
 // Validate checks raw JSON arguments against the request. The arguments
-// must be a JSON object; empty input and null mean {}. It returns the
+// must be a JSON object; empty input and null mean {}, and null for an
+// optional field means the field is absent. It returns the
 // arguments with the default of every absent optional field added, as
 // compact JSON: fields in the order given, then the defaults in the order
 // the request declares them. Integer fields are written as plain integers
@@ -173,6 +174,23 @@ func (c *argsCheck) run() {
 			default:
 				c.markSeen(fi)
 				fs := c.v.fields[fi]
+				if !fs.required && isNull(d, i) {
+					// null for an optional field means absent, because the
+					// strict projections advertise such a field as
+					// [T, "null"] and Gemini's as nullable: its default, if
+					// any, takes the null's place, and otherwise the field
+					// is left out.
+					i += len("null")
+					if fs.def != nil {
+						if n > 0 {
+							c.putByte(',')
+						}
+						n++
+						c.put(fs.key)
+						c.put(fs.def)
+					}
+					break
+				}
 				if n > 0 {
 					c.putByte(',')
 				}
@@ -200,6 +218,11 @@ func (c *argsCheck) run() {
 		return
 	}
 	c.finishFields(n)
+}
+
+// isNull reports whether the value at i is null.
+func isNull(d []byte, i int) bool {
+	return len(d)-i >= 4 && string(d[i:i+4]) == "null"
 }
 
 func (c *argsCheck) isSeen(fi int) bool {
@@ -589,13 +612,6 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 		return -1
 	}
 	c.beginField(fs).say(fs.msg.typ).sayValue(i, end)
-	if d[i] == 'n' && !fs.required {
-		if fs.def != nil {
-			c.say("; leave it out to use the default, ").say(fs.defText)
-		} else {
-			c.say("; leave it out instead")
-		}
-	}
 	return end
 }
 

@@ -31,6 +31,12 @@ func TestValidateOutput(t *testing.T) {
 		{"{\"city\":\"\xff\\n\"}", `{"city":"` + "\uFFFD" + `\n","days":3,"unit":"celsius"}`},
 		{"{\"city\":\"Zürich\"}", `{"city":"Zürich","days":3,"unit":"celsius"}`},
 		{"{\"city\":\"\xff\xff\xff\xff\xff\xff\xff\xff\xff\xff\"}", `{"city":"` + strings.Repeat("\uFFFD", 10) + `","days":3,"unit":"celsius"}`},
+		// null for an optional field means absent: its default applies,
+		// or it is left out.
+		{`{"city":"Berlin","days":null}`, `{"city":"Berlin","days":3,"unit":"celsius"}`},
+		{`{"days":null,"city":"Berlin","unit":null,"hours":null}`, `{"days":3,"city":"Berlin","unit":"celsius"}`},
+		{`{"hours":null,"city":"Berlin"}`, `{"city":"Berlin","days":3,"unit":"celsius"}`},
+		{`{"city":"Berlin","hours" : null }`, `{"city":"Berlin","days":3,"unit":"celsius"}`},
 		// Keys are written as the request spells them.
 		{`{"\u0063ity":"Berlin"}`, `{"city":"Berlin","days":3,"unit":"celsius"}`},
 	} {
@@ -121,12 +127,14 @@ func TestValidateProblems(t *testing.T) {
 		// Wrong types.
 		{weather, `{"city":42}`, []string{`field "city" must be a string, not the number 42`}},
 		{weather, `{"city":null}`, []string{`field "city" must be a string, not null`}},
+		{weather, `{"city":null,"days":null}`, []string{`field "city" must be a string, not null`}},
+		{weather, `{"city":"Berlin","days":null,"days":2}`, []string{`field "days" is given more than once; give each field once`}},
+		{weather, `{"city":"Berlin","days":nul}`, []string{`the arguments are not valid JSON: expected a value at offset 24, near "nul}"`}},
+		{weather, `{"city":"Berlin","days":nullx}`, []string{`the arguments are not valid JSON: expected ',' or '}' after a field's value at offset 28, near "x}"`}},
 		{weather, `{"city":["Berlin"]}`, []string{`field "city" must be a string, not an array`}},
 		{weather, `{"city":{"name":"Berlin"}}`, []string{`field "city" must be a string, not an object`}},
 		{weather, `{"city":"Berlin","days":"3"}`, []string{`field "days" must be an integer, not the string "3"`}},
 		{weather, `{"city":"Berlin","days":2.5}`, []string{`field "days" must be an integer, not the number 2.5`}},
-		{weather, `{"city":"Berlin","days":null}`, []string{`field "days" must be an integer, not null; leave it out to use the default, 3`}},
-		{weather, `{"city":"Berlin","hours":null}`, []string{`field "hours" must be an array of integers, not null; leave it out instead`}},
 		{weather, `{"city":"Berlin","hours":6}`, []string{`field "hours" must be an array of integers, not the number 6`}},
 		{weather, `{"city":"Berlin","days":true}`, []string{`field "days" must be an integer, not the boolean true`}},
 		{nums, `{"n":1,"flag":"yes"}`, []string{`field "flag" must be a boolean, not the string "yes"`}},

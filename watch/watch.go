@@ -15,6 +15,12 @@
 // one batch. When the kernel's event queue overflows, the whole tree is
 // rescanned. Options.Poll replaces fsnotify with periodic rescans, for
 // file systems without inotify.
+//
+// While the reader is busy, batches merge into one, which it receives
+// when it is ready. A root that is a symlink is followed; symlinks inside
+// the trees are not, as the go command does not follow them in ./...
+// patterns. A root that vanishes (the project moved away) is looked for
+// again, and watched again with all its files reported when it returns.
 package watch
 
 import (
@@ -50,7 +56,9 @@ type Options struct {
 // Batch is the set of files that changed during one burst of events.
 type Batch struct {
 	// Paths are absolute, sorted and unique: files whose content changed,
-	// that appeared, or that vanished.
+	// that appeared, or that vanished. They are named under the roots as
+	// given: a root that is a symlink is watched where it leads, and its
+	// files are reported under the link's name.
 	Paths []string
 	// Rescan is set when the batch came from a full rescan after the
 	// event queue overflowed.
@@ -59,8 +67,12 @@ type Batch struct {
 
 // Watcher watches directory trees.
 type Watcher struct {
-	opts    Options
-	roots   []string
+	opts  Options
+	roots []string // where the trees are: the roots given, symlinks resolved
+	// given are the roots as given, by index in roots: a root that is, or
+	// lies under, a symlink is walked and watched where it leads, and
+	// reported under the name it was given.
+	given   []string
 	fsw     *fsnotify.Watcher // nil when polling
 	batches chan Batch
 	errs    chan error
@@ -93,8 +105,10 @@ func New(roots []string, opts Options) (*Watcher, error) {
 		opts.Debounce = 50 * time.Millisecond
 	}
 	w := &Watcher{
-		opts:    opts,
-		batches: make(chan Batch, 16),
+		opts: opts,
+		// Unbuffered: a batch the reader is not ready for waits in the
+		// loop, where later batches merge into it (see pending).
+		batches: make(chan Batch),
 		errs:    make(chan error, 16),
 		done:    make(chan struct{}),
 		hashes:  map[string]fileState{},
@@ -105,7 +119,12 @@ func New(roots []string, opts Options) (*Watcher, error) {
 		if err != nil {
 			return nil, err
 		}
-		w.roots = append(w.roots, abs)
+		real := abs
+		if p, err := filepath.EvalSymlinks(abs); err == nil {
+			real = p
+		}
+		w.roots = append(w.roots, real)
+		w.given = append(w.given, abs)
 	}
 	if opts.Poll <= 0 {
 		fsw, err := fsnotify.NewWatcher()
@@ -159,7 +178,33 @@ func (w *Watcher) ignored(path string, isDir bool) bool {
 			return false // a root is watched even if its name looks hidden
 		}
 	}
-	return Ignored(path, isDir) || w.opts.Ignore != nil && w.opts.Ignore(path, isDir)
+	return Ignored(path, isDir) || w.opts.Ignore != nil && w.opts.Ignore(w.outside(path), isDir)
+}
+
+// outside names a path under a root the way the root was given.
+func (w *Watcher) outside(path string) string {
+	for i, r := range w.roots {
+		if r == w.given[i] {
+			continue
+		}
+		if path == r {
+			return w.given[i]
+		}
+		if rest, ok := strings.CutPrefix(path, r+string(filepath.Separator)); ok {
+			return filepath.Join(w.given[i], rest)
+		}
+	}
+	return path
+}
+
+// outsideAll renames a batch's paths with outside.
+func (w *Watcher) outsideAll(b Batch) Batch {
+	for i, p := range b.Paths {
+		b.Paths[i] = w.outside(p)
+	}
+	slices.Sort(b.Paths)
+	b.Paths = slices.Compact(b.Paths)
+	return b
 }
 
 // scan walks dir, watches its directories, and records the hashes of its
@@ -267,10 +312,19 @@ func (w *Watcher) loop() {
 	rescan := false
 	timer := time.NewTimer(time.Hour)
 	timer.Stop()
+	// A root that vanished (the project moved away) is looked for again
+	// on every tick, so that watching resumes when it comes back.
+	ticker := time.NewTicker(rootRetry)
+	defer ticker.Stop()
+	var p pending
 	for {
 		select {
 		case <-w.done:
 			return
+		case p.out(w.batches) <- p.batch:
+			p = pending{}
+		case <-ticker.C:
+			p.add(w.outsideAll(w.returned()))
 		case ev, ok := <-w.fsw.Events:
 			if !ok {
 				return
@@ -298,11 +352,61 @@ func (w *Watcher) loop() {
 				b = w.settle(dirty)
 			}
 			dirty, rescan = map[string]bool{}, false
-			if len(b.Paths) > 0 {
-				w.send(b)
-			}
+			p.add(w.outsideAll(b))
 		}
 	}
+}
+
+// rootRetry is how often a vanished root is looked for.
+const rootRetry = 250 * time.Millisecond
+
+// pending is the batch waiting for the reader. While the reader is busy
+// (toolc dev building a handler, say), later batches merge into it, so
+// that a burst of saves gives one batch after the reader is done, not
+// one per save.
+type pending struct {
+	batch Batch
+	set   bool
+}
+
+func (p *pending) add(b Batch) {
+	if len(b.Paths) == 0 {
+		return
+	}
+	if !p.set {
+		p.batch, p.set = b, true
+		return
+	}
+	paths := slices.Concat(p.batch.Paths, b.Paths)
+	slices.Sort(paths)
+	p.batch = Batch{Paths: slices.Compact(paths), Rescan: p.batch.Rescan || b.Rescan}
+}
+
+// out is the channel to send the batch on: nil, which blocks a select's
+// case forever, while there is none.
+func (p *pending) out(batches chan Batch) chan<- Batch {
+	if !p.set {
+		return nil
+	}
+	return batches
+}
+
+// returned scans the roots that vanished and have come back, and reports
+// their files as changed.
+func (w *Watcher) returned() Batch {
+	changed := map[string]bool{}
+	for _, r := range w.roots {
+		w.mu.Lock()
+		watched := w.dirs[r]
+		w.mu.Unlock()
+		if watched {
+			continue
+		}
+		if fi, err := os.Stat(r); err == nil && fi.IsDir() {
+			w.scan(r, changed, false)
+		}
+	}
+	return Batch{Paths: sortedKeys(changed)}
 }
 
 // settle turns the paths that had events into the files whose content
@@ -411,24 +515,18 @@ func (w *Watcher) poll() {
 	defer w.wg.Done()
 	t := time.NewTicker(w.opts.Poll)
 	defer t.Stop()
+	var p pending
 	for {
 		select {
 		case <-w.done:
 			return
+		case p.out(w.batches) <- p.batch:
+			p = pending{}
 		case <-t.C:
 			b := w.rescan(true)
 			b.Rescan = false
-			if len(b.Paths) > 0 {
-				w.send(b)
-			}
+			p.add(w.outsideAll(b))
 		}
-	}
-}
-
-func (w *Watcher) send(b Batch) {
-	select {
-	case w.batches <- b:
-	case <-w.done:
 	}
 }
 

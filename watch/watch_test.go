@@ -1,11 +1,13 @@
 package watch
 
 import (
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 )
@@ -277,5 +279,97 @@ func TestDirectoryRenamedAwayAndBack(t *testing.T) {
 	write(t, filepath.Join(dir, "api", "sub", "a.cue"), "package a\nx: 1\n")
 	if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"api/sub/a.cue"}) {
 		t.Errorf("edit after the renames: %v", rel(dir, got[0]))
+	}
+}
+
+// A reader busy for a while (toolc dev building a handler) then gets one
+// batch holding every file saved meanwhile, not one batch per save.
+func TestBatchesMergeWhileReaderIsBusy(t *testing.T) {
+	dir := t.TempDir()
+	w := start(t, dir, Options{Debounce: 10 * time.Millisecond})
+	for i := range 10 {
+		write(t, filepath.Join(dir, "main.go"), fmt.Sprintf("package main // %d\n", i))
+		write(t, filepath.Join(dir, fmt.Sprintf("f%d.go", i)), "package main\n")
+		time.Sleep(40 * time.Millisecond) // each save its own burst
+	}
+	got := batches(t, w, 1)
+	if n := len(got[0].Paths); n != 11 {
+		t.Errorf("merged batch has %d paths, want 11: %v", n, rel(dir, got[0]))
+	}
+}
+
+// A root that is a symlink is watched where it leads, with inotify and
+// with polling, and its files are reported under the link's name, for an
+// edit through either name.
+func TestSymlinkedRoot(t *testing.T) {
+	for _, poll := range []time.Duration{0, 20 * time.Millisecond} {
+		t.Run(fmt.Sprintf("poll=%v", poll), func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, "real", "sub", "a.cue"), "package a\n")
+			link := filepath.Join(dir, "link")
+			if err := os.Symlink("real", link); err != nil {
+				t.Fatal(err)
+			}
+			var asked []string
+			var mu sync.Mutex
+			w := start(t, link, Options{Poll: poll, Ignore: func(path string, _ bool) bool {
+				mu.Lock()
+				defer mu.Unlock()
+				asked = append(asked, path)
+				return false
+			}})
+			for _, via := range []string{"link", "real"} {
+				save(t, filepath.Join(dir, via, "sub", "a.cue"), "package a\nx: \""+via+"\"\n")
+				if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"link/sub/a.cue"}) {
+					t.Errorf("edit through %s: %v", via, rel(dir, got[0]))
+				}
+			}
+			mu.Lock()
+			defer mu.Unlock()
+			for _, p := range asked {
+				if !strings.HasPrefix(p, link) {
+					t.Errorf("Ignore was asked about %s, not a path under the root as given", p)
+				}
+			}
+		})
+	}
+}
+
+// A root moved away and back is watched again: its files are reported
+// gone, then back, and later edits are seen.
+func TestRootMovedAwayAndBack(t *testing.T) {
+	for _, poll := range []time.Duration{0, 20 * time.Millisecond} {
+		t.Run(fmt.Sprintf("poll=%v", poll), func(t *testing.T) {
+			parent := t.TempDir()
+			dir := filepath.Join(parent, "proj")
+			write(t, filepath.Join(dir, "api", "a.cue"), "package a\n")
+			w := start(t, dir, Options{Poll: poll})
+			if err := os.Rename(dir, dir+".away"); err != nil {
+				t.Fatal(err)
+			}
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"api/a.cue"}) {
+				t.Errorf("moved away: %v", rel(dir, got[0]))
+			}
+			if err := os.Rename(dir+".away", dir); err != nil {
+				t.Fatal(err)
+			}
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"api/a.cue"}) {
+				t.Errorf("moved back: %v", rel(dir, got[0]))
+			}
+			save(t, filepath.Join(dir, "api", "a.cue"), "package a\nx: 1\n")
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"api/a.cue"}) {
+				t.Errorf("edit after moving back: %v", rel(dir, got[0]))
+			}
+		})
+	}
+}
+
+// save writes a file as an editor's atomic save does, so that a poll never
+// sees it half written (which would be two changes, both real).
+func save(t *testing.T, path, data string) {
+	t.Helper()
+	write(t, path+".tmp~", data)
+	if err := os.Rename(path+".tmp~", path); err != nil {
+		t.Fatal(err)
 	}
 }

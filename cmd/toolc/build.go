@@ -124,13 +124,27 @@ func compileWith(e env, cmd string, cfg compiler.Config, patterns []string) (*ca
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return nil, exitUsage
 	}
-	diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
-	if res.HasErrors() {
-		errs, _ := diag.Count(res.Diagnostics)
-		fmt.Fprintf(e.stderr, "toolc %s: %s; nothing written\n", cmd, plural(errs, "error"))
+	if printErrors(e, cmd, res) {
 		return nil, exitFail
 	}
 	return res.Catalog, exitOK
+}
+
+// printErrors prints a compile's errors in full, and its warnings as one
+// line that points at toolc check: every start of serve, dev or lock would
+// otherwise repeat them all. It reports whether there were errors, having
+// said that nothing was written.
+func printErrors(e env, cmd string, res *compiler.Result) bool {
+	errs, warns := diag.Split(res.Diagnostics)
+	diag.Print(e.stderr, diag.Text, errs, res.Source)
+	if s := diag.WarningSummary(warns); s != "" {
+		fmt.Fprintf(e.stderr, "toolc %s: %s\n", cmd, s)
+	}
+	if len(errs) > 0 {
+		fmt.Fprintf(e.stderr, "toolc %s: %s; nothing written\n", cmd, plural(len(errs), "error"))
+		return true
+	}
+	return false
 }
 
 // rebaseDirs makes each service's dir relative to the catalog file's

@@ -206,14 +206,14 @@ func TestExport(t *testing.T) {
 		}
 		mustJSON(t, toolc(t, dir, "export", "--format", "openai-chat"), &loose)
 		mustJSON(t, toolc(t, dir, "export", "--format", "openai-chat", "--strict"), &strict)
-		// buy_item is first: tools are in name order.
-		if loose[0].Function.Strict || !strict[0].Function.Strict {
-			t.Errorf("strict = %v without --strict and %v with it", loose[0].Function.Strict, strict[0].Function.Strict)
+		// buy_item is second: tools and fields are in declaration order.
+		if loose[1].Function.Strict || !strict[1].Function.Strict {
+			t.Errorf("strict = %v without --strict and %v with it", loose[1].Function.Strict, strict[1].Function.Strict)
 		}
-		if got := strings.Join(strict[0].Function.Parameters.Required, ","); got != "count,id" {
-			t.Errorf("strict required = %s, want count,id", got)
+		if got := strings.Join(strict[1].Function.Parameters.Required, ","); got != "id,count" {
+			t.Errorf("strict required = %s, want id,count", got)
 		}
-		if got := strings.Join(loose[0].Function.Parameters.Required, ","); got != "id" {
+		if got := strings.Join(loose[1].Function.Parameters.Required, ","); got != "id" {
 			t.Errorf("required = %s, want id", got)
 		}
 	})

@@ -86,7 +86,8 @@ type devServer struct {
 	mark              int            // where the current step's stderr begins
 }
 
-func startDev(t testing.TB, dir string) *devServer {
+// startDev runs toolc dev in dir on the patterns, ./... if none.
+func startDev(t testing.TB, dir string, patterns ...string) *devServer {
 	t.Helper()
 	s := &devServer{
 		t:        t,
@@ -98,7 +99,10 @@ func startDev(t testing.TB, dir string) *devServer {
 		changed:  make(chan time.Time, 100),
 		exited:   make(chan error, 1),
 	}
-	s.cmd = exec.Command(toolcBin, "dev", "--http", "127.0.0.1:0", "./...")
+	if len(patterns) == 0 {
+		patterns = []string{"./..."}
+	}
+	s.cmd = exec.Command(toolcBin, append([]string{"dev", "--http", "127.0.0.1:0"}, patterns...)...)
 	s.cmd.Dir = dir
 	s.cmd.Env = append(os.Environ(), "TOOLC_CACHE="+s.cache)
 	pipe, err := s.cmd.StderrPipe()

@@ -60,10 +60,7 @@ func runLock(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc lock: %v\n", err)
 		return exitUsage
 	}
-	diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
-	if res.HasErrors() {
-		errs, _ := diag.Count(res.Diagnostics)
-		fmt.Fprintf(e.stderr, "toolc lock: %s; nothing written\n", plural(errs, "error"))
+	if printErrors(e, "lock", res) {
 		return exitFail
 	}
 	l := lock.FromCatalog(res.Catalog)
