@@ -720,6 +720,10 @@ func (w *writer) bedrockTool(t *BedrockTool) {
 	w.key("json")
 	w.objectSchema(t.ToolSpec.InputSchema.JSON)
 	w.close('}')
+	if t.ToolSpec.Strict {
+		w.key("strict")
+		w.bool(true)
+	}
 	w.close('}')
 	w.close('}')
 }

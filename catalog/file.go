@@ -9,12 +9,12 @@ import (
 	"fmt"
 	"io/fs"
 	"math"
-	"os"
 	"strconv"
 	"strings"
 
 	"github.com/toolc/toolc/internal/atomicfile"
 
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/jsonfile"
 )
 
@@ -274,8 +274,10 @@ func Load(fsys fs.FS, name string) (*Catalog, error) {
 }
 
 // LoadFile reads and parses a catalog file from the operating system.
+// The file must be a regular file within inputfile's limit (64 MiB unless
+// $TOOLC_MAX_INPUT raises it): a device or a FIFO is refused, not read.
 func LoadFile(name string) (*Catalog, error) {
-	data, err := os.ReadFile(name)
+	data, err := inputfile.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}

@@ -41,7 +41,8 @@ func ParseTarget(name string) (Target, error) {
 // ProjectOptions adjusts a projection.
 type ProjectOptions struct {
 	// Strict puts every tool in strict mode where the target has one
-	// (OpenAI, Anthropic). Otherwise each tool's own strict setting holds.
+	// (OpenAI, Anthropic, Bedrock). Otherwise each tool's own strict
+	// setting holds.
 	Strict bool
 }
 
@@ -61,7 +62,7 @@ func (c *Catalog) Project(target Target, opts ProjectOptions) (any, error) {
 	case Gemini:
 		return c.gemini(), nil
 	case Bedrock:
-		return c.bedrock(), nil
+		return c.bedrock(opts), nil
 	case MCP:
 		return c.mcp(), nil
 	}
@@ -165,7 +166,7 @@ func (w *writer) projectTools(target Target, opts ProjectOptions, tools []toolOf
 			t := geminiFunction(e.t, ob)
 			w.geminiFunction(&t)
 		case Bedrock:
-			t := bedrockTool(e.t, ob)
+			t := bedrockTool(e.t, opts, ob)
 			w.bedrockTool(&t)
 		case MCP:
 			t := mcpTool(e.s, e.t, ob)
@@ -378,7 +379,17 @@ func (c *Catalog) gemini() []GeminiTool {
 }
 
 // Bedrock: the Converse API's toolConfig.tools, with JSON Schema inputs.
-var bedrockDialect = dialect{has: all, closed: true}
+// A ToolSpecification takes strict: true ("Strict tool use",
+// https://docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html),
+// which constrains the model's tool input to the schema; Bedrock serves it
+// for Anthropic's models, and its schema subset is taken to be Anthropic's
+// strict one.
+func bedrockDialect(strict bool) dialect {
+	if strict {
+		return anthropicDialect(true)
+	}
+	return dialect{has: all, closed: true}
+}
 
 // BedrockTool is one element of a Converse request's toolConfig.tools.
 type BedrockTool struct {
@@ -390,6 +401,7 @@ type BedrockToolSpec struct {
 	Name        string             `json:"name"`
 	Description string             `json:"description,omitempty"`
 	InputSchema BedrockInputSchema `json:"inputSchema"`
+	Strict      bool               `json:"strict,omitempty"`
 }
 
 // BedrockInputSchema wraps the JSON Schema.
@@ -397,20 +409,38 @@ type BedrockInputSchema struct {
 	JSON *ObjectSchema `json:"json"`
 }
 
-func bedrockTool(t *Tool, ob *objects) BedrockTool {
+func bedrockTool(t *Tool, opts ProjectOptions, ob *objects) BedrockTool {
+	strict := opts.Strict || t.Strict
 	return BedrockTool{ToolSpec: BedrockToolSpec{
 		Name:        t.Name,
 		Description: t.modelDescription(),
-		InputSchema: BedrockInputSchema{JSON: ob.object(0, bedrockDialect, &t.Request)},
+		InputSchema: BedrockInputSchema{JSON: ob.object(0, bedrockDialect(strict), &t.Request)},
+		Strict:      strict,
 	}}
 }
 
-func (c *Catalog) bedrock() []BedrockTool {
+func (c *Catalog) bedrock(opts ProjectOptions) []BedrockTool {
 	out := []BedrockTool{}
 	for _, t := range c.Tools() {
-		out = append(out, bedrockTool(t, nil))
+		out = append(out, bedrockTool(t, opts, nil))
 	}
 	return out
+}
+
+// dialectOf returns the dialect of target's projection of a tool that is
+// strict or not.
+func dialectOf(target Target, strict bool) dialect {
+	switch target {
+	case OpenAIChat, OpenAIResponses:
+		return openAIDialect(strict)
+	case Anthropic:
+		return anthropicDialect(strict)
+	case Gemini:
+		return geminiDialect
+	case Bedrock:
+		return bedrockDialect(strict)
+	}
+	return mcpDialect
 }
 
 // MCP: the tools of a tools/list result, with JSON Schema 2020-12 input

@@ -3,6 +3,7 @@ package catalog_test
 import (
 	"encoding/json"
 	"fmt"
+	"reflect"
 	"regexp"
 	"slices"
 	"strings"
@@ -362,10 +363,27 @@ func TestMCPRules(t *testing.T) {
 	}
 }
 
-// TestBedrockRules: Bedrock takes the contract's JSON Schema, closed.
+// TestBedrockRules: Bedrock takes the contract's JSON Schema, closed; a
+// strict tool carries strict: true, and its schema is Anthropic's strict
+// one.
 func TestBedrockRules(t *testing.T) {
 	for _, ex := range examples(t) {
+		for _, m := range modes {
+			bedrock := projectTools(t, ex.cat, catalog.Bedrock, m.opts)
+			anthropic := projectTools(t, ex.cat, catalog.Anthropic, m.opts)
+			for i, p := range bedrock {
+				if want := m.opts.Strict || p.tool.Strict; p.strict != want {
+					t.Errorf("%s bedrock%s %s: strict is %v, want %v", ex.name, m.suffix, p.tool.Name, p.strict, want)
+				}
+				if p.strict && !reflect.DeepEqual(p.input, anthropic[i].input) {
+					t.Errorf("%s bedrock%s %s: strict schema %v is not Anthropic's %v", ex.name, m.suffix, p.tool.Name, p.input, anthropic[i].input)
+				}
+			}
+		}
 		for _, p := range projectTools(t, ex.cat, catalog.Bedrock, catalog.ProjectOptions{}) {
+			if p.strict {
+				continue
+			}
 			where := ex.name + " bedrock " + p.tool.Name
 			checkKeywords(t, where, p.input, objectKeywords)
 			if p.input["additionalProperties"] != false {

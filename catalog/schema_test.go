@@ -85,7 +85,7 @@ func projectTools(t *testing.T, cat *catalog.Catalog, target catalog.Target, opt
 			}
 		case catalog.Bedrock:
 			spec := obj(t, m["toolSpec"])
-			name, p.input = spec["name"], obj(t, obj(t, spec["inputSchema"])["json"])
+			name, p.input, p.strict = spec["name"], obj(t, obj(t, spec["inputSchema"])["json"]), spec["strict"] == true
 		case catalog.MCP:
 			name, p.input = m["name"], obj(t, m["inputSchema"])
 			if m["outputSchema"] != nil {

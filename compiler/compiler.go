@@ -31,6 +31,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/schema"
 )
@@ -47,6 +48,13 @@ type Config struct {
 	// rule off. Only the lock's services in directories that the patterns
 	// cover are compared.
 	Lock *lock.Lock
+	// Targets are the projections that provider-limit warns about; nil
+	// means every target, as toolc check has it. toolc export passes the
+	// one it prints.
+	Targets []catalog.Target
+	// Strict warns as if every tool were strict, as toolc export --strict
+	// projects them; otherwise each tool's strict setting holds.
+	Strict bool
 }
 
 // Result is the outcome of a compilation that could read its input.
@@ -71,7 +79,7 @@ func (r *Result) Source(file string) ([]byte, error) {
 	if !filepath.IsAbs(file) {
 		file = filepath.Join(r.wd, file)
 	}
-	return os.ReadFile(file)
+	return inputfile.ReadFile(file)
 }
 
 // Compile loads, checks and lowers the contract packages that the patterns
@@ -167,7 +175,8 @@ func (s *Session) Compile() (*Result, error) {
 		rules = Rules()
 	}
 	for _, r := range rules {
-		r.Check(&Pass{Rule: r, Packages: pkgs, wd: wd, diags: &res.Diagnostics, lock: s.cfg.Lock, patterns: s.patterns})
+		r.Check(&Pass{Rule: r, Packages: pkgs, wd: wd, diags: &res.Diagnostics, lock: s.cfg.Lock, patterns: s.patterns,
+			targets: s.cfg.Targets, strict: s.cfg.Strict})
 	}
 	diag.Sort(res.Diagnostics)
 	res.Diagnostics = diag.Compact(res.Diagnostics)

@@ -19,6 +19,7 @@ import (
 	"cuelang.org/go/mod/modfile"
 	"cuelang.org/go/mod/module"
 
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/schema"
 )
 
@@ -109,7 +110,7 @@ func (l *loader) overlay(r *moduleRoot) (map[string]load.Source, error) {
 	r.path = localModule
 	if r.synthetic {
 		ov[modFile] = load.FromString(fmt.Sprintf("module: %q\nlanguage: version: %q\n", localModule, cueLanguage))
-	} else if data, err := os.ReadFile(modFile); err == nil {
+	} else if data, err := inputfile.ReadFile(modFile); err == nil {
 		mf, err := modfile.ParseNonStrict(data, modFile)
 		if err != nil {
 			return nil, err

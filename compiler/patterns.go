@@ -8,6 +8,8 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // A match is a directory named by a pattern. Explicit directories are
@@ -132,6 +134,9 @@ func skipDir(name string) bool {
 
 // hasCUEFiles reports whether dir holds .cue files, and fails if one of
 // them cannot be read: an unreadable file is an I/O problem, not a finding.
+// So is a .cue file that is no regular file (a FIFO would block the CUE
+// loader for ever, /dev/zero fill memory) or that is over inputfile's
+// limit.
 func hasCUEFiles(dir string) (bool, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
@@ -142,11 +147,9 @@ func hasCUEFiles(dir string) (bool, error) {
 		if e.IsDir() || !strings.HasSuffix(e.Name(), ".cue") {
 			continue
 		}
-		f, err := os.Open(filepath.Join(dir, e.Name()))
-		if err != nil {
+		if err := inputfile.Check(filepath.Join(dir, e.Name())); err != nil {
 			return false, err
 		}
-		f.Close()
 		found = true
 	}
 	return found, nil

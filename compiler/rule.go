@@ -13,6 +13,7 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
+	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/schema"
@@ -80,6 +81,9 @@ type Pass struct {
 	// the lock's services the run covers.
 	lock     *lock.Lock
 	patterns []string
+	// targets and strict are what provider-limit warns about (see Config).
+	targets []catalog.Target
+	strict  bool
 }
 
 // Reportf reports a problem at pos.

@@ -177,17 +177,25 @@ var openAIStrictFormats = []string{"date-time", "time", "date", "duration", "ema
 // surprise.
 var ProviderLimitRule = &Rule{
 	ID:       "provider-limit",
-	Doc:      "warns where a target drops or reshapes something (OpenAI's 1024-character descriptions and 128 tools, Anthropic strict, Gemini's subset)",
+	Doc:      "warns where a target drops or reshapes something (OpenAI's 1024-character tool descriptions and 128 tools, the strict modes, Gemini's subset)",
 	Severity: diag.Warning,
 	Check: func(p *Pass) {
+		targets := p.targets
+		if targets == nil {
+			targets = catalog.Targets()
+		}
+		openAI := slices.Contains(targets, catalog.OpenAIChat) || slices.Contains(targets, catalog.OpenAIResponses)
 		count := 0
 		for t := range p.tools() {
 			count++
+			if !openAI {
+				break
+			}
 			if count == openAIMaxTools+1 {
 				p.Reportf(t.node.pos, "the catalog has more than %d tools, OpenAI's limit per request; send a subset with an allowlist (toolc export --tools)", openAIMaxTools)
 			}
 			if d := t.node.get("description"); d != nil && d.kind == kString && utf8.RuneCountInString(d.str) > openAIMaxDescription {
-				p.Reportf(d.pos, "description of tool %q has %d characters; OpenAI accepts at most %d, so the OpenAI projections cut it", t.node.label, utf8.RuneCountInString(d.str), openAIMaxDescription)
+				p.Reportf(d.pos, "description of tool %q has %d characters; OpenAI accepts at most %d, so the OpenAI projections cut it to %d", t.node.label, utf8.RuneCountInString(d.str), openAIMaxDescription, openAIMaxDescription)
 			}
 		}
 		for f := range p.fields() {
@@ -196,8 +204,8 @@ var ProviderLimitRule = &Rule{
 			}
 			fld := lowerer{}.field(f.node)
 			var order []string
-			targets := map[string][]string{}
-			for _, r := range fld.Reshapes(boolAt(f.tool.node, "strict")) {
+			dialects := map[string][]string{}
+			for _, r := range fld.Reshapes(targets, p.strict || boolAt(f.tool.node, "strict")) {
 				if _, bounded := constraintTypes[r.Keyword]; bounded && !applies(r.Keyword, fld) || r.Keyword == "format" && !contains(formats, fld.Format) {
 					continue // the bounds rule reports a keyword that does not fit at all
 				}
@@ -209,10 +217,10 @@ var ProviderLimitRule = &Rule{
 					// in the description tells the model all it would have.
 					continue
 				}
-				if targets[r.Keyword] == nil {
+				if dialects[r.Keyword] == nil {
 					order = append(order, r.Keyword)
 				}
-				targets[r.Keyword] = append(targets[r.Keyword], r.Target)
+				dialects[r.Keyword] = append(dialects[r.Keyword], r.Target)
 			}
 			for _, key := range order {
 				enforced := ""
@@ -223,7 +231,7 @@ var ProviderLimitRule = &Rule{
 					}
 				}
 				p.Reportf(f.node.get(key).pos, "%s cannot express %s on %s; %s it in the description instead%s",
-					joinAnd(targets[key]), key, f.describe(), projectionsState(len(targets[key])), enforced)
+					joinAnd(dialects[key]), key, f.describe(), projectionsState(len(dialects[key])), enforced)
 			}
 		}
 	},

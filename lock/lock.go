@@ -24,7 +24,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"path"
 	"path/filepath"
 	"slices"
@@ -35,6 +34,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/jsonfile"
 )
 
@@ -426,8 +426,10 @@ func versionMismatch(got string) string {
 }
 
 // LoadFile reads and parses a lock file.
+// The file must be a regular file within inputfile's limit, as
+// catalog.LoadFile's.
 func LoadFile(name string) (*Lock, error) {
-	data, err := os.ReadFile(name)
+	data, err := inputfile.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}

@@ -36,6 +36,8 @@ import (
 	"time"
 
 	"github.com/fsnotify/fsnotify"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // Options configure a Watcher.
@@ -284,15 +286,13 @@ func (w *Watcher) rehash(path string, changed map[string]bool, quick bool) {
 }
 
 func readState(path string, old fileState, quick bool) (fileState, bool) {
-	f, err := os.Open(path)
+	// Only regular files, and opened so that a FIFO cannot block the
+	// watcher (os.Open of a FIFO waits for a writer).
+	f, fi, err := inputfile.Open(path)
 	if err != nil {
 		return fileState{}, false
 	}
 	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil || !fi.Mode().IsRegular() {
-		return fileState{}, false
-	}
 	st := fileState{size: fi.Size(), modTime: fi.ModTime()}
 	if quick && st.size == old.size && st.modTime.Equal(old.modTime) {
 		st.sum = old.sum

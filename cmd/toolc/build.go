@@ -58,7 +58,10 @@ func runExport(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc export: %v\n", err)
 		return exitUsage
 	}
-	cat, status := loadCatalog(e, "export", *catalogFile, patterns)
+	// The warnings are about the target being printed, in the mode it is
+	// printed in: what this projection drops or reshapes, no other's.
+	cfg := compiler.Config{Targets: []catalog.Target{target}, Strict: *strict}
+	cat, status := loadCatalogWith(e, "export", cfg, *catalogFile, patterns)
 	if cat == nil {
 		return status
 	}
@@ -94,8 +97,13 @@ func targetNames() string {
 // loadCatalog reads a catalog file when one is named, and compiles the
 // patterns otherwise; naming both is a usage error.
 func loadCatalog(e env, cmd, file string, patterns []string) (*catalog.Catalog, int) {
+	return loadCatalogWith(e, cmd, compiler.Config{}, file, patterns)
+}
+
+// loadCatalogWith is loadCatalog with a configuration for the compiler.
+func loadCatalogWith(e env, cmd string, cfg compiler.Config, file string, patterns []string) (*catalog.Catalog, int) {
 	if file == "" {
-		return compileCatalog(e, cmd, patterns)
+		return compileWith(e, cmd, cfg, patterns)
 	}
 	if len(patterns) > 0 {
 		fmt.Fprintf(e.stderr, "toolc %s: give --catalog or patterns, not both\n", cmd)
@@ -123,6 +131,14 @@ func compileWith(e env, cmd string, cfg compiler.Config, patterns []string) (*ca
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return nil, exitUsage
+	}
+	if cfg.Targets != nil {
+		// The warnings are about the projection being printed: what it
+		// drops or moves, which toolc check, warning about every target
+		// in each tool's own mode, does not say. They are shown in full.
+		_, warns := diag.Split(res.Diagnostics)
+		diag.Print(e.stderr, diag.Text, warns, res.Source)
+		res.Diagnostics, _ = diag.Split(res.Diagnostics)
 	}
 	if printErrors(e, cmd, res) {
 		return nil, exitFail

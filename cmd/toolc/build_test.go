@@ -128,6 +128,67 @@ func TestBuildWarnings(t *testing.T) {
 	assertFiles(t, dir, "svc", "toolc.catalog.json")
 }
 
+// TestExportWarnsAboutItsTarget: export warns about the projection it
+// prints alone, in the mode it prints it in, naming that target: what
+// --strict moves into descriptions included, Gemini's subset only for
+// gemini, OpenAI's description limit only for OpenAI.
+func TestExportWarnsAboutItsTarget(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"svc/svc.cue": `package svc
+
+import "github.com/toolc/toolc/schema"
+
+schema.#Service & {
+	name:        "svc"
+	version:     "1.0.0"
+	description: "A service"
+	tools: pick: {
+		description: "` + strings.Repeat("Pick some items from the list. ", 40) + `"
+		request: fields: {
+			name: {type: "string", description: "Name", minLength: 2}
+			rank: {type: "integer", description: "Rank", enum: [1, 2, 3]}
+			count: {type: "integer", description: "How many", required: false, default: 1, maximum: 9}
+		}
+	}
+}
+`})
+	for _, tc := range []struct {
+		args       []string
+		want, none []string
+	}{
+		{[]string{"--format", "openai-chat"}, []string{"OpenAI accepts at most 1024"}, []string{"Gemini", "strict mode"}},
+		{[]string{"--format", "openai-chat", "--strict"},
+			[]string{"OpenAI accepts at most 1024", `OpenAI strict mode cannot express minLength on request field "name"`, `OpenAI strict mode cannot express default on request field "count"`},
+			[]string{"Gemini", "Anthropic"}},
+		{[]string{"--format", "gemini"}, []string{`Gemini cannot express enum on request field "rank"`}, []string{"OpenAI", "strict mode"}},
+		{[]string{"--format", "anthropic"}, nil, []string{"warning"}},
+		{[]string{"--format", "anthropic", "--strict"}, []string{`Anthropic strict mode cannot express maximum on request field "count"`, `Anthropic strict mode cannot express minLength`}, []string{"OpenAI", "Gemini"}},
+		{[]string{"--format", "bedrock", "--strict"}, []string{`Bedrock strict mode cannot express maximum on request field "count"`}, []string{"OpenAI", "Gemini", "Anthropic"}},
+		{[]string{"--format", "mcp", "--strict"}, nil, []string{"warning"}},
+	} {
+		r := toolc(t, dir, append([]string{"export"}, append(tc.args, "./svc")...)...)
+		if r.status != 0 {
+			t.Fatalf("export %v = %d: %s", tc.args, r.status, r.stderr)
+		}
+		for _, w := range tc.want {
+			if !strings.Contains(r.stderr, w) {
+				t.Errorf("export %v does not warn %q:\n%s", tc.args, w, r.stderr)
+			}
+		}
+		for _, n := range tc.none {
+			if strings.Contains(r.stderr, n) {
+				t.Errorf("export %v says %q, about another target:\n%s", tc.args, n, r.stderr)
+			}
+		}
+	}
+	// toolc check warns about every target, each tool in its own mode.
+	r := toolc(t, dir, "check", "./svc")
+	for _, w := range []string{"OpenAI accepts at most 1024", "Gemini cannot express enum"} {
+		if !strings.Contains(r.stdout+r.stderr, w) {
+			t.Errorf("check does not warn %q:\n%s%s", w, r.stdout, r.stderr)
+		}
+	}
+}
+
 // TestExportExamples: export of every example in every format is the
 // projection pinned in catalog/testdata/golden, from contracts and from a
 // built catalog alike.

@@ -16,6 +16,7 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/gogen"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // runGen runs a code generator; go is the only one.
@@ -119,7 +120,7 @@ func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
 func checkGenerated(e env, files []genFile) int {
 	var stale []string
 	for _, f := range files {
-		old, err := os.ReadFile(f.path)
+		old, err := inputfile.ReadFile(f.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			stale = append(stale, f.path+" (missing)")
@@ -145,7 +146,7 @@ func checkGenerated(e env, files []genFile) int {
 // unchanged file is left alone, so that watchers and builds see no edit.
 func writeGenerated(e env, files []genFile) int {
 	for _, f := range files {
-		if old, err := os.ReadFile(f.path); err == nil && bytes.Equal(old, f.src) {
+		if old, err := inputfile.ReadFile(f.path); err == nil && bytes.Equal(old, f.src) {
 			continue
 		}
 		if err := writeFileAtomic(f.path, f.src); err != nil {

@@ -19,6 +19,7 @@ import (
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/lock"
 
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/revtree"
 )
 
@@ -75,7 +76,7 @@ func runLock(e env, args []string) int {
 		tools += len(s.Tools)
 	}
 	what := fmt.Sprintf("%s, %s", plural(len(l.Services), "service"), plural(tools, "tool"))
-	if cur, err := os.ReadFile(lock.FileName); err == nil && bytes.Equal(cur, l.Marshal()) {
+	if cur, err := inputfile.ReadFile(lock.FileName); err == nil && bytes.Equal(cur, l.Marshal()) {
 		fmt.Fprintf(e.stderr, "toolc lock: %s is up to date: %s\n", lock.FileName, what)
 		return exitOK
 	}
@@ -245,7 +246,7 @@ func pathErr(err error) string {
 
 // loadAgainstFile reads a lock file or a catalog file, by its format.
 func loadAgainstFile(name string) (*lock.Lock, error) {
-	data, err := os.ReadFile(name)
+	data, err := inputfile.ReadFile(name)
 	if err != nil {
 		return nil, err
 	}

@@ -4,11 +4,14 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -20,8 +23,12 @@ type runOpts struct {
 	dir     string
 	env     []string // added to the test's own
 	stdin   string
-	stdinR  *os.File // standard input as a file, when set
+	stdinR  io.Reader // standard input, when set, instead of stdin
 	timeout time.Duration
+	// memKiB bounds the process's address space (ulimit -v), so that a
+	// regression that reads without bound fails instead of eating the
+	// machine.
+	memKiB int
 }
 
 func toolcRun(t *testing.T, o runOpts, args ...string) result {
@@ -32,6 +39,9 @@ func toolcRun(t *testing.T, o runOpts, args ...string) result {
 	ctx, cancel := context.WithTimeout(context.Background(), o.timeout)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, toolcBin, args...)
+	if o.memKiB > 0 {
+		cmd = exec.CommandContext(ctx, "sh", append([]string{"-c", fmt.Sprintf(`ulimit -v %d && exec "$@"`, o.memKiB), "sh", toolcBin}, args...)...)
+	}
 	cmd.Dir = o.dir
 	cmd.Env = append(os.Environ(), o.env...)
 	if o.stdinR != nil {
@@ -202,5 +212,96 @@ func TestServeExposed(t *testing.T) {
 				t.Errorf("%s: did not go on to the pattern:\n%s", what, r.stderr)
 			}
 		}
+	}
+}
+
+// endless is a standard input that never ends, counting what it gave.
+type endless struct{ n int64 }
+
+func (e *endless) Read(p []byte) (int, error) {
+	clear(p)
+	e.n += int64(len(p))
+	return len(p), nil
+}
+
+// TestUnboundedInputs: every input that toolc reads whole is read only
+// from a regular file, within a limit, and fails with exit 2 and a message
+// that names the limit or the kind of file. Before, each of these grew
+// memory until the machine ran out, or blocked for ever; each run here is
+// bounded in time and in address space, so that a regression fails.
+func TestUnboundedInputs(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir := writeFiles(t, map[string]string{"shop/shop.cue": shopContract, "big.json": strings.Repeat(" ", 2<<20) + "{}"})
+	fifo := filepath.Join(dir, "fifo.json")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	const notRegular = `is a (character device|FIFO), not a regular file; toolc reads its input files only from regular files`
+	const overLimit = `is over the (64MiB|1MiB) limit on input \(set TOOLC_MAX_INPUT to raise it, as in TOOLC_MAX_INPUT=(256MiB|4MiB)\)`
+	run := func(env []string, stdin io.Reader, args ...string) result {
+		t.Helper()
+		return toolcRun(t, runOpts{dir: dir, env: env, stdinR: stdin, timeout: 30 * time.Second, memKiB: 2 << 20}, args...)
+	}
+	for _, tt := range []struct {
+		args []string
+		want string // regexp of stderr
+	}{
+		{[]string{"serve", "--catalog", "/dev/zero"}, `^toolc serve: /dev/zero ` + notRegular + `\n$`},
+		{[]string{"serve", "--catalog", fifo}, `^toolc serve: .*fifo.json ` + notRegular + `\n$`},
+		{[]string{"call", "--catalog", "/dev/zero", "ping", "{}"}, `^toolc call: /dev/zero ` + notRegular},
+		{[]string{"call", "--catalog", fifo, "ping", "{}"}, `^toolc call: .*fifo.json ` + notRegular},
+		{[]string{"export", "--format", "mcp", "--catalog", "/dev/zero"}, `^toolc export: /dev/zero ` + notRegular},
+		{[]string{"export", "--format", "mcp", "--catalog", fifo}, `^toolc export: .*fifo.json ` + notRegular},
+		{[]string{"diff", "--against", "/dev/zero"}, `^toolc diff: /dev/zero ` + notRegular},
+		{[]string{"diff", "--against", fifo}, `^toolc diff: .*fifo.json ` + notRegular},
+		{[]string{"export", "--format", "mcp", "--catalog", "big.json"}, `^toolc export: big.json ` + overLimit},
+	} {
+		r := run([]string{"TOOLC_MAX_INPUT=1MiB"}, nil, tt.args...)
+		wantStatus(t, r, exitUsage, strings.Join(tt.args, " "))
+		wantMatch(t, r.stderr, tt.want, strings.Join(tt.args, " "))
+	}
+	// The limit can be raised.
+	r := run([]string{"TOOLC_MAX_INPUT=4MiB"}, nil, "export", "--format", "mcp", "--catalog", "big.json")
+	wantMatch(t, r.stderr, `^toolc export: big.json: `, "export with a raised limit")
+	r = run([]string{"TOOLC_MAX_INPUT=a lot"}, nil, "export", "--format", "mcp", "--catalog", "big.json")
+	wantStatus(t, r, exitUsage, "export with a bad limit")
+	wantMatch(t, r.stderr, `\$TOOLC_MAX_INPUT: "a lot" is not a size`, "export with a bad limit")
+
+	// A never-ending standard input for toolc call, at the default limit.
+	stdin := &endless{}
+	r = run(nil, stdin, "call", "--catalog", "missing.json", "ping")
+	wantStatus(t, r, exitUsage, "call with an endless standard input")
+	wantMatch(t, r.stderr, `^toolc call: standard input `+overLimit+`\n$`, "call with an endless standard input")
+	if stdin.n > 256<<20 {
+		t.Errorf("toolc call read %d bytes of standard input", stdin.n)
+	}
+
+	// A toolc.lock that links to /dev/zero, or is a FIFO, for every
+	// command that reads it.
+	for _, lockTo := range []string{"/dev/zero", fifo} {
+		os.Remove(filepath.Join(dir, "toolc.lock"))
+		if err := os.Symlink(lockTo, filepath.Join(dir, "toolc.lock")); err != nil {
+			t.Fatal(err)
+		}
+		for _, cmd := range [][]string{{"check"}, {"build", "-o", filepath.Join(t.TempDir(), "c.json")}, {"lock"}, {"diff"}} {
+			r := run(nil, nil, cmd...)
+			wantStatus(t, r, exitUsage, cmd[0]+" with toolc.lock -> "+lockTo)
+			wantMatch(t, r.stderr, `^toolc `+cmd[0]+`: toolc.lock `+notRegular+`\n$`, cmd[0]+" with toolc.lock -> "+lockTo)
+		}
+	}
+	os.Remove(filepath.Join(dir, "toolc.lock"))
+
+	// Contract files that are no regular files: the CUE loader would block
+	// on the FIFO, and fill memory from /dev/zero.
+	for name, target := range map[string]string{"shop/zero.cue": "/dev/zero", "shop/fifo.cue": fifo} {
+		if err := os.Symlink(target, filepath.Join(dir, name)); err != nil {
+			t.Fatal(err)
+		}
+		r := run(nil, nil, "check", "./shop")
+		wantStatus(t, r, exitUsage, "check with "+name)
+		wantMatch(t, r.stderr, `^toolc check: .*`+filepath.Base(name)+` `+notRegular, "check with "+name)
+		os.Remove(filepath.Join(dir, name))
 	}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"net"
 	"net/http"
@@ -20,6 +19,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/reqstate"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -240,7 +240,10 @@ func runCall(e env, args []string) int {
 	if argsJSON == nil {
 		if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
 			argsJSON = []byte("{}")
-		} else if argsJSON, _ = io.ReadAll(e.stdin); len(strings.TrimSpace(string(argsJSON))) == 0 {
+		} else if data, err := inputfile.ReadAll(e.stdin, "standard input"); err != nil {
+			fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
+			return exitUsage
+		} else if argsJSON = data; len(strings.TrimSpace(string(argsJSON))) == 0 {
 			argsJSON = []byte("{}")
 		}
 	}
