@@ -120,6 +120,12 @@ type Field struct {
 	MinItems    *int64 `json:"minItems,omitempty"`
 	MaxItems    *int64 `json:"maxItems,omitempty"`
 	UniqueItems bool   `json:"uniqueItems,omitempty"`
+
+	// MCPHeader, on a request field, is the name part of the HTTP header
+	// Mcp-Param-{MCPHeader} that MCP 2026-07-28 clients mirror the
+	// argument into (SEP-2243), so that gateways can route on it; the MCP
+	// projection carries it as "x-mcp-header".
+	MCPHeader string `json:"mcpHeader,omitempty"`
 }
 
 // Pos is a source position: a slash-separated file path relative to the

@@ -933,6 +933,8 @@ func (d *decoder) field(f *Field) bool {
 			return d.once(&seen, 1<<19) && d.bool(&f.UniqueItems)
 		case "pos":
 			return d.once(&seen, 1<<20) && d.pos(&f.Pos)
+		case "mcpHeader":
+			return d.once(&seen, 1<<21) && d.string(&f.MCPHeader)
 		}
 		return false
 	})

@@ -610,6 +610,7 @@ func (w *writer) field(f *Field, canon bool) {
 		w.key("uniqueItems")
 		w.bool(true)
 	}
+	w.optStr("mcpHeader", f.MCPHeader)
 	w.close('}')
 }
 
@@ -895,6 +896,7 @@ func (w *writer) planned(d dialect, f *Field) {
 			w.value(f.Examples[0])
 		}
 	}
+	w.optStr("x-mcp-header", p.header)
 	w.close('}')
 }
 
@@ -941,5 +943,6 @@ func (w *writer) schema(s *Schema) {
 		w.key("example")
 		w.value(s.Example)
 	}
+	w.optStr("x-mcp-header", s.MCPHeader)
 	w.close('}')
 }

@@ -448,7 +448,7 @@ func dialectOf(target Target, strict bool) dialect {
 // annotations in the form, that go-sdk's tools/list sends (its mcp.Tool
 // and mcp.ToolAnnotations, tools sorted by name), so that the export and
 // the live list are the same bytes.
-var mcpDialect = dialect{has: all, closed: true}
+var mcpDialect = dialect{has: all, closed: true, mcpHeaders: true}
 
 // MCPTool is one tool of a tools/list result.
 type MCPTool struct {

@@ -34,8 +34,7 @@ var (
 )
 
 // exampleDirs lists the examples that hold contracts: every directory
-// under examples/ with a .cue file. examples/embed holds a Go program and
-// no contract, so it is never among them.
+// under examples/ with a .cue file.
 func exampleDirs(t testing.TB) []string {
 	t.Helper()
 	entries, err := os.ReadDir(filepath.Join(repoRoot, "examples"))
@@ -44,7 +43,7 @@ func exampleDirs(t testing.TB) []string {
 	}
 	var names []string
 	for _, e := range entries {
-		if !e.IsDir() || e.Name() == "embed" {
+		if !e.IsDir() {
 			continue
 		}
 		cue, _ := filepath.Glob(filepath.Join(repoRoot, "examples", e.Name(), "*.cue"))

@@ -346,7 +346,19 @@ func TestMCPRules(t *testing.T) {
 				t.Errorf("%s: required %v, want %v", where, got, want)
 			}
 			for name, prop := range properties(t, where, p.input, &p.tool.Request) {
-				checkKeywords(t, where+"."+name, prop, propertyKeywords)
+				// MCP's input schemas may also say which header a client
+				// mirrors the argument into (SEP-2243), and say it exactly
+				// where the contract does.
+				checkKeywords(t, where+"."+name, prop, append(propertyKeywords[:len(propertyKeywords):len(propertyKeywords)], "x-mcp-header"))
+				var header string
+				for _, f := range p.tool.Request.Fields {
+					if f.Name == name {
+						header = f.MCPHeader
+					}
+				}
+				if got, _ := prop["x-mcp-header"].(string); got != header {
+					t.Errorf("%s.%s: x-mcp-header %q, want %q", where, name, got, header)
+				}
 			}
 			if p.tool.Response != nil {
 				if p.output == nil {

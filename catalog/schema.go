@@ -32,6 +32,9 @@ type Schema struct {
 	UniqueItems      bool     `json:"uniqueItems,omitempty"`
 	Examples         []any    `json:"examples,omitempty"`
 	Example          any      `json:"example,omitempty"`
+	// MCPHeader is MCP's x-mcp-header (SEP-2243); only the MCP dialect
+	// sets it.
+	MCPHeader string `json:"x-mcp-header,omitempty"`
 }
 
 // ObjectSchema is the schema of a request or response: a flat object.
@@ -164,6 +167,9 @@ type dialect struct {
 	// characters. Field descriptions are never cut: no provider documents
 	// a limit on them, and a cut would lose the constraints moved there.
 	maxDescription int
+	// mcpHeaders writes a field's MCPHeader as x-mcp-header (MCP). Other
+	// targets drop it: it is for the transport, not for the model.
+	mcpHeaders bool
 }
 
 // typeList returns the type of a schema, with "null" added for a nullable
@@ -304,6 +310,8 @@ type fieldPlan struct {
 	// nullable marks an optional field "nullable" (Gemini); enumNull adds
 	// null to an optional field's enum (OpenAI strict).
 	nullable, enumNull bool
+	// header is the field's x-mcp-header, in the MCP dialect.
+	header string
 }
 
 // keywords is a set of a field's keywords, in the order of Schema's.
@@ -362,6 +370,9 @@ func (d dialect) plan(f *Field, scratch *[]byte) fieldPlan {
 	keep("examples", kwExamples, len(f.Examples) > 0)
 	p.enumNull = optional && d.allRequired && p.keep&kwEnum != 0
 	p.nullable = optional && d.nullable
+	if d.mcpHeaders {
+		p.header = f.MCPHeader
+	}
 	p.desc = d.describe(f, moved, scratch)
 	return p
 }
@@ -418,6 +429,7 @@ func (d dialect) field(f *Field, s *Schema) {
 			s.Examples = append([]any(nil), f.Examples...)
 		}
 	}
+	s.MCPHeader = p.header
 }
 
 // describe appends the keywords a target lacks to a description, in the

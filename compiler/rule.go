@@ -51,6 +51,7 @@ func Rules() []*Rule {
 		ExampleRule,
 		UniqueNameRule,
 		MCPNameRule,
+		MCPHeaderRule,
 		ProviderLimitRule,
 		StableNameRule,
 	}

@@ -137,6 +137,7 @@ var (
 			"uniqueItems":      {kinds: boolean},
 			"examples":         {kinds: list},
 			"deprecated":       {kinds: boolean},
+			"mcp":              {kinds: strukt, sub: shape{what: "field mcp", keys: map[string]keySpec{"header": {kinds: str}}}},
 		},
 		claim: func(k *node) string {
 			if nestedKey(k) {

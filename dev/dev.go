@@ -596,7 +596,11 @@ func (h *handle) retire(next *handle, grace time.Duration) {
 	case <-done:
 	case <-t.C:
 	}
-	h.p.Close(0)
+	reason := fmt.Sprintf("a rebuilt handler replaced it, and the call ran past the grace period of %s", grace)
+	if next == nil {
+		reason = fmt.Sprintf("its service is gone (or toolc dev is stopping), and the call ran past the grace period of %s", grace)
+	}
+	h.p.Stop(0, reason)
 	if h.bin != "" && (next == nil || next.bin != h.bin) {
 		os.Remove(h.bin)
 	}

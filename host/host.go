@@ -142,7 +142,10 @@ type Options struct {
 	Stderr io.Writer
 	// AutoMTLS encrypts and authenticates the connection to each plugin.
 	AutoMTLS bool
-	Logger   *slog.Logger
+	// HealthInterval and HealthTimeout configure the check that restarts a
+	// plugin that stopped answering (see plugins.ClientConfig).
+	HealthInterval, HealthTimeout time.Duration
+	Logger                        *slog.Logger
 }
 
 // Start starts the plugin of each binary. On error it stops the ones it
@@ -198,15 +201,24 @@ func ClientConfig(b *Binary, opts Options) plugins.ClientConfig {
 		Stderr:       opts.Stderr,
 		Checksum:     b.SHA256,
 		AutoMTLS:     opts.AutoMTLS,
+
+		HealthInterval: opts.HealthInterval,
+		HealthTimeout:  opts.HealthTimeout,
 	}
 }
 
 // Stop stops plugins, giving calls in flight up to grace to finish.
 func Stop(ps map[string]*runtime.Plugin, grace time.Duration) {
+	StopBecause(ps, grace, "its handler was stopped")
+}
+
+// StopBecause is Stop, with the reason that a call still running after
+// grace is given (see runtime.Plugin.Stop).
+func StopBecause(ps map[string]*runtime.Plugin, grace time.Duration, reason string) {
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
-		go func() { defer wg.Done(); p.Close(grace) }()
+		go func() { defer wg.Done(); p.Stop(grace, reason) }()
 	}
 	wg.Wait()
 }

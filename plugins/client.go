@@ -47,6 +47,11 @@ type ClientConfig struct {
 	// AutoMTLS has go-plugin secure the connection with mutual TLS, using
 	// certificates made for this one launch.
 	AutoMTLS bool
+	// HealthInterval is how often the host's supervisor (runtime.Plugin)
+	// checks that the plugin answers, and HealthTimeout how long it waits
+	// for the answer before it kills and restarts the plugin. Zero means
+	// the defaults (10s, 5s); a negative interval turns the check off.
+	HealthInterval, HealthTimeout time.Duration
 }
 
 // DefaultStartTimeout bounds a plugin's start when ClientConfig leaves
@@ -62,6 +67,8 @@ type Client struct {
 	tools   []string
 	// version is the protocol version agreed with the plugin.
 	version int
+	// run is the process's runner; nil where go-plugin's own runs it.
+	run *procRunner
 }
 
 // Start launches the plugin binary, performs the handshake and asks it
@@ -101,16 +108,15 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	var mu sync.Mutex
 	prefix := "[" + cfg.Service + "] "
 
-	cmd := exec.Command(path, cfg.Args...)
 	// go-plugin would append the host's environment after ours, so that
 	// the host's value of a variable would win; we want Env to win.
-	cmd.Env = append(os.Environ(), cfg.Env...)
-	setPdeathsig(cmd)
+	env := append(os.Environ(), cfg.Env...)
+	cmd := exec.Command(path, cfg.Args...)
+	cmd.Env = env
 
 	pcfg := &plugin.ClientConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: hostPlugins(),
-		Cmd:              cmd,
 		SkipHostEnv:      true,
 		AllowedProtocols: []plugin.Protocol{plugin.ProtocolGRPC},
 		Managed:          true,
@@ -127,8 +133,21 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
 			grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize))},
 	}
+	var run *procRunner
+	if haveRunner {
+		// The output on fd 1 after the handshake is logged like stderr.
+		pcfg.RunnerFunc = newRunner(path, cfg.Args, env, &lineWriter{mu: &mu, out: stderr, prefix: prefix}, &run)
+	} else {
+		pcfg.Cmd = cmd
+	}
 	if cfg.Checksum != nil {
-		pcfg.SecureConfig = &plugin.SecureConfig{Checksum: cfg.Checksum, Hash: sha256.New()}
+		// go-plugin checks the checksum only of a Cmd it runs itself.
+		sc := &plugin.SecureConfig{Checksum: cfg.Checksum, Hash: sha256.New()}
+		if ok, err := sc.Check(path); err != nil {
+			return nil, fmt.Errorf("checksum: %w", err)
+		} else if !ok {
+			return nil, explainStartError(plugin.ErrChecksumsDoNotMatch, path, cfg.Checksum, nil)
+		}
 	}
 	pc := plugin.NewClient(pcfg)
 
@@ -138,7 +157,7 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	}
 	ch := make(chan started, 1)
 	go func() {
-		c, err := handshake(pc, cmd, cfg, timeout)
+		c, err := handshake(pc, cmd, cfg, timeout, &run)
 		if err != nil {
 			pc.Kill()
 		}
@@ -159,10 +178,13 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	}
 }
 
-func handshake(pc *plugin.Client, cmd *exec.Cmd, cfg ClientConfig, timeout time.Duration) (*Client, error) {
+func handshake(pc *plugin.Client, cmd *exec.Cmd, cfg ClientConfig, timeout time.Duration, made **procRunner) (*Client, error) {
 	proto, err := pc.Client()
+	// The runner, if go-plugin got as far as making one, was made during
+	// pc.Client, on this goroutine.
+	run := *made
 	if err != nil {
-		return nil, explainStartError(err, cmd.Path, cfg.Checksum)
+		return nil, explainStartError(err, cmd.Path, cfg.Checksum, run)
 	}
 	raw, err := proto.Dispense(pluginName)
 	if err != nil {
@@ -179,7 +201,7 @@ func handshake(pc *plugin.Client, cmd *exec.Cmd, cfg ClientConfig, timeout time.
 	if int(desc.ProtocolVersion) != version {
 		return nil, fmt.Errorf("plugin reports protocol version %d, but agreed on %d at the handshake", desc.ProtocolVersion, version)
 	}
-	return &Client{service: cfg.Service, pc: pc, cmd: cmd, rpc: rpc, tools: desc.Tools, version: version}, nil
+	return &Client{service: cfg.Service, pc: pc, cmd: cmd, rpc: rpc, tools: desc.Tools, version: version, run: run}, nil
 }
 
 // hostPlugins offers go-plugin every protocol version the host speaks; the
@@ -194,8 +216,24 @@ func hostPlugins() map[int]plugin.PluginSet {
 
 // explainStartError says what go-plugin's start errors mean for toolc, in
 // one line: go-plugin's own texts run to many lines of generic advice.
-func explainStartError(err error, path string, want []byte) error {
+func explainStartError(err error, path string, want []byte, run *procRunner) error {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
+	exitedEarly := strings.Contains(msg, "plugin exited before we could connect") || msg == "Unrecognized remote plugin message: "
+	if exitedEarly && run != nil {
+		// Say how it died, and its last words: a panic in its main is a
+		// broken plugin, not something that is not a plugin at all.
+		status, words := run.exitStatus(2*time.Second), run.lastWords(time.Second)
+		switch {
+		case status == "exit status 0" && words == "":
+			return errors.New("not a toolc plugin (its main must call plugins.Serve): it exited without the go-plugin handshake")
+		case status == "":
+			status = "exited"
+		}
+		if words == "" {
+			return fmt.Errorf("the plugin ended during its start (%s), before the go-plugin handshake, and wrote nothing to stderr; a toolc plugin's main must call plugins.Serve", status)
+		}
+		return fmt.Errorf("the plugin ended during its start (%s), before the go-plugin handshake: %s", status, words)
+	}
 	switch {
 	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
 		got := "unreadable"
@@ -222,10 +260,44 @@ func explainStartError(err error, path string, want []byte) error {
 func (c *Client) Tools() []string { return c.tools }
 
 // Pid is the plugin's process id.
-func (c *Client) Pid() int { return c.cmd.Process.Pid }
+func (c *Client) Pid() int {
+	if c.run != nil {
+		return c.run.Pid()
+	}
+	return c.cmd.Process.Pid
+}
 
 // Exited reports whether the plugin process has ended.
 func (c *Client) Exited() bool { return c.pc.Exited() }
+
+// ExitStatus says how the plugin process ended ("exit status 3", "signal:
+// killed"), once it has; "" before, or where it is not known.
+func (c *Client) ExitStatus() string {
+	if c.run == nil {
+		return ""
+	}
+	return c.run.exitStatus(0)
+}
+
+// Ping asks the plugin to describe itself, as a health check: a plugin
+// that is stopped, or too busy to answer its gRPC server, fails it when
+// ctx ends.
+func (c *Client) Ping(ctx context.Context) error {
+	_, err := c.rpc.Describe(ctx, &pb.DescribeRequest{})
+	return err
+}
+
+// KillNow kills the plugin and its process group at once, without the
+// graceful stop that Kill tries first (which a wedged plugin would make
+// wait), and returns once it is gone.
+func (c *Client) KillNow() {
+	if c.run != nil {
+		c.run.killGroup()
+	} else if c.cmd.Process != nil {
+		c.cmd.Process.Kill()
+	}
+	c.pc.Kill()
+}
 
 // Kill stops the plugin: gracefully if it answers, else by force. It
 // returns once the process is gone, and may be called more than once.
@@ -330,6 +402,10 @@ func (c *Client) callError(ctx context.Context, tool string, err error) error {
 		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.DeadlineExceeded)
 	case codes.Canceled:
 		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.Canceled)
+	}
+	if st := status.Convert(err); st.Code() == codes.Internal && strings.Contains(st.Message(), "invalid UTF-8") {
+		// A plugin built against an SDK that sent text as it got it.
+		return fmt.Errorf("plugins: service %q: tool %s: the handler returned text that is not valid UTF-8, which its toolc SDK could not send; rebuild it against this toolc, which replaces such bytes with U+FFFD", c.service, tool)
 	}
 	if status.Code(err) == codes.Unavailable {
 		// The connection broke, most likely because the process died. Give

@@ -3,6 +3,8 @@ package plugins
 import (
 	"encoding/json"
 	"fmt"
+	"strings"
+	"unicode/utf8"
 
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
@@ -17,7 +19,7 @@ func resultToPB(r *Result, version int) (*pb.Result, error) {
 	}
 	out := &pb.Result{IsError: r.IsError, MissingCapability: r.MissingCapability}
 	for _, q := range r.InputRequests {
-		out.InputRequests = append(out.InputRequests, &pb.InputRequest{Id: q.ID, Method: q.Method, ParamsJson: q.Params})
+		out.InputRequests = append(out.InputRequests, &pb.InputRequest{Id: validUTF8(q.ID), Method: q.Method, ParamsJson: q.Params})
 	}
 	content := r.Content
 	if r.StructuredContent != nil {
@@ -58,24 +60,25 @@ func resultToPB(r *Result, version int) (*pb.Result, error) {
 func contentToPB(c Content) (*pb.Content, error) {
 	switch c.Type {
 	case "text":
-		return &pb.Content{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: c.Text}}}, nil
+		return &pb.Content{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: validUTF8(c.Text)}}}, nil
 	case "image":
-		return &pb.Content{Kind: &pb.Content_Image{Image: &pb.ImageContent{Data: c.Data, MimeType: c.MIMEType}}}, nil
+		return &pb.Content{Kind: &pb.Content_Image{Image: &pb.ImageContent{Data: c.Data, MimeType: validUTF8(c.MIMEType)}}}, nil
 	case "audio":
-		return &pb.Content{Kind: &pb.Content_Audio{Audio: &pb.AudioContent{Data: c.Data, MimeType: c.MIMEType}}}, nil
+		return &pb.Content{Kind: &pb.Content_Audio{Audio: &pb.AudioContent{Data: c.Data, MimeType: validUTF8(c.MIMEType)}}}, nil
 	case "resource_link":
 		return &pb.Content{Kind: &pb.Content_ResourceLink{ResourceLink: &pb.ResourceLink{
-			Uri: c.URI, Name: c.Name, Title: c.Title, Description: c.Description, MimeType: c.MIMEType, Size: c.Size,
+			Uri: validUTF8(c.URI), Name: validUTF8(c.Name), Title: validUTF8(c.Title), Description: validUTF8(c.Description),
+			MimeType: validUTF8(c.MIMEType), Size: c.Size,
 		}}}, nil
 	case "resource":
 		if c.Resource == nil {
 			return nil, fmt.Errorf("resource content without a Resource")
 		}
-		rc := &pb.ResourceContents{Uri: c.Resource.URI, MimeType: c.Resource.MIMEType}
+		rc := &pb.ResourceContents{Uri: validUTF8(c.Resource.URI), MimeType: validUTF8(c.Resource.MIMEType)}
 		if c.Resource.Blob != nil {
 			rc.Contents = &pb.ResourceContents_Blob{Blob: c.Resource.Blob}
 		} else {
-			rc.Contents = &pb.ResourceContents_Text{Text: c.Resource.Text}
+			rc.Contents = &pb.ResourceContents_Text{Text: validUTF8(c.Resource.Text)}
 		}
 		return &pb.Content{Kind: &pb.Content_Resource{Resource: &pb.EmbeddedResource{Resource: rc}}}, nil
 	}
@@ -134,10 +137,10 @@ func eventToPB(e Event) *pb.CallEvent {
 	switch {
 	case e.Progress != nil:
 		p := e.Progress
-		return &pb.CallEvent{Event: &pb.CallEvent_Progress{Progress: &pb.Progress{Progress: p.Progress, Total: p.Total, Message: p.Message}}}
+		return &pb.CallEvent{Event: &pb.CallEvent_Progress{Progress: &pb.Progress{Progress: p.Progress, Total: p.Total, Message: validUTF8(p.Message)}}}
 	case e.Log != nil:
 		l := e.Log
-		return &pb.CallEvent{Event: &pb.CallEvent_Log{Log: &pb.Log{Level: l.Level, Logger: l.Logger, Message: l.Message}}}
+		return &pb.CallEvent{Event: &pb.CallEvent_Log{Log: &pb.Log{Level: validUTF8(l.Level), Logger: validUTF8(l.Logger), Message: validUTF8(l.Message)}}}
 	}
 	return nil
 }
@@ -186,4 +189,15 @@ func inputFromPB(in *pb.Input) *Input {
 		out.Answers = append(out.Answers, Answer{ID: a.Id, ParamsSHA256: a.ParamsSha256, Result: a.ResultJson})
 	}
 	return out
+}
+
+// validUTF8 replaces the bytes of s that are not UTF-8 with U+FFFD. A
+// protobuf string must be UTF-8, and a handler's text often is not quite
+// (a file name, a truncated buffer): gRPC would refuse to send the whole
+// result, and the host could only report that it broke.
+func validUTF8(s string) string {
+	if utf8.ValidString(s) {
+		return s
+	}
+	return strings.ToValidUTF8(s, "\uFFFD")
 }

@@ -321,7 +321,7 @@ func TestSwapKeepsCallsInFlight(t *testing.T) {
 		return plugins.JSON(map[string]int{"sum": req.A + req.B})
 	})
 	rt := newRuntime(t, runtime.Options{}, p)
-	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking)}); err != nil {
+	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking, routeHandler())}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan *runtime.Result, 1)
@@ -351,36 +351,40 @@ func TestSwapKeepsCallsInFlight(t *testing.T) {
 	}
 }
 
-// TestConcurrencyLimit: with one slot, a second call waits for the first,
-// and gives up when its context ends first.
+// TestConcurrencyLimit: with one slot per service, a second call to the
+// service waits for the first, gives up when its context ends first, and
+// gets a tool error when the call's own timeout passes first; a call to
+// another service runs meanwhile.
 func TestConcurrencyLimit(t *testing.T) {
 	p := startFaulty(t)
 	setup(t)
-	entered, release := make(chan struct{}), make(chan struct{})
+	entered, release := make(chan struct{}, 10), make(chan struct{})
 	blocking := plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
 		entered <- struct{}{}
 		<-release
 		return plugins.JSON(map[string]int{"sum": req.A + req.B})
 	})
-	rt := runtime.New(runtime.Options{MaxConcurrentCalls: 1})
-	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking)}); err != nil {
+	rt := runtime.New(runtime.Options{MaxConcurrentCalls: 1, CallTimeout: 2 * time.Second})
+	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking, routeHandler())}); err != nil {
 		t.Fatal(err)
 	}
 
 	first := make(chan error, 1)
 	go func() {
-		res, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`))
-		if err == nil && res.IsError {
-			err = errors.New(text(res))
-		}
+		// It outlasts its timeout (the handler ignores its context), and
+		// then ends with a tool error.
+		_, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":1,"b":2}`))
 		first <- err
 	}()
-	<-entered // the first call holds the only slot
+	<-entered // the first call holds the only slot of inproc
+
+	// The other service has slots of its own.
+	echoWorks(t, rt)
 
 	// A second call gives up when its context ends.
 	start := time.Now()
 	ctx, cancel := context.WithTimeout(context.Background(), 150*time.Millisecond)
-	res, err := rt.Call(ctx, "echo", json.RawMessage(`{"text":"waiting"}`))
+	res, err := rt.Call(ctx, "add", json.RawMessage(`{"a":1,"b":1}`))
 	cancel()
 	if !errors.Is(err, context.DeadlineExceeded) || res != nil {
 		t.Fatalf("a call waiting for a slot past its deadline = %v, %v; want context.DeadlineExceeded", res, err)
@@ -389,10 +393,19 @@ func TestConcurrencyLimit(t *testing.T) {
 		t.Errorf("the waiting call gave up after %s, before its deadline", took)
 	}
 
+	// One whose caller would wait longer waits no longer than the call's
+	// own timeout, and is told why it did not run.
+	start = time.Now()
+	res = call(t, rt, "add", `{"a":1,"b":1}`)
+	wantToolError(t, res, `add was not run: service "inproc" has 1 calls in flight, its limit, and none finished within 2s`)
+	if took := time.Since(start); took < 2*time.Second || took > 5*time.Second {
+		t.Errorf("the call waited %s for a slot, want the timeout of 2s", took)
+	}
+
 	// Another waits for the slot, and runs once the first call is done.
 	second := make(chan *runtime.Result, 1)
 	go func() {
-		res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"waited"}`))
+		res, err := rt.Call(context.Background(), "add", json.RawMessage(`{"a":2,"b":2}`))
 		if err != nil {
 			res = plugins.Errorf("%v", err)
 		}

@@ -3,6 +3,7 @@ package runtime
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"slices"
@@ -10,6 +11,9 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 
 	"github.com/toolc/toolc/plugins"
 )
@@ -80,15 +84,17 @@ func callLocal(ctx context.Context, h plugins.Handler, args json.RawMessage) (re
 }
 
 // Plugin supervises the handler plugin of one service. It restarts a
-// plugin that died, with exponential backoff, and lets calls in flight
-// finish before Close stops it.
+// plugin that died, with exponential backoff; it checks on an interval,
+// and after a call that timed out, that the plugin still answers, and
+// kills and restarts one that does not (stopped, or stuck); and it lets
+// calls in flight finish before Stop ends it.
 type Plugin struct {
 	cfg    plugins.ClientConfig
 	logger *slog.Logger
 	tools  []string
 
 	mu     sync.Mutex
-	client *plugins.Client
+	client *proc
 	// failures counts the failed starts and crashes since the plugin last
 	// answered a call. It is atomic because every call reads it, without mu.
 	failures  atomic.Int64
@@ -99,6 +105,16 @@ type Plugin struct {
 	restartErr error
 	closed     bool
 	inflight   sync.WaitGroup
+	// probe asks the health check to run now; done ends it.
+	probe chan struct{}
+	done  chan struct{}
+}
+
+// proc is one process of a plugin. why, once set, is what the calls in
+// flight on it are told when it goes: the host killed it, and why.
+type proc struct {
+	*plugins.Client
+	why atomic.Pointer[string]
 }
 
 var _ Dispatcher = (*Plugin)(nil)
@@ -107,6 +123,13 @@ var _ Dispatcher = (*Plugin)(nil)
 const (
 	minRestartDelay = 100 * time.Millisecond
 	maxRestartDelay = 10 * time.Second
+)
+
+// Defaults of the health check (plugins.ClientConfig's HealthInterval
+// and HealthTimeout).
+const (
+	DefaultHealthInterval = 10 * time.Second
+	DefaultHealthTimeout  = 5 * time.Second
 )
 
 // StartPlugin starts a service's handler plugin. The first start must
@@ -122,7 +145,19 @@ func StartPlugin(ctx context.Context, cfg plugins.ClientConfig, logger *slog.Log
 	}
 	tools := slices.Clone(c.Tools())
 	slices.Sort(tools)
-	return &Plugin{cfg: cfg, logger: logger, client: c, tools: tools}, nil
+	p := &Plugin{cfg: cfg, logger: logger, client: &proc{Client: c}, tools: tools,
+		probe: make(chan struct{}, 1), done: make(chan struct{})}
+	interval, timeout := cfg.HealthInterval, cfg.HealthTimeout
+	if interval == 0 {
+		interval = DefaultHealthInterval
+	}
+	if timeout <= 0 {
+		timeout = DefaultHealthTimeout
+	}
+	if interval > 0 {
+		go p.checkHealth(interval, timeout)
+	}
+	return p, nil
 }
 
 // Tools lists the tools the plugin reported when it first started.
@@ -146,9 +181,21 @@ func (p *Plugin) Call(ctx context.Context, tool, callID string, args json.RawMes
 	}
 	defer p.inflight.Done()
 	res, err := c.Call(ctx, tool, callID, args, onEvent)
-	if err != nil && ctx.Err() == nil && c.Exited() {
-		p.crashed(c)
-		return nil, fmt.Errorf("the handler process of service %q exited during the call; it is being restarted, so the call can be retried", p.cfg.Service)
+	if err != nil {
+		if why := c.why.Load(); why != nil {
+			return nil, errors.New(*why)
+		}
+		if ctx.Err() == nil && c.Exited() {
+			return nil, p.exitedDuringCall(c)
+		}
+		if errors.Is(ctx.Err(), context.DeadlineExceeded) {
+			// A call that timed out may mean a plugin that no longer
+			// answers: check now rather than at the next interval.
+			select {
+			case p.probe <- struct{}{}:
+			default:
+			}
+		}
 	}
 	if err == nil && p.failures.Load() > 0 {
 		p.failures.Store(0) // a plugin that answers again starts a fresh backoff
@@ -156,12 +203,26 @@ func (p *Plugin) Call(ctx context.Context, tool, callID string, args json.RawMes
 	return res, err
 }
 
+// exitedDuringCall records that c died during a call, and says so, and
+// what happens next.
+func (p *Plugin) exitedDuringCall(c *proc) error {
+	restarting := p.crashed(c)
+	how := ""
+	if s := c.ExitStatus(); s != "" {
+		how = " (" + s + ")"
+	}
+	if !restarting {
+		return fmt.Errorf("the handler process of service %q exited during the call%s; it is not restarted, as the handler is being stopped", p.cfg.Service, how)
+	}
+	return fmt.Errorf("the handler process of service %q exited during the call%s; it is being restarted, so the call can be retried", p.cfg.Service, how)
+}
+
 // live returns a running client, counted as in flight. When the plugin
 // has died, it starts a restart, or joins the one under way, and waits for
 // it as long as ctx allows. The restart itself does not depend on ctx: a
 // caller that gives up does not abandon it, and callers with short
 // deadlines are not held up by a slow start.
-func (p *Plugin) live(ctx context.Context) (*plugins.Client, error) {
+func (p *Plugin) live(ctx context.Context) (*proc, error) {
 	for {
 		p.mu.Lock()
 		if p.closed {
@@ -177,12 +238,7 @@ func (p *Plugin) live(ctx context.Context) (*plugins.Client, error) {
 		if p.client != nil {
 			p.recordCrash()
 		}
-		wait := p.restarting
-		if wait == nil {
-			wait = make(chan struct{})
-			p.restarting = wait
-			go p.restart(wait, time.Until(p.nextStart))
-		}
+		wait := p.beginRestart()
 		p.mu.Unlock()
 
 		select {
@@ -200,6 +256,16 @@ func (p *Plugin) live(ctx context.Context) (*plugins.Client, error) {
 			return nil, err
 		}
 	}
+}
+
+// beginRestart starts a restart, unless one is under way, and returns the
+// channel that closes when it ends. p.mu is held.
+func (p *Plugin) beginRestart() chan struct{} {
+	if p.restarting == nil {
+		p.restarting = make(chan struct{})
+		go p.restart(p.restarting, time.Until(p.nextStart))
+	}
+	return p.restarting
 }
 
 // restart starts the plugin again after delay, bounded by the start
@@ -233,17 +299,26 @@ func (p *Plugin) restart(done chan struct{}, delay time.Duration) {
 		p.restartErr = fmt.Errorf("the handler of service %q has been stopped", p.cfg.Service)
 	default:
 		p.logger.Info("handler restarted", "service", p.cfg.Service, "pid", c.Pid())
-		p.client = c
+		p.client = &proc{Client: c}
 	}
 }
 
-// crashed records that c died in a call, unless it was already replaced.
-func (p *Plugin) crashed(c *plugins.Client) {
+// crashed records that c died, unless it was already replaced, and starts
+// its restart. It reports whether a restart is under way: not once the
+// plugin is being stopped.
+func (p *Plugin) crashed(c *proc) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
+	if p.closed {
+		return false
+	}
 	if p.client == c {
 		p.recordCrash()
 	}
+	if p.client == nil {
+		p.beginRestart()
+	}
+	return true
 }
 
 func (p *Plugin) recordCrash() {
@@ -259,21 +334,89 @@ func (p *Plugin) delay() time.Duration {
 	return min(d, maxRestartDelay)
 }
 
+// checkHealth pings the plugin every interval, and when a call timed out,
+// and kills a plugin that does not answer within timeout: stopped
+// (SIGSTOP), or too stuck to run its gRPC server. A plugin found dead
+// between calls is restarted here too, not at the next call.
+func (p *Plugin) checkHealth(interval, timeout time.Duration) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for {
+		select {
+		case <-p.done:
+			return
+		case <-tick.C:
+		case <-p.probe:
+		}
+		p.mu.Lock()
+		c := p.client
+		p.mu.Unlock()
+		if c == nil {
+			continue
+		}
+		if c.Exited() {
+			p.crashed(c)
+			continue
+		}
+		ctx, cancel := context.WithTimeout(context.Background(), timeout)
+		err := c.Ping(ctx)
+		cancel()
+		if err == nil || c.Exited() {
+			continue
+		}
+		why := fmt.Sprintf("the handler process of service %q stopped answering: it did not answer a health check within %s, so it was killed and is being restarted; the call can be retried", p.cfg.Service, timeout)
+		if !errors.Is(err, context.DeadlineExceeded) && status.Code(err) != codes.DeadlineExceeded {
+			why = fmt.Sprintf("the handler process of service %q failed a health check (%v), so it was killed and is being restarted; the call can be retried", p.cfg.Service, err)
+		}
+		p.mu.Lock()
+		closed := p.closed
+		p.mu.Unlock()
+		if closed {
+			return
+		}
+		p.logger.Warn("handler failed its health check; killing it", "service", p.cfg.Service, "pid", c.Pid(), "error", err)
+		c.why.Store(&why)
+		c.KillNow()
+		p.crashed(c)
+	}
+}
+
 // Close stops the plugin after the calls in flight finish, or after grace,
 // whichever comes first.
 func (p *Plugin) Close(grace time.Duration) {
+	p.Stop(grace, "its handler was stopped")
+}
+
+// Stop stops the plugin after the calls in flight finish, or after grace,
+// whichever comes first. A call still running then fails with a message
+// that gives reason, which completes "was stopped before the call
+// finished: ". Stop may be called more than once.
+func (p *Plugin) Stop(grace time.Duration, reason string) {
 	p.mu.Lock()
-	p.closed = true
+	if !p.closed {
+		p.closed = true
+		close(p.done)
+	}
 	c := p.client
 	p.mu.Unlock()
 	done := make(chan struct{})
 	go func() { p.inflight.Wait(); close(done) }()
+	t := time.NewTimer(grace)
+	defer t.Stop()
 	select {
 	case <-done:
-	case <-time.After(grace):
+		if c != nil {
+			c.Kill()
+		}
+		return
+	case <-t.C:
 	}
 	if c != nil {
-		c.Kill()
+		why := fmt.Sprintf("the handler of service %q was stopped before the call finished: %s", p.cfg.Service, reason)
+		c.why.CompareAndSwap(nil, &why)
+		// The grace is over: the calls still running are not waited for
+		// again by a graceful stop.
+		c.KillNow()
 	}
 }
 

@@ -115,6 +115,8 @@ func TestHTTPCallEnvelope(t *testing.T) {
 		// Names that are no tool.
 		{`{"name":"ping\u0000"}`, 404, []string{`unknown tool`}},
 		{`{"name":"PING"}`, 404, []string{`unknown tool \"PING\"`}},
+		{`{"name":"` + strings.Repeat("p", 257) + `"}`, 400, []string{`field \"name\" must be at most 256 characters long`}},
+		{`{"name":"` + strings.Repeat("ü", 256) + `"}`, 404, []string{`unknown tool`}},
 	}
 	for _, tt := range tests {
 		r := postCall(h, []byte(tt.body))
@@ -299,7 +301,7 @@ func FuzzHTTPCall(f *testing.F) {
 }
 
 // refEnvelope reads a body as the envelope is specified: one JSON object
-// with the keys "name", a string of at least one character, and optionally
+// with the keys "name", a string of 1 to 256 characters, and optionally
 // "arguments", any JSON value; each at most once, keys compared exactly
 // after their escapes are decoded; nesting at most 64 levels, the
 // envelope's own included. args are the arguments after the string form
@@ -331,8 +333,8 @@ func refEnvelope(body []byte) (name string, args []byte, verdict string) {
 		}
 		switch key {
 		case "name":
-			if err := json.Unmarshal(raw, &name); err != nil || utf8.RuneCountInString(name) < 1 {
-				return "", nil, "name not a non-empty string"
+			if err := json.Unmarshal(raw, &name); err != nil || utf8.RuneCountInString(name) < 1 || utf8.RuneCountInString(name) > 256 {
+				return "", nil, "name not a string of 1 to 256 characters"
 			}
 		case "arguments":
 			args = raw

@@ -47,7 +47,7 @@ type HTTPOptions struct {
 func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	auth := bearer(opts.Token)
-	mux.Handle("/mcp", auth(newMCPEndpoint(srv, opts)))
+	mux.Handle("/mcp", auth(newMCPEndpoint(rt, srv, opts)))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator())))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token))
@@ -215,6 +215,9 @@ type CallResponse struct {
 	IsError           bool          `json:"isError"`
 }
 
+// maxCallName bounds the name in the envelope of POST /v1/call.
+const maxCallName = 256
+
 // envelopeSlack is what the body of POST /v1/call may hold besides its
 // arguments' own bytes: the name, the keys, white space.
 const envelopeSlack = 64 << 10
@@ -235,10 +238,14 @@ func maxCallBody(limit int) int64 { return 6*int64(limit) + envelopeSlack }
 // the object. encoding/json alone would match "NAME" to name and keep the
 // last of two, so that a gateway that allowlists by name could be
 // bypassed with {"name":"ping","NAME":"other"}.
+//
+// A name is at most maxCallName characters: tool and MCP names are at most
+// 64, and an unknown name is quoted in the 404, which must not echo
+// megabytes.
 func newEnvelopeValidator() *Validator {
-	one := int64(1)
+	one, most := int64(1), int64(maxCallName)
 	v, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{
-		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, Description: "the tool to call"},
+		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, MaxLength: &most, Description: "the tool to call"},
 		{Name: "arguments", Type: catalog.String, Description: "an object, or a JSON string holding one"},
 	}})
 	if err != nil {
@@ -300,12 +307,17 @@ func (rt *Runtime) callHandler(envelope *Validator) http.Handler {
 // fingerprint tell an attacker which version of which contracts it runs.
 func (rt *Runtime) healthHandler(token string) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		status, code := "ok", http.StatusOK
+		if rt.draining.Load() {
+			// A load balancer takes a draining instance out of rotation.
+			status, code = "draining", http.StatusServiceUnavailable
+		}
 		if token != "" && !hasToken(r, token) {
-			writeJSON(w, http.StatusOK, map[string]any{"status": "ok"})
+			writeJSON(w, code, map[string]any{"status": status})
 			return
 		}
 		snap := rt.Snapshot()
-		writeJSON(w, http.StatusOK, map[string]any{"status": "ok", "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
+		writeJSON(w, code, map[string]any{"status": status, "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
 	})
 }
 
@@ -335,10 +347,11 @@ func newMetrics() *metrics {
 	m := &metrics{
 		registry: prometheus.NewRegistry(),
 		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolc_calls_total", Help: "Tool calls, by tool.",
-		}, []string{"tool"}),
+			Name: "toolc_calls_total",
+			Help: "Tool calls, by tool and outcome: ok, tool_error, cancelled (the caller cancelled or disconnected), deadline (the caller's own deadline passed), refused (the server was shutting down).",
+		}, []string{"tool", "outcome"}),
 		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolc_call_errors_total", Help: "Tool calls that ended in a tool error, by tool and kind (invalid_arguments, handler, timeout, result).",
+			Name: "toolc_call_errors_total", Help: "Tool calls that ended in a tool error, by tool and kind (invalid_arguments, handler, timeout, result, overloaded).",
 		}, []string{"tool", "kind"}),
 		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
 			Name: "toolc_call_duration_seconds", Help: "Tool call latency, validation and handler included, by tool.",
@@ -350,10 +363,25 @@ func newMetrics() *metrics {
 	return m
 }
 
-func (m *metrics) observe(tool string, start time.Time, errKind string) {
-	m.calls.WithLabelValues(tool).Inc()
-	m.latency.WithLabelValues(tool).Observe(time.Since(start).Seconds())
-	if errKind != "" {
+// observe counts a finished call: its outcome, its latency and, for a
+// tool error, its kind. A call whose caller went away is counted too, as
+// cancelled or deadline, so that the counts add up to the calls made.
+func (m *metrics) observe(tool string, start time.Time, errKind string, err error) {
+	outcome := "ok"
+	switch {
+	case errors.Is(err, context.DeadlineExceeded):
+		outcome = "deadline"
+	case err != nil:
+		outcome = "cancelled"
+	case errKind != "":
+		outcome = "tool_error"
 		m.errors.WithLabelValues(tool, errKind).Inc()
 	}
+	m.calls.WithLabelValues(tool, outcome).Inc()
+	m.latency.WithLabelValues(tool).Observe(time.Since(start).Seconds())
+}
+
+// refused counts a call turned away because the server is draining.
+func (m *metrics) refused(tool string) {
+	m.calls.WithLabelValues(tool, "refused").Inc()
 }

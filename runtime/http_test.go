@@ -237,7 +237,7 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.body), &health); err != nil {
 		t.Fatal(err)
 	}
-	if health.Status != "ok" || health.Tools != 11 || health.Catalog != fixture.cat.Fingerprint || health.Catalog == "" {
+	if health.Status != "ok" || health.Tools != len(fixture.cat.ToolNames()) || health.Catalog != fixture.cat.Fingerprint || health.Catalog == "" {
 		t.Errorf("/healthz = %+v", health)
 	}
 	// /metrics names every tool and counts its calls: it takes the token.
@@ -270,10 +270,13 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 		v, _ := strconv.ParseFloat(m[1], 64)
 		return v
 	}
-	if v := metric(`toolc_calls_total\{tool="echo"\}`); v != 4 {
-		t.Errorf("toolc_calls_total for echo = %g, want 4", v)
+	if v := metric(`toolc_calls_total\{outcome="ok",tool="echo"\}`); v != 3 {
+		t.Errorf("toolc_calls_total for echo, ok = %g, want 3", v)
 	}
-	if v := metric(`toolc_calls_total\{tool="add"\}`); v != 1 {
+	if v := metric(`toolc_calls_total\{outcome="tool_error",tool="echo"\}`); v != 1 {
+		t.Errorf("toolc_calls_total for echo, tool_error = %g, want 1", v)
+	}
+	if v := metric(`toolc_calls_total\{outcome="ok",tool="add"\}`); v != 1 {
 		t.Errorf("toolc_calls_total for add = %g, want 1", v)
 	}
 	if v := metric(`toolc_call_errors_total\{kind="invalid_arguments",tool="echo"\}`); v != 1 {

@@ -28,6 +28,10 @@ import (
 // validator's) do not wait for the go command.
 
 func TestMain(m *testing.M) {
+	if os.Getenv(hostHelperEnv) != "" {
+		runHostHelper()
+		return
+	}
 	code := m.Run()
 	plugins.CleanupClients()
 	if fixture.dir != "" {
@@ -42,7 +46,10 @@ var fixture struct {
 	dir  string
 	// cat holds both test services: faulty (the plugin) and inproc.
 	cat *catalog.Catalog
-	bin *host.Binary
+	// healthy is a service that runs the faulty binary too, but serves
+	// only its ping tool, for the isolation tests.
+	healthy *catalog.Service
+	bin     *host.Binary
 	// record is the file the record tool appends to (FAULTY_RECORD).
 	record string
 }
@@ -70,6 +77,14 @@ func build() error {
 		return fmt.Errorf("the test contracts do not compile: %v", res.Diagnostics)
 	}
 	fixture.cat = res.Catalog
+	hres, err := compiler.Compile(compiler.Config{}, "./testdata/healthy")
+	if err != nil {
+		return err
+	}
+	if hres.HasErrors() {
+		return fmt.Errorf("the healthy contract does not compile: %v", hres.Diagnostics)
+	}
+	fixture.healthy = hres.Catalog.Services[0]
 	var svc *catalog.Service
 	for _, s := range res.Catalog.Services {
 		if s.Name == "faulty" {
@@ -93,19 +108,30 @@ func build() error {
 // test ends. Its stderr is shown if the test fails.
 func startFaulty(t testing.TB) *runtime.Plugin {
 	t.Helper()
+	p, _ := startPlugin(t, "faulty", host.Options{})
+	return p
+}
+
+// startPlugin starts the faulty handler binary as the plugin of service,
+// with opts, and returns it with its stderr.
+func startPlugin(t testing.TB, service string, opts host.Options) (*runtime.Plugin, *testsync.Buffer) {
+	t.Helper()
 	setup(t)
 	stderr := &testsync.Buffer{}
-	ps, err := host.Start(context.Background(), []*host.Binary{fixture.bin}, host.Options{Stderr: stderr})
+	opts.Stderr = stderr
+	bin := *fixture.bin
+	bin.Service = service
+	ps, err := host.Start(context.Background(), []*host.Binary{&bin}, opts)
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() {
 		host.Stop(ps, 0)
 		if t.Failed() {
-			t.Logf("plugin stderr:\n%s", stderr.String())
+			t.Logf("%s plugin stderr:\n%.20000s", service, stderr.String())
 		}
 	})
-	return ps["faulty"]
+	return ps[service], stderr
 }
 
 // inprocHandlers are the in-process handlers of the inproc service.
@@ -114,7 +140,16 @@ func inprocHandlers() []plugins.Handler {
 		plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
 			return plugins.JSON(map[string]int{"sum": req.A + req.B})
 		}),
+		routeHandler(),
 	}
+}
+
+// routeHandler is the inproc service's route, whose arguments travel in
+// Mcp-Param-* headers too.
+func routeHandler() plugins.Handler {
+	return plugins.Handle("route", func(_ context.Context, req struct{ Region string }) (*plugins.Result, error) {
+		return plugins.Text("to " + req.Region), nil
+	})
 }
 
 // newRuntime returns a runtime serving both test services: faulty through

@@ -44,15 +44,17 @@ const maxMCPBody = mcp.DefaultMaxRequestBodyBytes
 // server's, so legacy sessions and 2026-07-28 listen streams see the same
 // swaps.
 type mcpEndpoint struct {
+	rt        *Runtime     // for the x-mcp-header fields of the tool called
 	sessions  http.Handler // stateful: the legacy revisions
 	stateless http.Handler // 2026-07-28, and every request with Stateless
 	versions  []string     // the revisions the server speaks, newest first
 	only      bool         // HTTPOptions.Stateless: no sessions at all
 }
 
-func newMCPEndpoint(srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
+func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
 	getServer := func(*http.Request) *mcp.Server { return srv }
 	e := &mcpEndpoint{
+		rt: rt,
 		stateless: mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
 			Stateless: true,
 			Logger:    opts.Logger,
@@ -75,6 +77,10 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case version != "" && !slices.Contains(e.versions, version):
 		e.unsupported(w, r, version)
 	case e.only || version >= modernRevision:
+		if bad := e.badParamHeader(r); bad != "" {
+			e.reject(w, r, http.StatusBadRequest, mcp.CodeHeaderMismatch, bad, nil)
+			return
+		}
 		e.stateless.ServeHTTP(w, r)
 	case version == "" && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "":
 		modern, ok := e.peek(w, r)
@@ -121,10 +127,52 @@ func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (modern, ok b
 	return modern, true
 }
 
+// badParamHeader checks the Mcp-Param-* headers of a tools/call (SEP-2243)
+// that go-sdk leaves unchecked, and says what is wrong, or "". go-sdk holds
+// each header to its argument, decoding base64; but a header value that
+// arrives with characters outside visible ASCII, space and tab, unencoded,
+// would pass when the argument has the same characters, and the spec says
+// to reject it. A header the tool does not declare is not the server's:
+// it is left alone, as intermediaries must leave it.
+func (e *mcpEndpoint) badParamHeader(r *http.Request) string {
+	if r.Header.Get("Mcp-Method") != "tools/call" {
+		return ""
+	}
+	ent := e.rt.Snapshot().byMCP[r.Header.Get("Mcp-Name")]
+	if ent == nil {
+		return "" // go-sdk answers an unknown or encoded name
+	}
+	for _, f := range ent.tool.Request.Fields {
+		if f.MCPHeader == "" {
+			continue
+		}
+		name := "Mcp-Param-" + f.MCPHeader
+		values := r.Header.Values(name)
+		if len(values) > 1 {
+			return fmt.Sprintf("header mismatch: %s appears %d times", name, len(values))
+		}
+		for _, v := range values {
+			for i := 0; i < len(v); i++ {
+				if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
+					return fmt.Sprintf("header mismatch: %s has the byte %#x, which a header value may not carry; send such a value as =?base64?...?=", name, c)
+				}
+			}
+		}
+	}
+	return ""
+}
+
 // unsupported answers a request whose MCP-Protocol-Version header names a
-// revision the server does not speak: 400 and UnsupportedProtocolVersion,
-// with the request's id when its body has one.
+// revision the server does not speak: 400 and UnsupportedProtocolVersion.
 func (e *mcpEndpoint) unsupported(w http.ResponseWriter, r *http.Request, version string) {
+	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: e.versions, Requested: version})
+	e.reject(w, r, http.StatusBadRequest, mcp.CodeUnsupportedProtocolVersion,
+		fmt.Sprintf("protocol version %q is not supported; this server speaks %s", version, strings.Join(e.versions, ", ")), data)
+}
+
+// reject answers a request with a JSON-RPC error, with the request's id
+// when its body has one.
+func (e *mcpEndpoint) reject(w http.ResponseWriter, r *http.Request, status, code int, message string, data json.RawMessage) {
 	var msg struct {
 		ID json.RawMessage `json:"id"`
 	}
@@ -135,22 +183,17 @@ func (e *mcpEndpoint) unsupported(w http.ResponseWriter, r *http.Request, versio
 	if len(msg.ID) == 0 {
 		msg.ID = json.RawMessage("null")
 	}
-	data, _ := json.Marshal(mcp.UnsupportedProtocolVersionData{Supported: e.versions, Requested: version})
 	type rpcError struct {
 		Code    int             `json:"code"`
 		Message string          `json:"message"`
-		Data    json.RawMessage `json:"data"`
+		Data    json.RawMessage `json:"data,omitempty"`
 	}
 	resp, _ := json.Marshal(struct {
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`
-	}{"2.0", msg.ID, rpcError{
-		Code:    mcp.CodeUnsupportedProtocolVersion,
-		Message: fmt.Sprintf("protocol version %q is not supported; this server speaks %s", version, strings.Join(e.versions, ", ")),
-		Data:    data,
-	}})
+	}{"2.0", msg.ID, rpcError{Code: code, Message: message, Data: data}})
 	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(http.StatusBadRequest)
+	w.WriteHeader(status)
 	w.Write(resp)
 }

@@ -1,6 +1,9 @@
 package runtime_test
 
 import (
+	"bufio"
+	"bytes"
+	"context"
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
@@ -11,6 +14,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -180,6 +184,152 @@ func TestMCPDeclaresWhatItServes(t *testing.T) {
 	for _, res := range []rpcAnswer{disc, rpc(t, ts.URL, "tools/list", map[string]any{"_meta": meta2026("2026-07-28")}, v2026)} {
 		if res.Result["ttlMs"] != 90000.0 || res.Result["cacheScope"] != "public" {
 			t.Errorf("caching hints ttlMs=%v cacheScope=%v, want 90000 and public", res.Result["ttlMs"], res.Result["cacheScope"])
+		}
+	}
+}
+
+// TestMCPListenStream: a 2026-07-28 client's subscriptions/listen stream
+// opens with notifications/subscriptions/acknowledged, and each Swap that
+// changes the tools sends notifications/tools/list_changed on it, both
+// tagged with the listen request's id as the subscription id.
+func TestMCPListenStream(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{}, p)
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": map[string]any{
+		"_meta":         meta2026("2026-07-28"),
+		"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": true},
+	}})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	req, _ := http.NewRequestWithContext(ctx, "POST", ts.URL+"/mcp", bytes.NewReader(body))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != 200 || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		t.Fatalf("subscriptions/listen: %d %s", resp.StatusCode, resp.Header.Get("Content-Type"))
+	}
+	frames := make(chan map[string]any, 8)
+	go func() {
+		defer close(frames)
+		lines := bufio.NewScanner(resp.Body)
+		for lines.Scan() {
+			if d, ok := strings.CutPrefix(lines.Text(), "data: "); ok {
+				var f map[string]any
+				json.Unmarshal([]byte(d), &f)
+				frames <- f
+			}
+		}
+	}()
+	next := func(what string) map[string]any {
+		t.Helper()
+		select {
+		case f, ok := <-frames:
+			if !ok {
+				t.Fatalf("the listen stream ended before %s", what)
+			}
+			return f
+		case <-time.After(5 * time.Second):
+			t.Fatalf("no %s on the listen stream within 5s", what)
+		}
+		return nil
+	}
+	subscription := func(f map[string]any) any {
+		params, _ := f["params"].(map[string]any)
+		meta, _ := params["_meta"].(map[string]any)
+		return meta["io.modelcontextprotocol/subscriptionId"]
+	}
+
+	ack := next("the acknowledgement")
+	if ack["method"] != "notifications/subscriptions/acknowledged" || subscription(ack) != "listen-1" {
+		t.Fatalf("first frame %v, want notifications/subscriptions/acknowledged for listen-1", ack)
+	}
+	// toolc has no prompts: only the tools subscription is agreed.
+	if got := ack["params"].(map[string]any)["notifications"]; !reflect.DeepEqual(got, map[string]any{"toolsListChanged": true}) {
+		t.Errorf("acknowledged %v, want toolsListChanged only", got)
+	}
+
+	sub, err := fixture.cat.Select("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, cat := range []*catalog.Catalog{sub, fixture.cat} {
+		if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(inprocHandlers()...)}); err != nil {
+			t.Fatal(err)
+		}
+		f := next("notifications/tools/list_changed")
+		if f["method"] != "notifications/tools/list_changed" || subscription(f) != "listen-1" {
+			t.Errorf("after swap %d: %v, want notifications/tools/list_changed for listen-1", i, f)
+		}
+	}
+}
+
+// TestMCPParamHeaders: a 2026-07-28 tools/call of a tool whose fields have
+// an mcp.header carries each argument in its Mcp-Param-* header too, and a
+// header that is missing, does not match, is not valid base64, or carries
+// characters a header may not is a 400 with HeaderMismatch; the handler
+// never runs.
+func TestMCPParamHeaders(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	name := mcpName(t, "route")
+
+	// The projection declares the headers.
+	list := rpc(t, ts.URL, "tools/list", map[string]any{"_meta": meta2026("2026-07-28")}, map[string]string{"MCP-Protocol-Version": "2026-07-28"})
+	var headers map[string]any
+	for _, tl := range list.Result["tools"].([]any) {
+		if tl := tl.(map[string]any); tl["name"] == name {
+			headers = map[string]any{}
+			for k, p := range tl["inputSchema"].(map[string]any)["properties"].(map[string]any) {
+				headers[k] = p.(map[string]any)["x-mcp-header"]
+			}
+		}
+	}
+	if want := map[string]any{"region": "Region", "tenant": "Tenant", "dry_run": "Dry-Run"}; !reflect.DeepEqual(headers, want) {
+		t.Errorf("x-mcp-header of %s's properties = %v, want %v", name, headers, want)
+	}
+
+	for _, tc := range []struct {
+		name   string
+		args   map[string]any
+		header map[string]string
+		ok     bool
+	}{
+		{"plain", map[string]any{"region": "us-west1"}, map[string]string{"Mcp-Param-Region": "us-west1"}, true},
+		{"all three", map[string]any{"region": "eu", "tenant": 42, "dry_run": true},
+			map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-Tenant": "42", "Mcp-Param-Dry-Run": "true"}, true},
+		{"integer compared as a number", map[string]any{"region": "eu", "tenant": 42}, map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-Tenant": "42.0"}, true},
+		{"base64", map[string]any{"region": "Hello, 世界"}, map[string]string{"Mcp-Param-Region": "=?base64?SGVsbG8sIOS4lueVjA==?="}, true},
+		{"case of the header name", map[string]any{"region": "eu"}, map[string]string{"mcp-param-region": "eu"}, true},
+		{"an undeclared header is left alone", map[string]any{"region": "eu"}, map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-Other": "x"}, true},
+
+		{"missing", map[string]any{"region": "eu"}, nil, false},
+		{"mismatch", map[string]any{"region": "eu"}, map[string]string{"Mcp-Param-Region": "us"}, false},
+		{"mismatch of an integer", map[string]any{"region": "eu", "tenant": 42}, map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-Tenant": "43"}, false},
+		{"mismatch of a boolean", map[string]any{"region": "eu", "dry_run": true}, map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-Dry-Run": "false"}, false},
+		{"header without argument", map[string]any{"region": "eu"}, map[string]string{"Mcp-Param-Region": "eu", "Mcp-Param-Tenant": "1"}, false},
+		{"bad base64 padding", map[string]any{"region": "Hello"}, map[string]string{"Mcp-Param-Region": "=?base64?SGVsbG8?="}, false},
+		{"bad base64 characters", map[string]any{"region": "Hello"}, map[string]string{"Mcp-Param-Region": "=?base64?SGVs!!!bG8=?="}, false},
+		{"raw non-ASCII", map[string]any{"region": "Zürich"}, map[string]string{"Mcp-Param-Region": "Zürich"}, false},
+	} {
+		header := map[string]string{"MCP-Protocol-Version": "2026-07-28"}
+		for k, v := range tc.header {
+			header[k] = v
+		}
+		a := rpc(t, ts.URL, "tools/call", map[string]any{"name": name, "arguments": tc.args, "_meta": meta2026("2026-07-28")}, header)
+		switch {
+		case tc.ok && (a.status != 200 || a.Error != nil || a.Result["isError"] == true):
+			t.Errorf("%s: %d %+v %v, want a result", tc.name, a.status, a.Error, a.Result)
+		case !tc.ok && (a.status != 400 || a.Error == nil || a.Error.Code != mcp.CodeHeaderMismatch):
+			t.Errorf("%s: %d %+v %v, want 400 and HeaderMismatch (-32020)", tc.name, a.status, a.Error, a.Result)
+		case !tc.ok && string(a.ID) != "7":
+			t.Errorf("%s: error id %s", tc.name, a.ID)
 		}
 	}
 }

@@ -13,6 +13,7 @@
 package runtime
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -24,6 +25,7 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+	"unicode/utf8"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/lazydeadline"
@@ -38,8 +40,10 @@ type Options struct {
 	MaxArgumentBytes int
 	// MaxResultBytes bounds a handler's result, encoded. Default 4 MiB.
 	MaxResultBytes int
-	// MaxConcurrentCalls bounds the calls in flight; more wait for a slot
-	// until their context ends. Default 64.
+	// MaxConcurrentCalls bounds the calls in flight on each service, so
+	// that a service whose handler hangs holds only its own slots, never
+	// another service's. More calls wait for a slot, within their
+	// CallTimeout. Default 64.
 	MaxConcurrentCalls int
 	// Logger receives the runtime's own log lines. Default: discard.
 	Logger *slog.Logger
@@ -76,12 +80,23 @@ type Event = plugins.Event
 // have. MCP turns it into a JSON-RPC error, as the protocol asks.
 var ErrUnknownTool = errors.New("unknown tool")
 
+// ErrDraining is returned for a call that arrives after Drain began: the
+// server is shutting down, and the caller should go elsewhere or retry.
+var ErrDraining = errors.New("the server is shutting down and takes no new calls; retry, against another instance if there is one")
+
 // Runtime serves the current snapshot.
 type Runtime struct {
 	opts    Options
 	snap    atomic.Pointer[Snapshot]
-	slots   chan struct{}
 	metrics *metrics
+	// slots holds each service's call slots, by service name. A service
+	// keeps its slots across swaps, so that a reload neither frees the
+	// slots of calls still running nor doubles the limit. Guarded by mu.
+	slots map[string]chan struct{}
+	// inflight counts the calls under way, and draining refuses new ones
+	// once Drain began (see Drain for why the two suffice).
+	inflight atomic.Int64
+	draining atomic.Bool
 	// callIDPrefix and calls make call IDs: "call-", the time the runtime
 	// was made, "-", and the call's number.
 	callIDPrefix string
@@ -98,9 +113,9 @@ type Runtime struct {
 // New returns a runtime with an empty snapshot.
 func New(opts Options) *Runtime {
 	opts = opts.withDefaults()
-	rt := &Runtime{opts: opts, slots: make(chan struct{}, opts.MaxConcurrentCalls), metrics: newMetrics()}
+	rt := &Runtime{opts: opts, slots: map[string]chan struct{}{}, metrics: newMetrics()}
 	rt.callIDPrefix = "call-" + strconv.FormatInt(time.Now().UnixNano(), 10) + "-"
-	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil)
+	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil, nil)
 	rt.snap.Store(empty)
 	return rt
 }
@@ -126,7 +141,7 @@ func (rt *Runtime) OnSwap(f func(*Snapshot)) {
 // service has no dispatcher or its dispatcher lacks a handler for one of
 // the service's tools. It returns the snapshot it replaced.
 func (rt *Runtime) Swap(cat *catalog.Catalog, dispatchers map[string]Dispatcher) (*Snapshot, error) {
-	s, err := newSnapshot(cat, dispatchers)
+	s, err := newSnapshot(cat, dispatchers, rt.serviceSlots)
 	if err != nil {
 		return nil, err
 	}
@@ -140,6 +155,18 @@ func (rt *Runtime) Swap(cat *catalog.Catalog, dispatchers map[string]Dispatcher)
 		w(s)
 	}
 	return old, nil
+}
+
+// serviceSlots returns the call slots of a service, made on first use.
+func (rt *Runtime) serviceSlots(service string) chan struct{} {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	s := rt.slots[service]
+	if s == nil {
+		s = make(chan struct{}, rt.opts.MaxConcurrentCalls)
+		rt.slots[service] = s
+	}
+	return s
 }
 
 // Snapshot is an immutable catalog with a dispatcher per service.
@@ -157,9 +184,10 @@ type entry struct {
 	args     *Validator
 	result   *Validator // nil without response fields
 	dispatch Dispatcher
+	slots    chan struct{} // the service's, shared by its tools
 }
 
-func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher) (*Snapshot, error) {
+func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots func(string) chan struct{}) (*Snapshot, error) {
 	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}}
 	var problems []string
 	for _, svc := range cat.Services {
@@ -185,7 +213,7 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher) (*Snap
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: %v", t.Name, err)
 			}
-			e := &entry{service: svc, tool: t, mcpName: t.ExposedMCPName(svc.Name), args: args, dispatch: d}
+			e := &entry{service: svc, tool: t, mcpName: t.ExposedMCPName(svc.Name), args: args, dispatch: d, slots: slots(svc.Name)}
 			if t.Response != nil {
 				if e.result, err = NewValidator(t.Response); err != nil {
 					return nil, fmt.Errorf("tool %q response: %v", t.Name, err)
@@ -229,13 +257,47 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	if e == nil {
 		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
 	}
+	// Drain reads inflight after it sets draining; a call counts itself
+	// before it reads draining. With both atomic, either the call sees
+	// draining and turns back, or Drain sees the call and waits for it.
+	rt.inflight.Add(1)
+	defer rt.inflight.Add(-1)
+	if rt.draining.Load() {
+		rt.metrics.refused(e.tool.Name)
+		return nil, ErrDraining
+	}
 	start := time.Now()
 	res, kind, err := rt.call(ctx, e, args, onEvent)
-	if err == nil {
-		rt.metrics.observe(e.tool.Name, start, kind)
-	}
+	rt.metrics.observe(e.tool.Name, start, kind, err)
 	return res, err
 }
+
+// Drain stops the runtime taking new calls (they get ErrDraining) and
+// waits until the calls in flight have finished, or ctx ends. It returns
+// how many calls were still running then. A server that shuts down drains
+// first, then stops its plugins, so that no call is cut off unless it runs
+// past the grace period ctx gives.
+func (rt *Runtime) Drain(ctx context.Context) int {
+	rt.draining.Store(true)
+	// A poll rather than a condition variable: it costs the calls
+	// nothing, and the shutdown it serves is counted in seconds.
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		n := int(rt.inflight.Load())
+		if n == 0 {
+			return 0
+		}
+		select {
+		case <-ctx.Done():
+			return n
+		case <-tick.C:
+		}
+	}
+}
+
+// InFlight returns the number of calls under way.
+func (rt *Runtime) InFlight() int { return int(rt.inflight.Load()) }
 
 // call runs a call on one entry. kind classifies a tool error for the
 // metrics: invalid_arguments, handler, timeout or result.
@@ -254,24 +316,29 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		return toolError("invalid arguments for %s: %v", e.tool.Name, err), "invalid_arguments", nil
 	}
 
+	// The call's timeout counts from here and covers the wait for a slot
+	// too: a call never takes longer than CallTimeout in all.
+	deadline := time.Now().Add(rt.opts.CallTimeout)
 	select {
-	case rt.slots <- struct{}{}:
-		defer func() { <-rt.slots }()
-	case <-ctx.Done():
-		return nil, "", ctx.Err()
+	case e.slots <- struct{}{}:
+	default:
+		if res, err := rt.waitForSlot(ctx, e, deadline); res != nil || err != nil {
+			return res, "overloaded", err
+		}
 	}
+	defer func() { <-e.slots }()
 	caller := ctx
 	var release context.CancelFunc
 	if _, inProcess := e.dispatch.(*local); inProcess {
 		// Most in-process handlers never wait on their context: the
 		// lazy deadline saves them a timer.
-		ctx, release = lazydeadline.WithDeadline(ctx, time.Now().Add(rt.opts.CallTimeout))
+		ctx, release = lazydeadline.WithDeadline(ctx, deadline)
 	} else {
 		// A plugin call waits on it at once (the client ties the RPC's
 		// cancellation to it), where the context package's own is
 		// cheaper. This side's timer is what ends a call whose plugin
 		// no longer answers; the plugin's copy of the deadline is lazy.
-		ctx, release = context.WithTimeout(ctx, rt.opts.CallTimeout)
+		ctx, release = context.WithDeadline(ctx, deadline)
 	}
 	defer release()
 
@@ -313,6 +380,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	case res.MissingCapability != "":
 		return res, "missing_capability", nil
 	}
+	res = validText(res)
 	checked := rt.checkResult(e, res)
 	switch {
 	case checked != res:
@@ -321,6 +389,23 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		return res, "handler", nil
 	}
 	return res, "", nil
+}
+
+// waitForSlot waits for one of the service's call slots until the call's
+// deadline or the caller's context ends. A nil result and error mean the
+// call holds a slot.
+func (rt *Runtime) waitForSlot(ctx context.Context, e *entry, deadline time.Time) (*Result, error) {
+	t := time.NewTimer(time.Until(deadline))
+	defer t.Stop()
+	select {
+	case e.slots <- struct{}{}:
+		return nil, nil
+	case <-ctx.Done():
+		return nil, ctx.Err()
+	case <-t.C:
+		return toolError("%s was not run: service %q has %d calls in flight, its limit, and none finished within %s",
+			e.tool.Name, e.service.Name, cap(e.slots), rt.opts.CallTimeout), nil
+	}
 }
 
 // checkResult holds a handler's result to the contract: its size, and its
@@ -367,6 +452,38 @@ func (rt *Runtime) checkResult(e *entry, res *Result) *Result {
 		return toolError("the handler of %s returned a result that breaks its contract: %v", e.tool.Name, err)
 	}
 	return res
+}
+
+// validText returns res, or a copy of it whose texts are UTF-8, with
+// U+FFFD for the bytes that were not: an in-process handler's result (a
+// plugin's SDK has replaced them already). A client's JSON decoder would
+// refuse the invalid bytes, or the whole message.
+func validText(res *Result) *Result {
+	valid := true
+	for _, c := range res.Content {
+		valid = valid && utf8.ValidString(c.Text) && (c.Resource == nil || utf8.ValidString(c.Resource.Text))
+	}
+	raw, isRaw := res.StructuredContent.(json.RawMessage)
+	if valid && (!isRaw || utf8.Valid(raw)) {
+		return res
+	}
+	cp := *res
+	if isRaw {
+		// Invalid bytes can only be inside the strings of valid JSON; as
+		// U+FFFD they stay inside them.
+		cp.StructuredContent = json.RawMessage(bytes.ToValidUTF8(raw, []byte("\uFFFD")))
+	}
+	cp.Content = slices.Clone(res.Content)
+	for i, c := range cp.Content {
+		c.Text = strings.ToValidUTF8(c.Text, "\uFFFD")
+		if c.Resource != nil {
+			r := *c.Resource
+			r.Text = strings.ToValidUTF8(r.Text, "\uFFFD")
+			c.Resource = &r
+		}
+		cp.Content[i] = c
+	}
+	return &cp
 }
 
 // unwrapStringArguments accepts arguments as an object or as a JSON string

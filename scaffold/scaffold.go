@@ -147,7 +147,7 @@ func nextSteps(dir string, sdk SDK, enclosing string) []Step {
 		}
 		steps = append(steps, Step{"go mod tidy", ""})
 	case sdk.Dir != "":
-		steps = append(steps, Step{"go mod tidy", "fetches the handler SDK's requirements; go.mod replaces " + ModulePath + " with the checkout at " + sdk.Dir})
+		steps = append(steps, Step{"go mod tidy", "fetches what the handler SDK needs; the SDK is the checkout " + sdk.Dir})
 	default:
 		steps = append(steps, Step{"go mod tidy", "fetches the handler SDK, " + ModulePath + " " + sdk.Version})
 	}

@@ -40,6 +40,7 @@ func runDev(e env, args []string) int {
 		Status:   e.stderr,
 		Host:     host.Options{Stderr: e.stderr, Logger: logger(e)},
 		Poll:     *poll,
+		Grace:    *sf.grace,
 		Logger:   logger(e),
 	})
 	if err != nil {
@@ -61,7 +62,7 @@ func runDev(e env, args []string) int {
 			stop()
 		}
 	}()
-	status = serveMCP(ctx, e, "dev", rt, srv, sf)
+	status = serveMCP(ctx, stop, e, "dev", rt, srv, sf, nil)
 	stop()
 	select {
 	case <-done:

@@ -21,16 +21,16 @@ import (
 
 // runGen runs a code generator; go is the only one.
 func runGen(e env, args []string) int {
-	switch {
-	case len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help"):
-		fmt.Fprintln(e.stdout, "usage: toolc gen go [--check] [PATTERN...]")
-		return exitOK
-	case len(args) == 0 || args[0] != "go":
-		fmt.Fprintln(e.stderr, "usage: toolc gen go [--check] [PATTERN...]\n\ngo is the only generator: it writes the Go types and interface of each contract to "+gogen.FileName+" in its handler directory.")
-		return exitUsage
-	}
 	fs := newFlags(e, "gen")
 	check := fs.Bool("check", false, "write nothing; exit 1 naming the generated files that are missing or out of date")
+	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
+		fs.Usage()
+		return exitOK
+	}
+	if len(args) == 0 || args[0] != "go" {
+		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs)+"\n\ngo is the only generator: it writes the Go types and interface of each contract to "+gogen.FileName+" in its handler directory.")
+		return exitUsage
+	}
 	patterns, status, ok := parseFlags(fs, args[1:])
 	if !ok {
 		return status

@@ -15,7 +15,7 @@ func runInit(e env, args []string) int {
 		return status
 	}
 	if len(rest) != 1 {
-		fmt.Fprintln(e.stderr, "usage: toolc init [--sdk DIR] DIR")
+		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs))
 		return exitUsage
 	}
 	dir := rest[0]

@@ -45,6 +45,13 @@ func TestInit(t *testing.T) {
 		t.Errorf("go.mod of a project made by a toolc built from %s:\n%s", root, readFile(t, filepath.Join(dir, "go.mod")))
 	}
 
+	// The README shows this output, from a checkout in /path/to/toolc.
+	_, readme, _ := strings.Cut(readFile(t, "../../README.md"), "```\n$ toolc init my-tools\n")
+	readme, _, _ = strings.Cut(readme, "```")
+	if want := strings.ReplaceAll(r.stdout, root, "/path/to/toolc"); readme != want {
+		t.Errorf("README.md shows toolc init my-tools printing\n%s\nbut it prints\n%s", readme, want)
+	}
+
 	next := nextSteps(t, r.stdout)
 	if want := []string{"cd my-tools", "go mod tidy", "toolc check ./...", "toolc dev ./..."}; strings.Join(next, "\n") != strings.Join(want, "\n") {
 		t.Errorf("Next steps:\n%s\nwant:\n%s", strings.Join(next, "\n"), strings.Join(want, "\n"))

@@ -2,20 +2,8 @@
 // against the rules that keep tools reliable, and (in later commands)
 // projects, serves and hot-reloads them.
 //
-// Usage:
-//
-//	toolc check [--format text|json|github] [PATTERN...]
-//	toolc rules [--format text|json|markdown]
-//	toolc init [--sdk DIR] DIR
-//	toolc build [-o FILE] [PATTERN...]
-//	toolc export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]
-//	toolc serve [--stdio | --http ADDR] [--catalog FILE | PATTERN...]
-//	toolc call  [--catalog FILE | PATTERN...] TOOL [JSON]
-//	toolc dev   [--stdio | --http ADDR] [--poll DURATION] [PATTERN...]
-//	toolc lock  [PATTERN...]
-//	toolc diff  [--against FILE|GIT-REF] [--format text|json|github] [PATTERN...]
-//	toolc gen go [--check] [PATTERN...]
-//	toolc version
+// Run `toolc help` for the commands and `toolc COMMAND -h` for one's flags:
+// both are generated from the flag sets, so they list every flag.
 //
 // Exit status: 0 when there is no error (warnings allowed), 1 when a
 // contract has errors or (diff) a change breaks the lock, 2 for usage or
@@ -28,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"slices"
 	"strings"
 )
 
@@ -44,26 +33,30 @@ type env struct {
 }
 
 type command struct {
-	name  string
-	usage string
-	run   func(e env, args []string) int
+	name string
+	// synopsis is the usage line after the name, in the form DESIGN.md
+	// pins: alternatives and positional arguments. {flags} marks where the
+	// flags it does not mention go; usageLine writes them from the flag
+	// set, so that no flag can be missing from the usage.
+	synopsis string
+	run      func(e env, args []string) int
 }
 
 func commands() []command {
 	return []command{
-		{"check", "check [--format text|json|github] [PATTERN...]", runCheck},
-		{"rules", "rules [--format text|json|markdown]", runRules},
-		{"init", "init [--sdk DIR] DIR", runInit},
-		{"build", "build [-o FILE] [PATTERN...]", runBuild},
-		{"serve", "serve [--stdio | --http ADDR] [--token T] [--insecure] [--allow-origin O] [--stateless] [--state-key-file FILE] [--catalog FILE | PATTERN...]", runServe},
-		{"dev", "dev [--stdio | --http ADDR] [--token T] [--insecure] [--state-key-file FILE] [--poll DURATION] [PATTERN...]", runDev},
-		{"call", "call [--catalog FILE | PATTERN...] TOOL [JSON]", runCall},
-		{"export", "export --format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] [--catalog FILE | PATTERN...]", runExport},
-		{"lock", "lock [PATTERN...]", runLock},
-		{"diff", "diff [--against FILE|GIT-REF] [--format text|json|github] [PATTERN...]", runDiff},
-		{"gen", "gen go [--check] [PATTERN...]", runGen},
-		{"version", "version", runVersion},
-		{"help", "help [COMMAND]", runHelp},
+		{"check", "[--format text|json|github] {flags} [PATTERN...]", runCheck},
+		{"rules", "[--format text|json|markdown] {flags}", runRules},
+		{"init", "{flags} DIR", runInit},
+		{"build", "[-o FILE] {flags} [PATTERN...]", runBuild},
+		{"serve", "[--stdio | --http ADDR] [--token T] {flags} [--catalog FILE | PATTERN...]", runServe},
+		{"dev", "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", runDev},
+		{"call", "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", runCall},
+		{"export", "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", runExport},
+		{"lock", "{flags} [PATTERN...]", runLock},
+		{"diff", "[--against FILE|GIT-REF] [--format text|json|github] {flags} [PATTERN...]", runDiff},
+		{"gen", "go [--check] {flags} [PATTERN...]", runGen},
+		{"version", "{flags}", runVersion},
+		{"help", "{flags} [COMMAND]", runHelp},
 	}
 }
 
@@ -104,21 +97,38 @@ func run(args []string, e env) (status int) {
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "toolc compiles and checks LLM tool contracts written in CUE.\n\nUsage:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "\ttoolc %s\n", c.usage)
+		fmt.Fprintf(w, "\ttoolc %s\n", commandUsage(c))
 	}
 	fmt.Fprintln(w, "\nPatterns are Go-style (./..., ./examples/weather); the default is ./...")
+	fmt.Fprintln(w, "Run toolc COMMAND -h for what each flag does.")
 	fmt.Fprintln(w, "Exit status: 0 no errors, 1 contract errors or breaking changes, 2 usage or I/O problems.")
 }
 
+// commandUsage is a command's usage line. The command makes it from its
+// own flag set, when asked for -h: every command answers -h before it
+// does anything else, so asking is free, and the line is the one that
+// `toolc COMMAND -h` prints.
+func commandUsage(c command) string {
+	var out strings.Builder
+	c.run(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &out}, []string{"-h"})
+	line, _, _ := strings.Cut(out.String(), "\n")
+	return strings.TrimPrefix(line, "usage: toolc ")
+}
+
 func runHelp(e env, args []string) int {
-	if len(args) == 1 {
+	fs := newFlags(e, "help")
+	rest, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	if len(rest) == 1 {
 		for _, c := range commands() {
-			if c.name == args[0] {
-				fmt.Fprintf(e.stdout, "usage: toolc %s\n", c.usage)
+			if c.name == rest[0] {
+				fmt.Fprintf(e.stdout, "usage: toolc %s\n", commandUsage(c))
 				return exitOK
 			}
 		}
-		fmt.Fprintf(e.stderr, "toolc help: unknown command %q\n", args[0])
+		fmt.Fprintf(e.stderr, "toolc help: unknown command %q\n", rest[0])
 		return exitUsage
 	}
 	printUsage(e.stdout)
@@ -131,14 +141,60 @@ func newFlags(e env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		for _, c := range commands() {
-			if c.name == name {
-				fmt.Fprintf(e.stderr, "usage: toolc %s\n", c.usage)
-			}
-		}
+		fmt.Fprintf(e.stderr, "usage: toolc %s\n", usageLine(fs))
 		fs.PrintDefaults()
 	}
 	return fs
+}
+
+// usageLine is the usage line of the command whose flag set fs is: its
+// synopsis, with every flag that the synopsis does not mention written in
+// at {flags}, in the flag set's (alphabetical) order.
+func usageLine(fs *flag.FlagSet) string {
+	synopsis := "{flags}"
+	for _, c := range commands() {
+		if c.name == fs.Name() {
+			synopsis = c.synopsis
+		}
+	}
+	var extra []string
+	fs.VisitAll(func(f *flag.Flag) {
+		if !mentions(synopsis, f.Name) {
+			extra = append(extra, flagSynopsis(f))
+		}
+	})
+	line := strings.Replace(synopsis, "{flags}", strings.Join(extra, " "), 1)
+	return strings.Join(strings.Fields(fs.Name()+" "+line), " ")
+}
+
+// mentions reports whether a synopsis names the flag.
+func mentions(synopsis, flag string) bool {
+	return slices.ContainsFunc(strings.FieldsFunc(synopsis, func(r rune) bool {
+		return r == ' ' || r == '[' || r == ']' || r == '|'
+	}), func(word string) bool { return word == dashes(flag)+flag })
+}
+
+func dashes(name string) string {
+	if len(name) == 1 {
+		return "-"
+	}
+	return "--"
+}
+
+// flagSynopsis is "[--name]" for a boolean flag and "[--name ARG]" for
+// another, ARG being the back-quoted word of its usage text or its type.
+func flagSynopsis(f *flag.Flag) string {
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return "[" + dashes(f.Name) + f.Name + "]"
+	}
+	arg, _ := flag.UnquoteUsage(f)
+	switch arg {
+	case "", "value", "string":
+		arg = "VALUE"
+	case "int", "uint", "int64", "uint64":
+		arg = "N"
+	}
+	return "[" + dashes(f.Name) + f.Name + " " + strings.ToUpper(arg) + "]"
 }
 
 // parseFlags parses flags anywhere among the arguments, so that

@@ -16,7 +16,7 @@ func runRules(e env, args []string) int {
 		return status
 	}
 	if len(rest) > 0 {
-		fmt.Fprintln(e.stderr, "usage: toolc rules [--format text|json|markdown]")
+		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs))
 		return exitUsage
 	}
 	rules := compiler.Rules()

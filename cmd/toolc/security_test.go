@@ -11,7 +11,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -235,8 +234,8 @@ func TestUnboundedInputs(t *testing.T) {
 	}
 	dir := writeFiles(t, map[string]string{"shop/shop.cue": shopContract, "big.json": strings.Repeat(" ", 2<<20) + "{}"})
 	fifo := filepath.Join(dir, "fifo.json")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
+	if err := mkfifo(fifo); err != nil {
+		t.Skip(err)
 	}
 	const notRegular = `is a (character device|FIFO), not a regular file; toolc reads its input files only from regular files`
 	const overLimit = `is over the (64MiB|1MiB) limit on input \(set TOOLC_MAX_INPUT to raise it, as in TOOLC_MAX_INPUT=(256MiB|4MiB)\)`

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -41,6 +40,7 @@ type serveFlags struct {
 	allowOrigins *string
 	stateless    *bool
 	timeout      *time.Duration
+	grace        *time.Duration
 	insecure     *bool
 	stateKey     *string
 }
@@ -57,6 +57,7 @@ func addServeFlags(fs interface {
 		allowOrigins: fs.String("allow-origin", "", "comma-separated browser `origins` allowed besides the server's own"),
 		stateless:    fs.Bool("stateless", false, "serve MCP without sessions, for replicas behind a load balancer"),
 		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
+		grace:        fs.Duration("grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped"),
 		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
 		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
 	}
@@ -126,8 +127,10 @@ func runServe(e env, args []string) int {
 	if running == nil {
 		return status
 	}
-	defer host.Stop(running, 5*time.Second)
+	// The plugins are stopped by the drain, or here if serving failed;
+	// CleanupClients is the last resort for any process left.
 	defer plugins.CleanupClients()
+	defer host.Stop(running, 0)
 	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
 		return exitFail
@@ -135,14 +138,33 @@ func runServe(e env, args []string) int {
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see runtime.MCPOptions.ListTTL).
 	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
-	return serveMCP(ctx, e, "serve", rt, srv, sf)
+	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
 }
 
 // serveMCP serves until ctx ends: MCP over stdio, or MCP and the
-// function-call API over HTTP.
-func serveMCP(ctx context.Context, e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags) int {
+// function-call API over HTTP. Then it drains (see drain): the transport
+// stays up until the calls in flight are answered. stopSignals restores
+// the signals' default action, so that a second SIGINT ends toolc at once.
+func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags, stopHandlers func(reason string)) int {
 	if *sf.stdio {
-		if err := srv.Run(ctx, runtime.NewStdioTransport(e.stdin, e.stdout)); err != nil && ctx.Err() == nil {
+		// The session outlives ctx: it ends once the drain is over.
+		session, endSession := context.WithCancel(context.Background())
+		defer endSession()
+		drained := make(chan struct{})
+		go func() {
+			defer close(drained)
+			select {
+			case <-ctx.Done():
+				stopSignals()
+				drain(e, cmd, rt, *sf.grace, stopHandlers)
+			case <-session.Done():
+			}
+			endSession()
+		}()
+		err := srv.Run(session, runtime.NewStdioTransport(e.stdin, e.stdout))
+		endSession()
+		<-drained
+		if err != nil && session.Err() == nil {
 			fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 			return exitFail
 		}
@@ -163,19 +185,60 @@ func serveMCP(ctx context.Context, e env, cmd string, rt *runtime.Runtime, srv *
 		return exitUsage
 	}
 	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
-	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%d tools)\n",
-		cmd, ln.Addr(), ln.Addr(), len(rt.Snapshot().Tools()))
-	go func() {
-		<-ctx.Done()
-		shut, cancel := context.WithTimeout(context.Background(), 5*time.Second)
-		defer cancel()
-		hs.Shutdown(shut)
-	}()
-	if err := hs.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
+		cmd, ln.Addr(), ln.Addr(), plural(len(rt.Snapshot().Tools()), "tool"))
+	served := make(chan error, 1)
+	go func() { served <- hs.Serve(ln) }()
+	select {
+	case err := <-served:
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return exitFail
+	case <-ctx.Done():
+	}
+	stopSignals()
+	drain(e, cmd, rt, *sf.grace, stopHandlers)
+	// The answers of the drained calls are written by now, or are being:
+	// a moment for them, then the connections that remain (idle streams)
+	// are closed.
+	shut, cancel := context.WithTimeout(context.Background(), time.Second)
+	defer cancel()
+	if hs.Shutdown(shut) != nil {
+		hs.Close()
 	}
 	return exitOK
+}
+
+// drain shuts the runtime down without losing a call: it takes no new
+// calls, waits up to grace for the calls in flight, then stops the
+// handlers (stopHandlers, if not nil), which ends the calls still running
+// with a message saying so, and waits for those to be answered.
+func drain(e env, cmd string, rt *runtime.Runtime, grace time.Duration, stopHandlers func(reason string)) {
+	n := rt.InFlight()
+	fmt.Fprintf(e.stderr, "toolc %s: shutting down: %s in flight, waiting up to %s for %s (--grace)\n", cmd, plural(n, "call"), grace, them(n))
+	ctx, cancel := context.WithTimeout(context.Background(), grace)
+	left := rt.Drain(ctx)
+	cancel()
+	if left == 0 {
+		fmt.Fprintf(e.stderr, "toolc %s: every call in flight finished; stopping the handlers\n", cmd)
+	} else {
+		fmt.Fprintf(e.stderr, "toolc %s: %s still running after the grace period of %s; stopping the handlers ends %s\n", cmd, plural(left, "call"), grace, them(left))
+	}
+	if stopHandlers != nil {
+		stopHandlers(fmt.Sprintf("the server is shutting down, and the call ran past the grace period of %s", grace))
+	}
+	// The calls cut off are answered at once; this bounds a handler that
+	// is not a plugin and ignores its context.
+	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
+	rt.Drain(ctx)
+	cancel()
+}
+
+// them is "it" or "them", for n things.
+func them(n int) string {
+	if n == 1 {
+		return "it"
+	}
+	return "them"
 }
 
 // loadServable loads the catalog to serve and the directory its services'
@@ -233,7 +296,7 @@ func runCall(e env, args []string) int {
 		argsJSON, rest = []byte(rest[n-1]), rest[:n-1]
 	}
 	if len(rest) == 0 {
-		fmt.Fprintln(e.stderr, "usage: toolc call [--catalog FILE | PATTERN...] TOOL [JSON]")
+		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs))
 		return exitUsage
 	}
 	tool, patterns := rest[len(rest)-1], rest[:len(rest)-1]

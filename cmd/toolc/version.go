@@ -6,8 +6,13 @@ import (
 )
 
 func runVersion(e env, args []string) int {
-	if len(args) > 0 {
-		fmt.Fprintln(e.stderr, "usage: toolc version")
+	fs := newFlags(e, "version")
+	rest, status, ok := parseFlags(fs, args)
+	if !ok {
+		return status
+	}
+	if len(rest) > 0 {
+		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs))
 		return exitUsage
 	}
 	fmt.Fprintln(e.stdout, versionString())

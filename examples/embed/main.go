@@ -1,46 +1,102 @@
-// Command embed is a small service that embeds a compiled toolc catalog
-// and serves its projections, the way a production service ships its tool
-// contracts: no CUE and no toolc at run time, only the catalog file that
-// `toolc build` wrote, checked by its fingerprints when the service starts.
+// Command embed is a small service that runs its tools in its own
+// process: it embeds the catalog that toolc build compiled from notes.cue,
+// runs the tools through the handlers that toolc gen go generated, and
+// serves them over MCP (Streamable HTTP, at /mcp) and the function-call
+// API (/v1/tools, /v1/call), until SIGINT or SIGTERM. No CUE, no toolc and
+// no plugin process at run time.
 //
-//	go generate ./examples/embed      # rebuild toolc.catalog.json from the contracts
+//	go generate ./examples/embed    # tools_gen.go and toolc.catalog.json, from notes.cue
 //	go run ./examples/embed -addr 127.0.0.1:8080
-//	curl '127.0.0.1:8080/tools?format=openai-chat&strict=1&tools=query_weather'
+//	curl -s 127.0.0.1:8080/v1/call -d '{"name":"add_note","arguments":{"title":"Buy milk"}}'
 //
-// The catalog is built from the module root, so that the paths in it are
-// the same in every checkout. TestEmbeddedCatalogIsCurrent fails when the
-// contracts have changed since the last go generate.
+// Started by toolc (toolc dev ./examples/embed) it is the notes service's
+// handler plugin instead, so the same code runs both ways.
 package main
 
-//go:generate go run -C ../.. ./cmd/toolc build -o examples/embed/toolc.catalog.json ./examples/weather ./examples/issuetracker ./examples/filesearch
+//go:generate go run ../../cmd/toolc gen go .
+//go:generate go run -C ../.. ./cmd/toolc build -o examples/embed/toolc.catalog.json ./examples/embed
 
 import (
+	"context"
 	"embed"
+	"errors"
 	"flag"
 	"fmt"
 	"log"
+	"net"
 	"net/http"
 	"os"
+	"os/signal"
+	"syscall"
 	"time"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
 )
-
-// catalogFile is the embedded catalog, written by go generate.
-const catalogFile = "toolc.catalog.json"
 
 //go:embed toolc.catalog.json
 var catalogFS embed.FS
 
+// catalogFile is the embedded catalog, written by go generate.
+const catalogFile = "toolc.catalog.json"
+
 func main() {
+	if os.Getenv(plugins.Handshake.MagicCookieKey) != "" {
+		Serve(newNotes()) // started by toolc dev or toolc serve
+		return
+	}
 	addr := flag.String("addr", "127.0.0.1:8080", "listen on `ADDR`")
 	flag.Parse()
-	cat, err := catalog.Load(catalogFS, catalogFile)
+	ln, err := net.Listen("tcp", *addr)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "embed: %v\n", err)
-		os.Exit(1)
+		log.Fatal(err)
 	}
-	log.Printf("serving %d tools of catalog %s on http://%s/tools", len(cat.ToolNames()), cat.Fingerprint, *addr)
-	srv := &http.Server{Addr: *addr, Handler: newHandler(cat), ReadHeaderTimeout: 10 * time.Second}
-	log.Fatal(srv.ListenAndServe())
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, ln, log.Default()); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// run serves on ln until ctx ends, then shuts down: it stops accepting,
+// and gives the requests in flight up to ten seconds to finish.
+func run(ctx context.Context, ln net.Listener, logger *log.Logger) error {
+	cat, err := catalog.Load(catalogFS, catalogFile) // checks the fingerprints
+	if err != nil {
+		return err
+	}
+	rt := runtime.New(runtime.Options{CallTimeout: 10 * time.Second})
+	// One dispatcher per service of the catalog: here the notes service,
+	// in process. Swap refuses a catalog tool without a handler.
+	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{
+		"notes": runtime.Local(Handlers(newNotes())...),
+	}); err != nil {
+		return err
+	}
+	mcpServer := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "notes", Version: "1.0.0", ListTTL: time.Hour})
+	srv := &http.Server{
+		Handler:           runtime.NewHTTPHandler(rt, mcpServer, runtime.HTTPOptions{}),
+		ReadHeaderTimeout: 10 * time.Second,
+	}
+	logger.Printf("serving %d tools of catalog %s: MCP on http://%s/mcp, calls on http://%s/v1/call",
+		len(cat.ToolNames()), cat.Fingerprint, ln.Addr(), ln.Addr())
+
+	served := make(chan error, 1)
+	go func() { served <- srv.Serve(ln) }()
+	select {
+	case err := <-served:
+		return err
+	case <-ctx.Done():
+	}
+	logger.Printf("shutting down")
+	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(shutdownCtx); err != nil {
+		return fmt.Errorf("shutting down: %w", err)
+	}
+	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
+		return err
+	}
+	return nil
 }

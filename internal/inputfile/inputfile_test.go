@@ -7,7 +7,6 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 )
@@ -79,8 +78,8 @@ func TestReadFile(t *testing.T) {
 	}
 
 	fifo := filepath.Join(dir, "fifo")
-	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
-		t.Fatal(err)
+	if err := mkfifo(fifo); err != nil {
+		t.Skip(err)
 	}
 	zero := filepath.Join(dir, "zero")
 	os.Symlink("/dev/zero", zero)

@@ -27,6 +27,8 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // Errors of Materialize that say why ref is not a revision at all.
@@ -138,7 +140,15 @@ func archive(ctx context.Context, top, sha, dir string) ([]string, error) {
 // once everything is written (they point outside, are absolute, dangle or
 // loop) are removed again and listed; hard links, devices and FIFOs are not
 // written, and listed. File modes are not kept beyond the executable bit.
+//
+// A regular file over inputfile's limit is not written either, and
+// listed: toolc would not read it (a contract file that large is refused),
+// and a revision's large files need not fill the disk.
 func Extract(r io.Reader, dir string) (skipped []string, err error) {
+	limit, err := inputfile.Limit()
+	if err != nil {
+		return nil, err
+	}
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -169,6 +179,10 @@ func Extract(r io.Reader, dir string) (skipped []string, err error) {
 		case tar.TypeDir:
 			err = root.MkdirAll(local, 0o755)
 		case tar.TypeReg:
+			if h.Size > limit {
+				skipped = append(skipped, fmt.Sprintf("%s: %d bytes, over the %s limit on input, not written", name, h.Size, inputfile.FormatSize(limit)))
+				continue
+			}
 			err = writeFile(root, local, tr, h.FileInfo().Mode())
 		case tar.TypeSymlink:
 			if err = mkdirParent(root, local); err == nil {

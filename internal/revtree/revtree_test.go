@@ -96,6 +96,7 @@ func outside(t *testing.T, base string) []string {
 var untouched = []string{".", "sibling", "sibling/canary=original\n"}
 
 func TestExtract(t *testing.T) {
+	t.Setenv("TOOLC_MAX_INPUT", "1KiB")
 	tests := []struct {
 		name    string
 		entries []entry
@@ -202,6 +203,14 @@ func TestExtract(t *testing.T) {
 		},
 		skipped: []string{"hard.cue: a hard link, not written", "hard-out: a hard link, not written", "zero: not a file", "disk: not a file", "fifo.cue: not a file"},
 		files:   []string{"f.cue=f\n"},
+	}, {
+		name: "files over the input limit are not written",
+		entries: []entry{
+			{typ: tar.TypeReg, name: "big.bin", data: strings.Repeat("x", 2048)},
+			{typ: tar.TypeReg, name: "ok.cue", data: strings.Repeat("y", 1024)},
+		},
+		skipped: []string{"big.bin: 2048 bytes, over the 1KiB limit on input, not written"},
+		files:   []string{"ok.cue=" + strings.Repeat("y", 1024)},
 	}, {
 		name:    "a name with ..",
 		entries: []entry{{typ: tar.TypeReg, name: "../sibling/canary", data: "pwned\n"}},

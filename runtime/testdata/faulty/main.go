@@ -7,9 +7,11 @@ import (
 	"encoding/json"
 	"fmt"
 	"os"
+	"os/exec"
 	"runtime/pprof"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 
 	"github.com/toolc/toolc/plugins"
@@ -25,7 +27,23 @@ type echoReq struct {
 // recordMu serialises appends to the record file.
 var recordMu sync.Mutex
 
+// leaked holds what the leak tool leaks, so that the collector cannot
+// free it.
+var leaked [][]byte
+
 func main() {
+	// The grandchild tool starts this binary again as a process that only
+	// sleeps: a handler's child process, which must not outlive the
+	// plugin.
+	if os.Getenv("FAULTY_GRANDCHILD") != "" {
+		time.Sleep(10 * time.Minute)
+		return
+	}
+	// A plugin that fails before it serves, as a broken init or main does.
+	if os.Getenv("FAULTY_PANIC_AT_START") != "" {
+		fmt.Fprintln(os.Stderr, "faulty: reading the configuration")
+		panic("deliberate panic at start")
+	}
 	// FAULTY_CPUPROFILE profiles the plugin's side of the benchmarks, until
 	// the host stops it.
 	if name := os.Getenv("FAULTY_CPUPROFILE"); name != "" {
@@ -97,6 +115,57 @@ func main() {
 		}),
 		plugins.Handle("big_result", func(_ context.Context, req struct{ Bytes int }) (*plugins.Result, error) {
 			return plugins.Text(strings.Repeat("x", req.Bytes)), nil
+		}),
+		plugins.Handle("ping", func(context.Context, struct{}) (*plugins.Result, error) {
+			return plugins.Text("pong"), nil
+		}),
+		plugins.Handle("stdout", func(_ context.Context, req struct{ Text string }) (*plugins.Result, error) {
+			// File descriptor 1 itself, past go-plugin's os.Stdout: what
+			// cgo code, a raw syscall or a careless child process writes.
+			if _, err := syscall.Write(1, []byte(req.Text)); err != nil {
+				return nil, err
+			}
+			return plugins.Text("wrote to fd 1"), nil
+		}),
+		plugins.Handle("flood_stderr", func(_ context.Context, req struct{ Lines int }) (*plugins.Result, error) {
+			line := []byte(strings.Repeat("flood ", 20) + "\n")
+			for range req.Lines {
+				if _, err := syscall.Write(2, line); err != nil {
+					return nil, err
+				}
+			}
+			return plugins.Text(fmt.Sprintf("wrote %d lines to fd 2", req.Lines)), nil
+		}),
+		plugins.Handle("leak", func(_ context.Context, req struct{ Goroutines, Kib int }) (*plugins.Result, error) {
+			for range req.Goroutines {
+				go func() { select {} }()
+			}
+			for range req.Kib {
+				leaked = append(leaked, make([]byte, 1024))
+			}
+			return plugins.Text(fmt.Sprintf("leaked %d goroutines and %d KiB", req.Goroutines, req.Kib)), nil
+		}),
+		plugins.Handle("bad_utf8", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			plugins.Log(ctx, "info", "log line with invalid UTF-8: \xff\xfe")
+			return plugins.Text("caf\xe9 au lait \xff"), nil
+		}),
+		plugins.Handle("bad_utf8_error", func(context.Context, struct{}) (*plugins.Result, error) {
+			return nil, fmt.Errorf("no such file: caf\xe9")
+		}),
+		plugins.Handle("grandchild", func(context.Context, struct{}) (*plugins.Result, error) {
+			self, err := os.Executable()
+			if err != nil {
+				return nil, err
+			}
+			cmd := exec.Command(self)
+			cmd.Env = append(os.Environ(), "FAULTY_GRANDCHILD=1")
+			if err := cmd.Start(); err != nil {
+				return nil, err
+			}
+			// Reap it if it ever ends, so that it is not left a zombie
+			// while the plugin lives.
+			go cmd.Wait()
+			return plugins.JSON(map[string]int{"pid": cmd.Process.Pid})
 		}),
 	)
 }

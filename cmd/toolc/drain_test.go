@@ -1,0 +1,172 @@
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"os"
+	"os/exec"
+	"regexp"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/toolc/toolc/internal/testsync"
+)
+
+// startServeHTTP starts toolc serve over HTTP on a free port with args
+// and returns its URL and its stderr so far and to come.
+func startServeHTTP(t *testing.T, args ...string) (*exec.Cmd, string, *lockedBuffer) {
+	t.Helper()
+	cmd := toolcCmd(t, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	all := &lockedBuffer{}
+	lines := bufio.NewScanner(stderr)
+	addr := regexp.MustCompile(`serving MCP on (http://\S+)/mcp`)
+	var url string
+	for url == "" && lines.Scan() {
+		all.Write([]byte(lines.Text() + "\n"))
+		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("toolc serve did not say where it serves:\n%s", all.String())
+	}
+	go io.Copy(all, stderr)
+	return cmd, url, all
+}
+
+// callAnswer is what a /v1/call answered.
+type callAnswer struct {
+	ms     int
+	status int
+	text   string
+	isErr  bool
+	err    error
+}
+
+func postCall(url, name, args string) callAnswer {
+	resp, err := http.Post(url+"/v1/call", "application/json", strings.NewReader(`{"name":"`+name+`","arguments":`+args+`}`))
+	if err != nil {
+		return callAnswer{err: err}
+	}
+	defer resp.Body.Close()
+	var body struct {
+		Content []struct{ Text string }
+		IsError bool
+		Error   string
+	}
+	data, _ := io.ReadAll(resp.Body)
+	if err := json.Unmarshal(data, &body); err != nil {
+		return callAnswer{status: resp.StatusCode, err: fmt.Errorf("%v: %s", err, data)}
+	}
+	a := callAnswer{status: resp.StatusCode, isErr: body.IsError, text: body.Error}
+	for _, c := range body.Content {
+		a.text += c.Text
+	}
+	return a
+}
+
+// TestServeDrainsOnSIGTERM: calls in flight when toolc serve gets SIGTERM
+// finish within the grace period; one that runs past it is told so, not
+// that its handler is being restarted; a call that arrives during the
+// drain is refused with 503. TOOLC_DRAIN_CALLS adds that many short calls
+// to the ones in flight, for the figures in BENCHMARKS.md.
+func TestServeDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	extra := 20
+	if v := os.Getenv("TOOLC_DRAIN_CALLS"); v != "" {
+		fmt.Sscan(v, &extra)
+	}
+	for _, tc := range []struct {
+		name  string
+		grace string
+		// calls are the sleeps in flight at SIGTERM, in ms; over are those
+		// that run past the grace period.
+		calls []int
+		over  map[int]bool
+	}{
+		{name: "all within the grace period", grace: "10s", calls: []int{3000, 8000}},
+		{name: "one past the grace period", grace: "2s", calls: []int{1000, 5000}, over: map[int]bool{5000: true}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			cmd, url, stderr := startServeHTTP(t, "--grace", tc.grace, faultyPattern)
+			calls := tc.calls
+			if tc.over == nil {
+				for i := range extra {
+					calls = append(calls, 200+i*2500/max(extra, 1))
+				}
+			}
+			answers := make(chan callAnswer, len(calls))
+			var wg sync.WaitGroup
+			for _, ms := range calls {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					a := postCall(url, "sleep", fmt.Sprintf(`{"ms":%d}`, ms))
+					a.ms = ms
+					answers <- a
+				}()
+			}
+			// Every call is in flight (the toolc_calls_total of none has
+			// moved) a moment after it was sent; the shortest lasts 200ms.
+			time.Sleep(150 * time.Millisecond)
+			sent := time.Now()
+			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+				t.Fatal(err)
+			}
+			// A call that arrives during the drain is refused.
+			testsync.WaitFor(t, 5*time.Second, "the drain to begin", func() bool { return strings.Contains(stderr.String(), "shutting down") })
+			if a := postCall(url, "echo", `{"text":"late"}`); a.status != http.StatusServiceUnavailable || !strings.Contains(a.text, "shutting down") {
+				t.Errorf("a call during the drain = %+v, want 503 saying the server is shutting down", a)
+			}
+			wg.Wait()
+			close(answers)
+			lost := 0
+			for a := range answers {
+				switch {
+				case a.err != nil:
+					lost++
+					t.Errorf("the %dms call failed: %v", a.ms, a.err)
+				case tc.over[a.ms]:
+					want := "was stopped before the call finished: the server is shutting down, and the call ran past the grace period of " + tc.grace
+					if !a.isErr || !strings.Contains(a.text, want) || strings.Contains(a.text, "restart") {
+						t.Errorf("the %dms call past the grace period = %+v, want a tool error saying %q", a.ms, a, want)
+					}
+				case a.isErr || a.text != fmt.Sprintf("slept %dms", a.ms):
+					lost++
+					t.Errorf("the %dms call in flight at SIGTERM = %+v", a.ms, a)
+				}
+			}
+			if err := cmd.Wait(); err != nil {
+				t.Errorf("toolc serve exited with %v", err)
+			}
+			took := time.Since(sent)
+			want := fmt.Sprintf("shutting down: %d calls in flight", len(calls))
+			if !strings.Contains(stderr.String(), want) {
+				t.Errorf("stderr does not say %q:\n%s", want, stderr.String())
+			}
+			if strings.Contains(stderr.String(), "restart") {
+				t.Errorf("stderr speaks of a restart:\n%s", stderr.String())
+			}
+			t.Logf("grace %s: %d calls in flight at SIGTERM, %d past the grace period, %d lost; toolc exited %s after SIGTERM",
+				tc.grace, len(calls), len(tc.over), lost, took.Round(time.Millisecond))
+			if t.Failed() {
+				t.Logf("stderr:\n%s", stderr.String())
+			}
+		})
+	}
+}

@@ -1,0 +1,27 @@
+package main
+
+import (
+	"os"
+	"strings"
+	"testing"
+)
+
+// TestREADMEQuotesTheService keeps the README's embedding walk-through
+// identical to the code it walks through.
+func TestREADMEQuotesTheService(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "\n## Embedding: a service that runs its own tools\n")
+	section, _, _ = strings.Cut(section, "\n## ")
+	for _, name := range []string{"main.go", "notes.go"} {
+		src, err := os.ReadFile(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !strings.Contains(section, "```go\n"+string(src)+"```") {
+			t.Errorf("README.md's Embedding section does not quote examples/embed/%s as it is", name)
+		}
+	}
+}
