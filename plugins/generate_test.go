@@ -76,3 +76,34 @@ func generateCommand(t *testing.T) []string {
 	t.Fatal("plugins.go has no //go:generate line")
 	return nil
 }
+
+// TestGoGenerateNeedsOnlyGo: every //go:generate line in the repository
+// runs the go command, so that go generate ./... needs nothing installed
+// (no protoc, no toolc on PATH). go generate reads lines, so a directive
+// inside a string literal counts too.
+func TestGoGenerateNeedsOnlyGo(t *testing.T) {
+	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "testdata") {
+			return filepath.SkipDir
+		}
+		if d.IsDir() || !strings.HasSuffix(path, ".go") {
+			return nil
+		}
+		src, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		for i, line := range strings.Split(string(src), "\n") {
+			if rest, ok := strings.CutPrefix(line, "//go:generate "); ok && !strings.HasPrefix(rest, "go ") {
+				t.Errorf("%s:%d: go generate ./... would run %q, which is not the go command", path, i+1, rest)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+}

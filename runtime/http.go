@@ -38,6 +38,17 @@ type HTTPOptions struct {
 	// either way.
 	Stateless bool
 	Logger    *slog.Logger
+	// MaxSessions caps the live MCP sessions of the legacy revisions
+	// (2026-07-28 has none): a new session beyond it closes the least
+	// recently used one that has no request in flight, and when every one
+	// has, initialize gets 503. 0 means DefaultMaxSessions; negative, no
+	// cap.
+	MaxSessions int
+	// SessionIdleTimeout closes a session that has had no request for
+	// that long; its client's next request gets 404, on which MCP has it
+	// start a new session. 0 means DefaultSessionIdleTimeout; negative,
+	// never.
+	SessionIdleTimeout time.Duration
 }
 
 // NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp,

@@ -2,6 +2,7 @@ package runtime
 
 import (
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -66,7 +67,9 @@ func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint
 		only:     opts.Stateless,
 	}
 	if !opts.Stateless {
-		e.sessions = mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: opts.Logger})
+		idle := cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
+		stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)})
+		e.sessions = newSessionCap(srv, stateful, cmp.Or(opts.MaxSessions, DefaultMaxSessions))
 	}
 	return e
 }

@@ -34,7 +34,8 @@ import (
 
 // Options bound what a call may cost. Zero values take the defaults.
 type Options struct {
-	// CallTimeout bounds one call, handler included. Default 30s.
+	// CallTimeout bounds one call, handler included. Default
+	// DefaultCallTimeout.
 	CallTimeout time.Duration
 	// MaxArgumentBytes bounds a call's arguments. Default 1 MiB.
 	MaxArgumentBytes int
@@ -51,7 +52,7 @@ type Options struct {
 
 func (o Options) withDefaults() Options {
 	if o.CallTimeout <= 0 {
-		o.CallTimeout = 30 * time.Second
+		o.CallTimeout = DefaultCallTimeout
 	}
 	if o.MaxArgumentBytes <= 0 {
 		o.MaxArgumentBytes = 1 << 20

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -43,12 +42,19 @@ type serveFlags struct {
 	grace        *time.Duration
 	insecure     *bool
 	stateKey     *string
+	maxSessions  *int
+	sessionIdle  *time.Duration
+	maxConns     *int
+	readTimeout  *time.Duration
+	writeTimeout *time.Duration
+	idleTimeout  *time.Duration
 }
 
 func addServeFlags(fs interface {
 	Bool(string, bool, string) *bool
 	String(string, string, string) *string
 	Duration(string, time.Duration, string) *time.Duration
+	Int(string, int, string) *int
 }) serveFlags {
 	return serveFlags{
 		stdio:        fs.Bool("stdio", false, "serve MCP on standard input and output instead of HTTP"),
@@ -60,6 +66,12 @@ func addServeFlags(fs interface {
 		grace:        fs.Duration("grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped"),
 		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
 		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
+		maxSessions:  fs.Int("max-sessions", runtime.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)"),
+		sessionIdle:  fs.Duration("session-idle", runtime.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)"),
+		maxConns:     fs.Int("max-conns", runtime.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
+		readTimeout:  fs.Duration("read-timeout", runtime.DefaultReadTimeout, "bound on reading a request's header and body"),
+		writeTimeout: fs.Duration("write-timeout", runtime.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls; none for notification streams"),
+		idleTimeout:  fs.Duration("idle-timeout", runtime.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 	}
 }
 
@@ -178,13 +190,19 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 	}
 	handler := runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{
 		Token: *sf.token, AllowedOrigins: origins, Stateless: *sf.stateless, Logger: logger(e),
+		MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle,
 	})
 	ln, err := net.Listen("tcp", *sf.addr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return exitUsage
 	}
-	hs := &http.Server{Handler: handler, ReadHeaderTimeout: 10 * time.Second}
+	limits := runtime.ConnLimits{
+		MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
+		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout,
+	}
+	ln = runtime.LimitListener(ln, limits)
+	hs := runtime.NewHTTPServer(handler, limits)
 	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
 		cmd, ln.Addr(), ln.Addr(), plural(len(rt.Snapshot().Tools()), "tool"))
 	served := make(chan error, 1)

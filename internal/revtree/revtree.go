@@ -114,6 +114,10 @@ func git(ctx context.Context, dir string, args ...string) (string, error) {
 // archive writes the tree of a commit into dir. It runs at the top of the
 // repository: in a subdirectory, git archive writes only that.
 func archive(ctx context.Context, top, sha, dir string) ([]string, error) {
+	// An archive that Extract refuses is not read to its end: git is
+	// stopped instead.
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
 	cmd := exec.CommandContext(ctx, "git", "-C", top, "archive", "--format=tar", sha)
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
@@ -125,7 +129,11 @@ func archive(ctx context.Context, top, sha, dir string) ([]string, error) {
 		return nil, err
 	}
 	skipped, xerr := Extract(out, dir)
-	io.Copy(io.Discard, out)
+	if xerr != nil {
+		cancel()
+	} else {
+		io.Copy(io.Discard, out) // tar's end-of-archive padding
+	}
 	if err := cmd.Wait(); err != nil && xerr == nil {
 		return nil, fmt.Errorf("git archive: %s", strings.TrimSpace(stderr.String()))
 	}

@@ -1,0 +1,120 @@
+package runtime
+
+import (
+	"cmp"
+	"io"
+	"net"
+	"net/http"
+	"time"
+
+	"golang.org/x/net/netutil"
+)
+
+// DefaultCallTimeout is the default of Options.CallTimeout.
+const DefaultCallTimeout = 30 * time.Second
+
+// Defaults of ConnLimits.
+const (
+	DefaultMaxConns     = 1024
+	DefaultReadTimeout  = 30 * time.Second
+	DefaultWriteTimeout = 30 * time.Second
+	DefaultIdleTimeout  = 2 * time.Minute
+)
+
+// ConnLimits bounds what one client can hold of an HTTP server: the
+// connections, and the time each request may take to arrive, to be
+// answered, and to sit idle between requests. For every field, 0 means
+// its default and a negative value no bound.
+type ConnLimits struct {
+	// MaxConns caps the open connections; past it, the server accepts a
+	// new one only when another closes (the kernel queues it meanwhile).
+	MaxConns int
+	// ReadTimeout bounds reading a request's header and body. Once the
+	// body is in, no read deadline is left, so it never ends a long call.
+	ReadTimeout time.Duration
+	// WriteTimeout bounds writing a response. MCP POSTs and /v1/call may
+	// take CallTimeout on top of it, as their answer waits for the call,
+	// and the streams that carry notifications for as long as they are
+	// open (a legacy session's GET, a 2026-07-28 subscriptions/listen).
+	WriteTimeout time.Duration
+	// IdleTimeout closes a kept-alive connection with no request for
+	// that long.
+	IdleTimeout time.Duration
+	// CallTimeout is the runtime's bound on one call (Options.CallTimeout).
+	CallTimeout time.Duration
+}
+
+func (l ConnLimits) or() ConnLimits {
+	l.MaxConns = cmp.Or(l.MaxConns, DefaultMaxConns)
+	l.ReadTimeout = cmp.Or(l.ReadTimeout, DefaultReadTimeout)
+	l.WriteTimeout = cmp.Or(l.WriteTimeout, DefaultWriteTimeout)
+	l.IdleTimeout = cmp.Or(l.IdleTimeout, DefaultIdleTimeout)
+	l.CallTimeout = cmp.Or(l.CallTimeout, DefaultCallTimeout)
+	return l
+}
+
+// NewHTTPServer returns an http.Server for h with the limits' timeouts.
+// The read and write deadlines are set per request, not with
+// http.Server's ReadTimeout and WriteTimeout, which hold for the whole of
+// a request, and so would end a long call or stream that is doing
+// nothing wrong.
+func NewHTTPServer(h http.Handler, l ConnLimits) *http.Server {
+	l = l.or()
+	return &http.Server{
+		Handler:           withDeadlines(h, l),
+		ReadHeaderTimeout: max(l.ReadTimeout, 0),
+		IdleTimeout:       max(l.IdleTimeout, 0),
+	}
+}
+
+// LimitListener caps the connections that ln accepts at l.MaxConns, with
+// golang.org/x/net/netutil's LimitListener, which holds a connection's
+// slot until it closes.
+func LimitListener(ln net.Listener, l ConnLimits) net.Listener {
+	if l = l.or(); l.MaxConns < 0 {
+		return ln
+	}
+	return netutil.LimitListener(ln, l.MaxConns)
+}
+
+func withDeadlines(h http.Handler, l ConnLimits) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		rc := http.NewResponseController(w)
+		now := time.Now()
+		if l.ReadTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
+			// Errors mean the connection cannot take deadlines (a test
+			// recorder, say): there is nothing to bound then.
+			_ = rc.SetReadDeadline(now.Add(l.ReadTimeout))
+			r.Body = &bodyDeadline{ReadCloser: r.Body, rc: rc}
+		}
+		if l.WriteTimeout > 0 {
+			switch {
+			case r.URL.Path == "/mcp" && (r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen"):
+				// A notification stream, open as long as its client wants.
+			case r.URL.Path == "/mcp" || r.URL.Path == "/v1/call":
+				_ = rc.SetWriteDeadline(now.Add(max(l.CallTimeout, 0) + l.WriteTimeout))
+			default:
+				_ = rc.SetWriteDeadline(now.Add(l.WriteTimeout))
+			}
+		}
+		h.ServeHTTP(w, r)
+	})
+}
+
+// bodyDeadline lifts the read deadline once the body is read: the server
+// reads on in the background, to see the client go, and a deadline then
+// would cancel the request as if it had.
+type bodyDeadline struct {
+	io.ReadCloser
+	rc   *http.ResponseController
+	done bool
+}
+
+func (b *bodyDeadline) Read(p []byte) (int, error) {
+	n, err := b.ReadCloser.Read(p)
+	if err == io.EOF && !b.done {
+		b.done = true
+		_ = b.rc.SetReadDeadline(time.Time{})
+	}
+	return n, err
+}

@@ -1,0 +1,186 @@
+package runtime
+
+import (
+	"fmt"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// Defaults of HTTPOptions.MaxSessions and SessionIdleTimeout. A session of
+// a legacy revision costs about 13 KB and a goroutine in go-sdk, so the cap
+// bounds that memory near 13 MB; the idle timeout frees what a client
+// forgot, and a client that comes back after it gets 404, on which MCP has
+// it start a new session.
+const (
+	DefaultMaxSessions        = 1000
+	DefaultSessionIdleTimeout = 30 * time.Minute
+)
+
+// sessionCap keeps at most max MCP sessions of go-sdk's stateful handler
+// live: when a new one makes more, it closes the least recently used
+// session that has no request in flight. go-sdk v1.8.0 offers an idle
+// timeout (StreamableHTTPOptions.SessionTimeout, which the stateful
+// handler is given) but no cap, so the cap watches the session IDs of the
+// requests that pass and closes sessions through the server, which takes
+// them out of the handler.
+type sessionCap struct {
+	srv  *mcp.Server
+	next http.Handler
+	max  int
+
+	mu    sync.Mutex
+	clock uint64
+	// live are the sessions made through this handler and not known to be
+	// gone; a session that ends otherwise (idle, DELETE, a failed
+	// initialize) leaves when the cap next counts.
+	live map[string]*sessionUse
+}
+
+type sessionUse struct {
+	last   uint64 // the clock at the start of its latest request
+	active int    // its POSTs in flight
+}
+
+func newSessionCap(srv *mcp.Server, next http.Handler, max int) http.Handler {
+	if max <= 0 {
+		return next
+	}
+	return &sessionCap{srv: srv, next: next, max: max, live: map[string]*sessionUse{}}
+}
+
+func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	id := r.Header.Get("Mcp-Session-Id")
+	if id == "" {
+		if r.Method == http.MethodPost && c.allBusy() {
+			writeJSONError(w, http.StatusServiceUnavailable, fmt.Sprintf("all %d MCP sessions have a request in flight; retry later", c.max))
+			return
+		}
+		c.next.ServeHTTP(&openWriter{ResponseWriter: w, c: c}, r)
+		return
+	}
+	post := r.Method == http.MethodPost
+	c.begin(id, post)
+	defer c.end(id, post, r.Method == http.MethodDelete)
+	c.next.ServeHTTP(w, r)
+}
+
+// openWriter records the session that go-sdk names in a response's
+// header as the header goes out: before its client can know the ID, so
+// that the cap counts every request of the session.
+type openWriter struct {
+	http.ResponseWriter
+	c    *sessionCap
+	sent bool
+}
+
+func (w *openWriter) note() {
+	if !w.sent {
+		w.sent = true
+		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+			w.c.opened(id)
+		}
+	}
+}
+
+func (w *openWriter) WriteHeader(code int) { w.note(); w.ResponseWriter.WriteHeader(code) }
+
+func (w *openWriter) Write(p []byte) (int, error) { w.note(); return w.ResponseWriter.Write(p) }
+
+func (w *openWriter) Flush() {
+	w.note()
+	if f, ok := w.ResponseWriter.(http.Flusher); ok {
+		f.Flush()
+	}
+}
+
+// Unwrap gives http.ResponseController the connection's own writer.
+func (w *openWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+func (c *sessionCap) allBusy() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if len(c.live) < c.max {
+		return false
+	}
+	for _, u := range c.live {
+		if u.active == 0 {
+			return false
+		}
+	}
+	return true
+}
+
+func (c *sessionCap) begin(id string, post bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if u, ok := c.live[id]; ok { // an unknown ID, go-sdk answers 404
+		c.clock++
+		u.last = c.clock
+		if post {
+			u.active++
+		}
+	}
+}
+
+func (c *sessionCap) end(id string, post, deleted bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if u, ok := c.live[id]; ok {
+		if post && u.active > 0 {
+			u.active--
+		}
+		if deleted {
+			delete(c.live, id)
+		}
+	}
+}
+
+// opened records a new session, and closes the least recently used idle
+// ones while there are more than max.
+func (c *sessionCap) opened(id string) {
+	c.mu.Lock()
+	c.clock++
+	c.live[id] = &sessionUse{last: c.clock}
+	if len(c.live) <= c.max {
+		c.mu.Unlock()
+		return
+	}
+	c.mu.Unlock()
+
+	// Count the sessions that are still there: the server's, by ID.
+	alive := map[string]*mcp.ServerSession{}
+	for ss := range c.srv.Sessions() {
+		if sid := ss.ID(); sid != "" {
+			alive[sid] = ss
+		}
+	}
+	var victims []*mcp.ServerSession
+	c.mu.Lock()
+	for sid := range c.live {
+		if alive[sid] == nil && sid != id {
+			delete(c.live, sid)
+		}
+	}
+	for len(c.live) > c.max {
+		oldest := ""
+		for sid, u := range c.live {
+			if sid != id && u.active == 0 && (oldest == "" || u.last < c.live[oldest].last) {
+				oldest = sid
+			}
+		}
+		if oldest == "" {
+			break // every other session is busy: none is closed mid-call
+		}
+		delete(c.live, oldest)
+		if ss := alive[oldest]; ss != nil {
+			victims = append(victims, ss)
+		}
+	}
+	c.mu.Unlock()
+	for _, ss := range victims {
+		ss.Close()
+	}
+}
