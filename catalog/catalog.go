@@ -52,6 +52,21 @@ type Tool struct {
 	Examples []map[string]any `json:"examples,omitempty"`
 	// MCPName pins the exposed MCP name; empty means derived (see MCPName).
 	MCPName string `json:"mcpName,omitempty"`
+	// Scopes are the OAuth scopes a caller's access token must hold to
+	// see and call the tool: its service's auth.scopes and its own,
+	// sorted, each once. Empty means any authenticated caller.
+	Scopes []string `json:"scopes,omitempty"`
+}
+
+// Allows reports whether a caller granted the given scopes may see and
+// call the tool: it holds every scope the tool needs.
+func (t *Tool) Allows(granted func(scope string) bool) bool {
+	for _, s := range t.Scopes {
+		if !granted(s) {
+			return false
+		}
+	}
+	return true
 }
 
 // Annotations are behaviour hints. Nil means unset, which MCP distinguishes

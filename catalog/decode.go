@@ -794,9 +794,23 @@ func (d *decoder) tool(t *Tool) bool {
 			return d.once(&seen, 1<<10) && d.string(&t.MCPName)
 		case "pos":
 			return d.once(&seen, 1<<11) && d.pos(&t.Pos)
+		case "scopes":
+			return d.once(&seen, 1<<12) && d.strings(&t.Scopes)
 		}
 		return false
 	})
+}
+
+// strings decodes an array of strings.
+func (d *decoder) strings(out *[]string) bool {
+	list := []string{}
+	ok := d.array(func() bool {
+		s, ok := d.str()
+		list = append(list, s)
+		return ok
+	})
+	*out = list
+	return ok
 }
 
 func (d *decoder) examples(out *[]map[string]any, request *Message) bool {

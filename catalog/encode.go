@@ -493,6 +493,10 @@ func (w *writer) tool(t *Tool, fingerprint string, canon bool) {
 		w.key("mcpName")
 		w.str(t.MCPName)
 	}
+	if len(t.Scopes) > 0 {
+		w.key("scopes")
+		w.elems(len(t.Scopes), func(i int) { w.str(t.Scopes[i]) })
+	}
 	w.close('}')
 }
 
@@ -731,6 +735,15 @@ func (w *writer) bedrockTool(t *BedrockTool) {
 
 func (w *writer) mcpTool(t *MCPTool) {
 	w.open('{')
+	if m := t.Meta; m != nil {
+		w.key("_meta")
+		w.open('{')
+		if len(m.Scopes) > 0 {
+			w.key(MCPScopesKey)
+			w.elems(len(m.Scopes), func(i int) { w.str(m.Scopes[i]) })
+		}
+		w.close('}')
+	}
 	if a := t.Annotations; a != nil {
 		w.key("annotations")
 		w.open('{')

@@ -113,6 +113,7 @@ func kitchenSink() *catalog.Catalog {
 			Name: "everything", Description: "Take every kind of field", Title: "Everything", Deprecated: true, Strict: true,
 			Annotations: catalog.Annotations{ReadOnly: &yes, Destructive: &no},
 			MCPName:     "sink_all",
+			Scopes:      []string{"sink:read", "sink:write"},
 			Request: catalog.Message{Description: "All of them", Fields: []*catalog.Field{
 				{Name: "flag", Type: catalog.Boolean, Description: "A flag", Required: false, Default: true},
 				{Name: "ids", Type: catalog.Array, Items: catalog.Integer, Description: "IDs", MinItems: i64(1), MaxItems: i64(5), UniqueItems: true, Required: true, Examples: []any{[]any{int64(1), int64(2)}}},

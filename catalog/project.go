@@ -452,6 +452,7 @@ var mcpDialect = dialect{has: all, closed: true, mcpHeaders: true}
 
 // MCPTool is one tool of a tools/list result.
 type MCPTool struct {
+	Meta         *MCPMeta        `json:"_meta,omitempty"`
 	Annotations  *MCPAnnotations `json:"annotations,omitempty"`
 	Description  string          `json:"description,omitempty"`
 	InputSchema  *ObjectSchema   `json:"inputSchema"`
@@ -459,6 +460,18 @@ type MCPTool struct {
 	OutputSchema *ObjectSchema   `json:"outputSchema,omitempty"`
 	Title        string          `json:"title,omitempty"`
 }
+
+// MCPMeta is the _meta of a tool. MCP defines no key for the scopes a tool
+// needs (SEP-1880 proposed one and was closed), so toolc uses a key under
+// its own reverse-DNS prefix, as MCP asks of _meta keys.
+type MCPMeta struct {
+	// Scopes are the OAuth scopes a caller's token must hold to call the
+	// tool, so that a client can ask for them up front.
+	Scopes []string `json:"io.toolc/scopes,omitempty"`
+}
+
+// MCPScopesKey is the _meta key of MCPMeta.Scopes.
+const MCPScopesKey = "io.toolc/scopes"
 
 // MCPAnnotations are MCP's behaviour hints. readOnlyHint and
 // idempotentHint are always sent, as go-sdk sends them: false is what MCP
@@ -480,6 +493,9 @@ func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
 	}
 	if t.Response != nil {
 		tool.OutputSchema = ob.object(1, mcpDialect, t.Response)
+	}
+	if len(t.Scopes) > 0 {
+		tool.Meta = &MCPMeta{Scopes: t.Scopes}
 	}
 	if a := t.Annotations; a != (Annotations{}) {
 		tool.Annotations = &MCPAnnotations{

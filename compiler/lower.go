@@ -3,6 +3,7 @@ package compiler
 import (
 	"cmp"
 	"path/filepath"
+	"slices"
 
 	"cuelang.org/go/cue/token"
 
@@ -35,9 +36,12 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 		MCPTitle:    stringAt(root.get("mcp"), "title"),
 		Pos:         l.pos(root.pos),
 	}
+	serviceScopes := scopesAt(root)
 	for _, t := range root.get("tools").structFields() {
 		if t.kind == kStruct {
-			s.Tools = append(s.Tools, l.tool(t))
+			lt := l.tool(t)
+			lt.Scopes = effectiveScopes(serviceScopes, scopesAt(t))
+			s.Tools = append(s.Tools, lt)
 		}
 	}
 	return s
@@ -138,6 +142,32 @@ func (l lowerer) field(n *node) *catalog.Field {
 		}
 	}
 	return f
+}
+
+// scopesAt returns the strings of n's auth.scopes; auth-scope reports
+// anything else.
+func scopesAt(n *node) []string {
+	var out []string
+	if l := n.get("auth").get("scopes"); l != nil && l.kind == kList {
+		for _, e := range l.elems {
+			if e.kind == kString {
+				out = append(out, e.str)
+			}
+		}
+	}
+	return out
+}
+
+// effectiveScopes are the scopes a tool needs: its service's and its own,
+// sorted and each once, so that the catalog, the lock and a fingerprint
+// do not change with the order they were written in.
+func effectiveScopes(service, tool []string) []string {
+	all := slices.Concat(service, tool)
+	if len(all) == 0 {
+		return nil
+	}
+	slices.Sort(all)
+	return slices.Compact(all)
 }
 
 func stringAt(n *node, key string) string {

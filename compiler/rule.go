@@ -52,6 +52,8 @@ func Rules() []*Rule {
 		UniqueNameRule,
 		MCPNameRule,
 		MCPHeaderRule,
+		AuthScopeRule,
+		HandlerRule,
 		ProviderLimitRule,
 		StableNameRule,
 	}

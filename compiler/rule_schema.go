@@ -85,6 +85,7 @@ var (
 		"tools":       {kinds: strukt},
 		"handler":     {kinds: str},
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
+		"auth":        {kinds: strukt, sub: authShape},
 	}}
 	toolShape = shape{
 		what: "tool",
@@ -103,6 +104,7 @@ var (
 			"response": {kinds: strukt},
 			"examples": {kinds: list},
 			"mcp":      {kinds: strukt, sub: shape{what: "tool mcp", keys: map[string]keySpec{"name": {kinds: str, owner: "mcp-name"}}}},
+			"auth":     {kinds: strukt, sub: authShape},
 		},
 		claim: func(k *node) string {
 			if strings.Contains(strings.ToLower(k.label), "request") {
@@ -111,6 +113,7 @@ var (
 			return ""
 		},
 	}
+	authShape    = shape{what: "auth", keys: map[string]keySpec{"scopes": {owner: "auth-scope"}}}
 	messageShape = shape{what: "message", keys: map[string]keySpec{
 		"description": {owner: "description"},
 		"fields":      {kinds: strukt},

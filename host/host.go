@@ -15,6 +15,7 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"go/build"
 	"io"
 	"log/slog"
 	"os"
@@ -56,7 +57,11 @@ type BuildError struct {
 }
 
 func (e *BuildError) Error() string {
-	return fmt.Sprintf("building the handler of service %q: %v\n%s", e.Service, e.Err, strings.TrimRight(e.Output, "\n"))
+	msg := fmt.Sprintf("building the handler of service %q: %v", e.Service, e.Err)
+	if out := strings.TrimRight(e.Output, "\n"); out != "" {
+		msg += "\n" + out
+	}
+	return msg
 }
 
 // CacheDir returns the directory for built handlers: $TOOLC_CACHE, or
@@ -90,6 +95,12 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 	}
 	if fi, err := os.Stat(pkg); err != nil || !fi.IsDir() {
 		return nil, &BuildError{Service: svc.Name, Err: fmt.Errorf("handler package %s does not exist", pkg)}
+	}
+	// go build of a package other than main writes no program (toolc
+	// used to fail on exec with "permission denied"): say what is wrong,
+	// as toolc check's handler rule does.
+	if p, err := build.ImportDir(pkg, 0); err == nil && p.Name != "main" {
+		return nil, &BuildError{Service: svc.Name, Err: fmt.Errorf("%s holds Go package %s, not a main package: a handler must be package main, with a main that calls Serve; make it one, or point the contract's handler: at one", pkg, p.Name)}
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, err

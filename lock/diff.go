@@ -65,6 +65,7 @@ var kinds = []Kind{
 	{"format-changed", true, "a request field's format changed or was added"},
 	{"response-field-removed", true, "a response field is gone"},
 	{"response-field-changed", true, "a response field's type, items or requiredness changed, or it may now hold values it could not before"},
+	{"scope-added", true, "a tool needs a new OAuth scope (auth.scopes of it or its service): callers whose tokens lack it can no longer see or call it"},
 	{"tool-added", false, "a new tool"},
 	{"field-added-optional", false, "a new optional request field"},
 	{"field-now-optional", false, "a required request field became optional"},
@@ -76,6 +77,7 @@ var kinds = []Kind{
 	{"description-changed", false, "the description of a tool, a request, a response or a field changed"},
 	{"title-changed", false, "a tool's title changed"},
 	{"annotations-changed", false, "a tool's behaviour hints (readOnly, destructive, idempotent, openWorld) changed"},
+	{"scope-removed", false, "a tool no longer needs an OAuth scope"},
 }
 
 var breaking = func() map[string]bool {
@@ -302,6 +304,16 @@ func (d *differ) tool(o, n located, renamed bool) {
 	}
 	if a, b := annotations(ot.Annotations), annotations(nt.Annotations); a != b {
 		d.add(n, "annotations-changed", tp("annotations"), nt.Pos, "annotations of tool %q changed from %s to %s; MCP clients may now ask before calling it, or stop asking", nt.Name, a, b)
+	}
+	for _, s := range nt.Scopes {
+		if !slices.Contains(ot.Scopes, s) {
+			d.add(n, "scope-added", tp("auth", "scopes"), nt.Pos, "tool %q now needs the OAuth scope %q; callers whose tokens lack it can no longer see or call it", nt.Name, s)
+		}
+	}
+	for _, s := range ot.Scopes {
+		if !slices.Contains(nt.Scopes, s) {
+			d.add(n, "scope-removed", tp("auth", "scopes"), nt.Pos, "tool %q no longer needs the OAuth scope %q", nt.Name, s)
+		}
 	}
 	d.request(n, &ot.Request, &nt.Request)
 	d.response(n, ot.Response, nt.Response)

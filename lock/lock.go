@@ -77,8 +77,12 @@ type Tool struct {
 	Annotations *catalog.Annotations `json:"annotations,omitempty"`
 	Request     Message              `json:"request"`
 	// Response is nil when the contract declares no response.
-	Response *Message    `json:"response,omitempty"`
-	Pos      catalog.Pos `json:"-"`
+	Response *Message `json:"response,omitempty"`
+	// Scopes are the OAuth scopes a caller needs, sorted (see
+	// catalog.Tool.Scopes): a new one locks out callers, so Diff holds
+	// them like the request.
+	Scopes []string    `json:"scopes,omitempty"`
+	Pos    catalog.Pos `json:"-"`
 }
 
 // Message is a request or a response.
@@ -135,6 +139,7 @@ func FromCatalog(c *catalog.Catalog) *Lock {
 				Title:       t.Title,
 				Description: t.Description,
 				Request:     fromMessage(&t.Request),
+				Scopes:      slices.Clone(t.Scopes),
 				Pos:         t.Pos,
 			}
 			if a := t.Annotations; a.ReadOnly != nil || a.Destructive != nil || a.Idempotent != nil || a.OpenWorld != nil {

@@ -176,6 +176,9 @@ func toMCPTool(t catalog.MCPTool) *mcp.Tool {
 	if t.OutputSchema != nil {
 		tool.OutputSchema = t.OutputSchema
 	}
+	if t.Meta != nil && len(t.Meta.Scopes) > 0 {
+		tool.Meta = mcp.Meta{catalog.MCPScopesKey: t.Meta.Scopes}
+	}
 	if a := t.Annotations; a != nil {
 		tool.Annotations = &mcp.ToolAnnotations{
 			DestructiveHint: a.DestructiveHint,

@@ -333,3 +333,27 @@ func TestMCPParamHeaders(t *testing.T) {
 		}
 	}
 }
+
+// TestMCPEndpointBadBodies: the bodies the endpoint reads to route a
+// request without a version header, when they are too large or no JSON,
+// get an error status, not a hang or a panic, and the server goes on.
+func TestMCPEndpointBadBodies(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	h := map[string]string{"Accept": "application/json, text/event-stream"}
+	huge := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("x", mcp.DefaultMaxRequestBodyBytes) + `"}}`
+	if r := do(t, "POST", ts.URL+"/mcp", huge, h); r.status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over the bound: %d %.200s", r.status, r.body)
+	}
+	for _, body := range []string{`{"jsonrpc":`, `[]`, `"x"`, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":7}}`} {
+		// A 4xx, or a JSON-RPC error: go-sdk answers a legacy request
+		// outside a session with one.
+		if r := do(t, "POST", ts.URL+"/mcp", body, h); (r.status < 400 || r.status >= 500) && !strings.Contains(r.body, `"error":`) {
+			t.Errorf("body %s: %d %.200s, want a 4xx or a JSON-RPC error", body, r.status, r.body)
+		}
+	}
+	list := rpc(t, ts.URL, "tools/list", map[string]any{"_meta": meta2026("2026-07-28")}, map[string]string{"MCP-Protocol-Version": "2026-07-28"})
+	if list.Error != nil {
+		t.Errorf("after the bad bodies, tools/list = %+v", list.Error)
+	}
+}

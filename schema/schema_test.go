@@ -189,7 +189,9 @@ func TestGoodContracts(t *testing.T) {
 			request: fields: {}`)}},
 		{"every annotation and key", map[string]string{"c.cue": service(`handler: "./cmd/handler"
 			mcp: title: "Service"
+			auth: scopes: ["svc:read", "!#[]~"]
 			tools: t: {
+				auth: scopes: ["svc:write", "svc:read"]
 				description: "A tool"
 				title:       "T"
 				deprecated:  false
@@ -279,6 +281,24 @@ func TestBadContracts(t *testing.T) {
 			tools: {}`), "mcp.title", "out of bound"},
 		{"service unknown key", service(`tool: {}
 			tools: {}`), "tool", "not allowed"},
+
+		// Auth.
+		{"scope with a space", service(`auth: scopes: ["orders read"]
+			tools: {}`), "auth.scopes.0", "out of bound"},
+		{"scope empty", contract(`description: "d", auth: scopes: [""]
+			request: fields: {}`), "tools.t.auth.scopes.0", "out of bound"},
+		{"scope with a backslash", contract(`description: "d", auth: scopes: ["a\\b"]
+			request: fields: {}`), "tools.t.auth.scopes.0", "out of bound"},
+		{"scope with a quote", service(`auth: scopes: ["a\"b"]
+			tools: {}`), "auth.scopes.0", "out of bound"},
+		{"scope not ASCII", service(`auth: scopes: ["café"]
+			tools: {}`), "auth.scopes.0", "out of bound"},
+		{"scope listed twice", service(`auth: scopes: ["a", "a"]
+			tools: {}`), "auth.scopes", "UniqueItems"},
+		{"scopes not a list", service(`auth: scopes: "a"
+			tools: {}`), "auth.scopes", "conflicting values"},
+		{"auth unknown key", service(`auth: scope: ["a"]
+			tools: {}`), "auth.scope", "not allowed"},
 
 		// Tool.
 		{"tool name format", service(`tools: QueryWeather: {description: "d", request: fields: {}}`), "tools.QueryWeather", "must be snake_case"},

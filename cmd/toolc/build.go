@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -28,6 +29,14 @@ func runBuild(e env, args []string) int {
 		return status
 	}
 	if err := rebaseDirs(cat, *out); err != nil {
+		fmt.Fprintf(e.stderr, "toolc build: %v\n", err)
+		return exitUsage
+	}
+	// -o may name a directory that does not exist yet (dist/catalog.json
+	// in a clean checkout): make it, once the contracts compiled, so that
+	// a failed build creates nothing. The file itself is still written to
+	// a temporary name beside it and renamed.
+	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
 		fmt.Fprintf(e.stderr, "toolc build: %v\n", err)
 		return exitUsage
 	}

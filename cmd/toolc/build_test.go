@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/toolc/toolc/catalog"
 )
 
 // repoRoot is the module root, where examples/ lives.
@@ -81,10 +83,13 @@ func TestBuild(t *testing.T) {
 		}
 	})
 
-	t.Run("-o into a directory that is missing", func(t *testing.T) {
-		r := toolc(t, dir, "build", "-o", "nope/cat.json")
-		if r.status != 2 || !strings.Contains(r.stderr, "write nope/cat.json: no such file or directory") {
-			t.Errorf("= %d %q, want 2 and the file named", r.status, r.stderr)
+	t.Run("-o under a file, which no directory can be made in", func(t *testing.T) {
+		if err := os.WriteFile(filepath.Join(dir, "plain"), nil, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		r := toolc(t, dir, "build", "-o", "plain/cat.json")
+		if r.status != 2 || !strings.Contains(r.stderr, "plain: not a directory") {
+			t.Errorf("= %d %q, want 2 and the path named", r.status, r.stderr)
 		}
 		if strings.Contains(r.stderr, ".tmp") {
 			t.Errorf("the error names the temporary file: %q", r.stderr)
@@ -395,4 +400,25 @@ func assertFiles(t *testing.T, dir string, names ...string) {
 	if strings.Join(got, " ") != strings.Join(names, " ") {
 		t.Errorf("%s holds %v, want %v", dir, got, names)
 	}
+}
+
+// TestBuildMakesOutputDirectory: -o into a directory that does not exist
+// makes it, and writes the catalog there by rename, leaving no temporary
+// file; a build that fails makes no directory.
+func TestBuildMakesOutputDirectory(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"svc/good.cue": goodContract})
+	r := toolc(t, dir, "build", "-o", "dist/catalogs/x.json")
+	if r.status != 0 {
+		t.Fatalf("build -o dist/catalogs/x.json = %d\n%s", r.status, r.stderr)
+	}
+	if _, err := catalog.LoadFile(filepath.Join(dir, "dist", "catalogs", "x.json")); err != nil {
+		t.Errorf("the catalog written: %v", err)
+	}
+	assertFiles(t, filepath.Join(dir, "dist", "catalogs"), "x.json")
+
+	bad := writeFiles(t, map[string]string{"svc/bad.cue": badContract})
+	if r := toolc(t, bad, "build", "-o", "dist/x.json"); r.status != 1 {
+		t.Fatalf("build with errors = %d", r.status)
+	}
+	assertFiles(t, bad, "svc")
 }

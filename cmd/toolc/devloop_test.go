@@ -214,7 +214,7 @@ func TestDevHandlerBurst(t *testing.T) {
 	s.wantCall("svc_echo", hi, "v40:hi")
 
 	s.write(filepath.Join(filepath.Dir(s.handler), "main_test.go"), "package main\n")
-	if out := s.expect(`the handler of svc is unchanged: its build inputs are those of the running build; nothing rebuilt\n`); builds.MatchString(out) {
+	if out := s.expect(`the handler of svc is unchanged: the build inputs are those of the running build; nothing rebuilt\n`); builds.MatchString(out) {
 		t.Errorf("a new test file rebuilt the handler:\n%s", out)
 	}
 	s.wantCall("svc_echo", hi, "v40:hi")
@@ -350,5 +350,37 @@ func TestStartupWarnings(t *testing.T) {
 	s.write(contract, mustReplace(t, src, `"Echo a message back"`, `"Echo a message back, again"`))
 	if out := s.expect(`reloaded in \S+: tools ~echo;`); len(warningLines(out)) > 0 {
 		t.Errorf("an edit with no new warning printed:\n%s", out)
+	}
+}
+
+// TestHandlerMustBeMain: a contract beside a Go package that is not main
+// draws a handler warning at the contract from check and build (such a
+// package can serve the tools in process), and toolc call, which runs the
+// handler as a plugin, fails with the same explanation, not "permission
+// denied".
+func TestHandlerMustBeMain(t *testing.T) {
+	dir := initProject(t)
+	if r := toolc(t, dir, "build", "-o", "cat.json"); r.status != 0 {
+		t.Fatalf("toolc build: %d\n%s", r.status, r.stderr)
+	}
+	handler := filepath.Join(dir, "main.go")
+	for _, name := range []string{"main.go", "tools_gen.go"} {
+		path := filepath.Join(dir, name)
+		writeDevFile(t, path, strings.Replace(readDevFile(t, path), "package main", "package proj", 1))
+	}
+	writeDevFile(t, handler, strings.Replace(readDevFile(t, handler), "func main() { Serve(impl{}) }", "", 1))
+	check := toolc(t, dir, "check")
+	if check.status != 0 || !regexp.MustCompile(`(?m)^proj\.cue:\d+:\d+: warning: the contract's directory holds Go package proj, .*a handler must be a main package.* \[handler\]$`).MatchString(check.stdout) {
+		t.Errorf("toolc check: exit %d, want 0 and a handler warning at the contract:\n%s%s", check.status, check.stdout, check.stderr)
+	}
+	if r := toolc(t, dir, "build"); r.status != 0 || !strings.Contains(r.stderr, "toolc build: 1 warning [handler]; run toolc check for details") {
+		t.Errorf("toolc build: exit %d, want 0 and the warning summed up:\n%s", r.status, r.stderr)
+	}
+	cmd := exec.Command(toolcBin, "call", "--catalog", "cat.json", "echo", `{"message":"hi"}`)
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err == nil || !strings.Contains(string(out), "holds Go package proj, not a main package: a handler must be package main") || strings.Contains(string(out), "permission denied") {
+		t.Errorf("toolc call --catalog on a non-main handler: %v\n%s", err, out)
 	}
 }
