@@ -400,7 +400,11 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	}
 	if len(unchanged) > 0 && !c.contracts && len(toBuild) == 0 {
 		clear(d.dirty)
-		fmt.Fprintf(d.opts.Status, "toolc dev: the handler of %s is unchanged: its build inputs are those of the running build; nothing rebuilt\n", strings.Join(unchanged, ", "))
+		what := "the handler of " + unchanged[0] + " is"
+		if len(unchanged) > 1 {
+			what = "the handlers of " + strings.Join(unchanged, ", ") + " are"
+		}
+		fmt.Fprintf(d.opts.Status, "toolc dev: %s unchanged: the build inputs are those of the running build; nothing rebuilt\n", what)
 		return false, nil
 	}
 	// A build is tried for every changed handler that is still served: a

@@ -215,7 +215,7 @@ func (rt *Runtime) serveTools(w http.ResponseWriter, r *http.Request) {
 	// tool named in ?tools= is unknown, like one that does not exist.
 	cat := visibleCatalog(oauth.CallerFrom(r.Context()), rt.Snapshot().Catalog)
 	if names := q.Get("tools"); names != "" {
-		if cat, err = cat.Select(strings.Split(names, ",")...); err != nil {
+		if cat, err = cat.SelectFor(target, strings.Split(names, ",")...); err != nil {
 			writeJSONError(w, http.StatusNotFound, err.Error())
 			return
 		}

@@ -28,6 +28,10 @@ func runDev(e env, args []string) int {
 	if status := checkExposure(e, "dev", sf); status != exitOK {
 		return status
 	}
+	secret, status := stateSecret(e, "dev", sf)
+	if status != exitOK {
+		return status
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer plugins.CleanupClients()
@@ -52,7 +56,7 @@ func runDev(e env, args []string) int {
 	}
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e)})
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), StateSecret: secret})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -214,7 +214,7 @@ func TestDevHandlerBurst(t *testing.T) {
 	s.wantCall("svc_echo", hi, "v40:hi")
 
 	s.write(filepath.Join(filepath.Dir(s.handler), "main_test.go"), "package main\n")
-	if out := s.expect(`the handler of svc is unchanged: its build inputs are those of the running build; nothing rebuilt\n`); builds.MatchString(out) {
+	if out := s.expect(`the handler of svc is unchanged: the build inputs are those of the running build; nothing rebuilt\n`); builds.MatchString(out) {
 		t.Errorf("a new test file rebuilt the handler:\n%s", out)
 	}
 	s.wantCall("svc_echo", hi, "v40:hi")

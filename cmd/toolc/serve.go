@@ -18,6 +18,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/inputfile"
+	"github.com/toolc/toolc/internal/reqstate"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -41,6 +42,7 @@ type serveFlags struct {
 	timeout      *time.Duration
 	grace        *time.Duration
 	insecure     *bool
+	stateKey     *string
 	maxSessions  *int
 	sessionIdle  *time.Duration
 	maxConns     *int
@@ -68,6 +70,7 @@ func addServeFlags(fs interface {
 		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
 		grace:        fs.Duration("grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped"),
 		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
+		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
 		maxSessions:  fs.Int("max-sessions", runtime.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)"),
 		sessionIdle:  fs.Duration("session-idle", runtime.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)"),
 		maxConns:     fs.Int("max-conns", runtime.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
@@ -109,6 +112,18 @@ func checkAuth(e env, cmd string, sf *serveFlags) int {
 	return exitOK
 }
 
+// stateSecret reads the key that seals requestState (--state-key-file,
+// else $TOOLC_STATE_KEY), before anything is compiled or built; nil means
+// the runtime makes one for this process.
+func stateSecret(e env, cmd string, sf serveFlags) ([]byte, int) {
+	secret, err := reqstate.LoadSecret(*sf.stateKey, os.Getenv("TOOLC_STATE_KEY"))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	return secret, exitOK
+}
+
 // checkExposure refuses to serve, without a token, an address that other
 // machines reach, unless the user says so with --insecure: anyone who
 // reaches it could call every tool. It runs before anything is compiled or
@@ -148,6 +163,10 @@ func runServe(e env, args []string) int {
 	if status := checkExposure(e, "serve", sf); status != exitOK {
 		return status
 	}
+	secret, status := stateSecret(e, "serve", sf)
+	if status != exitOK {
+		return status
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -170,7 +189,7 @@ func runServe(e env, args []string) int {
 	}
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see runtime.MCPOptions.ListTTL).
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL})
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
 	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
 }
 
