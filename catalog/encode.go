@@ -855,7 +855,7 @@ func (w *writer) planned(d dialect, f *Field) {
 		w.key("nullable")
 		w.bool(true)
 	}
-	if p.keep&kwEnum != 0 {
+	if p.keep&kwEnum != 0 && f.Type != Array {
 		w.key("enum")
 		w.open('[')
 		for _, v := range f.Enum {
@@ -891,6 +891,9 @@ func (w *writer) planned(d dialect, f *Field) {
 		w.open('{')
 		w.key("type")
 		w.typeList(d.typeList(f.Items, false))
+		if p.keep&kwEnum != 0 {
+			w.values("enum", f.Enum)
+		}
 		w.close('}')
 	}
 	w.optInt("minItems", kept(p, kwMinItems, f.MinItems))

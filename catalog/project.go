@@ -341,7 +341,7 @@ var geminiDialect = dialect{
 		case "exclusiveMinimum", "exclusiveMaximum", "uniqueItems":
 			return false
 		case "enum":
-			return f.Type == String
+			return f.Type == String || f.Type == Array && f.Items == String
 		case "format":
 			return f.Format == "date-time"
 		}

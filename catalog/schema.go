@@ -368,7 +368,8 @@ func (d dialect) plan(f *Field, scratch *[]byte) fieldPlan {
 	keep("maxItems", kwMaxItems, f.MaxItems != nil)
 	keep("uniqueItems", kwUniqueItems, f.UniqueItems)
 	keep("examples", kwExamples, len(f.Examples) > 0)
-	p.enumNull = optional && d.allRequired && p.keep&kwEnum != 0
+	// An array's enum is its items'; null is the array's, not an item's.
+	p.enumNull = optional && d.allRequired && p.keep&kwEnum != 0 && f.Type != Array
 	p.nullable = optional && d.nullable
 	if d.mcpHeaders {
 		p.header = f.MCPHeader
@@ -392,7 +393,7 @@ func (d dialect) field(f *Field, s *Schema) {
 	s.Type = p.typ
 	s.Description = p.desc
 	s.Nullable = p.nullable
-	if p.keep&kwEnum != 0 {
+	if p.keep&kwEnum != 0 && f.Type != Array {
 		s.Enum = make([]any, len(f.Enum), len(f.Enum)+1)
 		copy(s.Enum, f.Enum)
 		if p.enumNull {
@@ -416,6 +417,9 @@ func (d dialect) field(f *Field, s *Schema) {
 	s.ExclusiveMaximum = kept(p, kwExclusiveMaximum, f.ExclusiveMaximum)
 	if f.Type == Array {
 		s.Items.Type = d.typeList(f.Items, false)
+		if p.keep&kwEnum != 0 {
+			s.Items.Enum = append([]any(nil), f.Enum...)
+		}
 	}
 	s.MinItems = kept(p, kwMinItems, f.MinItems)
 	s.MaxItems = kept(p, kwMaxItems, f.MaxItems)

@@ -198,7 +198,7 @@ func (rt *Runtime) serveTools(w http.ResponseWriter, r *http.Request) {
 	}
 	cat := rt.Snapshot().Catalog
 	if names := q.Get("tools"); names != "" {
-		if cat, err = cat.Select(strings.Split(names, ",")...); err != nil {
+		if cat, err = cat.SelectFor(target, strings.Split(names, ",")...); err != nil {
 			writeJSONError(w, http.StatusNotFound, err.Error())
 			return
 		}
