@@ -338,7 +338,7 @@ func everyKeyword() *catalog.Catalog {
 	yes := true
 	c := &catalog.Catalog{Services: []*catalog.Service{{Name: "every", Version: "1.0.0", Description: "d", Tools: []*catalog.Tool{
 		{Name: "loose", Description: "Every keyword", Title: "Loose", Annotations: catalog.Annotations{ReadOnly: &yes},
-			Request: catalog.Message{Description: "Args", Fields: fields()},
+			Request:  catalog.Message{Description: "Args", Fields: fields()},
 			Response: &catalog.Message{Fields: []*catalog.Field{{Name: "r", Type: catalog.String, Description: "R", Required: true}}}},
 		{Name: "strict-one", Description: "Every keyword, strict", Strict: true, Deprecated: true, Request: catalog.Message{Fields: fields()},
 			Examples: []map[string]any{{"s": "abc", "level": int64(1)}}},
