@@ -345,6 +345,8 @@ func TestRequestStateBadInput(t *testing.T) {
 		"unasked question": {state, map[string]any{"other": ada["name"]}},
 		"no state":         {"", ada},
 		"wrong kind":       {state, map[string]any{"name": map[string]any{"roots": []any{}}}},
+		"not the form's":   {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
+		"form left empty":  {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{}}}},
 	} {
 		r := rpc(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, tc.state, tc.responses), v2026)
 		if r.Error != nil || r.Result["resultType"] != "input_required" {
