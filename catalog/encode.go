@@ -840,6 +840,24 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 		w.close(']')
 	}
 	w.optBool("additionalProperties", o.AdditionalProperties)
+	switch {
+	case o.plan != nil && o.plan.ordered && len(o.fields) > 0:
+		w.key("propertyOrdering")
+		w.open('[')
+		for _, f := range o.fields {
+			w.next()
+			w.str(f.Name)
+		}
+		w.close(']')
+	case len(o.PropertyOrdering) > 0:
+		w.key("propertyOrdering")
+		w.open('[')
+		for _, n := range o.PropertyOrdering {
+			w.next()
+			w.str(n)
+		}
+		w.close(']')
+	}
 	w.close('}')
 }
 

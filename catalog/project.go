@@ -334,6 +334,7 @@ func (c *Catalog) anthropic(opts ProjectOptions) []AnthropicTool {
 // nullable.
 var geminiDialect = dialect{
 	nullable:      true,
+	ordered:       true,
 	upperTypes:    true,
 	singleExample: true,
 	has: func(key string, f *Field) bool {
