@@ -86,11 +86,15 @@ func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 			Logging: &mcp.LoggingCapabilities{},
 		},
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = ttl, "public"
+			if callerOf(req) != nil {
+				// Each OAuth caller has its own list (see scopeFilter).
+				c.CacheScope = "private"
+			}
 		},
 	})
-	srv.AddReceivingMiddleware(rejectUnserved)
+	srv.AddReceivingMiddleware(rejectUnserved, rt.scopeFilter)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

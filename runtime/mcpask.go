@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/google/jsonschema-go/jsonschema"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -124,7 +125,11 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 			return ToMCPResult(toolError("the handler of %s asked a question MCP cannot carry: %v", name, err)), nil
 		}
 		questions[q.ID] = ir
-		next.Asked = append(next.Asked, reqstate.Question{ID: q.ID, Method: q.Method, Params: q.ParamsHash()})
+		asked := reqstate.Question{ID: q.ID, Method: q.Method, Params: q.ParamsHash()}
+		if p, ok := ir.(*mcp.ElicitParams); ok && p.RequestedSchema != nil {
+			asked.Schema, _ = json.Marshal(p.RequestedSchema)
+		}
+		next.Asked = append(next.Asked, asked)
 	}
 	token, err := s.ask.key.Seal(next)
 	if err != nil {
@@ -135,8 +140,10 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 
 // answersOf returns the answers a round may use: those carried in the
 // state, and the client's answers to the questions the state says were
-// asked, of the kind each question asks for. Any other answer is one to
-// a question this server never asked, and is dropped.
+// asked, of the kind each question asks for, and for a form, with values
+// that match its schema (as go-sdk checks an answer over a session). Any
+// other answer is one to a question this server never asked, or not an
+// answer to it, and is dropped: the handler asks again.
 func answersOf(st *reqstate.State, responses mcp.InputResponseMap) []plugins.Answer {
 	var out []plugins.Answer
 	for _, a := range st.Answers {
@@ -144,7 +151,7 @@ func answersOf(st *reqstate.State, responses mcp.InputResponseMap) []plugins.Ans
 	}
 	for _, q := range st.Asked {
 		r, ok := responses[q.ID]
-		if !ok || !answers(q.Method, r) {
+		if !ok || !answers(q.Method, r) || !fitsForm(q.Schema, r) {
 			continue
 		}
 		b, err := json.Marshal(r)
@@ -167,6 +174,28 @@ func answers(method string, r mcp.InputResponse) bool {
 		return method == plugins.MethodListRoots
 	}
 	return false
+}
+
+// fitsForm reports whether an accepted elicitation's values match the
+// form's schema; other answers fit trivially.
+func fitsForm(schema json.RawMessage, r mcp.InputResponse) bool {
+	e, ok := r.(*mcp.ElicitResult)
+	if !ok || len(schema) == 0 || e.Action != "accept" {
+		return true
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return false
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return false
+	}
+	content := map[string]any{}
+	for k, v := range e.Content {
+		content[k] = v
+	}
+	return resolved.Validate(content) == nil
 }
 
 // toInputRequest decodes a handler's question into go-sdk's type.

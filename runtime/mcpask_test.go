@@ -9,6 +9,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -76,6 +77,9 @@ func (a *askers) handlers() []plugins.Handler {
 			}
 			a.answered.Add(1)
 			return plugins.Text(req.Greeting + ", " + nameOf(res) + "!"), nil
+		}),
+		plugins.Handle("plain", func(context.Context, struct{}) (*plugins.Result, error) {
+			return plugins.Text("Hello, Ada!"), nil
 		}),
 		plugins.Handle("trio", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
 			who, err1 := plugins.Elicit(ctx, "name", nameForm)
@@ -162,7 +166,10 @@ func answeringClient(t testing.TB, url, revision string, asked *atomic.Int64, ro
 	client.AddRoots(&mcp.Root{URI: "file:///src", Name: "src"})
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	transport := &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1, HTTPClient: &http.Client{Transport: rounds}}
+	transport := &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}
+	if rounds != nil {
+		transport.HTTPClient = &http.Client{Transport: rounds}
+	}
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: revision})
 	if err != nil {
 		t.Fatal(err)
@@ -338,6 +345,8 @@ func TestRequestStateBadInput(t *testing.T) {
 		"unasked question": {state, map[string]any{"other": ada["name"]}},
 		"no state":         {"", ada},
 		"wrong kind":       {state, map[string]any{"name": map[string]any{"roots": []any{}}}},
+		"not the form's":   {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
+		"form left empty":  {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{}}}},
 	} {
 		r := rpc(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, tc.state, tc.responses), v2026)
 		if r.Error != nil || r.Result["resultType"] != "input_required" {
@@ -377,4 +386,47 @@ func TestRequestStateCarriesEarlierAnswers(t *testing.T) {
 	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
 		t.Errorf("round 3 = %+v %+v, want Ada likes blue", r.Result, r.Error)
 	}
+}
+
+// BenchmarkMRTRRound is the added cost of one round of questions: each
+// iteration makes, from one go-sdk client over Streamable HTTP, a plain
+// call (plain) and a call whose handler asks one elicitation (greet), the
+// two interleaved so that both see the same moment of the machine's load.
+// At 2026-07-28 the asking call is two requests (InputRequiredResult with
+// a sealed requestState, then the retry that opens it); at 2025-11-25 it is
+// one request and an elicitation/create over the session. Handlers run in
+// process; with a plugin each round adds one plugin call.
+func BenchmarkMRTRRound(b *testing.B) {
+	ts, _ := serveAsk(b, runtime.MCPOptions{})
+	for _, rev := range revisions {
+		b.Run("rev="+rev, func(b *testing.B) {
+			var asked atomic.Int64
+			s := answeringClient(b, ts.URL, rev, &asked, nil)
+			ctx := context.Background()
+			call := func(tool string) time.Duration {
+				start := time.Now()
+				res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: tool, Arguments: map[string]any{}})
+				if err != nil || mcpText(res) != "Hello, Ada!" {
+					b.Fatalf("%s = %v, %v", tool, res, err)
+				}
+				return time.Since(start)
+			}
+			var plain, asking []time.Duration
+			for b.Loop() {
+				plain = append(plain, call("plain"))
+				asking = append(asking, call("greet"))
+			}
+			p, a := median(plain), median(asking)
+			b.ReportMetric(float64(p.Microseconds()), "plain-us")
+			b.ReportMetric(float64(a.Microseconds()), "asking-us")
+			b.ReportMetric(float64((a - p).Microseconds()), "round-us")
+			b.ReportMetric(float64(a)/float64(p), "ratio")
+		})
+	}
+}
+
+func median(d []time.Duration) time.Duration {
+	s := slices.Clone(d)
+	slices.Sort(s)
+	return s[len(s)/2]
 }

@@ -48,6 +48,10 @@ type Options struct {
 	MaxConcurrentCalls int
 	// Logger receives the runtime's own log lines. Default: discard.
 	Logger *slog.Logger
+	// Audit receives one line per call of an OAuth caller (see
+	// HTTPOptions.OAuth), at level Info: kept apart from Logger, whose
+	// level a server sets for its own noise. Default: Logger.
+	Audit *slog.Logger
 }
 
 func (o Options) withDefaults() Options {

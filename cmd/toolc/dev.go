@@ -22,6 +22,9 @@ func runDev(e env, args []string) int {
 	if !ok {
 		return status
 	}
+	if status := checkAuth(e, "dev", &sf); status != exitOK {
+		return status
+	}
 	if status := checkExposure(e, "dev", sf); status != exitOK {
 		return status
 	}
@@ -33,7 +36,7 @@ func runDev(e env, args []string) int {
 	defer stop()
 	defer plugins.CleanupClients()
 
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,

@@ -101,6 +101,9 @@ type Question struct {
 	ID     string `json:"i"`
 	Method string `json:"m"`
 	Params []byte `json:"p"`
+	// Schema is an elicitation's requestedSchema, which its answer must
+	// match.
+	Schema json.RawMessage `json:"s,omitempty"`
 }
 
 // Answer is an answer given, to the question whose params hash to Params.
