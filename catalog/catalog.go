@@ -119,8 +119,10 @@ type Field struct {
 	Required    bool   `json:"required"`
 	Deprecated  bool   `json:"deprecated,omitempty"`
 	Default     any    `json:"default,omitempty"`
-	Enum        []any  `json:"enum,omitempty"`
-	Examples    []any  `json:"examples,omitempty"`
+	// Enum lists the allowed values; on an array field, of its items (a
+	// multi-select).
+	Enum     []any `json:"enum,omitempty"`
+	Examples []any `json:"examples,omitempty"`
 
 	MinLength *int64 `json:"minLength,omitempty"`
 	MaxLength *int64 `json:"maxLength,omitempty"`

@@ -840,6 +840,24 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 		w.close(']')
 	}
 	w.optBool("additionalProperties", o.AdditionalProperties)
+	switch {
+	case o.plan != nil && o.plan.ordered && len(o.fields) > 0:
+		w.key("propertyOrdering")
+		w.open('[')
+		for _, f := range o.fields {
+			w.next()
+			w.str(f.Name)
+		}
+		w.close(']')
+	case len(o.PropertyOrdering) > 0:
+		w.key("propertyOrdering")
+		w.open('[')
+		for _, n := range o.PropertyOrdering {
+			w.next()
+			w.str(n)
+		}
+		w.close(']')
+	}
 	w.close('}')
 }
 
@@ -855,7 +873,7 @@ func (w *writer) planned(d dialect, f *Field) {
 		w.key("nullable")
 		w.bool(true)
 	}
-	if p.keep&kwEnum != 0 {
+	if p.keep&kwEnum != 0 && f.Type != Array {
 		w.key("enum")
 		w.open('[')
 		for _, v := range f.Enum {
@@ -891,6 +909,9 @@ func (w *writer) planned(d dialect, f *Field) {
 		w.open('{')
 		w.key("type")
 		w.typeList(d.typeList(f.Items, false))
+		if p.keep&kwEnum != 0 {
+			w.values("enum", f.Enum)
+		}
 		w.close('}')
 	}
 	w.optInt("minItems", kept(p, kwMinItems, f.MinItems))

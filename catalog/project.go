@@ -334,6 +334,7 @@ func (c *Catalog) anthropic(opts ProjectOptions) []AnthropicTool {
 // nullable.
 var geminiDialect = dialect{
 	nullable:      true,
+	ordered:       true,
 	upperTypes:    true,
 	singleExample: true,
 	has: func(key string, f *Field) bool {
@@ -341,7 +342,7 @@ var geminiDialect = dialect{
 		case "exclusiveMinimum", "exclusiveMaximum", "uniqueItems":
 			return false
 		case "enum":
-			return f.Type == String
+			return f.Type == String || f.Type == Array && f.Items == String
 		case "format":
 			return f.Format == "date-time"
 		}

@@ -456,3 +456,41 @@ func TestLongFieldDescriptions(t *testing.T) {
 		}
 	}
 }
+
+// TestItemEnums: an enum on an array field is its items' (a
+// multi-select), projected into items in every target's dialect: Gemini's
+// enums are strings only, so an integer one is stated in the description;
+// OpenAI's strict mode makes the optional array nullable, not its items.
+func TestItemEnums(t *testing.T) {
+	labels := &catalog.Field{Name: "labels", Type: catalog.Array, Items: catalog.String, Description: "Labels",
+		Enum: []any{"bug", "idea"}, Default: []any{"bug"}}
+	levels := &catalog.Field{Name: "levels", Type: catalog.Array, Items: catalog.Integer, Description: "Levels",
+		Required: true, Enum: []any{int64(1), int64(2)}}
+	cat := &catalog.Catalog{Services: []*catalog.Service{{Name: "svc", Version: "1.0.0", Description: "d",
+		Tools: []*catalog.Tool{{Name: "tag", Description: "d", Request: catalog.Message{Fields: []*catalog.Field{labels, levels}}}}}}}
+	cat.Seal()
+	for _, target := range catalog.Targets() {
+		for _, m := range modes {
+			p := projectTools(t, cat, target, m.opts)[0]
+			where := string(target) + m.suffix
+			for _, f := range []*catalog.Field{labels, levels} {
+				prop := obj(t, p.input["properties"].(map[string]any)[f.Name])
+				if _, ok := prop["enum"]; ok {
+					t.Errorf("%s %s: the enum is on the array, not its items: %v", where, f.Name, prop)
+				}
+				items := obj(t, prop["items"])
+				enum, _ := items["enum"].([]any)
+				desc, _ := prop["description"].(string)
+				if target == catalog.Gemini && f.Items == catalog.Integer {
+					if enum != nil || !strings.Contains(desc, "{enum: [1,2]}") {
+						t.Errorf("%s %s: want the enum in the description, got items %v, description %q", where, f.Name, items, desc)
+					}
+					continue
+				}
+				if len(enum) != len(f.Enum) || fmt.Sprint(enum) != fmt.Sprint(f.Enum) {
+					t.Errorf("%s %s: items enum %v, want %v", where, f.Name, enum, f.Enum)
+				}
+			}
+		}
+	}
+}

@@ -44,6 +44,10 @@ type ObjectSchema struct {
 	Properties           Properties `json:"properties"`
 	Required             []string   `json:"required,omitempty"`
 	AdditionalProperties *bool      `json:"additionalProperties,omitempty"`
+	// PropertyOrdering lists the properties in the contract's order, for
+	// Gemini, whose Schema takes it ("Order of properties displayed or used
+	// where order matters"): its properties are a map.
+	PropertyOrdering []string `json:"propertyOrdering,omitempty"`
 
 	// plan, when set, says that neither Properties nor Required was
 	// filled in: the object is one of ProjectJSON's, whose fields the
@@ -157,6 +161,8 @@ type dialect struct {
 	allRequired bool
 	// nullable marks optional fields with "nullable": true (Gemini).
 	nullable bool
+	// ordered lists the properties in propertyOrdering (Gemini).
+	ordered bool
 	// closed sets "additionalProperties": false.
 	closed bool
 	// upperTypes writes types as Gemini's enum names, such as "STRING".
@@ -251,7 +257,7 @@ func (d dialect) object(m *Message) *ObjectSchema {
 func (d dialect) fill(o *ObjectSchema, m *Message, plan *dialect) {
 	o.Type = d.typeList("object", false)
 	o.Description = m.Description
-	o.plan, o.fields, o.Properties, o.Required = nil, nil, nil, nil
+	o.plan, o.fields, o.Properties, o.Required, o.PropertyOrdering = nil, nil, nil, nil, nil
 	if plan != nil {
 		*plan = d
 		o.plan, o.fields = plan, m.Fields
@@ -276,6 +282,9 @@ func (d dialect) fill(o *ObjectSchema, m *Message, plan *dialect) {
 		}
 		d.field(f, s)
 		o.Properties = append(o.Properties, Property{f.Name, s})
+		if d.ordered {
+			o.PropertyOrdering = append(o.PropertyOrdering, f.Name)
+		}
 		if f.Required || d.allRequired {
 			o.Required = append(o.Required, f.Name)
 		}
@@ -368,7 +377,8 @@ func (d dialect) plan(f *Field, scratch *[]byte) fieldPlan {
 	keep("maxItems", kwMaxItems, f.MaxItems != nil)
 	keep("uniqueItems", kwUniqueItems, f.UniqueItems)
 	keep("examples", kwExamples, len(f.Examples) > 0)
-	p.enumNull = optional && d.allRequired && p.keep&kwEnum != 0
+	// An array's enum is its items'; null is the array's, not an item's.
+	p.enumNull = optional && d.allRequired && p.keep&kwEnum != 0 && f.Type != Array
 	p.nullable = optional && d.nullable
 	if d.mcpHeaders {
 		p.header = f.MCPHeader
@@ -392,7 +402,7 @@ func (d dialect) field(f *Field, s *Schema) {
 	s.Type = p.typ
 	s.Description = p.desc
 	s.Nullable = p.nullable
-	if p.keep&kwEnum != 0 {
+	if p.keep&kwEnum != 0 && f.Type != Array {
 		s.Enum = make([]any, len(f.Enum), len(f.Enum)+1)
 		copy(s.Enum, f.Enum)
 		if p.enumNull {
@@ -416,6 +426,9 @@ func (d dialect) field(f *Field, s *Schema) {
 	s.ExclusiveMaximum = kept(p, kwExclusiveMaximum, f.ExclusiveMaximum)
 	if f.Type == Array {
 		s.Items.Type = d.typeList(f.Items, false)
+		if p.keep&kwEnum != 0 {
+			s.Items.Enum = append([]any(nil), f.Enum...)
+		}
 	}
 	s.MinItems = kept(p, kwMinItems, f.MinItems)
 	s.MaxItems = kept(p, kwMaxItems, f.MaxItems)

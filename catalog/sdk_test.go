@@ -4,13 +4,19 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"os"
 	"reflect"
+	"sync"
 	"testing"
 
 	"github.com/anthropics/anthropic-sdk-go/v2"
+	brdocument "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/document"
+	brtypes "github.com/aws/aws-sdk-go-v2/service/bedrockruntime/types"
 	"github.com/openai/openai-go/v3"
 	"github.com/openai/openai-go/v3/responses"
+	"google.golang.org/genai"
 
+	"github.com/toolc/toolc/bench/corpus"
 	"github.com/toolc/toolc/catalog"
 )
 
@@ -51,7 +57,7 @@ func TestSDKRoundTrip(t *testing.T) {
 			return u, nil
 		},
 	}
-	for _, ex := range examples(t) {
+	for _, ex := range sdkCorpus(t) {
 		for target, decode := range decoders {
 			for _, m := range modes {
 				t.Run(ex.name+"/"+string(target)+m.suffix, func(t *testing.T) {
@@ -165,4 +171,179 @@ func compact(data []byte) string {
 		return string(data)
 	}
 	return b.String()
+}
+
+// TestGeminiSDKRoundTrip decodes the Gemini projection into
+// google.golang.org/genai's Tool (FunctionDeclaration, Schema), refusing
+// unknown fields, and requires the same JSON when it is encoded again: the
+// projection says nothing that the SDK would drop.
+func TestGeminiSDKRoundTrip(t *testing.T) {
+	for _, ex := range sdkCorpus(t) {
+		for _, m := range modes {
+			data, err := ex.cat.ProjectJSON(catalog.Gemini, m.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var tools []*genai.Tool
+			dec := json.NewDecoder(bytes.NewReader(data))
+			dec.DisallowUnknownFields()
+			if err := dec.Decode(&tools); err != nil {
+				t.Fatalf("%s gemini%s: decoding into genai.Tool: %v", ex.name, m.suffix, err)
+			}
+			if len(tools) != 1 || len(tools[0].FunctionDeclarations) != len(ex.cat.ToolNames()) {
+				t.Fatalf("%s gemini%s: %d tools", ex.name, m.suffix, len(tools))
+			}
+			for _, fd := range tools[0].FunctionDeclarations {
+				if p := fd.Parameters; p != nil && len(p.PropertyOrdering) != len(p.Properties) {
+					t.Errorf("%s gemini%s %s: propertyOrdering %v for %d properties", ex.name, m.suffix, fd.Name, p.PropertyOrdering, len(p.Properties))
+				}
+			}
+			again, err := json.Marshal(tools)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if diff := jsonDiff(data, again); diff != "" {
+				t.Errorf("%s gemini%s: genai does not re-encode the projection as it was: %s", ex.name, m.suffix, diff)
+			}
+		}
+	}
+}
+
+// TestBedrockSDKRoundTrip builds aws-sdk-go-v2's bedrockruntime
+// types.ToolSpecification from each element of the Bedrock projection, its
+// input schema as the SDK's document type holds it, and requires that what
+// the SDK carries is the projection: every key of the element has a place
+// in the SDK's type (unknown keys are refused), and the document marshals
+// back to the same schema.
+func TestBedrockSDKRoundTrip(t *testing.T) {
+	for _, ex := range sdkCorpus(t) {
+		for _, m := range modes {
+			data, err := ex.cat.ProjectJSON(catalog.Bedrock, m.opts)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var elems []json.RawMessage
+			if err := json.Unmarshal(data, &elems); err != nil {
+				t.Fatal(err)
+			}
+			for _, elem := range elems {
+				// The keys of types.Tool's ToolSpec member and of
+				// types.ToolSpecification, which has no JSON tags.
+				var wire struct {
+					ToolSpec struct {
+						Name        *string `json:"name"`
+						Description *string `json:"description"`
+						InputSchema struct {
+							JSON map[string]any `json:"json"`
+						} `json:"inputSchema"`
+						Strict *bool `json:"strict"`
+					} `json:"toolSpec"`
+				}
+				dec := json.NewDecoder(bytes.NewReader(elem))
+				dec.DisallowUnknownFields()
+				// Numbers as float64: the document marshaler writes a
+				// json.Number as a string.
+				if err := dec.Decode(&wire); err != nil {
+					t.Fatalf("%s bedrock%s: %v in %s", ex.name, m.suffix, err, elem)
+				}
+				spec := wire.ToolSpec
+				var tool brtypes.Tool = &brtypes.ToolMemberToolSpec{Value: brtypes.ToolSpecification{
+					Name:        spec.Name,
+					Description: spec.Description,
+					Strict:      spec.Strict,
+					InputSchema: &brtypes.ToolInputSchemaMemberJson{Value: brdocument.NewLazyDocument(spec.InputSchema.JSON)},
+				}}
+				got := tool.(*brtypes.ToolMemberToolSpec).Value
+				schema, err := got.InputSchema.(*brtypes.ToolInputSchemaMemberJson).Value.MarshalSmithyDocument()
+				if err != nil {
+					t.Fatal(err)
+				}
+				out := map[string]any{"name": *got.Name, "inputSchema": map[string]any{"json": json.RawMessage(schema)}}
+				if got.Description != nil {
+					out["description"] = *got.Description
+				}
+				if got.Strict != nil {
+					out["strict"] = *got.Strict
+				}
+				again, _ := json.Marshal(map[string]any{"toolSpec": out})
+				if diff := jsonDiff(elem, again); diff != "" {
+					t.Errorf("%s bedrock%s: the SDK's ToolSpecification does not carry the element as it was: %s", ex.name, m.suffix, diff)
+				}
+			}
+		}
+	}
+}
+
+var (
+	sdkOnce    sync.Once
+	sdkList    []example
+	sdkListErr error
+)
+
+// sdkCorpus is what the SDK round trips run on: the examples, a generated
+// corpus of 200 tools (bench/corpus: every field type, bounds, enums,
+// defaults, examples, formats, deprecations), and catalogs that set every
+// keyword the contract language has, multi-selects included, strict and
+// not.
+func sdkCorpus(t *testing.T) []example {
+	t.Helper()
+	sdkOnce.Do(func() {
+		sdkList = append(sdkList, examples(t)...)
+		dir, err := os.MkdirTemp("", "toolc-sdk-corpus-")
+		if err != nil {
+			sdkListErr = err
+			return
+		}
+		defer os.RemoveAll(dir)
+		if _, err := corpus.Write(dir, corpus.ForTools(200)); err != nil {
+			sdkListErr = err
+			return
+		}
+		cat, err := compileDir(dir, "./...")
+		if err != nil {
+			sdkListErr = err
+			return
+		}
+		sdkList = append(sdkList, example{"corpus", cat}, example{"kitchen sink", kitchenSink()}, example{"every keyword", everyKeyword()})
+	})
+	if sdkListErr != nil {
+		t.Fatal(sdkListErr)
+	}
+	return sdkList
+}
+
+// everyKeyword is a catalog whose fields set every keyword of the
+// contract language, each on a field it fits, in a strict tool and in one
+// that is not.
+func everyKeyword() *catalog.Catalog {
+	i64 := func(n int64) *int64 { return &n }
+	f64 := func(x float64) *float64 { return &x }
+	fields := func() []*catalog.Field {
+		return []*catalog.Field{
+			{Name: "s", Type: catalog.String, Description: "A <string> & more", Required: true, MinLength: i64(1), MaxLength: i64(9), Pattern: "^[a-z]+$", Examples: []any{"abc"}},
+			{Name: "when", Type: catalog.String, Description: "A time", Format: "date-time", Default: "2030-01-01T00:00:00Z"},
+			{Name: "site", Type: catalog.String, Description: "A URI", Format: "uri"},
+			{Name: "mode", Type: catalog.String, Description: "A mode", Enum: []any{"fast", "slow"}, Default: "fast", Deprecated: true},
+			{Name: "level", Type: catalog.Integer, Description: "A level", Enum: []any{int64(1), int64(2)}, Required: true},
+			{Name: "n", Type: catalog.Integer, Description: "A count", Minimum: f64(1), Maximum: f64(10), Default: int64(2)},
+			{Name: "x", Type: catalog.Number, Description: "A ratio", ExclusiveMinimum: f64(0), ExclusiveMaximum: f64(1.5)},
+			{Name: "ok", Type: catalog.Boolean, Description: "A flag", Default: true},
+			{Name: "tags", Type: catalog.Array, Items: catalog.String, Description: "Tags", MinItems: i64(1), MaxItems: i64(3), UniqueItems: true},
+			{Name: "labels", Type: catalog.Array, Items: catalog.String, Description: "Labels", Enum: []any{"bug", "idea"}, Default: []any{"bug"}},
+			{Name: "grades", Type: catalog.Array, Items: catalog.Integer, Description: "Grades", Enum: []any{int64(1), int64(2)}},
+			{Name: "xs", Type: catalog.Array, Items: catalog.Number, Description: "Numbers", MinItems: i64(2)},
+			{Name: "bs", Type: catalog.Array, Items: catalog.Boolean, Description: "Flags"},
+		}
+	}
+	yes := true
+	c := &catalog.Catalog{Services: []*catalog.Service{{Name: "every", Version: "1.0.0", Description: "d", Tools: []*catalog.Tool{
+		{Name: "loose", Description: "Every keyword", Title: "Loose", Annotations: catalog.Annotations{ReadOnly: &yes},
+			Request:  catalog.Message{Description: "Args", Fields: fields()},
+			Response: &catalog.Message{Fields: []*catalog.Field{{Name: "r", Type: catalog.String, Description: "R", Required: true}}}},
+		{Name: "strict-one", Description: "Every keyword, strict", Strict: true, Deprecated: true, Request: catalog.Message{Fields: fields()},
+			Examples: []map[string]any{{"s": "abc", "level": int64(1)}}},
+		{Name: "none", Description: "No arguments", Request: catalog.Message{Fields: []*catalog.Field{}}},
+	}}}}
+	c.Seal()
+	return c
 }

@@ -1,28 +1,50 @@
 package catalog
 
 import (
+	"errors"
 	"fmt"
 	"slices"
+	"strconv"
 	"strings"
 )
 
 // Select returns the sub-catalog holding only the named tools, by function
 // name, as an allowlist for one provider request. Services without any of
 // them are left out. An unknown name is an error, never silently ignored:
-// a typo in an allowlist would otherwise hide a tool from the model.
+// a typo in an allowlist would otherwise hide a tool from the model. The
+// error names the closest tools, not all of them.
 func (c *Catalog) Select(names ...string) (*Catalog, error) {
+	return c.selectTools(names, false)
+}
+
+// SelectFor is Select for an allowlist of the target's projection: for
+// MCP, a name may be a tool's function name or the MCP name that clients
+// see, as MCP users know the tools by it.
+func (c *Catalog) SelectFor(target Target, names ...string) (*Catalog, error) {
+	return c.selectTools(names, target == MCP)
+}
+
+func (c *Catalog) selectTools(names []string, mcp bool) (*Catalog, error) {
 	want := map[string]bool{}
 	for _, n := range names {
 		want[n] = true
 	}
 	out := &Catalog{Services: []*Service{}}
 	found := map[string]bool{}
+	var known []string
 	for _, s := range c.Services {
 		var tools []*Tool
 		for _, t := range s.Tools {
-			if want[t.Name] {
+			known = append(known, t.Name)
+			mcpName := ""
+			if mcp {
+				mcpName = t.ExposedMCPName(s.Name)
+				known = append(known, mcpName)
+			}
+			if want[t.Name] || mcp && want[mcpName] {
 				tools = append(tools, t)
 				found[t.Name] = true
+				found[mcpName] = mcp
 			}
 		}
 		if len(tools) > 0 {
@@ -34,15 +56,70 @@ func (c *Catalog) Select(names ...string) (*Catalog, error) {
 	var unknown []string
 	for n := range want {
 		if !found[n] {
-			unknown = append(unknown, fmt.Sprintf("%q", n))
+			unknown = append(unknown, n)
 		}
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
-		return nil, fmt.Errorf("unknown tool %s; the catalog has %s", strings.Join(unknown, ", "), strings.Join(c.ToolNames(), ", "))
+		var msgs []string
+		for _, n := range unknown {
+			msgs = append(msgs, fmt.Sprintf("unknown tool %q (closest: %s)", n, quoteAll(closest(n, known, 3))))
+		}
+		return nil, errors.New(strings.Join(msgs, "; "))
 	}
 	out.Seal()
 	return out, nil
+}
+
+// closest returns up to n of names, the nearest to name by edit distance
+// first, then by name.
+func closest(name string, names []string, n int) []string {
+	type scored struct {
+		name string
+		d    int
+	}
+	var all []scored
+	for _, c := range slices.Compact(slices.Sorted(slices.Values(names))) {
+		all = append(all, scored{c, editDistance(name, c)})
+	}
+	slices.SortStableFunc(all, func(a, b scored) int { return a.d - b.d })
+	var out []string
+	for i := 0; i < len(all) && i < n; i++ {
+		out = append(out, all[i].name)
+	}
+	return out
+}
+
+// editDistance is the Levenshtein distance between a and b, in bytes.
+func editDistance(a, b string) int {
+	prev := make([]int, len(b)+1)
+	cur := make([]int, len(b)+1)
+	for j := range prev {
+		prev[j] = j
+	}
+	for i := 1; i <= len(a); i++ {
+		cur[0] = i
+		for j := 1; j <= len(b); j++ {
+			cost := 1
+			if a[i-1] == b[j-1] {
+				cost = 0
+			}
+			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
+		}
+		prev, cur = cur, prev
+	}
+	return prev[len(b)]
+}
+
+func quoteAll(names []string) string {
+	if len(names) == 0 {
+		return "the catalog has no tools"
+	}
+	q := make([]string, len(names))
+	for i, n := range names {
+		q[i] = strconv.Quote(n)
+	}
+	return strings.Join(q, ", ")
 }
 
 // ToolNames returns the function names of every tool, sorted.

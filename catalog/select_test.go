@@ -2,6 +2,7 @@ package catalog_test
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strings"
 	"testing"
@@ -90,18 +91,46 @@ func TestSelect(t *testing.T) {
 			t.Fatalf("Select with unknown names = %v", sub.ToolNames())
 		}
 		msg := err.Error()
-		if !strings.HasPrefix(msg, `unknown tool "aa_nope", "zz_nope"; the catalog has `) {
-			t.Errorf("error %q does not list the unknown names, sorted", msg)
+		if !strings.HasPrefix(msg, `unknown tool "aa_nope" (closest: `) || !strings.Contains(msg, `; unknown tool "zz_nope" (closest: `) {
+			t.Errorf("error %q does not name the unknown names, sorted", msg)
 		}
-		for _, n := range all.ToolNames() {
-			if !strings.Contains(msg, n) {
-				t.Errorf("error %q does not list the catalog's tool %s", msg, n)
-			}
+		if n := strings.Count(msg, `", "`); n != 4 {
+			t.Errorf("error %q lists %d+2 names; want the 3 closest for each, not the whole catalog", msg, n)
+		}
+		// A near miss names the tool it missed first.
+		near := first.Tools[0].Name
+		_, err = all.Select(near + "x")
+		if want := fmt.Sprintf(`unknown tool %q (closest: %q, `, near+"x", near); err == nil || !strings.HasPrefix(err.Error(), want) {
+			t.Errorf("Select(%q) = %v, want %s...", near+"x", err, want)
 		}
 		if sub != nil {
 			t.Error("Select returned a catalog with its error")
 		}
 	})
+}
+
+// TestSelectForMCP: an MCP allowlist takes MCP names as well as function
+// names; Select takes function names only.
+func TestSelectForMCP(t *testing.T) {
+	all := allExamples(t)
+	s := all.Services[0]
+	mcpName := s.Tools[0].ExposedMCPName(s.Name)
+	if mcpName == s.Tools[0].Name {
+		t.Skip("the first tool's MCP name is its function name")
+	}
+	sub, err := all.SelectFor(catalog.MCP, mcpName, all.Services[1].Tools[0].Name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := sub.ToolNames(); len(got) != 2 {
+		t.Errorf("SelectFor(MCP) selected %v", got)
+	}
+	if _, err := all.Select(mcpName); err == nil {
+		t.Errorf("Select(%q) takes an MCP name", mcpName)
+	}
+	if _, err := all.SelectFor(catalog.MCP, mcpName+"x"); err == nil || !strings.Contains(err.Error(), `(closest: "`+mcpName+`"`) {
+		t.Errorf("SelectFor(MCP, %q) = %v, want the MCP name closest", mcpName+"x", err)
+	}
 }
 
 func serviceNames(c *catalog.Catalog) []string {

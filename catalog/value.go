@@ -28,6 +28,9 @@ func (f *Field) CheckValue(v any) error {
 			if err := checkType(f.Items, item); err != nil {
 				return fmt.Errorf("item at index %d %v", i, err)
 			}
+			if len(f.Enum) > 0 && !f.inEnum(item) {
+				return fmt.Errorf("item at index %d must be one of %s, not %s", i, FormatValues(f.Enum), FormatValue(item))
+			}
 		}
 		if f.UniqueItems {
 			seen := map[string]int{}
@@ -79,9 +82,15 @@ func (f *Field) CheckValue(v any) error {
 	return nil
 }
 
+// inEnum reports whether v is in the enum, which holds the values of the
+// items on an array field.
 func (f *Field) inEnum(v any) bool {
+	t := f.Type
+	if t == Array {
+		t = f.Items
+	}
 	for _, e := range f.Enum {
-		if f.Type == Integer || f.Type == Number {
+		if t == Integer || t == Number {
 			if toFloat(e) == toFloat(v) {
 				return true
 			}

@@ -99,6 +99,17 @@ func (p *Pass) Reportf(pos token.Pos, format string, args ...any) {
 	})
 }
 
+// Warnf reports a warning at pos under the rule's ID, for a rule whose
+// other findings are errors (field-name's mixed styles).
+func (p *Pass) Warnf(pos token.Pos, format string, args ...any) {
+	*p.diags = append(*p.diags, diag.Diagnostic{
+		Pos:      p.position(pos),
+		Severity: diag.Warning,
+		Rule:     p.Rule.ID,
+		Message:  fmt.Sprintf(format, args...),
+	})
+}
+
 // reportCUE reports an error that CUE found, at its first position in the
 // user's files.
 func (p *Pass) reportCUE(pkg *Package, err cueerrors.Error) {

@@ -1,7 +1,9 @@
 package compiler
 
 import (
+	"fmt"
 	"regexp"
+	"strconv"
 	"strings"
 	"unicode"
 
@@ -10,7 +12,8 @@ import (
 
 var (
 	serviceNameRE = regexp.MustCompile(`^[a-z][a-z0-9-]{0,63}$`)
-	wireNameRE    = regexp.MustCompile(`^[a-z][a-z0-9_]{0,63}$`)
+	wireNameRE    = regexp.MustCompile(`^([a-z][a-z0-9_]{0,63}|[a-z][a-zA-Z0-9]{0,63})$`)
+	toolNameRE    = regexp.MustCompile(`^[a-z][a-zA-Z0-9_-]{0,63}$`)
 	semver        = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 )
 
@@ -37,35 +40,95 @@ var ServiceNameRule = &Rule{
 	},
 }
 
-// ToolNameRule checks tool names, which models see as function names.
+// ToolNameRule checks tool names, which models see as function names: a
+// lower-case letter, then letters, digits, underscores and hyphens, which
+// OpenAI, Anthropic, Gemini, Bedrock and MCP all accept.
 var ToolNameRule = &Rule{
 	ID:       "tool-name",
-	Doc:      "tool name format: snake_case, starting with a letter, at most 64 characters",
+	Doc:      "tool name format: a lower-case letter, then letters, digits, underscores or hyphens, at most 64 characters, which every target accepts",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
 		for t := range p.tools() {
-			if name := t.node.label; !wireNameRE.MatchString(name) {
-				p.Reportf(t.node.pos, "tool name %q must be snake_case: lower-case letters, digits and underscores, starting with a letter, at most 64 characters%s",
-					name, try(name, suggestName(name, '_')))
+			name := t.node.label
+			if toolNameRE.MatchString(name) {
+				continue
 			}
+			keep := ""
+			if mcpNameRE.MatchString(name) && t.node.get("mcp").get("name") == nil {
+				// A port of an MCP server whose clients call this name.
+				keep = fmt.Sprintf("; to keep the name MCP clients call, add mcp: name: %q to the renamed tool", name)
+			}
+			p.Reportf(t.node.pos, "tool name %q must start with a lower-case letter and hold only letters, digits, underscores and hyphens, at most 64 characters%s%s",
+				name, tryRename(name, suggestName(name, '_'), "models, prompts and clients that call "+strconv.Quote(name)+" must change too"), keep)
 		}
 	},
 }
 
 // FieldNameRule checks field names, which are the parameter names on the
-// wire.
+// wire: snake_case or lowerCamelCase, as real servers name them (GitHub's
+// perPage, Playwright's doubleClick). A tool that mixes the two draws a
+// warning.
 var FieldNameRule = &Rule{
 	ID:       "field-name",
-	Doc:      "field name format: snake_case, starting with a letter, at most 64 characters",
+	Doc:      "field name format: snake_case or lowerCamelCase, starting with a lower-case letter, at most 64 characters; mixing the two in one tool is a warning",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
+		// first is the first field of each style in each message, by tool
+		// and message.
+		type key struct {
+			tool    *node
+			message string
+		}
+		first := map[key]map[string]*node{}
 		for f := range p.fields() {
-			if name := f.node.label; !wireNameRE.MatchString(name) {
-				p.Reportf(f.node.pos, "%s field name %q must be snake_case: lower-case letters, digits and underscores, starting with a letter, at most 64 characters%s",
-					f.message, name, try(name, suggestName(name, '_')))
+			name := f.node.label
+			if !wireNameRE.MatchString(name) {
+				p.Reportf(f.node.pos, "%s field name %q must be snake_case or lowerCamelCase: a lower-case letter, then lower-case letters, digits and underscores, or letters and digits, at most 64 characters%s",
+					f.message, name, tryRename(name, suggestName(name, '_'), "calls that send "+strconv.Quote(name)+" are rejected"))
+				continue
+			}
+			style := nameStyle(name)
+			if style == "" {
+				continue // one word: both styles
+			}
+			k := key{f.tool.node, f.message}
+			if first[k] == nil {
+				first[k] = map[string]*node{}
+			}
+			if first[k][style] == nil {
+				first[k][style] = f.node
+			}
+			other := "snake_case"
+			if style == other {
+				other = "lowerCamelCase"
+			}
+			if o := first[k][other]; o != nil && first[k][style] == f.node {
+				p.Warnf(f.node.pos, "%s is %s, but %s field %q of the same tool is %s; one style per tool is easier for a model to follow (rename only before clients depend on the names)",
+					f.describe(), style, f.message, o.label, other)
 			}
 		}
 	},
+}
+
+// nameStyle is "snake_case" for a name with an underscore,
+// "lowerCamelCase" for one with a capital, and "" for one word.
+func nameStyle(name string) string {
+	switch {
+	case strings.Contains(name, "_"):
+		return "snake_case"
+	case strings.ToLower(name) != name:
+		return "lowerCamelCase"
+	}
+	return ""
+}
+
+// tryRename suggests a valid name, warning that the rename changes the
+// wire contract, with what breaks.
+func tryRename(name, suggestion, breaks string) string {
+	if t := try(name, suggestion); t != "" {
+		return t + " (a rename changes the wire contract: " + breaks + ")"
+	}
+	return ""
 }
 
 func try(name, suggestion string) string {

@@ -253,7 +253,7 @@ func checkShape(p *Pass, n *node, s shape, where string) {
 			continue // a number out of range: bounds reports it
 		}
 		if !slices.Contains(spec.kinds, k.kind) {
-			p.Reportf(k.pos, "%s of %s must be %s, not %s", k.label, where, kindList(spec.kinds), k.kind)
+			p.Reportf(k.pos, "%s of %s must be %s, not %s%s", k.label, where, kindList(spec.kinds), k.kind, nullableHint(k))
 			continue
 		}
 		if spec.sub.keys != nil {
@@ -346,4 +346,26 @@ func levenshtein(a, b string) int {
 		prev, cur = cur, prev
 	}
 	return prev[len(b)]
+}
+
+// nullableHint is the advice for a type written as JSON Schema writes a
+// nullable one, ["string", "null"], as ported definitions often have it.
+func nullableHint(k *node) string {
+	if k.label != "type" || k.kind != kList {
+		return ""
+	}
+	var types []string
+	null := false
+	for _, e := range k.elems {
+		switch {
+		case e.kind == kString && e.str == "null":
+			null = true
+		case e.kind == kString:
+			types = append(types, e.str)
+		}
+	}
+	if !null || len(types) != 1 {
+		return ""
+	}
+	return fmt.Sprintf("; for a field that may be left out, write type: %q, required: false (a null for an optional field means absent)", types[0])
 }

@@ -147,6 +147,10 @@ var FlatFieldsRule = &Rule{
 			case typ != "array" && typ != "" && !nestedTypes[typ] && items != nil:
 				p.Reportf(items.pos, "items is only for array fields, and %s is of type %q", f.describe(), typ)
 			case items == nil || typ != "array":
+			case items.kind == kStruct && isScalarEnumItems(items):
+				// JSON Schema's way of writing a multi-select.
+				p.Reportf(items.pos, "items of %s must be a type name: write items: %q, and the enum on the field (enum: [...] lists the values of the items)",
+					f.describe(), items.get("type").str)
 			case items.kind == kStruct || items.kind == kList:
 				p.Reportf(items.pos, "items of %s must be a scalar type name; arrays of objects or arrays are not flat: use several array fields side by side", f.describe())
 			case items.kind == kString && (items.str == "array" || nestedTypes[items.str]):
@@ -199,4 +203,19 @@ func contains[T comparable](s []T, v T) bool {
 		}
 	}
 	return false
+}
+
+// isScalarEnumItems reports items written as {type: "string", enum: [...]},
+// with a string or integer type and nothing but an enum beside it.
+func isScalarEnumItems(items *node) bool {
+	t := items.get("type")
+	if t == nil || t.kind != kString || t.str != "string" && t.str != "integer" {
+		return false
+	}
+	for _, k := range items.fields {
+		if k.label != "type" && k.label != "enum" {
+			return false
+		}
+	}
+	return items.get("enum") != nil
 }

@@ -17,7 +17,7 @@ import (
 // takes them only on strings.
 var EnumRule = &Rule{
 	ID:       "enum",
-	Doc:      "enums are non-empty, unique, of the field's type, and only on string and integer fields",
+	Doc:      "enums are non-empty, unique, of the field's type, and only on string and integer fields and arrays of them (the items' values)",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
 		for f := range p.fields() {
@@ -30,9 +30,21 @@ var EnumRule = &Rule{
 				continue
 			}
 			typ := stringAt(f.node, "type")
+			if typ == "array" {
+				// A multi-select: the enum lists the values of the items.
+				switch items := stringAt(f.node, "items"); items {
+				case "string", "integer":
+					typ = items
+				case "":
+					continue // flat-fields reports the missing items
+				default:
+					p.Reportf(e.pos, "enum is only allowed on string and integer fields and on arrays of strings or integers, and %s is an array of %ss", f.describe(), items)
+					continue
+				}
+			}
 			if typ != "string" && typ != "integer" {
 				if typ != "" {
-					p.Reportf(e.pos, "enum is only allowed on string and integer fields, and %s is of type %q", f.describe(), typ)
+					p.Reportf(e.pos, "enum is only allowed on string and integer fields and on arrays of strings or integers, and %s is of type %q", f.describe(), typ)
 				}
 				continue
 			}

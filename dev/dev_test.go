@@ -110,6 +110,13 @@ type harness struct {
 
 func start(t testing.TB, dir string, patterns ...string) *harness {
 	t.Helper()
+	return startGrace(t, dir, wait, patterns...)
+}
+
+// startGrace is start with the daemon's grace period for the calls in
+// flight on a replaced plugin.
+func startGrace(t testing.TB, dir string, grace time.Duration, patterns ...string) *harness {
+	t.Helper()
 	h := &harness{
 		t:        t,
 		dir:      dir,
@@ -125,7 +132,7 @@ func start(t testing.TB, dir string, patterns ...string) *harness {
 		Status:   h.status,
 		CacheDir: filepath.Join(t.TempDir(), "handlers"),
 		Host:     host.Options{Stderr: h.status},
-		Grace:    wait,
+		Grace:    grace,
 	})
 	if err != nil {
 		t.Fatal(err)

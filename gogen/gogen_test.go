@@ -190,14 +190,20 @@ func TestGoNames(t *testing.T) {
 	svc := service(
 		tool("query_weather", 3, stringField("city_id", 4), stringField("ids", 5), stringField("mime_type", 6),
 			stringField("sha256", 7), stringField("http_url", 8), stringField("api_key", 9), stringField("high_c", 10),
-			stringField("user_uuids", 11), stringField("is_ok", 12), stringField("a__b", 13)),
+			stringField("user_uuids", 11), stringField("is_ok", 12), stringField("a__b", 13),
+			// lowerCamelCase, as GitHub's and Playwright's servers name fields.
+			stringField("perPage", 14), stringField("pullNumber", 15), stringField("zipId", 16),
+			stringField("userURLPath", 17), stringField("doubleClick", 18)),
+		tool("get-sum", 20, stringField("a", 21)),
 	)
 	src, err := gogen.Generate(svc, "main")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, want := range []string{"QueryWeather(", "QueryWeatherRequest struct", "CityID string", "IDs string", "MIMEType string",
-		"SHA256 string", "HTTPURL string", "APIKey string", "HighC string", "UserUUIDs string", "IsOk string", "AB string"} {
+		"SHA256 string", "HTTPURL string", "APIKey string", "HighC string", "UserUUIDs string", "IsOk string", "AB string",
+		"PerPage string `json:\"perPage\"`", "PullNumber string", "ZipID string `json:\"zipId\"`", "UserURLPath string", "DoubleClick string",
+		"GetSum(", "GetSumRequest struct"} {
 		if !strings.Contains(string(src), want) {
 			t.Errorf("generated code lacks %q", want)
 		}

@@ -305,7 +305,9 @@ func (c *Client) Kill() { c.pc.Kill() }
 
 // Call runs tool in the plugin. Progress and log events reach onEvent (if
 // non-nil) in the order the handler sent them, all before Call returns.
-// ctx's cancellation and deadline reach the handler's context.
+// ctx's cancellation and deadline reach the handler's context, and the
+// Input that WithInput put on it reaches the handler's asks (a plugin of
+// protocol version 3; an older one never asks).
 //
 // A tool error (including a handler's error or panic) is a Result with
 // IsError set and a nil error. A non-nil error means the call did not
@@ -313,6 +315,9 @@ func (c *Client) Kill() { c.pc.Kill() }
 // broke the protocol (then Exited tells whether it is gone).
 func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
 	req := &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID, Events: onEvent != nil}
+	if in := InputOf(ctx); in != nil && c.version >= 3 {
+		req.Input = inputToPB(in)
+	}
 	rpcCtx := ctx
 	if d, ok := ctx.Deadline(); ok && c.version >= 2 {
 		// The deadline goes in the request, and gRPC gets ctx without

@@ -11,7 +11,16 @@ import (
 
 // resultToPB converts a result for a host of protocol version.
 func resultToPB(r *Result, version int) (*pb.Result, error) {
-	out := &pb.Result{IsError: r.IsError}
+	if version < 3 && (len(r.InputRequests) > 0 || r.MissingCapability != "") {
+		// Only a host of version 3 passes questions on, and no asks
+		// reach an older host's plugin (it sends no Input): this is a
+		// handler that built such a result itself.
+		r = Errorf("the handler needs the client's answers, which a host of plugin protocol %d cannot ask for; upgrade toolc", version)
+	}
+	out := &pb.Result{IsError: r.IsError, MissingCapability: r.MissingCapability}
+	for _, q := range r.InputRequests {
+		out.InputRequests = append(out.InputRequests, &pb.InputRequest{Id: validUTF8(q.ID), Method: q.Method, ParamsJson: q.Params})
+	}
 	content := r.Content
 	if r.StructuredContent != nil {
 		b, ok := r.StructuredContent.(json.RawMessage)
@@ -77,7 +86,10 @@ func contentToPB(c Content) (*pb.Content, error) {
 }
 
 func resultFromPB(r *pb.Result) *Result {
-	out := &Result{IsError: r.IsError}
+	out := &Result{IsError: r.IsError, MissingCapability: r.MissingCapability}
+	for _, q := range r.InputRequests {
+		out.InputRequests = append(out.InputRequests, InputRequest{ID: q.Id, Method: q.Method, Params: q.ParamsJson})
+	}
 	n := len(r.Content)
 	if len(r.StructuredContentJson) > 0 {
 		out.StructuredContent = json.RawMessage(r.StructuredContentJson)
@@ -139,7 +151,10 @@ func eventToPB(e Event) *pb.CallEvent {
 // lengths (a resource link, the block with the most fields, needs 53) and
 // 64 for those of the result and the event (16).
 func sizeBound(r *pb.Result) int {
-	n := 64 + len(r.StructuredContentJson)
+	n := 64 + len(r.StructuredContentJson) + len(r.MissingCapability)
+	for _, q := range r.InputRequests {
+		n += 64 + len(q.Id) + len(q.Method) + len(q.ParamsJson)
+	}
 	for _, c := range r.Content {
 		n += 64
 		switch k := c.Kind.(type) {
@@ -158,6 +173,22 @@ func sizeBound(r *pb.Result) int {
 		}
 	}
 	return n
+}
+
+func inputToPB(in *Input) *pb.Input {
+	out := &pb.Input{Elicitation: in.Elicitation, Sampling: in.Sampling, Roots: in.Roots}
+	for _, a := range in.Answers {
+		out.Answers = append(out.Answers, &pb.Answer{Id: a.ID, ParamsSha256: a.ParamsSHA256, ResultJson: a.Result})
+	}
+	return out
+}
+
+func inputFromPB(in *pb.Input) *Input {
+	out := &Input{Elicitation: in.Elicitation, Sampling: in.Sampling, Roots: in.Roots}
+	for _, a := range in.Answers {
+		out.Answers = append(out.Answers, Answer{ID: a.Id, ParamsSHA256: a.ParamsSha256, Result: a.ResultJson})
+	}
+	return out
 }
 
 // validUTF8 replaces the bytes of s that are not UTF-8 with U+FFFD. A

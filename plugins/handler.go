@@ -103,20 +103,15 @@ func recoverPanic(tool string, res **Result, err *error) {
 }
 
 // callHandler runs h, and returns a result in every case: a handler error
-// or a panic (from a Handler not made by Handle) becomes a tool error.
+// or a panic (from a Handler not made by Handle) becomes a tool error, and
+// questions the handler asked become the round's InputRequests (Finish).
 func callHandler(ctx context.Context, h Handler, args json.RawMessage) (res *Result) {
 	var err error
 	func() {
 		defer recoverPanic(h.Tool(), &res, &err)
 		res, err = h.Call(ctx, args)
 	}()
-	switch {
-	case err != nil:
-		return Errorf("%v", err)
-	case res == nil:
-		return NewResult()
-	}
-	return res
+	return Finish(ctx, res, err)
 }
 
 // Event is a progress or log event that a handler reports while it runs.

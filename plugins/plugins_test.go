@@ -85,7 +85,7 @@ func text(r *Result) string {
 
 func TestDescribeListsTools(t *testing.T) {
 	c, _ := startToolbox(t)
-	want := []string{"boom", "contents", "deadline", "echo", "error", "events", "fail", "getenv", "say", "stderr", "wait"}
+	want := []string{"ask", "boom", "contents", "deadline", "echo", "error", "events", "fail", "getenv", "say", "stderr", "wait"}
 	if got := c.Tools(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Tools() = %v, want %v", got, want)
 	}

@@ -15,6 +15,15 @@ type Result struct {
 	StructuredContent any
 	// IsError marks a tool error: the model sees it and can act on it.
 	IsError bool
+	// InputRequests, when set, are questions the handler asked (Elicit,
+	// Sample, Roots) and has no answers to: the call is not finished, and
+	// the other fields are empty. The host asks the client, and calls again
+	// with the answers (see WithInput).
+	InputRequests []InputRequest
+	// MissingCapability, when set, names the capability ("elicitation",
+	// "sampling" or "roots") the client lacks and the handler needed: MCP
+	// answers the call with a MissingRequiredClientCapability error.
+	MissingCapability string
 }
 
 // Content is one MCP content block. Type selects which fields apply:

@@ -127,6 +127,9 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	call := &callContext{Context: ctx, id: req.CallId, stream: stream}
 	// A host of version 1 cannot say whether it listens, so it gets all.
 	call.events = req.Events || s.version < 2
+	if in := req.GetInput(); in != nil && s.version >= 3 {
+		call.ask = &askState{in: inputFromPB(in)}
+	}
 
 	res := callHandler(call, h, req.ArgumentsJson)
 	if err := ctx.Err(); err != nil {
@@ -160,6 +163,9 @@ type callContext struct {
 	id     string
 	events bool
 	stream pb.Plugin_CallServer
+	// ask holds the round's input from the host and the questions asked;
+	// nil when the host has no client to ask.
+	ask *askState
 
 	// A stream is not safe for concurrent sends, and a handler may report
 	// from several goroutines, or after it returned; mu orders the sends
@@ -177,6 +183,11 @@ func (c *callContext) Value(key any) any {
 		return nil
 	case callIDKey:
 		return c.id
+	case askKey:
+		if c.ask != nil {
+			return c.ask
+		}
+		return nil
 	}
 	return c.Context.Value(key)
 }

@@ -2,7 +2,9 @@ package runtime_test
 
 import (
 	"bufio"
+	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -238,4 +240,53 @@ func TestSessionLimits(t *testing.T) {
 			t.Error("a session idle for three times its timeout is still alive")
 		}
 	})
+}
+
+// TestNotificationStreamOutlivesWriteTimeout: a 2026-07-28 listen stream,
+// which carries list_changed for as long as its client keeps it, is not cut
+// off by the write timeout, which bounds answers.
+func TestNotificationStreamOutlivesWriteTimeout(t *testing.T) {
+	p := startFaulty(t)
+	rt := newRuntime(t, runtime.Options{CallTimeout: 200 * time.Millisecond}, p)
+	addr := serveLimited(t, rt, runtime.HTTPOptions{}, runtime.ConnLimits{WriteTimeout: 200 * time.Millisecond, CallTimeout: 200 * time.Millisecond})
+	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": map[string]any{
+		"_meta": meta2026("2026-07-28"), "notifications": map[string]any{"toolsListChanged": true},
+	}})
+	req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", bytes.NewReader(body))
+	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "subscriptions/listen"} {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	changed := make(chan bool, 1)
+	go func() {
+		lines := bufio.NewScanner(resp.Body)
+		for lines.Scan() {
+			if strings.Contains(lines.Text(), "notifications/tools/list_changed") {
+				changed <- true
+				return
+			}
+		}
+		changed <- false
+	}()
+	time.Sleep(time.Second) // twice the write timeout and the call timeout
+	sub, err := fixture.cat.Select("echo")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Swap(sub, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(inprocHandlers()...)}); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ok := <-changed:
+		if !ok {
+			t.Error("the listen stream ended before list_changed")
+		}
+	case <-time.After(10 * time.Second):
+		t.Error("no list_changed on the listen stream")
+	}
 }

@@ -64,7 +64,8 @@ func (l *local) Call(ctx context.Context, tool, _ string, args json.RawMessage, 
 
 // callLocal runs an in-process handler the way a plugin would: a panic or
 // a returned error is a tool error the model reads, not a crash of the
-// host. Only the context ending is an error to the runtime.
+// host, and questions the handler asked are the result's InputRequests.
+// Only the context ending is an error to the runtime.
 func callLocal(ctx context.Context, h plugins.Handler, args json.RawMessage) (res *Result, err error) {
 	defer func() {
 		if r := recover(); r != nil {
@@ -72,10 +73,14 @@ func callLocal(ctx context.Context, h plugins.Handler, args json.RawMessage) (re
 		}
 	}()
 	res, err = h.Call(ctx, args)
-	if err != nil && ctx.Err() == nil {
-		return plugins.Errorf("%v", err), nil
+	if err != nil && ctx.Err() != nil {
+		return res, err
 	}
-	return res, err
+	done := plugins.Finish(ctx, res, err)
+	if res == nil && err == nil && len(done.InputRequests) == 0 {
+		return nil, nil // the runtime says "returned no result"
+	}
+	return done, nil
 }
 
 // Plugin supervises the handler plugin of one service. It restarts a

@@ -20,12 +20,19 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/oauth"
 )
 
 // HTTPOptions configures the HTTP server.
 type HTTPOptions struct {
 	// Token, if set, is the bearer token that /mcp and /v1/ require.
 	Token string
+	// OAuth, if set, makes the server an OAuth resource server in place
+	// of Token (set one or neither): /mcp and /v1/ take access tokens that
+	// OAuth verifies, each caller sees and calls only the tools whose
+	// scopes its token holds, and the resource's metadata is served at
+	// /.well-known/oauth-protected-resource (see runtime/oauth.go).
+	OAuth *oauth.Verifier
 	// AllowedOrigins lists browser origins ("http://localhost:6274") that
 	// may call the server besides its own. Any other Origin gets 403.
 	AllowedOrigins []string
@@ -58,14 +65,22 @@ type HTTPOptions struct {
 func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	auth := bearer(opts.Token)
-	mux.Handle("/mcp", auth(newMCPEndpoint(rt, srv, opts)))
+	var endpoint http.Handler = newMCPEndpoint(rt, srv, opts)
+	if v := opts.OAuth; v != nil {
+		auth = oauthGuard(v)
+		endpoint = rt.mcpScopeCheck(v, endpoint)
+		meta := v.MetadataHandler(func() []string { return CatalogScopes(rt.Snapshot().Catalog) })
+		mux.Handle("GET "+oauth.MetadataPath, meta)
+		mux.Handle("GET "+oauth.MetadataPath+"/mcp", meta)
+	}
+	mux.Handle("/mcp", auth(endpoint))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
-	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator())))
+	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token))
 	// The metrics name every tool and count its calls: they take the
 	// token too (Prometheus sends it with authorization: credentials).
 	mux.Handle("GET /metrics", auth(promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})))
-	return checkOrigin(opts.AllowedOrigins, opts.Token != "", mux)
+	return checkOrigin(opts.AllowedOrigins, opts.Token != "" || opts.OAuth != nil, mux)
 }
 
 // Exposed reports whether a server listening on addr (host:port, as
@@ -196,9 +211,11 @@ func (rt *Runtime) serveTools(w http.ResponseWriter, r *http.Request) {
 		writeJSONError(w, http.StatusBadRequest, err.Error())
 		return
 	}
-	cat := rt.Snapshot().Catalog
+	// An OAuth caller sees only the tools its token may call; a hidden
+	// tool named in ?tools= is unknown, like one that does not exist.
+	cat := visibleCatalog(oauth.CallerFrom(r.Context()), rt.Snapshot().Catalog)
 	if names := q.Get("tools"); names != "" {
-		if cat, err = cat.Select(strings.Split(names, ",")...); err != nil {
+		if cat, err = cat.SelectFor(target, strings.Split(names, ",")...); err != nil {
 			writeJSONError(w, http.StatusNotFound, err.Error())
 			return
 		}
@@ -269,7 +286,7 @@ func newEnvelopeValidator() *Validator {
 	return v
 }
 
-func (rt *Runtime) callHandler(envelope *Validator) http.Handler {
+func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) http.Handler {
 	limit := rt.opts.MaxArgumentBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallBody(limit)))
@@ -300,7 +317,15 @@ func (rt *Runtime) callHandler(envelope *Validator) http.Handler {
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
+		caller := oauth.CallerFrom(r.Context())
+		if e := rt.Snapshot().lookup(req.Name); e != nil && !allows(caller, e.tool) {
+			verifier.InsufficientScope(w, e.tool.Scopes, fmt.Sprintf("tool %q needs the scopes %s", e.tool.Name, strings.Join(e.tool.Scopes, " ")))
+			auditCall(rt.audit(), caller, req.Name, "insufficient_scope", 0)
+			return
+		}
+		start := time.Now()
 		res, err := rt.Call(r.Context(), req.Name, args)
+		auditCall(rt.audit(), caller, req.Name, outcome(res, err), time.Since(start))
 		switch {
 		case errors.Is(err, ErrUnknownTool):
 			writeJSONError(w, http.StatusNotFound, err.Error())

@@ -189,10 +189,7 @@ func TestHealthCheckRestartsAStoppedPlugin(t *testing.T) {
 		inFlight <- answer{res, err}
 	}()
 	<-sleeping
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Kill(pid, syscall.SIGKILL) // only if the test fails
+	stop(t, pid)
 	start := time.Now()
 	var a answer
 	select {
@@ -211,16 +208,38 @@ func TestHealthCheckRestartsAStoppedPlugin(t *testing.T) {
 	pings(t, rt, 5)
 }
 
+// stop sends pid SIGSTOP and waits until it has stopped: the signal takes
+// effect when the process is next scheduled, not when kill returns.
+func stop(t *testing.T, pid int) {
+	t.Helper()
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // only if the test fails
+	testsync.WaitFor(t, 5*time.Second, fmt.Sprintf("process %d to stop", pid), func() bool { return procState(pid) == "T" })
+}
+
+// procState is the state letter of pid in /proc/PID/stat.
+func procState(pid int) string {
+	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return ""
+	}
+	s := string(stat)
+	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
+	if len(fields) == 0 {
+		return ""
+	}
+	return fields[0]
+}
+
 // TestTimedOutCallChecksHealth: with no interval to speak of, a call that
 // times out on a stopped plugin has it checked, and restarted, at once.
 func TestTimedOutCallChecksHealth(t *testing.T) {
 	p, _ := startPlugin(t, "faulty", host.Options{HealthInterval: time.Hour, HealthTimeout: 300 * time.Millisecond})
 	rt := isolatedRuntime(t, runtime.Options{CallTimeout: 300 * time.Millisecond}, p)
 	pid := p.Pid()
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	defer syscall.Kill(pid, syscall.SIGKILL) // only if the test fails
+	stop(t, pid)
 	wantToolError(t, call(t, rt, "echo", `{"text":"x"}`), "echo did not finish within 300ms")
 	testsync.WaitFor(t, 10*time.Second, "the stopped plugin to be replaced", func() bool { return p.Pid() != 0 && p.Pid() != pid })
 	echoWorks(t, rt)

@@ -3,7 +3,6 @@ package runtime
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -31,6 +30,15 @@ type MCPOptions struct {
 	// same for every caller, so its cacheScope is "public", and
 	// list_changed invalidates a cached list at once.
 	ListTTL time.Duration
+	// StateSecret is the key (at least 32 bytes) that seals the
+	// requestState of a 2026-07-28 call whose handler asks the client
+	// something (plugins.Elicit, Sample, Roots). Replicas behind one load
+	// balancer must share it, so that each accepts the others' states.
+	// Nil generates one, good for this process only.
+	StateSecret []byte
+	// StateTTL is how long a requestState is accepted. Default
+	// DefaultStateTTL.
+	StateTTL time.Duration
 }
 
 // unserved are the methods of MCP features toolc does not serve. go-sdk
@@ -83,12 +91,20 @@ func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 			Logging: &mcp.LoggingCapabilities{},
 		},
-		SetCacheable: func(_ context.Context, _ mcp.Request, c *mcp.Cacheable) {
+		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = ttl, "public"
+			if callerOf(req) != nil {
+				// Each OAuth caller has its own list (see scopeFilter).
+				c.CacheScope = "private"
+			}
 		},
 	})
-	srv.AddReceivingMiddleware(rejectUnserved)
-	s := &mcpTools{rt: rt, srv: srv, served: map[string]string{}}
+	srv.AddReceivingMiddleware(rejectUnserved, rt.scopeFilter)
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	s := &mcpTools{rt: rt, srv: srv, served: map[string]string{}, ask: newAsker(opts, logger)}
 	rt.OnSwap(s.sync)
 	return srv
 }
@@ -97,6 +113,7 @@ func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
 type mcpTools struct {
 	rt  *Runtime
 	srv *mcp.Server
+	ask *asker
 
 	mu     sync.Mutex
 	served map[string]string // MCP name → tool fingerprint
@@ -154,15 +171,7 @@ func (s *mcpTools) handler(name string) mcp.ToolHandler {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
-		res, err := s.rt.CallWithEvents(ctx, name, args, onEvent)
-		if errors.Is(err, ErrUnknownTool) {
-			// Removed by a reload between the client's list and its call.
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
-		if err != nil {
-			return nil, err
-		}
-		return ToMCPResult(res), nil
+		return s.call(ctx, name, req, args, onEvent)
 	}
 }
 

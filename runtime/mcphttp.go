@@ -70,7 +70,7 @@ func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint
 	if !opts.Stateless {
 		idle := cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
 		stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)})
-		e.sessions = newSessionCap(srv, stateful, cmp.Or(opts.MaxSessions, DefaultMaxSessions))
+		e.sessions = newSessionCap(stateful, cmp.Or(opts.MaxSessions, DefaultMaxSessions))
 	}
 	return e
 }

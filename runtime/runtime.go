@@ -48,6 +48,10 @@ type Options struct {
 	MaxConcurrentCalls int
 	// Logger receives the runtime's own log lines. Default: discard.
 	Logger *slog.Logger
+	// Audit receives one line per call of an OAuth caller (see
+	// HTTPOptions.OAuth), at level Info: kept apart from Logger, whose
+	// level a server sets for its own noise. Default: Logger.
+	Audit *slog.Logger
 }
 
 func (o Options) withDefaults() Options {
@@ -366,6 +370,20 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		return toolError("the handler of %s failed: %v", e.tool.Name, err), "handler", nil
 	case res == nil:
 		return toolError("the handler of %s returned no result", e.tool.Name), "handler", nil
+	case len(res.InputRequests) > 0:
+		// Not a result yet: questions for the client (plugins.Elicit and
+		// the like). They are bounded like a result, and the caller asks
+		// and calls again.
+		size := 0
+		for _, q := range res.InputRequests {
+			size += len(q.ID) + len(q.Method) + len(q.Params)
+		}
+		if size > rt.opts.MaxResultBytes {
+			return toolError("the questions of %s are %d bytes, over the limit of %d", e.tool.Name, size, rt.opts.MaxResultBytes), "result", nil
+		}
+		return res, "", nil
+	case res.MissingCapability != "":
+		return res, "missing_capability", nil
 	}
 	res = validText(res)
 	checked := rt.checkResult(e, res)

@@ -5,9 +5,9 @@ import (
 	"net/http"
 	"sync"
 	"time"
-
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
+
+var _ http.ResponseWriter = discard{}
 
 // Defaults of HTTPOptions.MaxSessions and SessionIdleTimeout. A session of
 // a legacy revision costs about 13 KB and a goroutine in go-sdk, so the cap
@@ -24,10 +24,8 @@ const (
 // session that has no request in flight. go-sdk v1.8.0 offers an idle
 // timeout (StreamableHTTPOptions.SessionTimeout, which the stateful
 // handler is given) but no cap, so the cap watches the session IDs of the
-// requests that pass and closes sessions through the server, which takes
-// them out of the handler.
+// requests that pass.
 type sessionCap struct {
-	srv  *mcp.Server
 	next http.Handler
 	max  int
 
@@ -44,11 +42,11 @@ type sessionUse struct {
 	active int    // its POSTs in flight
 }
 
-func newSessionCap(srv *mcp.Server, next http.Handler, max int) http.Handler {
+func newSessionCap(next http.Handler, max int) http.Handler {
 	if max <= 0 {
 		return next
 	}
-	return &sessionCap{srv: srv, next: next, max: max, live: map[string]*sessionUse{}}
+	return &sessionCap{next: next, max: max, live: map[string]*sessionUse{}}
 }
 
 func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -139,31 +137,15 @@ func (c *sessionCap) end(id string, post, deleted bool) {
 }
 
 // opened records a new session, and closes the least recently used idle
-// ones while there are more than max.
+// ones while there are more than max. A session is closed as its client
+// would close it, with a DELETE to go-sdk's handler: that needs no search
+// of the server's sessions, and a session that ended meanwhile (idle,
+// DELETE, a failed initialize) is then just dropped.
 func (c *sessionCap) opened(id string) {
+	var victims []string
 	c.mu.Lock()
 	c.clock++
 	c.live[id] = &sessionUse{last: c.clock}
-	if len(c.live) <= c.max {
-		c.mu.Unlock()
-		return
-	}
-	c.mu.Unlock()
-
-	// Count the sessions that are still there: the server's, by ID.
-	alive := map[string]*mcp.ServerSession{}
-	for ss := range c.srv.Sessions() {
-		if sid := ss.ID(); sid != "" {
-			alive[sid] = ss
-		}
-	}
-	var victims []*mcp.ServerSession
-	c.mu.Lock()
-	for sid := range c.live {
-		if alive[sid] == nil && sid != id {
-			delete(c.live, sid)
-		}
-	}
 	for len(c.live) > c.max {
 		oldest := ""
 		for sid, u := range c.live {
@@ -175,12 +157,22 @@ func (c *sessionCap) opened(id string) {
 			break // every other session is busy: none is closed mid-call
 		}
 		delete(c.live, oldest)
-		if ss := alive[oldest]; ss != nil {
-			victims = append(victims, ss)
-		}
+		victims = append(victims, oldest)
 	}
 	c.mu.Unlock()
-	for _, ss := range victims {
-		ss.Close()
+	for _, sid := range victims {
+		r, err := http.NewRequest(http.MethodDelete, "/mcp", nil)
+		if err != nil {
+			continue // a constant URL: cannot happen
+		}
+		r.Header.Set("Mcp-Session-Id", sid)
+		c.next.ServeHTTP(discard{}, r)
 	}
 }
+
+// discard is the ResponseWriter of the cap's own DELETEs.
+type discard struct{}
+
+func (discard) Header() http.Header         { return http.Header{} }
+func (discard) Write(p []byte) (int, error) { return len(p), nil }
+func (discard) WriteHeader(int)             {}

@@ -97,6 +97,7 @@ type fieldMessages struct {
 	enum                            string
 	minLen, maxLen, pattern, format string
 	minItems, maxItems, item        string
+	itemEnum                        string
 }
 
 func (fs *fieldSpec) compileMessages() {
@@ -114,6 +115,7 @@ func (fs *fieldSpec) compileMessages() {
 	m.minItems = fs.subject + " must have at least " + itemCount(fs.minItems) + ", not "
 	m.maxItems = fs.subject + " must have at most " + itemCount(fs.maxItems) + ", not "
 	m.item = " of " + fs.subject + " must be " + typeWords(fs.items) + ", not "
+	m.itemEnum = " of " + fs.subject + " must be one of " + fs.enumText + ", not "
 	for k := range fs.bounds {
 		b := &fs.bounds[k]
 		b.msg = fs.subject + " must be " + b.words() + " " + b.text + ", not "
@@ -325,8 +327,12 @@ func compileField(f *catalog.Field) (*fieldSpec, error) {
 func (fs *fieldSpec) compileEnum(enum []any) error {
 	fs.hasEnum = true
 	fs.enumText = catalog.FormatValues(enum)
+	typ := fs.typ
+	if typ == catalog.Array {
+		typ = fs.items // an array's enum is its items'
+	}
 	for _, e := range enum {
-		switch fs.typ {
+		switch typ {
 		case catalog.String:
 			s, ok := e.(string)
 			if !ok {
@@ -360,7 +366,7 @@ func (fs *fieldSpec) compileEnum(enum []any) error {
 				fs.boolEnum = append(fs.boolEnum, b)
 			}
 		default:
-			return fmt.Errorf("an enum on an array field")
+			return fmt.Errorf("an enum on an array of %ss", typ)
 		}
 	}
 	if len(fs.numEnum) > 0 {

@@ -236,6 +236,7 @@ var validateFuzzSeeds = []string{
 	// weather
 	`{"city":"Berlin"}`,
 	`{"city":"Berlin","days":null,"unit":null,"hours":null}`, `{"city":null}`, `{"hours":null,"city":"Berlin"}`,
+	`{"ints":[1,2],"colors":["red","blue"],"levels":[1,3,3]}`, `{"ints":[1,2],"colors":["red","red"]}`, `{"ints":[1,2],"colors":["Red"],"levels":[0,1e0,4]}`,
 	`{"city":"Berlin","days":2,"unit":"fahrenheit","hours":[0,6,12,18]}`,
 	`{"city":"","days":0}`,
 	`{"city":"Berlin","days":14.0}`,

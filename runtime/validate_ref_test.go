@@ -84,7 +84,8 @@ func valNumbersRequest() *catalog.Message {
 	return &catalog.Message{Fields: []*catalog.Field{n, x, y, big, tiny, level, flag, any}}
 }
 
-// valArraysRequest has arrays of every item type with counts and uniqueness.
+// valArraysRequest has arrays of every item type with counts and
+// uniqueness, and enums on string and integer items.
 func valArraysRequest() *catalog.Message {
 	tags := valOpt(valField("tags", catalog.Array))
 	tags.Items, tags.MinItems, tags.MaxItems, tags.UniqueItems = catalog.String, valInt(1), valInt(3), true
@@ -95,9 +96,14 @@ func valArraysRequest() *catalog.Message {
 	ints.Items, ints.MinItems, ints.UniqueItems = catalog.Integer, valInt(2), true
 	flags := valOpt(valField("flags", catalog.Array))
 	flags.Items, flags.MaxItems, flags.UniqueItems = catalog.Boolean, valInt(2), true
-	any := valOpt(valField("any", catalog.Array))
-	any.Items = catalog.String
-	return &catalog.Message{Fields: []*catalog.Field{tags, nums, ints, flags, any}}
+	anyStrs := valOpt(valField("any", catalog.Array))
+	anyStrs.Items = catalog.String
+	// Multi-selects: an enum on the items.
+	colors := valOpt(valField("colors", catalog.Array))
+	colors.Items, colors.Enum, colors.UniqueItems = catalog.String, []any{"red", "green", "blue"}, true
+	levels := valOpt(valField("levels", catalog.Array))
+	levels.Items, levels.Enum, levels.Default = catalog.Integer, []any{int64(1), int64(2), int64(3)}, []any{int64(1)}
+	return &catalog.Message{Fields: []*catalog.Field{tags, nums, ints, flags, anyStrs, colors, levels}}
 }
 
 // refRequest is a request with its validator and its reference schema.

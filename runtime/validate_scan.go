@@ -943,6 +943,9 @@ func (c *argsCheck) item(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
 			if fs.unique {
 				c.addKey(s)
 			}
+			if fs.hasEnum && !fs.inStrEnum(s) && bad < maxItemProblems {
+				c.beginField(fs).say("item at index ").sayInt(index).say(fs.msg.itemEnum).sayQuoted(s)
+			}
 			return end, true
 		}
 	case kindInteger, kindNumber:
@@ -953,8 +956,11 @@ func (c *argsCheck) item(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
 				return -1, false
 			}
 			t := d[i:end]
-			if _, ok := smallInt(t); ok && !fs.unique {
+			if x, ok := smallInt(t); ok && !fs.unique {
 				c.put(t)
+				if fs.hasEnum && fs.intEnum != nil && !slices.Contains(fs.intEnum, x) && bad < maxItemProblems {
+					c.beginField(fs).say("item at index ").sayInt(index).say(fs.msg.itemEnum).sayNumber(t)
+				}
 				return end, true
 			}
 			dec := parseDecimal(t)
@@ -968,6 +974,9 @@ func (c *argsCheck) item(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
 			if fs.unique {
 				var buf [64]byte
 				c.addKey(dec.appendKey(buf[:0]))
+			}
+			if fs.hasEnum && !inNumEnum(fs.numEnum, &dec) && bad < maxItemProblems {
+				c.beginField(fs).say("item at index ").sayInt(index).say(fs.msg.itemEnum).sayNumber(t)
 			}
 			return end, true
 		}

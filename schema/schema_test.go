@@ -212,6 +212,15 @@ func TestGoodContracts(t *testing.T) {
 		{"array with everything", map[string]string{"c.cue": field(`type: "array", items: "number", description: "d", required: false,
 			default: [1, 2.5], minItems: 1, maxItems: 3, uniqueItems: true, examples: [[1], [1, 2, 3]]`)}},
 		{"equal bounds", map[string]string{"c.cue": field(`type: "integer", description: "d", minimum: 3, maximum: 3`)}},
+		{"multi-select of strings", map[string]string{"c.cue": field(`type: "array", items: "string", description: "d", required: false,
+			enum: ["a.b", "c|d"], default: ["c|d"], uniqueItems: true, examples: [["a.b", "c|d"]]`)}},
+		{"multi-select of integers", map[string]string{"c.cue": field(`type: "array", items: "integer", description: "d", required: false,
+			enum: [1, 2, 3], default: [1, 3]`)}},
+		{"lowerCamelCase fields and hyphenated tools", map[string]string{"c.cue": service(`tools: "get-sum": {
+				description: "A tool"
+				request: fields: {perPage: {type: "integer", description: "d"}, pullNumber: {type: "integer", description: "d"}}
+			}
+			tools: getSum: {description: "A tool", request: fields: {}}`)}},
 		{"tool examples", map[string]string{"c.cue": contract(`description: "A tool"
 			request: fields: {
 				city: {type: "string", description: "d", enum: ["Berlin", "Paris"]}
@@ -301,8 +310,8 @@ func TestBadContracts(t *testing.T) {
 			tools: {}`), "auth.scope", "not allowed"},
 
 		// Tool.
-		{"tool name format", service(`tools: QueryWeather: {description: "d", request: fields: {}}`), "tools.QueryWeather", "must be snake_case"},
-		{"tool name too long", service(`tools: ` + strings.Repeat("a", 65) + `: {description: "d", request: fields: {}}`), "tools." + strings.Repeat("a", 65), "must be snake_case"},
+		{"tool name format", service(`tools: QueryWeather: {description: "d", request: fields: {}}`), "tools.QueryWeather", "must start with a lower-case letter"},
+		{"tool name too long", service(`tools: ` + strings.Repeat("a", 65) + `: {description: "d", request: fields: {}}`), "tools." + strings.Repeat("a", 65), "must start with a lower-case letter"},
 		{"tool description missing", contract(`request: fields: {}`), "tools.t.description", "required but not present"},
 		{"tool description blank", contract(`description: ""
 			request: fields: {}`), "tools.t.description", "out of bound"},
@@ -353,6 +362,11 @@ func TestBadContracts(t *testing.T) {
 		{"default on an explicitly required field", field(`type: "string", description: "d", required: true, default: "a"`), "tools.t.request.fields.x.default", "only to optional fields"},
 		{"default of the wrong type", field(`type: "integer", description: "d", required: false, default: "3"`), "tools.t.request.fields.x.default", "mismatched types"},
 		{"default float on integer", field(`type: "integer", description: "d", required: false, default: 3.5`), "tools.t.request.fields.x.default", "mismatched types"},
+		{"default beyond int64", field(`type: "integer", description: "d", required: false, default: 9223372036854775808`), "tools.t.request.fields.x.default", "out of bound"},
+		{"default beyond float64", field(`type: "number", description: "d", required: false, default: 1e309`), "tools.t.request.fields.x.default", "out of bound"},
+		{"maximum beyond float64", field(`type: "number", description: "d", maximum: 1e309`), "tools.t.request.fields.x.maximum", "out of bound"},
+		{"maxLength beyond int64", field(`type: "string", description: "d", maxLength: 99999999999999999999999`), "tools.t.request.fields.x.maxLength", "out of bound"},
+		{"enum value beyond int64", field(`type: "integer", description: "d", enum: [1, 99999999999999999999999]`), "tools.t.request.fields.x.enum.1", "out of bound"},
 		{"default outside string enum", field(`type: "string", description: "d", required: false, enum: ["a", "b"], default: "c"`), "tools.t.request.fields.x.default", "not one of the enum values"},
 		{"default outside integer enum", field(`type: "integer", description: "d", required: false, enum: [1, 2], default: 3`), "tools.t.request.fields.x.default", "not one of the enum values"},
 		{"default below minimum", field(`type: "integer", description: "d", required: false, minimum: 1, default: 0`), "tools.t.request.fields.x.default", "out of bound >=1"},
@@ -400,7 +414,9 @@ func TestBadContracts(t *testing.T) {
 		{"enum of the wrong type on integer", field(`type: "integer", description: "d", enum: [1, "2"]`), "tools.t.request.fields.x.enum.1", "mismatched types"},
 		{"enum on number", field(`type: "number", description: "d", enum: [1.5]`), "tools.t.request.fields.x.enum", "only allowed on string and integer"},
 		{"enum on boolean", field(`type: "boolean", description: "d", enum: [true]`), "tools.t.request.fields.x.enum", "only allowed on string and integer"},
-		{"enum on array", field(`type: "array", items: "string", description: "d", enum: [["a"]]`), "tools.t.request.fields.x.enum", "only allowed on string and integer"},
+		{"enum on array of numbers", field(`type: "array", items: "number", description: "d", enum: [0.5]`), "tools.t.request.fields.x.enum", "only allowed on string and integer"},
+		{"enum on array of wrong type", field(`type: "array", items: "string", description: "d", enum: [["a"]]`), "tools.t.request.fields.x.enum.0", "mismatched types"},
+		{"default outside the items' enum", field(`type: "array", items: "string", description: "d", required: false, enum: ["a", "b"], default: ["a", "c"]`), "tools.t.request.fields.x.default.1", "out of bound"},
 
 		// Items.
 		{"array without items", field(`type: "array", description: "d"`), "tools.t.request.fields.x.items", "required but not present"},

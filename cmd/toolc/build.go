@@ -52,7 +52,7 @@ func runExport(e env, args []string) int {
 	fs := newFlags(e, "export")
 	format := fs.String("format", "", "projection: "+targetNames())
 	strict := fs.Bool("strict", false, "put every tool in strict mode where the provider has one")
-	tools := fs.String("tools", "", "export only these tools: comma-separated function names")
+	tools := fs.String("tools", "", "export only these tools: comma-separated function names (or MCP names, with --format mcp)")
 	catalogFile := fs.String("catalog", "", "read a catalog built by toolc build instead of compiling contracts")
 	patterns, status, ok := parseFlags(fs, args)
 	if !ok {
@@ -81,7 +81,7 @@ func runExport(e env, args []string) int {
 				names = append(names, n)
 			}
 		}
-		if cat, err = cat.Select(names...); err != nil {
+		if cat, err = cat.SelectFor(target, names...); err != nil {
 			fmt.Fprintf(e.stderr, "toolc export: --tools: %v\n", err)
 			return exitUsage
 		}

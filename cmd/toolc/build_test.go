@@ -296,6 +296,11 @@ func TestExport(t *testing.T) {
 		if len(tools) != 2 {
 			t.Errorf("--tools with spaces and a trailing comma exported %+v", tools)
 		}
+		// With --format mcp, the MCP names that clients know work too.
+		mustJSON(t, toolc(t, dir, "export", "--format", "mcp", "--tools", "shop_find_item,buy_item"), &tools)
+		if len(tools) != 2 || tools[0].Name != "shop_buy_item" || tools[1].Name != "shop_find_item" {
+			t.Errorf("--format mcp --tools shop_find_item,buy_item exported %+v", tools)
+		}
 	})
 
 	t.Run("flags after the pattern", func(t *testing.T) {
@@ -342,7 +347,7 @@ func TestExportErrors(t *testing.T) {
 	}{
 		{"no format", dir, []string{"export"}, 2, `--format is required \(openai-chat, openai-responses, anthropic, gemini, bedrock, mcp\)`},
 		{"unknown format", dir, []string{"export", "--format", "openai"}, 2, `unknown format "openai" \(want openai-chat, .*mcp\)`},
-		{"unknown tool", dir, []string{"export", "--format", "mcp", "--tools", "find_item,sell_item"}, 2, `--tools: unknown tool "sell_item"; the catalog has buy_item, find_item`},
+		{"unknown tool", dir, []string{"export", "--format", "anthropic", "--tools", "find_item,sell_item"}, 2, `--tools: unknown tool "sell_item" \(closest: "buy_item", "find_item"\)`},
 		{"hand-edited catalog", dir, []string{"export", "--format", "mcp", "--catalog", "edited.json"}, 2,
 			`edited\.json: catalog: tool "find_item" of service "shop" does not match its fingerprint: the file was edited or damaged; rebuild it with toolc build`},
 		{"newer catalog", dir, []string{"export", "--format", "mcp", "--catalog", "v2.json"}, 2, `v2\.json: catalog: format "toolc\.catalog/v2" is newer than "toolc\.catalog/v1"`},

@@ -24,7 +24,10 @@ import (
 // The real-client tests drive MCP clients of other implementations, with
 // their default options, against the default endpoint of toolc dev, over
 // Streamable HTTP and over stdio: each lists the tools, calls one, and
-// receives list_changed when a contract edit reloads the server.
+// receives list_changed when a contract edit reloads the server; then it
+// calls the tool the edit added, whose handler asks the user's name, and
+// its elicitation handler answers (a 2026-07-28 client in rounds of
+// InputRequiredResult, a legacy one over its session).
 //
 //   - the go-sdk client at 2026-07-28 (no session; list_changed on
 //     subscriptions/listen) and at 2025-11-25 (a session);
@@ -37,6 +40,7 @@ type realClient struct {
 	name    string
 	list    func() ([]string, error)
 	call    func() (string, error) // svc_echo {"message": "hi"}
+	ask     func() (string, error) // svc_ask, answering the name Ada
 	changed chan struct{}          // a list_changed notification arrived
 }
 
@@ -53,6 +57,9 @@ func goSDKClient(t *testing.T, revision string, transport mcp.Transport) *realCl
 	c := &realClient{name: "go-sdk " + revision, changed: make(chan struct{}, 1)}
 	client := mcp.NewClient(&mcp.Implementation{Name: "toolc-real-client", Version: "1"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) { c.notify() },
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+		},
 	})
 	ctx, cancel := context.WithTimeout(context.Background(), devWait)
 	defer cancel()
@@ -82,6 +89,13 @@ func goSDKClient(t *testing.T, revision string, transport mcp.Transport) *realCl
 		}
 		return resultText(res), nil
 	}
+	c.ask = func() (string, error) {
+		res, err := session.CallTool(context.Background(), &mcp.CallToolParams{Name: "svc_ask", Arguments: map[string]any{}})
+		if err != nil {
+			return "", err
+		}
+		return resultText(res), nil
+	}
 	return c
 }
 
@@ -91,6 +105,7 @@ func goSDKClient(t *testing.T, revision string, transport mcp.Transport) *realCl
 func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string) *realClient {
 	t.Helper()
 	c := &realClient{name: "mcp-go", changed: make(chan struct{}, 1)}
+	mcpgo.WithElicitationHandler(answerAda{})(client)
 	client.OnNotification(func(n mcpgotypes.JSONRPCNotification) {
 		if n.Method == mcpgotypes.MethodNotificationToolsListChanged {
 			c.notify()
@@ -130,10 +145,10 @@ func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string) *realC
 		}
 		return names, nil
 	}
-	c.call = func() (string, error) {
+	callTool := func(name string, args map[string]any) (string, error) {
 		var req mcpgotypes.CallToolRequest
-		req.Params.Name = "svc_echo"
-		req.Params.Arguments = map[string]any{"message": "hi"}
+		req.Params.Name = name
+		req.Params.Arguments = args
 		res, err := client.CallTool(context.Background(), req)
 		if err != nil {
 			return "", err
@@ -146,7 +161,18 @@ func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string) *realC
 		}
 		return b.String(), nil
 	}
+	c.call = func() (string, error) { return callTool("svc_echo", map[string]any{"message": "hi"}) }
+	c.ask = func() (string, error) { return callTool("svc_ask", map[string]any{}) }
 	return c
+}
+
+// answerAda is mcp-go's elicitation handler: the user's name is Ada.
+type answerAda struct{}
+
+func (answerAda) Elicit(context.Context, mcpgotypes.ElicitationRequest) (*mcpgotypes.ElicitationResult, error) {
+	return &mcpgotypes.ElicitationResult{ElicitationResponse: mcpgotypes.ElicitationResponse{
+		Action: mcpgotypes.ElicitationResponseActionAccept, Content: map[string]any{"name": "Ada"},
+	}}, nil
 }
 
 // tsSDK returns the node binary and the @modelcontextprotocol/sdk package
@@ -260,6 +286,15 @@ func tsClient(t *testing.T, dir string, args ...string) *realClient {
 		}()
 		return e.Text, err
 	}
+	// After list_changed the script calls svc_ask, answering its
+	// elicitation.
+	c.ask = func() (string, error) {
+		e, err := next("asked")
+		if err == nil && e.IsError {
+			err = fmt.Errorf("tool error: %s", e.Text)
+		}
+		return e.Text, err
+	}
 	return c
 }
 
@@ -280,8 +315,8 @@ func exerciseRealClients(t *testing.T, dir string, clients []*realClient) {
 		}
 	}
 	contract := filepath.Join(dir, "api", "svc.cue")
-	writeDevFile(t, contract, mustReplace(t, readDevFile(t, contract), devSlowTool, "\t\t"+devShoutTool+devSlowTool))
-	after := []string{"svc_echo", "svc_shout", "svc_slow"}
+	writeDevFile(t, contract, mustReplace(t, readDevFile(t, contract), devSlowTool, "\t\t"+devShoutTool+"\t\t"+devAskTool+devSlowTool))
+	after := []string{"svc_ask", "svc_echo", "svc_shout", "svc_slow"}
 	for _, c := range clients {
 		select {
 		case <-c.changed:
@@ -293,8 +328,19 @@ func exerciseRealClients(t *testing.T, dir string, clients []*realClient) {
 		if err != nil || !slices.Equal(names, after) {
 			t.Errorf("%s: tools/list after the reload = %v, %v; want %v", c.name, names, err, after)
 		}
+		// The elicitation round trip.
+		if got, err := c.ask(); err != nil || got != "v1:Hello, Ada" {
+			t.Errorf("%s: svc_ask = %q, %v; want v1:Hello, Ada", c.name, got, err)
+		}
 	}
 }
+
+// devAskTool is the contract of the project's ask handler.
+const devAskTool = `ask: {
+			description: "Ask the user's name, then greet them"
+			request: fields: {}
+		}
+`
 
 func TestRealClientsHTTP(t *testing.T) {
 	t.Parallel()

@@ -22,14 +22,21 @@ func runDev(e env, args []string) int {
 	if !ok {
 		return status
 	}
+	if status := checkAuth(e, "dev", &sf); status != exitOK {
+		return status
+	}
 	if status := checkExposure(e, "dev", sf); status != exitOK {
+		return status
+	}
+	secret, status := stateSecret(e, "dev", sf)
+	if status != exitOK {
 		return status
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer plugins.CleanupClients()
 
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,
@@ -49,7 +56,7 @@ func runDev(e env, args []string) int {
 	}
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e)})
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), StateSecret: secret})
 	done := make(chan struct{})
 	go func() {
 		defer close(done)

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -14,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/internal/testsync"
 )
@@ -168,5 +171,46 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 				t.Logf("stderr:\n%s", stderr.String())
 			}
 		})
+	}
+}
+
+// TestServeStdioDrainsOnSIGTERM: over stdio too, a call in flight at
+// SIGTERM is answered before the session ends.
+func TestServeStdioDrainsOnSIGTERM(t *testing.T) {
+	t.Parallel()
+	cmd := toolcCmd(t, "serve", "--stdio", "--grace", "10s", faultyPattern)
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute) // the first run builds the plugin
+	defer cancel()
+	session, err := client.Connect(ctx, &mcp.CommandTransport{Command: cmd}, nil)
+	if err != nil {
+		t.Fatalf("connecting to toolc serve --stdio: %v\nstderr:\n%s", err, stderr.String())
+	}
+	defer session.Close()
+	type answer struct {
+		res *mcp.CallToolResult
+		err error
+	}
+	answers := make(chan answer, 1)
+	go func() {
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: mcpToolName(t, faultyMCPTools(t), "sleep"), Arguments: map[string]any{"ms": 1500}})
+		answers <- answer{res, err}
+	}()
+	time.Sleep(500 * time.Millisecond)
+	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
+		t.Fatal(err)
+	}
+	a := <-answers
+	if a.err != nil {
+		t.Fatalf("the call in flight at SIGTERM: %v\nstderr:\n%s", a.err, stderr.String())
+	}
+	if a.res.IsError || resultText(a.res) != "slept 1500ms" {
+		t.Errorf("the call in flight at SIGTERM = %q (error %t)", resultText(a.res), a.res.IsError)
+	}
+	testsync.WaitFor(t, 10*time.Second, "toolc to exit", func() bool { return strings.Contains(stderr.String(), "every call in flight finished") })
+	if !strings.Contains(stderr.String(), "shutting down: 1 call in flight") {
+		t.Errorf("stderr:\n%s", stderr.String())
 	}
 }

@@ -115,7 +115,7 @@ func TestGenGoErrors(t *testing.T) {
 		stderr []string // regexps
 	}{
 		{"contract errors", map[string]string{"bad/bad.cue": badContract, "good/good.cue": goodContract},
-			[]string{`(?m)^bad/bad.cue:9:9: error: tool name "GetThing" must be snake_case`, `toolc gen go: 3 errors; nothing written`}},
+			[]string{`(?m)^bad/bad.cue:9:9: error: tool name "GetThing" must start with a lower-case letter`, `toolc gen go: 3 errors; nothing written`}},
 		{"Go name collision", map[string]string{"clash/notes.cue": collision, "good/good.cue": goodContract},
 			[]string{`(?m)^clash/notes.cue:14:4: error: request field "text1" of tool "add_note" and request field "text_1" of tool "add_note" \(clash/notes.cue:13:4\) would both be Text1 in Go; rename one of them$`,
 				`toolc gen go: 1 error; nothing written`}},

@@ -176,7 +176,7 @@ func TestCheckFormats(t *testing.T) {
 
 	t.Run("text", func(t *testing.T) {
 		r := toolc(t, dir, "check")
-		want := "svc/bad.cue:9:9: error: tool name \"GetThing\" must be snake_case: lower-case letters, digits and underscores, starting with a letter, at most 64 characters; try \"get_thing\" [tool-name]\n" +
+		want := "svc/bad.cue:9:9: error: tool name \"GetThing\" must start with a lower-case letter and hold only letters, digits, underscores and hyphens, at most 64 characters; try \"get_thing\" (a rename changes the wire contract: models, prompts and clients that call \"GetThing\" must change too); to keep the name MCP clients call, add mcp: name: \"GetThing\" to the renamed tool [tool-name]\n" +
 			"\t\ttools: GetThing: {\n" +
 			"\t\t       ^\n"
 		if !strings.Contains(r.stdout, want) {
@@ -237,7 +237,7 @@ func TestCheckFormats(t *testing.T) {
 		if len(lines) != 3 {
 			t.Fatalf("want 3 annotations, got:\n%s", r.stdout)
 		}
-		want := `::error file=svc/bad.cue,line=9,col=9,title=tool-name::tool name "GetThing" must be snake_case`
+		want := `::error file=svc/bad.cue,line=9,col=9,title=tool-name::tool name "GetThing" must start with a lower-case letter`
 		if !strings.HasPrefix(lines[0], want) {
 			t.Errorf("first annotation = %q, want prefix %q", lines[0], want)
 		}

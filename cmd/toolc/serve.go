@@ -18,6 +18,8 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/inputfile"
+	"github.com/toolc/toolc/internal/reqstate"
+	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -40,12 +42,17 @@ type serveFlags struct {
 	timeout      *time.Duration
 	grace        *time.Duration
 	insecure     *bool
+	stateKey     *string
 	maxSessions  *int
 	sessionIdle  *time.Duration
 	maxConns     *int
 	readTimeout  *time.Duration
 	writeTimeout *time.Duration
 	idleTimeout  *time.Duration
+	authIssuer   *string
+	authResource *string
+	// oauth is the verifier that checkAuth made for --auth-issuer.
+	oauth *oauth.Verifier
 }
 
 func addServeFlags(fs interface {
@@ -63,13 +70,58 @@ func addServeFlags(fs interface {
 		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
 		grace:        fs.Duration("grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped"),
 		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
+		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
 		maxSessions:  fs.Int("max-sessions", runtime.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)"),
 		sessionIdle:  fs.Duration("session-idle", runtime.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)"),
 		maxConns:     fs.Int("max-conns", runtime.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
 		readTimeout:  fs.Duration("read-timeout", runtime.DefaultReadTimeout, "bound on reading a request's header and body"),
 		writeTimeout: fs.Duration("write-timeout", runtime.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls; none for notification streams"),
 		idleTimeout:  fs.Duration("idle-timeout", runtime.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
+		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
+		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
 	}
+}
+
+// checkAuth checks the OAuth flags and, with --auth-issuer, discovers the
+// authorization server and fetches its keys, before anything is compiled:
+// an issuer that cannot be reached at start is a usage error (exit 2), not
+// a server that refuses every call.
+func checkAuth(e env, cmd string, sf *serveFlags) int {
+	issuer, resource := *sf.authIssuer, *sf.authResource
+	switch {
+	case issuer == "" && resource == "":
+		return exitOK
+	case issuer == "" || resource == "":
+		fmt.Fprintf(e.stderr, "toolc %s: --auth-issuer and --auth-resource go together: give both, or neither\n", cmd)
+		return exitUsage
+	case *sf.token != "":
+		fmt.Fprintf(e.stderr, "toolc %s: --auth-issuer and --token (or $TOOLC_TOKEN) are two ways to guard the server; give one of them\n", cmd)
+		return exitUsage
+	case *sf.stdio:
+		fmt.Fprintf(e.stderr, "toolc %s: --auth-issuer guards the HTTP server; with --stdio the client that starts toolc is the only caller\n", cmd)
+		return exitUsage
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	v, err := oauth.New(ctx, oauth.Config{Issuer: issuer, Resource: resource})
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: --auth-issuer: %v\n", cmd, err)
+		return exitUsage
+	}
+	sf.oauth = v
+	return exitOK
+}
+
+// stateSecret reads the key that seals requestState (--state-key-file,
+// else $TOOLC_STATE_KEY), before anything is compiled or built; nil means
+// the runtime makes one for this process.
+func stateSecret(e env, cmd string, sf serveFlags) ([]byte, int) {
+	secret, err := reqstate.LoadSecret(*sf.stateKey, os.Getenv("TOOLC_STATE_KEY"))
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	return secret, exitOK
 }
 
 // checkExposure refuses to serve, without a token, an address that other
@@ -77,7 +129,7 @@ func addServeFlags(fs interface {
 // reaches it could call every tool. It runs before anything is compiled or
 // built, so that the mistake costs nothing.
 func checkExposure(e env, cmd string, sf serveFlags) int {
-	if *sf.stdio || *sf.token != "" {
+	if *sf.stdio || *sf.token != "" || *sf.authIssuer != "" {
 		return exitOK
 	}
 	exposed, err := runtime.Exposed(context.Background(), *sf.addr)
@@ -105,7 +157,14 @@ func runServe(e env, args []string) int {
 	if !ok {
 		return status
 	}
+	if status := checkAuth(e, "serve", &sf); status != exitOK {
+		return status
+	}
 	if status := checkExposure(e, "serve", sf); status != exitOK {
+		return status
+	}
+	secret, status := stateSecret(e, "serve", sf)
+	if status != exitOK {
 		return status
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
@@ -115,7 +174,7 @@ func runServe(e env, args []string) int {
 	if cat == nil {
 		return status
 	}
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
 	running, status := startHandlers(ctx, e, "serve", cat, base)
 	if running == nil {
 		return status
@@ -130,7 +189,7 @@ func runServe(e env, args []string) int {
 	}
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see runtime.MCPOptions.ListTTL).
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL})
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
 	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
 }
 
@@ -170,7 +229,7 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 		}
 	}
 	handler := runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{
-		Token: *sf.token, AllowedOrigins: origins, Stateless: *sf.stateless, Logger: logger(e),
+		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Stateless: *sf.stateless, Logger: logger(e),
 		MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle,
 	})
 	ln, err := net.Listen("tcp", *sf.addr)
@@ -272,6 +331,12 @@ func startHandlers(ctx context.Context, e env, cmd string, cat *catalog.Catalog,
 		return nil, exitFail
 	}
 	return ps, exitOK
+}
+
+// auditLogger writes the audit lines of OAuth calls on stderr, whatever
+// TOOLC_DEBUG says.
+func auditLogger(e env) *slog.Logger {
+	return slog.New(slog.NewTextHandler(e.stderr, nil))
 }
 
 func logger(e env) *slog.Logger {

@@ -24,11 +24,14 @@ func (s server) Describe(context.Context, *pb.DescribeRequest) (*pb.DescribeResp
 	return &pb.DescribeResponse{Tools: []string{"say"}, ProtocolVersion: int32(s.version)}, nil
 }
 
-// Call answers with the arguments as text, no decoding.
+// Call answers with the arguments as text, no decoding, and a second
+// block "input" when the host sent an Input (protocol version 3).
 func (server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
-	return stream.Send(&pb.CallEvent{Event: &pb.CallEvent_Result{Result: &pb.Result{
-		Content: []*pb.Content{{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: string(req.ArgumentsJson)}}}},
-	}}})
+	res := &pb.Result{Content: []*pb.Content{{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: string(req.ArgumentsJson)}}}}}
+	if req.Input != nil {
+		res.Content = append(res.Content, &pb.Content{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: "input"}}})
+	}
+	return stream.Send(&pb.CallEvent{Event: &pb.CallEvent_Result{Result: res}})
 }
 
 type grpcPlugin struct {

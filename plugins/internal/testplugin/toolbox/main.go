@@ -27,6 +27,22 @@ func main() {
 		plugins.Handle("echo", func(ctx context.Context, req echoReq) (*plugins.Result, error) {
 			return plugins.JSON(map[string]any{"req": req, "call_id": plugins.CallID(ctx)})
 		}),
+		plugins.Handle("ask", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			// Three questions in one round; the handler returns the
+			// first error, and the call ends with every question asked.
+			form := plugins.Form{Message: "Your name?", Schema: []byte(`{"type":"object","properties":{"name":{"type":"string"}}}`)}
+			who, err1 := plugins.Elicit(ctx, "name", form)
+			poem, err2 := plugins.Sample(ctx, "poem", plugins.SampleRequest{Messages: []plugins.SamplingMessage{plugins.UserText("A haiku")}, MaxTokens: 20})
+			roots, err3 := plugins.Roots(ctx, "dirs")
+			if err := errors.Join(err1, err2, err3); err != nil {
+				return nil, err
+			}
+			var v struct{ Name string }
+			if err := who.Decode(&v); err != nil {
+				return nil, err
+			}
+			return plugins.Text(fmt.Sprintf("name=%s poem=%s roots=%d %s", v.Name, poem.Text(), len(roots), roots[0].URI)), nil
+		}),
 		plugins.Handle("say", func(_ context.Context, req struct{ Message string }) (*plugins.Result, error) {
 			return plugins.Text(req.Message), nil
 		}),

@@ -1,0 +1,138 @@
+package reqstate
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"os"
+	"strings"
+	"testing"
+	"time"
+)
+
+func mustKey(t *testing.T, secret string) *Key {
+	t.Helper()
+	k, err := NewKey([]byte(secret))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return k
+}
+
+const secretA = "0123456789abcdef0123456789abcdef-a"
+
+func TestRoundTrip(t *testing.T) {
+	k := mustKey(t, secretA)
+	now := time.Unix(1_800_000_000, 0)
+	args := ArgsDigest(json.RawMessage(`{"b":1,"a":"x"}`))
+	in := &State{Tool: "svc_tool", Args: args, Expires: now.Add(time.Minute).Unix(),
+		Asked:   []Question{{ID: "q", Method: "elicitation/create", Params: []byte{1, 2}}},
+		Answers: []Answer{{ID: "p", Params: []byte{3}, Result: json.RawMessage(`{"action":"accept"}`)}}}
+	token, err := k.Seal(in)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(token, "accept") || strings.Contains(token, "svc_tool") {
+		t.Errorf("the state is readable: %s", token)
+	}
+	// Another replica with the same secret opens it, and key order or
+	// spacing in the arguments does not matter.
+	out, err := mustKey(t, secretA).Open(token, "svc_tool", ArgsDigest(json.RawMessage(`{ "a":"x", "b":1 }`)), now)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if out.Tool != in.Tool || len(out.Asked) != 1 || out.Asked[0].ID != "q" || string(out.Answers[0].Result) != `{"action":"accept"}` {
+		t.Errorf("opened %+v, sealed %+v", out, in)
+	}
+}
+
+func TestOpenRefuses(t *testing.T) {
+	k := mustKey(t, secretA)
+	now := time.Unix(1_800_000_000, 0)
+	args := ArgsDigest(json.RawMessage(`{"n":1}`))
+	good, err := k.Seal(&State{Tool: "t", Args: args, Expires: now.Add(time.Minute).Unix()})
+	if err != nil {
+		t.Fatal(err)
+	}
+	other, _ := mustKey(t, "another secret of thirty-two bytes or more").Seal(&State{Tool: "t", Args: args, Expires: now.Add(time.Minute).Unix()})
+	flipped := []byte(good)
+	// Another base64 letter in the middle: still decodes, no longer opens.
+	if flipped[len(flipped)/2] == 'A' {
+		flipped[len(flipped)/2] = 'B'
+	} else {
+		flipped[len(flipped)/2] = 'A'
+	}
+	for _, tc := range []struct {
+		name, token, tool string
+		args              []byte
+		at                time.Time
+		want              error
+	}{
+		{"tampered suffix", good + "-TAMPERED", "t", args, now, ErrForged},
+		{"one byte changed", string(flipped), "t", args, now, ErrForged},
+		{"another key", other, "t", args, now, ErrForged},
+		{"expired", good, "t", args, now.Add(time.Minute), ErrExpired},
+		{"another tool", good, "u", args, now, ErrMismatch},
+		{"other arguments", good, "t", ArgsDigest(json.RawMessage(`{"n":2}`)), now, ErrMismatch},
+		{"too large", "v1." + strings.Repeat("A", MaxSize), "t", args, now, ErrTooLarge},
+		{"no version", strings.TrimPrefix(good, "v1."), "t", args, now, ErrFormat},
+		{"empty body", "v1.", "t", args, now, ErrFormat},
+		{"short", "v1.AAAA", "t", args, now, ErrFormat},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			s, err := k.Open(tc.token, tc.tool, tc.args, tc.at)
+			if !errors.Is(err, tc.want) || !errors.Is(err, ErrInvalid) || s != nil {
+				t.Errorf("Open = %v, %v; want %v", s, err, tc.want)
+			}
+		})
+	}
+}
+
+func TestSealBoundsSize(t *testing.T) {
+	k := mustKey(t, secretA)
+	big := json.RawMessage(`"` + strings.Repeat("x", MaxSize) + `"`)
+	_, err := k.Seal(&State{Tool: "t", Answers: []Answer{{ID: "a", Result: big}}})
+	if err == nil || !strings.Contains(err.Error(), "over the limit") {
+		t.Errorf("Seal of a state over MaxSize = %v", err)
+	}
+}
+
+func TestNewKeyNeedsALongSecret(t *testing.T) {
+	if _, err := NewKey([]byte("short")); err == nil {
+		t.Error("NewKey accepted a 5-byte secret")
+	}
+	a, b := GenerateSecret(), GenerateSecret()
+	if len(a) != MinSecret || bytes.Equal(a, b) {
+		t.Errorf("GenerateSecret = %x, %x", a, b)
+	}
+}
+
+func TestArgsDigestKeepsLargeNumbers(t *testing.T) {
+	// 2^53+1 and 2^53 are one float64; as arguments they differ.
+	if bytes.Equal(ArgsDigest(json.RawMessage(`{"n":9007199254740993}`)), ArgsDigest(json.RawMessage(`{"n":9007199254740992}`))) {
+		t.Error("two different integers digest the same")
+	}
+}
+
+func TestLoadSecret(t *testing.T) {
+	dir := t.TempDir()
+	good := dir + "/good.key"
+	short := dir + "/short.key"
+	os.WriteFile(good, []byte("  "+secretA+"\n"), 0o600)
+	os.WriteFile(short, []byte("tiny\n"), 0o600)
+	for _, tc := range []struct {
+		file, env, want, err string
+	}{
+		{"", "", "", ""},
+		{"", secretA, secretA, ""},
+		{good, "ignored when a file is given", secretA, ""},
+		{short, secretA, "", "fewer than 32"},
+		{"", "tiny", "", "$TOOLC_STATE_KEY has 4 bytes"},
+		{dir + "/missing.key", "", "", "no such file"},
+	} {
+		got, err := LoadSecret(tc.file, tc.env)
+		if string(got) != tc.want || (err == nil) != (tc.err == "") || err != nil && !strings.Contains(err.Error(), tc.err) {
+			t.Errorf("LoadSecret(%q, %q) = %q, %v; want %q, %q", tc.file, tc.env, got, err, tc.want, tc.err)
+		}
+	}
+}

@@ -1,0 +1,310 @@
+// Package oauth makes toolc an OAuth 2.1 resource server, as the MCP
+// authorization spec (2026-07-28) asks of an HTTP server that guards its
+// tools: it discovers the authorization server's metadata (RFC 8414, or
+// OpenID Connect discovery), keeps the keys of its jwks_uri, validates JWT
+// access tokens (RFC 9068) against them with the audience bound to this
+// resource (RFC 8707), and publishes the resource's own metadata (RFC
+// 9728) and the challenges that point clients at it.
+//
+// JOSE is go-jose (github.com/go-jose/go-jose/v4): maintained, audited,
+// and what Go's OIDC stacks (coreos/go-oidc, zitadel/oidc, Hydra) verify
+// tokens with, so that no signature code is written here. Discovery is
+// go-sdk's, which MCP clients already use against the same servers.
+package oauth
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"net/url"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/auth"
+)
+
+// Config configures a Verifier.
+type Config struct {
+	// Issuer is the authorization server's issuer identifier, such as
+	// https://auth.example.com. Tokens must carry it as iss.
+	Issuer string
+	// Resource is this server's resource identifier, the URL clients
+	// connect to, such as https://tools.example.com/mcp. Tokens must
+	// name it in aud.
+	Resource string
+	// HTTPClient fetches the metadata and the keys; nil means a client
+	// with a 10-second timeout.
+	HTTPClient *http.Client
+	// Leeway is the clock skew allowed on exp, nbf and iat; 0 means
+	// DefaultLeeway.
+	Leeway time.Duration
+	// MinRefresh is the least time between two fetches of the keys: a
+	// token with an unknown kid refetches them at most that often, so
+	// that tokens with made-up kids cannot make the server hammer the
+	// authorization server. 0 means DefaultMinRefresh.
+	MinRefresh time.Duration
+	// Now returns the time; nil means time.Now.
+	Now func() time.Time
+}
+
+const (
+	// DefaultLeeway is the clock skew allowed on a token's times.
+	DefaultLeeway = 30 * time.Second
+	// DefaultMinRefresh is the least time between two fetches of the
+	// keys.
+	DefaultMinRefresh = 30 * time.Second
+)
+
+// algorithms are the signature algorithms accepted. "none" and the HMAC
+// algorithms are not among them: an HMAC token "signed" with the public
+// key as its secret would otherwise pass.
+var algorithms = []jose.SignatureAlgorithm{
+	jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512,
+	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
+}
+
+// Caller is who a valid access token speaks for.
+type Caller struct {
+	// Subject is the token's sub: the user, or the client itself in the
+	// client credentials flow.
+	Subject string
+	// ClientID is the OAuth client the token was issued to (client_id,
+	// or azp).
+	ClientID string
+	// Scopes are the token's scopes.
+	Scopes []string
+	// Expiry is the token's exp.
+	Expiry time.Time
+}
+
+// Has reports whether the caller's token grants scope.
+func (c *Caller) Has(scope string) bool {
+	return c != nil && slices.Contains(c.Scopes, scope)
+}
+
+// Missing returns the scopes of need that the caller's token lacks.
+func (c *Caller) Missing(need []string) []string {
+	var out []string
+	for _, s := range need {
+		if !c.Has(s) {
+			out = append(out, s)
+		}
+	}
+	return out
+}
+
+// Verifier validates access tokens for one resource.
+type Verifier struct {
+	cfg     Config
+	jwksURI string
+
+	keys atomic.Pointer[jose.JSONWebKeySet]
+	// mu serializes fetches of the keys; fetched is when the last one
+	// started, under mu.
+	mu      sync.Mutex
+	fetched time.Time
+}
+
+// InvalidTokenError says why a token was refused. Its text goes to the
+// client as error_description.
+type InvalidTokenError struct{ Reason string }
+
+func (e *InvalidTokenError) Error() string { return "invalid token: " + e.Reason }
+
+// New discovers the issuer's metadata and fetches its keys. An issuer that
+// cannot be reached, or whose metadata has no jwks_uri, is an error: a
+// server that starts without keys could refuse every call.
+func New(ctx context.Context, cfg Config) (*Verifier, error) {
+	if cfg.HTTPClient == nil {
+		cfg.HTTPClient = &http.Client{Timeout: 10 * time.Second}
+	}
+	if cfg.Leeway == 0 {
+		cfg.Leeway = DefaultLeeway
+	}
+	if cfg.MinRefresh == 0 {
+		cfg.MinRefresh = DefaultMinRefresh
+	}
+	if cfg.Now == nil {
+		cfg.Now = time.Now
+	}
+	if u, err := url.Parse(cfg.Issuer); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") {
+		return nil, fmt.Errorf("issuer %q is not an http or https URL", cfg.Issuer)
+	}
+	if u, err := url.Parse(cfg.Resource); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.Fragment != "" {
+		return nil, fmt.Errorf("resource %q is not an http or https URL without a fragment (RFC 8707)", cfg.Resource)
+	}
+	meta, err := auth.GetAuthServerMetadata(ctx, cfg.Issuer, cfg.HTTPClient)
+	if err != nil {
+		return nil, fmt.Errorf("issuer %s: %v", cfg.Issuer, err)
+	}
+	if meta == nil {
+		return nil, fmt.Errorf("issuer %s publishes no metadata at /.well-known/oauth-authorization-server or /.well-known/openid-configuration", cfg.Issuer)
+	}
+	if meta.JWKSURI == "" {
+		return nil, fmt.Errorf("issuer %s: its metadata has no jwks_uri, so its tokens cannot be verified", cfg.Issuer)
+	}
+	v := &Verifier{cfg: cfg, jwksURI: meta.JWKSURI}
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if err := v.fetchLocked(ctx); err != nil {
+		return nil, fmt.Errorf("issuer %s: %v", cfg.Issuer, err)
+	}
+	return v, nil
+}
+
+// Issuer returns the issuer that tokens must come from.
+func (v *Verifier) Issuer() string { return v.cfg.Issuer }
+
+// Resource returns the resource identifier that tokens must name.
+func (v *Verifier) Resource() string { return v.cfg.Resource }
+
+// fetchLocked replaces the keys with those at jwks_uri. On failure the old
+// keys stay: a server keeps serving through an outage of its
+// authorization server.
+func (v *Verifier) fetchLocked(ctx context.Context) error {
+	v.fetched = v.cfg.Now()
+	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.jwksURI, nil)
+	if err != nil {
+		return fmt.Errorf("jwks_uri %q: %v", v.jwksURI, err)
+	}
+	resp, err := v.cfg.HTTPClient.Do(req)
+	if err != nil {
+		return fmt.Errorf("fetching the keys: %v", err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("fetching the keys from %s: %s", v.jwksURI, resp.Status)
+	}
+	var set jose.JSONWebKeySet
+	if err := json.NewDecoder(io.LimitReader(resp.Body, 1<<20)).Decode(&set); err != nil {
+		return fmt.Errorf("the keys at %s: %v", v.jwksURI, err)
+	}
+	// Only public signing keys: a symmetric key in a JWKS must never
+	// verify anything.
+	set.Keys = slices.DeleteFunc(set.Keys, func(k jose.JSONWebKey) bool {
+		return !k.Valid() || !k.IsPublic() || k.Use == "enc"
+	})
+	if len(set.Keys) == 0 {
+		return fmt.Errorf("the key set at %s has no public signing key", v.jwksURI)
+	}
+	v.keys.Store(&set)
+	return nil
+}
+
+// refresh refetches the keys for a kid that is not among them, unless
+// they were fetched less than MinRefresh ago. It reports whether the keys
+// were fetched (by this call or by one it waited for).
+func (v *Verifier) refresh(ctx context.Context, before *jose.JSONWebKeySet) bool {
+	v.mu.Lock()
+	defer v.mu.Unlock()
+	if v.keys.Load() != before {
+		return true // another caller fetched them while this one waited
+	}
+	if v.cfg.Now().Sub(v.fetched) < v.cfg.MinRefresh {
+		return false
+	}
+	return v.fetchLocked(ctx) == nil
+}
+
+// Verify validates an access token and returns its caller, or an
+// *InvalidTokenError.
+func (v *Verifier) Verify(ctx context.Context, raw string) (*Caller, error) {
+	tok, err := jwt.ParseSigned(raw, algorithms)
+	if err != nil {
+		return nil, &InvalidTokenError{fmt.Sprintf("not a JWT signed with an accepted algorithm (%v)", err)}
+	}
+	if len(tok.Headers) != 1 {
+		return nil, &InvalidTokenError{"a JWT has exactly one signature"}
+	}
+	h := tok.Headers[0]
+	if typ, _ := h.ExtraHeaders[jose.HeaderType].(string); typ != "" && !strings.EqualFold(typ, "at+jwt") && !strings.EqualFold(typ, "application/at+jwt") && !strings.EqualFold(typ, "jwt") {
+		// RFC 9068 asks for at+jwt; many servers still send JWT. Any
+		// other type (an ID token's, a logout token's) is not an access
+		// token.
+		return nil, &InvalidTokenError{fmt.Sprintf("typ %q is not an access token's", typ)}
+	}
+	var claims struct {
+		jwt.Claims
+		Scope    string   `json:"scope"`
+		SCP      []string `json:"scp"`
+		ClientID string   `json:"client_id"`
+		AZP      string   `json:"azp"`
+	}
+	keys := v.keys.Load()
+	if err := verifyWith(tok, h, keys, &claims); err != nil {
+		if !errors.Is(err, errUnknownKey) || !v.refresh(ctx, keys) {
+			return nil, &InvalidTokenError{err.Error()}
+		}
+		if err := verifyWith(tok, h, v.keys.Load(), &claims); err != nil {
+			return nil, &InvalidTokenError{err.Error()}
+		}
+	}
+	if claims.Expiry == nil {
+		return nil, &InvalidTokenError{"the token has no exp"}
+	}
+	err = claims.ValidateWithLeeway(jwt.Expected{
+		Issuer:      v.cfg.Issuer,
+		AnyAudience: jwt.Audience{v.cfg.Resource},
+		Time:        v.cfg.Now(),
+	}, v.cfg.Leeway)
+	switch {
+	case errors.Is(err, jwt.ErrInvalidIssuer):
+		return nil, &InvalidTokenError{fmt.Sprintf("issued by %q, not %q", claims.Issuer, v.cfg.Issuer)}
+	case errors.Is(err, jwt.ErrInvalidAudience):
+		return nil, &InvalidTokenError{fmt.Sprintf("audience %q does not include this resource, %q", []string(claims.Audience), v.cfg.Resource)}
+	case errors.Is(err, jwt.ErrExpired):
+		return nil, &InvalidTokenError{"the token expired"}
+	case err != nil:
+		return nil, &InvalidTokenError{err.Error()}
+	}
+	c := &Caller{Subject: claims.Subject, ClientID: cmpOr(claims.ClientID, claims.AZP), Expiry: claims.Expiry.Time()}
+	c.Scopes = strings.Fields(claims.Scope)
+	if len(c.Scopes) == 0 {
+		c.Scopes = claims.SCP
+	}
+	return c, nil
+}
+
+var errUnknownKey = errors.New("signed with a key that the issuer does not publish")
+
+// verifyWith checks the signature with the key the header names (or, with
+// no kid, each key of the set) and decodes the claims.
+func verifyWith(tok *jwt.JSONWebToken, h jose.Header, keys *jose.JSONWebKeySet, out any) error {
+	var candidates []jose.JSONWebKey
+	if h.KeyID != "" {
+		candidates = keys.Key(h.KeyID)
+	} else {
+		candidates = keys.Keys
+	}
+	if len(candidates) == 0 {
+		return errUnknownKey
+	}
+	var err error
+	for _, k := range candidates {
+		if k.Algorithm != "" && k.Algorithm != h.Algorithm {
+			err = fmt.Errorf("key %q is for %s, the token is signed with %s", k.KeyID, k.Algorithm, h.Algorithm)
+			continue
+		}
+		if err = tok.Claims(k.Key, out); err == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("bad signature: %v", err)
+}
+
+func cmpOr(a, b string) string {
+	if a != "" {
+		return a
+	}
+	return b
+}

@@ -1,0 +1,334 @@
+package oauth_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"crypto/x509"
+	"encoding/base64"
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+
+	"github.com/toolc/toolc/oauth"
+)
+
+// Issuer is a minimal authorization server on 127.0.0.1: RFC 8414
+// metadata and a JWKS whose keys the test rotates, and keys to sign
+// tokens with. It mints no tokens over HTTP; the tests sign them.
+type Issuer struct {
+	URL     string
+	srv     *httptest.Server
+	mu      sync.Mutex
+	public  []jose.JSONWebKey
+	fetches atomic.Int32
+	down    atomic.Bool
+}
+
+func NewIssuer(t testing.TB) *Issuer {
+	iss := &Issuer{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"issuer":                           iss.URL,
+			"authorization_endpoint":           iss.URL + "/authorize",
+			"token_endpoint":                   iss.URL + "/token",
+			"jwks_uri":                         iss.URL + "/jwks",
+			"response_types_supported":         []string{"code"},
+			"code_challenge_methods_supported": []string{"S256"},
+		})
+	})
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+		iss.fetches.Add(1)
+		if iss.down.Load() {
+			http.Error(w, "down", http.StatusServiceUnavailable)
+			return
+		}
+		iss.mu.Lock()
+		defer iss.mu.Unlock()
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: iss.public})
+	})
+	iss.srv = httptest.NewServer(mux)
+	iss.URL = iss.srv.URL
+	t.Cleanup(iss.srv.Close)
+	return iss
+}
+
+// Key is a signing key and the JWK the issuer publishes for it.
+type Key struct {
+	priv any
+	alg  jose.SignatureAlgorithm
+	kid  string
+	pub  any
+}
+
+func newRSA(t testing.TB, kid string) *Key {
+	k, err := rsa.GenerateKey(rand.Reader, 2048)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Key{priv: k, alg: jose.RS256, kid: kid, pub: &k.PublicKey}
+}
+
+func newEC(t testing.TB, kid string) *Key {
+	k, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return &Key{priv: k, alg: jose.ES256, kid: kid, pub: &k.PublicKey}
+}
+
+func (iss *Issuer) Publish(keys ...*Key) {
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	iss.public = nil
+	for _, k := range keys {
+		iss.public = append(iss.public, jose.JSONWebKey{Key: k.pub, KeyID: k.kid, Algorithm: string(k.alg), Use: "sig"})
+	}
+}
+
+// Claims are a token's claims; Token fills in what is left zero.
+type Claims struct {
+	Sub, ClientID, Scope, Iss string
+	Aud                       []string
+	Exp, Nbf                  time.Time
+	NoExp                     bool
+}
+
+func (iss *Issuer) Token(t testing.TB, k *Key, c Claims) string {
+	t.Helper()
+	opts := (&jose.SignerOptions{}).WithType("at+jwt").WithHeader(jose.HeaderKey("kid"), k.kid)
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: k.priv}, opts)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sign(t, signer, iss.claims(c))
+}
+
+func (iss *Issuer) claims(c Claims) map[string]any {
+	if c.Iss == "" {
+		c.Iss = iss.URL
+	}
+	if c.Aud == nil {
+		c.Aud = []string{resource}
+	}
+	if c.Exp.IsZero() {
+		c.Exp = time.Now().Add(time.Hour)
+	}
+	m := map[string]any{"iss": c.Iss, "aud": c.Aud, "sub": c.Sub, "client_id": c.ClientID, "scope": c.Scope, "iat": time.Now().Unix()}
+	if !c.NoExp {
+		m["exp"] = c.Exp.Unix()
+	}
+	if !c.Nbf.IsZero() {
+		m["nbf"] = c.Nbf.Unix()
+	}
+	return m
+}
+
+func sign(t testing.TB, signer jose.Signer, claims any) string {
+	t.Helper()
+	raw, err := jwt.Signed(signer).Claims(claims).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+const resource = "http://127.0.0.1:8931/mcp"
+
+func newVerifier(t testing.TB, iss *Issuer, minRefresh time.Duration) *oauth.Verifier {
+	t.Helper()
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.URL, Resource: resource, MinRefresh: minRefresh})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return v
+}
+
+func TestVerify(t *testing.T) {
+	iss := NewIssuer(t)
+	rsaKey, ecKey, stranger := newRSA(t, "r1"), newEC(t, "e1"), newRSA(t, "r1")
+	iss.Publish(rsaKey, ecKey)
+	v := newVerifier(t, iss, time.Hour)
+
+	// HS256 "signed" with the RSA public key as the HMAC secret: the
+	// classic key-confusion attack.
+	der, _ := x509.MarshalPKIXPublicKey(rsaKey.pub)
+	hs, _ := jose.NewSigner(jose.SigningKey{Algorithm: jose.HS256, Key: der}, (&jose.SignerOptions{}).WithHeader("kid", "r1"))
+	// alg none, written out by hand: go-jose will not make one.
+	b64 := base64.RawURLEncoding.EncodeToString
+	payload, _ := json.Marshal(iss.claims(Claims{Sub: "mallory", Scope: "orders:read"}))
+	none := b64([]byte(`{"alg":"none","kid":"r1"}`)) + "." + b64(payload) + "."
+
+	tests := []struct {
+		name, token, err string
+	}{
+		{"RS256", iss.Token(t, rsaKey, Claims{Sub: "alice", ClientID: "app", Scope: "orders:read orders:write"}), ""},
+		{"ES256", iss.Token(t, ecKey, Claims{Sub: "bob", Scope: "orders:read"}), ""},
+		{"expired", iss.Token(t, rsaKey, Claims{Sub: "alice", Exp: time.Now().Add(-time.Minute)}), "the token expired"},
+		{"expired within the leeway", iss.Token(t, rsaKey, Claims{Sub: "alice", Exp: time.Now().Add(-5 * time.Second)}), ""},
+		{"not yet valid", iss.Token(t, rsaKey, Claims{Sub: "alice", Nbf: time.Now().Add(time.Minute)}), "not valid yet"},
+		{"no exp", iss.Token(t, rsaKey, Claims{Sub: "alice", NoExp: true}), "no exp"},
+		{"wrong audience", iss.Token(t, rsaKey, Claims{Sub: "alice", Aud: []string{"http://127.0.0.1:9999/mcp"}}), "does not include this resource"},
+		{"audience among others", iss.Token(t, rsaKey, Claims{Sub: "alice", Aud: []string{"other", resource}}), ""},
+		{"wrong issuer", iss.Token(t, rsaKey, Claims{Sub: "alice", Iss: "http://127.0.0.1:1"}), "issued by"},
+		{"bad signature", iss.Token(t, stranger, Claims{Sub: "alice"}), "bad signature"},
+		{"tampered payload", tamper(iss.Token(t, rsaKey, Claims{Sub: "alice", Scope: "orders:read"})), "bad signature"},
+		{"alg none", none, "accepted algorithm"},
+		{"HS256 with the public key as secret", sign(t, hs, iss.claims(Claims{Sub: "mallory"})), "accepted algorithm"},
+		{"not a JWT", "opaque-token", "not a JWT"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			c, err := v.Verify(context.Background(), tt.token)
+			switch {
+			case tt.err == "" && err != nil:
+				t.Fatalf("refused: %v", err)
+			case tt.err != "" && err == nil:
+				t.Fatalf("accepted, as %+v; want an error containing %q", c, tt.err)
+			case tt.err != "" && !strings.Contains(err.Error(), tt.err):
+				t.Fatalf("error %q, want it to contain %q", err, tt.err)
+			}
+		})
+	}
+	c, err := v.Verify(context.Background(), tests[0].token)
+	if err != nil || c.Subject != "alice" || c.ClientID != "app" || !c.Has("orders:write") || c.Has("orders") {
+		t.Errorf("caller %+v, %v", c, err)
+	}
+}
+
+// tamper changes the payload's scope without re-signing.
+func tamper(tok string) string {
+	parts := strings.Split(tok, ".")
+	p, _ := base64.RawURLEncoding.DecodeString(parts[1])
+	p = []byte(strings.Replace(string(p), "orders:read", "orders:admn", 1))
+	parts[1] = base64.RawURLEncoding.EncodeToString(p)
+	return strings.Join(parts, ".")
+}
+
+// TestRotation: a token signed with a key the server has not seen makes it
+// refetch the keys, at most once per MinRefresh; through an outage of the
+// issuer the cached keys go on verifying.
+func TestRotation(t *testing.T) {
+	iss := NewIssuer(t)
+	old, next, forged := newRSA(t, "2026-01"), newEC(t, "2026-02"), newRSA(t, "made-up")
+	iss.Publish(old)
+	v := newVerifier(t, iss, 200*time.Millisecond)
+	if n := iss.fetches.Load(); n != 1 {
+		t.Fatalf("%d fetches at start, want 1", n)
+	}
+	iss.Publish(old, next)
+	if _, err := v.Verify(context.Background(), iss.Token(t, next, Claims{Sub: "a"})); err == nil {
+		t.Fatal("a new kid right after the first fetch verified without a refetch")
+	}
+	if n := iss.fetches.Load(); n != 1 {
+		t.Fatalf("%d fetches, want 1: an unknown kid refetched within MinRefresh", n)
+	}
+	time.Sleep(250 * time.Millisecond)
+	// Many callers with the new key at once: one fetch serves them all.
+	var wg sync.WaitGroup
+	var failed atomic.Int32
+	tok := iss.Token(t, next, Claims{Sub: "a"})
+	for range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			if _, err := v.Verify(context.Background(), tok); err != nil {
+				failed.Add(1)
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 0 || iss.fetches.Load() != 2 {
+		t.Fatalf("%d of 20 refused, %d fetches; want 0 and 2", failed.Load(), iss.fetches.Load())
+	}
+	// Made-up kids cannot make it hammer the issuer.
+	for range 50 {
+		v.Verify(context.Background(), iss.Token(t, forged, Claims{Sub: "m"}))
+	}
+	if n := iss.fetches.Load(); n > 3 {
+		t.Fatalf("%d fetches after 50 tokens with a made-up kid, want at most 3", n)
+	}
+	// Outage: cached keys still verify, and a failed refetch keeps them.
+	iss.down.Store(true)
+	time.Sleep(250 * time.Millisecond)
+	v.Verify(context.Background(), iss.Token(t, forged, Claims{Sub: "m"}))
+	if _, err := v.Verify(context.Background(), iss.Token(t, old, Claims{Sub: "a"})); err != nil {
+		t.Fatalf("cached key refused during an outage: %v", err)
+	}
+}
+
+func TestNewUnreachable(t *testing.T) {
+	iss := NewIssuer(t)
+	iss.Publish(newRSA(t, "k"))
+	url := iss.URL
+	iss.srv.Close()
+	_, err := oauth.New(context.Background(), oauth.Config{Issuer: url, Resource: resource})
+	if err == nil || !strings.Contains(err.Error(), url) {
+		t.Fatalf("New with an unreachable issuer: %v", err)
+	}
+	for _, bad := range []oauth.Config{{Issuer: "not a url", Resource: resource}, {Issuer: url, Resource: "/mcp"}} {
+		if _, err := oauth.New(context.Background(), bad); err == nil {
+			t.Errorf("New(%+v) = nil error", bad)
+		}
+	}
+}
+
+func TestMiddleware(t *testing.T) {
+	iss := NewIssuer(t)
+	k := newRSA(t, "k")
+	iss.Publish(k)
+	v := newVerifier(t, iss, time.Hour)
+	h := v.Middleware(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Write([]byte(oauth.CallerFrom(r.Context()).Subject))
+	}))
+	meta := `resource_metadata="http://127.0.0.1:8931/.well-known/oauth-protected-resource/mcp"`
+	for _, tt := range []struct {
+		name, auth string
+		status     int
+		challenge  string
+	}{
+		{"no token", "", 401, "Bearer " + meta},
+		{"basic", "Basic YTpi", 401, "Bearer " + meta},
+		{"expired", "Bearer " + iss.Token(t, k, Claims{Sub: "a", Exp: time.Now().Add(-time.Hour)}), 401, "Bearer " + meta + `, error="invalid_token", error_description="invalid token: the token expired"`},
+		{"valid", "Bearer " + iss.Token(t, k, Claims{Sub: "alice"}), 200, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			r := httptest.NewRequest("POST", "/mcp", nil)
+			if tt.auth != "" {
+				r.Header.Set("Authorization", tt.auth)
+			}
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, r)
+			if w.Code != tt.status || w.Header().Get("WWW-Authenticate") != tt.challenge {
+				t.Errorf("%d %q, want %d %q", w.Code, w.Header().Get("WWW-Authenticate"), tt.status, tt.challenge)
+			}
+			if tt.status == 200 && w.Body.String() != "alice" {
+				t.Errorf("handler saw caller %q", w.Body.String())
+			}
+		})
+	}
+	w := httptest.NewRecorder()
+	v.InsufficientScope(w, []string{"orders:read", "orders:write"}, "tool needs orders:write")
+	if got := w.Header().Get("WWW-Authenticate"); w.Code != 403 || !strings.HasPrefix(got, `Bearer error="insufficient_scope", scope="orders:read orders:write", `+meta) {
+		t.Errorf("insufficient scope: %d %q", w.Code, got)
+	}
+	w = httptest.NewRecorder()
+	v.MetadataHandler(func() []string { return []string{"orders:read"} }).ServeHTTP(w, httptest.NewRequest("GET", oauth.MetadataPath+"/mcp", nil))
+	var m oauth.Metadata
+	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || m.Resource != resource || len(m.AuthorizationServers) != 1 || m.AuthorizationServers[0] != iss.URL || len(m.ScopesSupported) != 1 {
+		t.Errorf("metadata %s: %v", w.Body, err)
+	}
+}

@@ -1,0 +1,291 @@
+package runtime
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/jsonschema-go/jsonschema"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/internal/reqstate"
+	"github.com/toolc/toolc/plugins"
+)
+
+// A handler's questions (plugins.Elicit, Sample, Roots) reach the client
+// in one of two ways, and in both the handler runs again, from the top,
+// with the answers it has (see package plugins):
+//
+//   - a 2026-07-28 request gets an InputRequiredResult: the questions, and
+//     a requestState sealed under the server's key that remembers which
+//     questions were asked and the answers of earlier rounds. Nothing is
+//     kept in the process, so the client's next round may reach any
+//     replica that shares the key.
+//   - a request of an older revision, in a session, is answered over the
+//     session (elicitation/create, sampling/createMessage, roots/list)
+//     while the call waits, and the handler runs again in the same call.
+
+// DefaultStateTTL is how long a requestState is accepted, when
+// MCPOptions.StateTTL is zero: long enough for a person to fill in a form.
+const DefaultStateTTL = 10 * time.Minute
+
+// maxRelayRounds bounds the rounds of one call of a legacy session: a
+// handler that asks again after every answer is not waiting for its
+// client any more.
+const maxRelayRounds = 8
+
+// asker carries a server's state key to its tool handlers.
+type asker struct {
+	key *reqstate.Key
+	ttl time.Duration
+	now func() time.Time
+}
+
+func newAsker(opts MCPOptions, logger *slog.Logger) *asker {
+	secret := opts.StateSecret
+	if secret == nil {
+		secret = reqstate.GenerateSecret()
+	}
+	key, err := reqstate.NewKey(secret)
+	if err != nil {
+		// cmd/toolc checks the key before it gets here; an embedder who
+		// passes a short one is told, and served under a key of its own.
+		logger.Error("unusable requestState key; using a generated one, which no other replica shares", "error", err)
+		key, _ = reqstate.NewKey(reqstate.GenerateSecret())
+	}
+	ttl := opts.StateTTL
+	if ttl <= 0 {
+		ttl = DefaultStateTTL
+	}
+	return &asker{key: key, ttl: ttl, now: time.Now}
+}
+
+// clientInput is what a client can answer, by its declared capabilities.
+func clientInput(req *mcp.CallToolRequest) *plugins.Input {
+	in := &plugins.Input{}
+	if caps := req.ClientCapabilities(); caps != nil {
+		in.Elicitation = caps.Elicitation != nil
+		in.Sampling = caps.Sampling != nil
+		in.Roots = caps.RootsV2 != nil
+	}
+	return in
+}
+
+// call runs a tool for an MCP request, with as many rounds of questions
+// as the handler needs and the request's revision allows.
+func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, onEvent func(Event)) (*mcp.CallToolResult, error) {
+	in := clientInput(req)
+	if req.ProtocolVersion() >= modernRevision {
+		return s.round(ctx, name, req, args, in, onEvent)
+	}
+	return s.relay(ctx, name, req, args, in, onEvent)
+}
+
+// round serves one round of a 2026-07-28 call: it opens the requestState,
+// hands the handler the answers to the questions that state asked, and
+// answers with the result, or with the next questions and a new state.
+func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(Event)) (*mcp.CallToolResult, error) {
+	var digest []byte
+	if token := req.Params.RequestState; token != "" {
+		digest = reqstate.ArgsDigest(args)
+		st, err := s.ask.key.Open(token, name, digest, s.ask.now())
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+		}
+		in.Answers = answersOf(st, req.Params.InputResponses)
+	}
+	// Answers without a requestState answer nothing this server asked:
+	// they are ignored, as the spec asks of information a server does
+	// not recognize, and the handler asks again.
+	res, err := s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
+	if err != nil {
+		return nil, callError(err)
+	}
+	switch {
+	case res.MissingCapability != "":
+		return nil, missingCapability(res)
+	case len(res.InputRequests) == 0:
+		return ToMCPResult(res), nil
+	}
+	if digest == nil {
+		digest = reqstate.ArgsDigest(args)
+	}
+	next := &reqstate.State{Tool: name, Args: digest, Expires: s.ask.now().Add(s.ask.ttl).Unix()}
+	for _, a := range in.Answers {
+		next.Answers = append(next.Answers, reqstate.Answer{ID: a.ID, Params: a.ParamsSHA256, Result: a.Result})
+	}
+	questions := mcp.InputRequestMap{}
+	for _, q := range res.InputRequests {
+		ir, err := toInputRequest(q)
+		if err != nil {
+			return ToMCPResult(toolError("the handler of %s asked a question MCP cannot carry: %v", name, err)), nil
+		}
+		questions[q.ID] = ir
+		asked := reqstate.Question{ID: q.ID, Method: q.Method, Params: q.ParamsHash()}
+		if p, ok := ir.(*mcp.ElicitParams); ok && p.RequestedSchema != nil {
+			asked.Schema, _ = json.Marshal(p.RequestedSchema)
+		}
+		next.Asked = append(next.Asked, asked)
+	}
+	token, err := s.ask.key.Seal(next)
+	if err != nil {
+		return ToMCPResult(toolError("%s: %v", name, err)), nil
+	}
+	return &mcp.CallToolResult{InputRequests: questions, RequestState: token}, nil
+}
+
+// answersOf returns the answers a round may use: those carried in the
+// state, and the client's answers to the questions the state says were
+// asked, of the kind each question asks for, and for a form, with values
+// that match its schema (as go-sdk checks an answer over a session). Any
+// other answer is one to a question this server never asked, or not an
+// answer to it, and is dropped: the handler asks again.
+func answersOf(st *reqstate.State, responses mcp.InputResponseMap) []plugins.Answer {
+	var out []plugins.Answer
+	for _, a := range st.Answers {
+		out = append(out, plugins.Answer{ID: a.ID, ParamsSHA256: a.Params, Result: a.Result})
+	}
+	for _, q := range st.Asked {
+		r, ok := responses[q.ID]
+		if !ok || !answers(q.Method, r) || !fitsForm(q.Schema, r) {
+			continue
+		}
+		b, err := json.Marshal(r)
+		if err != nil {
+			continue
+		}
+		out = append(out, plugins.Answer{ID: q.ID, ParamsSHA256: q.Params, Result: b})
+	}
+	return out
+}
+
+// answers reports whether r is a result of the question's method.
+func answers(method string, r mcp.InputResponse) bool {
+	switch r.(type) {
+	case *mcp.ElicitResult:
+		return method == plugins.MethodElicit
+	case *mcp.CreateMessageResult, *mcp.CreateMessageWithToolsResult:
+		return method == plugins.MethodCreateMessage
+	case *mcp.ListRootsResult:
+		return method == plugins.MethodListRoots
+	}
+	return false
+}
+
+// fitsForm reports whether an accepted elicitation's values match the
+// form's schema; other answers fit trivially.
+func fitsForm(schema json.RawMessage, r mcp.InputResponse) bool {
+	e, ok := r.(*mcp.ElicitResult)
+	if !ok || len(schema) == 0 || e.Action != "accept" {
+		return true
+	}
+	var s jsonschema.Schema
+	if err := json.Unmarshal(schema, &s); err != nil {
+		return false
+	}
+	resolved, err := s.Resolve(nil)
+	if err != nil {
+		return false
+	}
+	content := map[string]any{}
+	for k, v := range e.Content {
+		content[k] = v
+	}
+	return resolved.Validate(content) == nil
+}
+
+// toInputRequest decodes a handler's question into go-sdk's type.
+func toInputRequest(q plugins.InputRequest) (mcp.InputRequest, error) {
+	var ir mcp.InputRequest
+	switch q.Method {
+	case plugins.MethodElicit:
+		ir = &mcp.ElicitParams{}
+	case plugins.MethodCreateMessage:
+		ir = &mcp.CreateMessageParams{}
+	case plugins.MethodListRoots:
+		ir = &mcp.ListRootsParams{}
+	default:
+		return nil, fmt.Errorf("unknown method %q", q.Method)
+	}
+	if err := json.Unmarshal(q.Params, ir); err != nil {
+		return nil, fmt.Errorf("%s %s: %v", q.Method, q.ID, err)
+	}
+	return ir, nil
+}
+
+// relay serves a call of a legacy session: it asks the client each
+// question over the session and runs the handler again with the answers.
+func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(Event)) (*mcp.CallToolResult, error) {
+	for round := 1; ; round++ {
+		res, err := s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
+		if err != nil {
+			return nil, callError(err)
+		}
+		switch {
+		case res.MissingCapability != "":
+			return nil, missingCapability(res)
+		case len(res.InputRequests) == 0:
+			return ToMCPResult(res), nil
+		case round == maxRelayRounds:
+			return ToMCPResult(toolError("%s asked its client questions in %d rounds without finishing", name, round)), nil
+		}
+		for _, q := range res.InputRequests {
+			answer, err := askSession(ctx, req.Session, q)
+			if err != nil {
+				if ctx.Err() != nil {
+					return nil, ctx.Err()
+				}
+				return ToMCPResult(toolError("%s asked the client (%s %s), which did not answer: %v", name, q.Method, q.ID, err)), nil
+			}
+			in.Answers = append(in.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: answer})
+		}
+	}
+}
+
+// askSession sends one question over a legacy session, and returns the
+// client's answer as JSON.
+func askSession(ctx context.Context, ss *mcp.ServerSession, q plugins.InputRequest) (json.RawMessage, error) {
+	ir, err := toInputRequest(q)
+	if err != nil {
+		return nil, err
+	}
+	var res any
+	switch p := ir.(type) {
+	case *mcp.ElicitParams:
+		res, err = ss.Elicit(ctx, p)
+	case *mcp.CreateMessageParams:
+		res, err = ss.CreateMessage(ctx, p)
+	case *mcp.ListRootsParams:
+		res, err = ss.ListRoots(ctx, p)
+	}
+	if err != nil {
+		return nil, err
+	}
+	return json.Marshal(res)
+}
+
+// callError is the JSON-RPC error for a call that did not finish.
+func callError(err error) error {
+	if errors.Is(err, ErrUnknownTool) {
+		// Removed by a reload between the client's list and its call.
+		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	return err
+}
+
+// missingCapability is MCP's MissingRequiredClientCapability error
+// (SEP-2575) for a handler that needed a capability the client lacks.
+func missingCapability(res *Result) error {
+	data, _ := json.Marshal(map[string]any{
+		"requiredCapabilities": map[string]any{res.MissingCapability: map[string]any{}},
+	})
+	return &jsonrpc.Error{
+		Code:    mcp.CodeMissingRequiredClientCapabilities,
+		Message: fmt.Sprintf("the tool needs the client's %s capability, which the client did not declare", res.MissingCapability),
+		Data:    data,
+	}
+}

@@ -1,0 +1,286 @@
+package runtime_test
+
+import (
+	"context"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"crypto/rsa"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"net/http/httptest"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/internal/testsync"
+	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
+)
+
+const testResource = "https://tools.example/mcp"
+
+// testIssuer is an authorization server's metadata and JWKS on 127.0.0.1,
+// with an RSA and an EC key; the tests sign the tokens.
+type testIssuer struct {
+	url     string
+	rsa     *rsa.PrivateKey
+	ec      *ecdsa.PrivateKey
+	signers map[jose.SignatureAlgorithm]jose.Signer
+}
+
+func newTestIssuer(t testing.TB) *testIssuer {
+	t.Helper()
+	iss := &testIssuer{signers: map[jose.SignatureAlgorithm]jose.Signer{}}
+	var err error
+	if iss.rsa, err = rsa.GenerateKey(rand.Reader, 2048); err != nil {
+		t.Fatal(err)
+	}
+	if iss.ec, err = ecdsa.GenerateKey(elliptic.P256(), rand.Reader); err != nil {
+		t.Fatal(err)
+	}
+	mux := http.NewServeMux()
+	srv := httptest.NewServer(mux)
+	t.Cleanup(srv.Close)
+	iss.url = srv.URL
+	mux.HandleFunc("GET /.well-known/openid-configuration", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{
+			"issuer": iss.url, "authorization_endpoint": iss.url + "/authorize", "token_endpoint": iss.url + "/token",
+			"jwks_uri": iss.url + "/keys", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"},
+		})
+	})
+	mux.HandleFunc("GET /keys", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{
+			{Key: &iss.rsa.PublicKey, KeyID: "rsa", Algorithm: "RS256", Use: "sig"},
+			{Key: &iss.ec.PublicKey, KeyID: "ec", Algorithm: "ES256", Use: "sig"},
+		}})
+	})
+	for alg, k := range map[jose.SignatureAlgorithm]struct {
+		kid string
+		key any
+	}{jose.RS256: {"rsa", iss.rsa}, jose.ES256: {"ec", iss.ec}} {
+		s, err := jose.NewSigner(jose.SigningKey{Algorithm: alg, Key: k.key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", k.kid))
+		if err != nil {
+			t.Fatal(err)
+		}
+		iss.signers[alg] = s
+	}
+	return iss
+}
+
+// token signs an access token for testResource, alternating keys.
+func (iss *testIssuer) token(t testing.TB, alg jose.SignatureAlgorithm, sub, scope string) string {
+	t.Helper()
+	raw, err := jwt.Signed(iss.signers[alg]).Claims(map[string]any{
+		"iss": iss.url, "aud": testResource, "sub": sub, "client_id": "test-client", "scope": scope,
+		"exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix(),
+	}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
+// guardedServer serves the guarded contract with OAuth, in process, and
+// returns its URL, the issuer and the audit log.
+func guardedServer(t testing.TB) (string, *testIssuer, *testsync.Buffer) {
+	t.Helper()
+	res, err := compiler.Compile(compiler.Config{}, "./testdata/guarded")
+	if err != nil || res.HasErrors() {
+		t.Fatalf("%v %v", err, res.Diagnostics)
+	}
+	echo := func(name string) plugins.Handler {
+		return plugins.Handle(name, func(_ context.Context, req struct{ ID string }) (*plugins.Result, error) {
+			return plugins.Text(name + " " + req.ID), nil
+		})
+	}
+	audit := &testsync.Buffer{}
+	rt := runtime.New(runtime.Options{Audit: slog.New(slog.NewJSONHandler(audit, nil))})
+	if _, err := rt.Swap(res.Catalog, map[string]runtime.Dispatcher{"guarded": runtime.Local(echo("list_notes"), echo("read_note"), echo("write_note"))}); err != nil {
+		t.Fatal(err)
+	}
+	iss := newTestIssuer(t)
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.url, Resource: testResource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return serveHTTP(t, rt, runtime.HTTPOptions{OAuth: v}).URL, iss, audit
+}
+
+func mcpSession(t testing.TB, url, token string) *mcp.ClientSession {
+	t.Helper()
+	c := mcp.NewClient(&mcp.Implementation{Name: "oauth-test", Version: "0"}, nil)
+	s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{token}}}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { s.Close() })
+	return s
+}
+
+func TestOAuthChallenges(t *testing.T) {
+	url, iss, _ := guardedServer(t)
+	meta := `resource_metadata="https://tools.example/.well-known/oauth-protected-resource/mcp"`
+	for _, path := range []string{"/mcp", "/v1/tools", "/metrics"} {
+		r := do(t, "GET", url+path, "", nil)
+		if r.status != 401 || r.header.Get("WWW-Authenticate") != "Bearer "+meta {
+			t.Errorf("%s without a token: %d %q", path, r.status, r.header.Get("WWW-Authenticate"))
+		}
+	}
+	r := do(t, "GET", url+"/v1/tools", "", map[string]string{"Authorization": "Bearer not-a-jwt"})
+	if ch := r.header.Get("WWW-Authenticate"); r.status != 401 || !strings.HasPrefix(ch, "Bearer "+meta+`, error="invalid_token"`) {
+		t.Errorf("a bad token: %d %q", r.status, ch)
+	}
+	for _, path := range []string{oauth.MetadataPath, oauth.MetadataPath + "/mcp"} {
+		r := do(t, "GET", url+path, "", nil)
+		var m oauth.Metadata
+		if err := json.Unmarshal([]byte(r.body), &m); err != nil || r.status != 200 || m.Resource != testResource ||
+			!slices.Equal(m.AuthorizationServers, []string{iss.url}) || !slices.Equal(m.ScopesSupported, []string{"notes:read", "notes:use", "notes:write"}) {
+			t.Errorf("%s: %d %s", path, r.status, r.body)
+		}
+	}
+}
+
+// TestOAuthScopes: each caller lists only the tools its token allows,
+// over MCP and /v1/tools; a call without the scopes gets 403 and the
+// challenge naming them; a token with them (step-up) then calls it.
+func TestOAuthScopes(t *testing.T) {
+	url, iss, audit := guardedServer(t)
+	reader := iss.token(t, jose.RS256, "alice", "notes:use notes:read")
+
+	s := mcpSession(t, url, reader)
+	list, err := s.ListTools(context.Background(), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, tool := range list.Tools {
+		names = append(names, tool.Name)
+		if tool.Name == "guarded_read_note" && fmt.Sprint(tool.Meta["io.toolc/scopes"]) != "[notes:read notes:use]" {
+			t.Errorf("read_note's _meta = %v", tool.Meta)
+		}
+	}
+	if !slices.Equal(names, []string{"guarded_list_notes", "guarded_read_note"}) {
+		t.Errorf("MCP tools/list for notes:use notes:read = %v", names)
+	}
+	if res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "guarded_read_note", Arguments: map[string]any{"id": "n1"}}); err != nil || res.IsError {
+		t.Errorf("read_note: %v %v", res, err)
+	}
+	if res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "guarded_write_note", Arguments: map[string]any{"id": "n1"}}); err == nil {
+		t.Errorf("write_note without notes:write: %+v", res)
+	}
+
+	post := func(token, body string) httpResult {
+		return do(t, "POST", url+"/v1/call", body, map[string]string{"Authorization": "Bearer " + token})
+	}
+	r := post(reader, `{"name": "write_note", "arguments": {"id": "n1"}}`)
+	if ch := r.header.Get("WWW-Authenticate"); r.status != 403 || !strings.HasPrefix(ch, `Bearer error="insufficient_scope", scope="notes:use notes:write", resource_metadata=`) {
+		t.Errorf("/v1/call write_note with notes:read: %d %q %s", r.status, ch, r.body)
+	}
+	writer := iss.token(t, jose.ES256, "alice", "notes:use notes:read notes:write")
+	if res := decodeCall(t, post(writer, `{"name": "write_note", "arguments": {"id": "n1"}}`)); res.IsError || res.Content[0].Text != "write_note n1" {
+		t.Errorf("write_note after stepping up: %+v", res)
+	}
+	if res, err := mcpSession(t, url, writer).CallTool(context.Background(), &mcp.CallToolParams{Name: "guarded_write_note", Arguments: map[string]any{"id": "n2"}}); err != nil || res.IsError {
+		t.Errorf("MCP write_note after stepping up: %v %v", res, err)
+	}
+	// A hidden tool in ?tools= is as unknown as one that does not exist.
+	hidden := do(t, "GET", url+"/v1/tools?tools=write_note", "", map[string]string{"Authorization": "Bearer " + reader})
+	unknown := do(t, "GET", url+"/v1/tools?tools=burn_note", "", map[string]string{"Authorization": "Bearer " + reader})
+	if hidden.status != 404 || unknown.status != 404 || strings.Replace(hidden.body, "write_note", "burn_note", -1) != unknown.body {
+		t.Errorf("hidden %d %s, unknown %d %s", hidden.status, hidden.body, unknown.status, unknown.body)
+	}
+	// One audit line per call: who, what, how it ended; no arguments.
+	lines := strings.Split(strings.TrimSpace(audit.String()), "\n")
+	var calls []string
+	for _, l := range lines {
+		var e map[string]any
+		if json.Unmarshal([]byte(l), &e) == nil && e["audit"] == true {
+			calls = append(calls, fmt.Sprintf("%v %v %v %v", e["subject"], e["client"], e["tool"], e["outcome"]))
+			if strings.Contains(l, "n1") || strings.Contains(l, "n2") {
+				t.Errorf("the audit line has the arguments: %s", l)
+			}
+		}
+	}
+	want := []string{
+		"alice test-client guarded_read_note ok",
+		"alice test-client guarded_write_note insufficient_scope",
+		"alice test-client write_note insufficient_scope",
+		"alice test-client write_note ok",
+		"alice test-client guarded_write_note ok",
+	}
+	// The MCP refusal is answered at the HTTP layer without a log line
+	// from the MCP server; drop it if absent.
+	if !slices.Equal(calls, want) && !slices.Equal(calls, slices.Delete(slices.Clone(want), 1, 2)) {
+		t.Errorf("audit lines:\n%s\nwant:\n%s", strings.Join(calls, "\n"), strings.Join(want, "\n"))
+	}
+}
+
+// TestOAuthConcurrentCallers: 200 callers at once, with mixed scopes, each
+// list exactly its own tools and call each tool it may and may not.
+func TestOAuthConcurrentCallers(t *testing.T) {
+	url, iss, _ := guardedServer(t)
+	scopeSets := []string{"notes:use", "notes:use notes:read", "notes:use notes:write", "notes:use notes:read notes:write", "notes:read notes:write"}
+	want := map[string][]string{
+		scopeSets[0]: {"list_notes"},
+		scopeSets[1]: {"list_notes", "read_note"},
+		scopeSets[2]: {"list_notes", "write_note"},
+		scopeSets[3]: {"list_notes", "read_note", "write_note"},
+		scopeSets[4]: nil,
+	}
+	var wg sync.WaitGroup
+	errs := make(chan string, 200*4)
+	for i := range 200 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			scopes := scopeSets[i%len(scopeSets)]
+			alg := jose.RS256
+			if i%2 == 1 {
+				alg = jose.ES256
+			}
+			tok := iss.token(t, alg, fmt.Sprintf("user-%d", i), scopes)
+			auth := map[string]string{"Authorization": "Bearer " + tok}
+			r := do(t, "GET", url+"/v1/tools?format=openai-chat", "", auth)
+			var tools []struct{ Function struct{ Name string } }
+			json.Unmarshal([]byte(r.body), &tools)
+			var got []string
+			for _, tool := range tools {
+				got = append(got, tool.Function.Name)
+			}
+			if r.status != 200 || !slices.Equal(got, want[scopes]) {
+				errs <- fmt.Sprintf("caller %d (%s) listed %v (%d), want %v", i, scopes, got, r.status, want[scopes])
+			}
+			for _, name := range []string{"list_notes", "read_note", "write_note"} {
+				r := do(t, "POST", url+"/v1/call", `{"name": "`+name+`", "arguments": {"id": "x"}}`, auth)
+				may := slices.Contains(want[scopes], name)
+				if may && (r.status != 200 || !strings.Contains(r.body, name+" x")) || !may && r.status != 403 {
+					errs <- fmt.Sprintf("caller %d (%s) calling %s: %d %s", i, scopes, name, r.status, r.body)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	n := 0
+	for e := range errs {
+		if n++; n <= 10 {
+			t.Error(e)
+		}
+	}
+	if n > 0 {
+		t.Errorf("%d wrong answers", n)
+	}
+}
