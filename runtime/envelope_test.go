@@ -405,37 +405,3 @@ func TestUnknownLongToolName(t *testing.T) {
 		t.Errorf("Call: %v, want %s", err, want)
 	}
 }
-
-// TestMCPDuplicateKeys: a JSON-RPC message over /mcp that gives a key
-// twice, in itself, its params or their _meta, is a 400 with -32600 that
-// names the key, in every revision and in a batch. go-sdk keeps the last
-// of two, so {"name":"envelope_ping","name":"envelope_other"} would run
-// other past a gateway that reads the first and allowlists ping.
-func TestMCPDuplicateKeys(t *testing.T) {
-	ts := httptest.NewServer(envelopeHandler(t, runtime.Options{}))
-	defer ts.Close()
-	meta := `"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`
-	modern := map[string]string{"Accept": "application/json, text/event-stream", "MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": "envelope_other"}
-	legacy := map[string]string{"Accept": "application/json, text/event-stream"}
-	for _, c := range []struct {
-		body   string
-		header map[string]string
-		want   string
-	}{
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `,"name":"envelope_ping","name":"envelope_other","arguments":{}}}`, modern, `the key \"name\" is given twice in params of the message`},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{` + meta + `,"name":"envelope_ping","na\u006de":"envelope_other","arguments":{}}}`, modern, `the key \"name\" is given twice in params`},
-		{`{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"_meta":{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/protocolVersion":"2025-11-25"},"name":"envelope_other","arguments":{}}}`, modern, `the key \"io.modelcontextprotocol/protocolVersion\" is given twice in _meta of params of the message`},
-		{`{"jsonrpc":"2.0","id":1,"method":"ping","method":"tools/list"}`, legacy, `the key \"method\" is given twice in the message`},
-		{`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"envelope_ping","name":"envelope_other"}}]`, legacy, `the key \"name\" is given twice in params of the message`},
-	} {
-		r := do(t, "POST", ts.URL+"/mcp", c.body, c.header)
-		if r.status != http.StatusBadRequest || !strings.Contains(r.body, `"code":-32600`) || !strings.Contains(r.body, c.want) {
-			t.Errorf("%s:\n%d %s, want 400, -32600 and %s", c.body, r.status, r.body, c.want)
-		}
-	}
-	// The same keys once each are served.
-	r := do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{`+meta+`,"name":"envelope_other","arguments":{}}}`, modern)
-	if r.status != http.StatusOK || !strings.Contains(r.body, `"text":"other"`) {
-		t.Errorf("a valid call: %d %s", r.status, r.body)
-	}
-}

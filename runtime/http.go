@@ -65,7 +65,9 @@ type HTTPOptions struct {
 func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	auth := bearer(opts.Token)
-	var endpoint http.Handler = newMCPEndpoint(rt, srv, opts)
+	// Duplicate keys are refused before anything reads the body: each
+	// reader in front would otherwise pick its own of the two.
+	var endpoint http.Handler = rejectDuplicateKeys(newMCPEndpoint(rt, srv, opts))
 	if v := opts.OAuth; v != nil {
 		auth = oauthGuard(v)
 		endpoint = rt.mcpScopeCheck(v, endpoint)

@@ -11,7 +11,6 @@ import (
 	"slices"
 	"strings"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
@@ -77,16 +76,6 @@ func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint
 
 func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	version := r.Header.Get("MCP-Protocol-Version")
-	if r.Method == http.MethodPost {
-		body, ok := readMCPBody(w, r)
-		if !ok {
-			return
-		}
-		if dup := duplicateKey(body); dup != "" {
-			e.reject(w, r, http.StatusBadRequest, jsonrpc.CodeInvalidRequest, "Invalid Request: "+dup+"; give each key once", nil)
-			return
-		}
-	}
 	switch {
 	case version != "" && !slices.Contains(e.versions, version):
 		e.unsupported(w, r, version)
@@ -116,10 +105,18 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // puts the body back for the handler. A body over the bound is answered
 // 413 here, as go-sdk would.
 func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (modern, ok bool) {
-	body, ok := readMCPBody(w, r)
-	if !ok {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
+	r.Body.Close()
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+		}
 		return false, false
 	}
+	r.Body = io.NopCloser(bytes.NewReader(body))
 	var msg struct {
 		Params struct {
 			Meta map[string]json.RawMessage `json:"_meta"`
@@ -131,118 +128,6 @@ func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (modern, ok b
 	}
 	_, modern = msg.Params.Meta[mcp.MetaKeyProtocolVersion]
 	return modern, true
-}
-
-// readMCPBody reads the body of a POST, up to the bound, and puts it back
-// for the handler. A body over the bound is answered 413 here, as go-sdk
-// would.
-func readMCPBody(w http.ResponseWriter, r *http.Request) ([]byte, bool) {
-	if b, ok := r.Body.(readBody); ok {
-		return b.data, true // read already, by ServeHTTP
-	}
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
-	r.Body.Close()
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
-		} else {
-			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-		}
-		return nil, false
-	}
-	r.Body = readBody{bytes.NewReader(body), body}
-	return body, true
-}
-
-// readBody is a request body that the endpoint has read and put back.
-type readBody struct {
-	*bytes.Reader
-	data []byte
-}
-
-func (readBody) Close() error { return nil }
-
-// duplicateKey says which key a JSON-RPC message (or each message of a
-// batch) gives twice, in the message itself, in its params, or in the
-// params' _meta, or returns "". encoding/json, and so go-sdk, keeps the
-// last of two, while a gateway that reads the first would see another
-// method or tool than the one that runs: {"name":"ping","name":"other"}
-// in the params of a tools/call. Keys are compared once their escapes are
-// decoded. A body that is not JSON is go-sdk's to answer.
-func duplicateKey(body []byte) string {
-	dec := json.NewDecoder(bytes.NewReader(body))
-	tok, err := dec.Token()
-	if err != nil {
-		return ""
-	}
-	if tok == json.Delim('[') {
-		for dec.More() {
-			if dup := duplicateIn(dec, "the message", 0); dup != "" {
-				return dup
-			}
-		}
-		return ""
-	}
-	if tok != json.Delim('{') {
-		return ""
-	}
-	return objectDuplicate(dec, "the message", 0)
-}
-
-// duplicateIn reads one value; if it is an object, it reports a key given
-// twice in it, and in its params and _meta (depth counts those).
-func duplicateIn(dec *json.Decoder, where string, depth int) string {
-	tok, err := dec.Token()
-	if err != nil {
-		return ""
-	}
-	switch tok {
-	case json.Delim('{'):
-		return objectDuplicate(dec, where, depth)
-	case json.Delim('['):
-		// Not a place whose keys are checked: skip the array whole.
-		for n := 1; n > 0; {
-			if tok, err = dec.Token(); err != nil {
-				return ""
-			}
-			switch tok {
-			case json.Delim('['), json.Delim('{'):
-				n++
-			case json.Delim(']'), json.Delim('}'):
-				n--
-			}
-		}
-	}
-	return ""
-}
-
-// objectDuplicate reads the rest of an object whose '{' is read.
-func objectDuplicate(dec *json.Decoder, where string, depth int) string {
-	seen := map[string]bool{}
-	for dec.More() {
-		tok, err := dec.Token()
-		if err != nil {
-			return ""
-		}
-		key, _ := tok.(string)
-		if seen[key] {
-			return fmt.Sprintf("the key %q is given twice in %s", key, where)
-		}
-		seen[key] = true
-		if (depth == 0 && key == "params") || (depth == 1 && key == "_meta") {
-			if dup := duplicateIn(dec, fmt.Sprintf("%s of %s", key, where), depth+1); dup != "" {
-				return dup
-			}
-			continue
-		}
-		var skip json.RawMessage
-		if dec.Decode(&skip) != nil {
-			return ""
-		}
-	}
-	dec.Token() // the closing '}'
-	return ""
 }
 
 // badParamHeader checks the Mcp-Param-* headers of a tools/call (SEP-2243)

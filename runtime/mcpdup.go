@@ -1,0 +1,146 @@
+package runtime
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+)
+
+// rejectDuplicateKeys answers 400 and a JSON-RPC error to an MCP POST
+// whose body repeats a key in any object: -32602 (invalid params) when the
+// object is inside params, -32600 (invalid request) otherwise. go-sdk
+// decodes with encoding/json, which keeps the last of two "name" keys,
+// while a gateway or log in front may read the first: a tools/call of
+// {"name": "allowed", "name": "other"} would pass an allowlist and run
+// "other". /v1/call refuses the same for its envelope (see
+// newEnvelopeValidator). A tool's arguments are left to the argument
+// validator, which go-sdk hands them to as they were sent and which makes
+// a repeated argument a tool error that the model reads. A body that is
+// not JSON is go-sdk's to refuse.
+func rejectDuplicateKeys(next http.Handler) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Method != http.MethodPost {
+			next.ServeHTTP(w, r)
+			return
+		}
+		body, err := io.ReadAll(io.LimitReader(r.Body, maxMCPBody))
+		if err != nil {
+			writeJSONError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+			return
+		}
+		r.Body = struct {
+			io.Reader
+			io.Closer
+		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
+		if path, inParams, ok := duplicateKey(body); ok {
+			code, what := -32600, "request"
+			if inParams {
+				code, what = -32602, "params"
+			}
+			var msg struct {
+				ID json.RawMessage `json:"id"`
+			}
+			json.Unmarshal(body, &msg)
+			if len(msg.ID) == 0 {
+				msg.ID = json.RawMessage("null")
+			}
+			writeJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
+				"code": code, "message": fmt.Sprintf("invalid %s: the key %s is given twice; each key may appear once", what, path),
+			}})
+			return
+		}
+		next.ServeHTTP(w, r)
+	})
+}
+
+// duplicateKey finds the first key that an object of data repeats, and
+// says where (such as params.name) and whether it is inside a message's
+// params. It reports nothing for data that is not JSON.
+func duplicateKey(data []byte) (path string, inParams, ok bool) {
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	var stack []*dupFrame
+	for {
+		tok, err := dec.Token()
+		if err != nil {
+			return "", false, false // io.EOF, or not JSON: go-sdk answers
+		}
+		top := (*dupFrame)(nil)
+		if len(stack) > 0 {
+			top = stack[len(stack)-1]
+		}
+		if top != nil && top.skip {
+			// Inside params.arguments: only nesting is followed.
+			switch tok {
+			case json.Delim('{'), json.Delim('['):
+				top.depth++
+			case json.Delim('}'), json.Delim(']'):
+				top.depth--
+			}
+			if top.depth == 0 {
+				stack = valueDone(stack[:len(stack)-1])
+			}
+			continue
+		}
+		if top != nil && top.object && !top.haveKey {
+			if tok == json.Delim('}') {
+				stack = valueDone(stack[:len(stack)-1])
+				continue
+			}
+			k, _ := tok.(string)
+			if top.keys[k] {
+				msg := strings.TrimLeft(top.path, "[].")
+				return strings.TrimPrefix(top.path+"."+k, "."), msg == "params" || strings.HasPrefix(msg, "params."), true
+			}
+			top.keys[k] = true
+			top.key, top.haveKey = k, true
+			continue
+		}
+		here := ""
+		switch {
+		case top != nil && top.object:
+			here = strings.TrimPrefix(top.path+"."+top.key, ".")
+		case top != nil:
+			here = top.path + "[]"
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && strings.TrimLeft(here, "[].") == "params.arguments" {
+			stack = append(stack, &dupFrame{skip: true, depth: 1, path: here})
+			continue
+		}
+		switch tok {
+		case json.Delim('{'):
+			stack = append(stack, &dupFrame{object: true, keys: map[string]bool{}, path: here})
+		case json.Delim('['):
+			stack = append(stack, &dupFrame{path: here})
+		case json.Delim(']'):
+			stack = valueDone(stack[:len(stack)-1])
+		default:
+			stack = valueDone(stack)
+		}
+	}
+}
+
+// dupFrame is an object or array that duplicateKey is inside.
+type dupFrame struct {
+	object  bool
+	keys    map[string]bool
+	key     string // the key whose value is being read
+	haveKey bool
+	path    string
+	// skip marks a tool's arguments, whose keys are not checked here;
+	// depth is the nesting inside them.
+	skip  bool
+	depth int
+}
+
+// valueDone notes that a value of the innermost object has been read, so
+// that a key comes next.
+func valueDone(stack []*dupFrame) []*dupFrame {
+	if n := len(stack); n > 0 && stack[n-1].object {
+		stack[n-1].haveKey = false
+	}
+	return stack
+}

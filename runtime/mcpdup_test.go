@@ -1,0 +1,73 @@
+package runtime_test
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/toolc/toolc/runtime"
+)
+
+// TestMCPDuplicateKeys: a JSON-RPC message that gives a key twice is
+// refused before go-sdk reads it, on the 2026-07-28 path and in a legacy
+// session: go-sdk would take the last "name", while a gateway in front
+// that allowlists tools may have read the first.
+func TestMCPDuplicateKeys(t *testing.T) {
+	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	add := mcpName(t, "add")
+	meta, _ := json.Marshal(meta2026("2026-07-28"))
+	modern := map[string]string{"Accept": "application/json, text/event-stream", "Content-Type": "application/json",
+		"MCP-Protocol-Version": "2026-07-28", "Mcp-Method": "tools/call", "Mcp-Name": add}
+
+	// A legacy session.
+	legacy := map[string]string{"Accept": "application/json, text/event-stream", "Content-Type": "application/json"}
+	init := do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-06-18","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`, legacy)
+	if init.status != 200 || init.header.Get("Mcp-Session-Id") == "" {
+		t.Fatalf("initialize: %d %s", init.status, init.body)
+	}
+	legacy["Mcp-Session-Id"] = init.header.Get("Mcp-Session-Id")
+	legacy["MCP-Protocol-Version"] = "2025-06-18"
+	do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","method":"notifications/initialized"}`, legacy)
+
+	for _, tc := range []struct {
+		name, params string
+		code         int
+		path         string
+	}{
+		{"name twice", `{"name":"nope","name":"` + add + `","arguments":{"a":1,"b":2}}`, -32602, "params.name"},
+		{"arguments twice", `{"name":"` + add + `","arguments":{"a":1,"b":2},"arguments":{"a":7,"b":2}}`, -32602, "params.arguments"},
+	} {
+		for _, rev := range []struct {
+			name   string
+			header map[string]string
+			extra  string
+		}{{"2026-07-28", modern, `,"_meta":` + string(meta)}, {"legacy", legacy, ""}} {
+			t.Run(tc.name+"/"+rev.name, func(t *testing.T) {
+				params := strings.TrimSuffix(tc.params, "}") + rev.extra + "}"
+				r := do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":`+params+`}`, rev.header)
+				var ans rpcAnswer
+				json.Unmarshal([]byte(r.body), &ans)
+				if r.status != 400 || ans.Error == nil || ans.Error.Code != tc.code || !strings.Contains(ans.Error.Message, "the key "+tc.path+" is given twice") || string(ans.ID) != "9" {
+					t.Errorf("%d %s; want 400 and %d naming %s", r.status, r.body, tc.code, tc.path)
+				}
+			})
+		}
+	}
+	// A repeated argument stays a tool error, from the argument validator,
+	// which reads the arguments exactly as sent.
+	r := do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"`+add+`","arguments":{"a":1,"a":5,"b":2,"c":{"x":[{"y":1,"y":2}]}}}}`, legacy)
+	if r.status != 200 || !strings.Contains(r.body, `field \"a\" is given more than once`) {
+		t.Errorf("argument twice: %d %s", r.status, r.body)
+	}
+	// A duplicate outside params is an invalid request; the same call
+	// without duplicates goes through.
+	r = do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","id":9,"method":"tools/list","method":"tools/call","params":{"name":"`+add+`","arguments":{"a":1,"b":2},"_meta":`+string(meta)+`}}`, modern)
+	if !strings.Contains(r.body, `-32600`) || r.status != 400 {
+		t.Errorf("method twice: %d %s", r.status, r.body)
+	}
+	r = do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"`+add+`","arguments":{"a":1,"b":2}}}`, legacy)
+	if r.status != 200 || !strings.Contains(r.body, `"sum":3`) {
+		t.Errorf("the call without duplicates: %d %s", r.status, r.body)
+	}
+}
