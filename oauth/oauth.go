@@ -14,6 +14,7 @@ package oauth
 
 import (
 	"context"
+	"crypto/sha256"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -111,7 +112,23 @@ type Verifier struct {
 	// started, under mu.
 	mu      sync.Mutex
 	fetched time.Time
+
+	// verified remembers the callers of tokens that verified, by the
+	// token's sha256, so that a client's next call with the same token
+	// costs a hash and a lookup rather than a signature check. An entry
+	// holds only while its token is unexpired and the keys it was checked
+	// against are the current ones; the map is emptied when it reaches
+	// maxVerified entries, which bounds its memory.
+	verifiedMu sync.Mutex
+	verified   map[[sha256.Size]byte]verifiedToken
 }
+
+type verifiedToken struct {
+	caller *Caller
+	keys   *jose.JSONWebKeySet
+}
+
+const maxVerified = 4096
 
 // InvalidTokenError says why a token was refused. Its text goes to the
 // client as error_description.
@@ -219,6 +236,30 @@ func (v *Verifier) refresh(ctx context.Context, before *jose.JSONWebKeySet) bool
 // Verify validates an access token and returns its caller, or an
 // *InvalidTokenError.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Caller, error) {
+	sum := sha256.Sum256([]byte(raw))
+	v.verifiedMu.Lock()
+	hit, ok := v.verified[sum]
+	v.verifiedMu.Unlock()
+	if ok && hit.keys == v.keys.Load() && !v.cfg.Now().After(hit.caller.Expiry.Add(v.cfg.Leeway)) {
+		return hit.caller, nil
+	}
+	// The entry is tied to the keys before the check: if the check
+	// refetched them, the next call checks the token again.
+	keys := v.keys.Load()
+	c, err := v.verify(ctx, raw)
+	if err != nil {
+		return nil, err
+	}
+	v.verifiedMu.Lock()
+	if v.verified == nil || len(v.verified) >= maxVerified {
+		v.verified = map[[sha256.Size]byte]verifiedToken{}
+	}
+	v.verified[sum] = verifiedToken{c, keys}
+	v.verifiedMu.Unlock()
+	return c, nil
+}
+
+func (v *Verifier) verify(ctx context.Context, raw string) (*Caller, error) {
 	tok, err := jwt.ParseSigned(raw, algorithms)
 	if err != nil {
 		return nil, &InvalidTokenError{fmt.Sprintf("not a JWT signed with an accepted algorithm (%v)", err)}

@@ -9,6 +9,7 @@ import (
 	"crypto/x509"
 	"encoding/base64"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"net/http/httptest"
 	"strings"
@@ -330,5 +331,92 @@ func TestMiddleware(t *testing.T) {
 	var m oauth.Metadata
 	if err := json.Unmarshal(w.Body.Bytes(), &m); err != nil || m.Resource != resource || len(m.AuthorizationServers) != 1 || m.AuthorizationServers[0] != iss.URL || len(m.ScopesSupported) != 1 {
 		t.Errorf("metadata %s: %v", w.Body, err)
+	}
+}
+
+// BenchmarkVerify: one token's validation with the keys cached, and the
+// first validation of a new Verifier, which discovers the issuer and
+// fetches its keys over loopback HTTP first.
+func BenchmarkVerify(b *testing.B) {
+	iss := NewIssuer(b)
+	rk, ek := newRSA(b, "r"), newEC(b, "e")
+	iss.Publish(rk, ek)
+	for _, k := range []*Key{rk, ek} {
+		tok := iss.Token(b, k, Claims{Sub: "alice", Scope: "notes:read"})
+		b.Run("token-remembered-"+string(k.alg), func(b *testing.B) {
+			v := newVerifier(b, iss, time.Hour)
+			for b.Loop() {
+				if _, err := v.Verify(context.Background(), tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		// Each call a token not seen before: the signature is checked
+		// against the cached keys.
+		fresh := make([]string, 300)
+		for i := range fresh {
+			fresh[i] = iss.Token(b, k, Claims{Sub: fmt.Sprint("user-", i), Scope: "notes:read"})
+		}
+		b.Run("keys-cached-"+string(k.alg), func(b *testing.B) {
+			v := newVerifier(b, iss, time.Hour)
+			i := 0
+			for b.Loop() {
+				if _, err := v.Verify(context.Background(), fresh[i%len(fresh)]); err != nil {
+					b.Fatal(err)
+				}
+				i++
+				if i%len(fresh) == 0 {
+					v = newVerifier(b, iss, time.Hour) // forget the tokens, not the cost
+				}
+			}
+		})
+		b.Run("first-fetch-"+string(k.alg), func(b *testing.B) {
+			for b.Loop() {
+				v := newVerifier(b, iss, time.Hour)
+				if _, err := v.Verify(context.Background(), tok); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+// TestVerifiedCache: a token that verified is remembered only while it is
+// unexpired and the keys it was checked against are current.
+func TestVerifiedCache(t *testing.T) {
+	iss := NewIssuer(t)
+	old, next := newRSA(t, "old"), newRSA(t, "next")
+	iss.Publish(old)
+	now := time.Now()
+	var clock atomic.Int64
+	clock.Store(now.UnixNano())
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.URL, Resource: resource, MinRefresh: time.Nanosecond,
+		Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok := iss.Token(t, old, Claims{Sub: "a", Exp: now.Add(time.Minute)})
+	for range 2 {
+		if _, err := v.Verify(context.Background(), tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	clock.Store(now.Add(2 * time.Minute).UnixNano())
+	if _, err := v.Verify(context.Background(), tok); err == nil {
+		t.Fatal("a remembered token verified after it expired")
+	}
+	clock.Store(now.UnixNano())
+	if _, err := v.Verify(context.Background(), tok); err != nil {
+		t.Fatal(err)
+	}
+	// The issuer drops the old key; a token with the new kid makes the
+	// server refetch, and the remembered token is checked again, and fails.
+	iss.Publish(next)
+	clock.Store(now.Add(time.Second).UnixNano())
+	if _, err := v.Verify(context.Background(), iss.Token(t, next, Claims{Sub: "b"})); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := v.Verify(context.Background(), tok); err == nil {
+		t.Fatal("a remembered token verified after its key was withdrawn")
 	}
 }

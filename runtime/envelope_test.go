@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -380,4 +381,27 @@ func depth(v []byte) int {
 		}
 	}
 	return most
+}
+
+// TestUnknownLongToolName: the name of an unknown tool is quoted in the
+// error cut to 256 bytes, over MCP (where go-sdk would quote it whole) and
+// in a Go call, so that a caller cannot have megabytes echoed back.
+func TestUnknownLongToolName(t *testing.T) {
+	ts := httptest.NewServer(envelopeHandler(t, runtime.Options{}))
+	defer ts.Close()
+	name := strings.Repeat("é", 3000) // 6000 bytes, cut between characters
+	r := rpc(t, ts.URL, "tools/call", map[string]any{"_meta": meta2026("2026-07-28"), "name": name, "arguments": map[string]any{}},
+		map[string]string{"MCP-Protocol-Version": "2026-07-28"})
+	if r.Error == nil {
+		t.Fatalf("tools/call of a 6000-byte name: %+v, want an error", r.Result)
+	}
+	want := fmt.Sprintf("unknown tool %q... (6000 bytes)", strings.Repeat("é", 128))
+	if r.Error.Message != want || r.Error.Code != -32602 {
+		t.Errorf("error %d %q, want -32602 %q", r.Error.Code, r.Error.Message, want)
+	}
+
+	rt := runtime.New(runtime.Options{})
+	if _, err := rt.Call(context.Background(), name, json.RawMessage(`{}`)); err == nil || err.Error() != want {
+		t.Errorf("Call: %v, want %s", err, want)
+	}
 }

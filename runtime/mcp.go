@@ -62,6 +62,11 @@ func rejectUnserved(next mcp.MethodHandler) mcp.MethodHandler {
 		if unserved[method] {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found: this server serves tools only", method)}
 		}
+		// go-sdk quotes an unknown tool's name whole; a name past the
+		// bound is no tool's, and is answered here with a bounded quote.
+		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && len(call.Params.Name) > maxCallName {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %s", ErrUnknownTool, quoteName(call.Params.Name))}
+		}
 		return next(ctx, method, req)
 	}
 }

@@ -260,7 +260,7 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	snap := rt.Snapshot()
 	e := snap.lookup(name)
 	if e == nil {
-		return nil, fmt.Errorf("%w %q", ErrUnknownTool, name)
+		return nil, fmt.Errorf("%w %s", ErrUnknownTool, quoteName(name))
 	}
 	// Drain reads inflight after it sets draining; a call counts itself
 	// before it reads draining. With both atomic, either the call sees
@@ -540,4 +540,18 @@ type ToolInfo struct {
 	Service *catalog.Service
 	Tool    *catalog.Tool
 	MCPName string
+}
+
+// quoteName quotes a tool name for an error message, cut to its first
+// maxCallName bytes: names are at most 64 characters, and the name of an
+// unknown tool comes from the caller, who must not have megabytes echoed.
+func quoteName(name string) string {
+	if len(name) <= maxCallName {
+		return strconv.Quote(name)
+	}
+	cut := maxCallName
+	for cut > 0 && !utf8.RuneStart(name[cut]) {
+		cut-- // do not split a character
+	}
+	return fmt.Sprintf("%q... (%d bytes)", name[:cut], len(name))
 }

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -29,11 +30,14 @@ const MaxStdioLine = mcp.DefaultMaxLineLength
 // sessions, batches in the revisions that have them, and the framing.
 func NewStdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 	w := &lockedWriter{w: out}
-	f := &stdioFilter{in: bufio.NewReaderSize(in, 64<<10), out: w, batchIDs: map[any]bool{}}
-	w.onBatch = f.batchAnswered
+	f := &stdioFilter{
+		in: bufio.NewReaderSize(in, 64<<10), out: w, batchIDs: map[any]bool{},
+		inflight: map[any]int{}, closed: make(chan struct{}),
+	}
+	w.onWrite = f.written
 	// The filter bounds lines; go-sdk's own limit would count its
 	// decoder's read-ahead too.
-	return &mcp.IOTransport{Reader: io.NopCloser(f), Writer: w, MaxLineLength: -1}
+	return &mcp.IOTransport{Reader: f, Writer: w, MaxLineLength: -1}
 }
 
 // lockedWriter serializes the filter's answers with go-sdk's messages: each
@@ -41,16 +45,27 @@ func NewStdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 type lockedWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
-	onBatch func(line []byte)
+	onWrite func(line []byte) // sees go-sdk's lines, not the filter's
 }
 
+// Write is go-sdk's: one message, or one batch, and its newline.
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if len(p) > 0 && p[0] == '[' && w.onBatch != nil {
-		w.onBatch(p) // a batch's responses: its IDs are free again
+	n, err := w.w.Write(p)
+	if w.onWrite != nil {
+		w.onWrite(p)
 	}
-	return w.w.Write(p)
+	return n, err
+}
+
+// answer writes one of the filter's own lines.
+func (w *lockedWriter) answer(p []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	// A client that stopped reading fails go-sdk's next write as well;
+	// the filter has no one to tell.
+	_, _ = w.w.Write(p)
 }
 
 func (w *lockedWriter) Close() error { return nil }
@@ -71,11 +86,29 @@ type stdioFilter struct {
 	// a batch once it has negotiated 2025-06-18 or later.
 	batches bool
 	inited  bool
+
+	// inflight counts the requests handed to go-sdk and not answered
+	// yet, by ID. go-sdk fails every write once its reader has ended, so
+	// the end of the input is held back until they are answered: a client
+	// that pipes its requests in and closes standard input still gets
+	// every answer, as it would from a server that reads no further ahead.
+	inflight map[any]int
+	idle     chan struct{} // closed when inflight empties, while the end waits
+	closed   chan struct{} // closed by Close: go-sdk is done with the session
+	once     sync.Once
+}
+
+// Close ends a Read that holds back the end of the input: the session is
+// over (its context ended), and its answers are no longer wanted.
+func (f *stdioFilter) Close() error {
+	f.once.Do(func() { close(f.closed) })
+	return nil
 }
 
 func (f *stdioFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
+			f.awaitAnswers()
 			return 0, f.err
 		}
 		line, err := f.readLine()
@@ -94,6 +127,120 @@ func (f *stdioFilter) Read(p []byte) (int, error) {
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
 	return n, nil
+}
+
+// StdioEOFWait bounds how long the end of the input waits for the answers
+// to the requests before it: a call runs no longer than its timeout (30s
+// by default), and a request that go-sdk never answers must not keep the
+// process alive.
+const StdioEOFWait = time.Minute
+
+// awaitAnswers waits until go-sdk has answered every request it was
+// handed, the session is closed, or StdioEOFWait has passed.
+func (f *stdioFilter) awaitAnswers() {
+	f.mu.Lock()
+	if len(f.inflight) == 0 {
+		f.mu.Unlock()
+		return
+	}
+	if f.idle == nil {
+		f.idle = make(chan struct{})
+	}
+	idle := f.idle
+	f.mu.Unlock()
+	t := time.NewTimer(StdioEOFWait)
+	defer t.Stop()
+	select {
+	case <-idle:
+	case <-f.closed:
+	case <-t.C:
+	}
+}
+
+// track counts the requests of a line handed to go-sdk, and forgets the
+// one that a notifications/cancelled names: MCP has no answer to it.
+func (f *stdioFilter) track(msg jsonrpc.Message) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok {
+		return
+	}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if req.IsCall() {
+		f.inflight[req.ID.Raw()]++
+		return
+	}
+	if req.Method == "notifications/cancelled" {
+		var p struct {
+			RequestID any `json:"requestId"`
+		}
+		if json.Unmarshal(req.Params, &p) == nil {
+			f.settle(normalID(p.RequestID))
+		}
+	}
+}
+
+// settle marks one request with the ID as answered; f.mu is held.
+func (f *stdioFilter) settle(id any) {
+	n, ok := f.inflight[id]
+	if !ok {
+		return
+	}
+	if n > 1 {
+		f.inflight[id] = n - 1
+		return
+	}
+	delete(f.inflight, id)
+	if len(f.inflight) == 0 && f.idle != nil {
+		close(f.idle)
+		f.idle = nil
+	}
+}
+
+// written settles the requests that a line of go-sdk's answers, and frees
+// a batch's request IDs for reuse.
+func (f *stdioFilter) written(line []byte) {
+	var ids []any
+	if line = bytes.TrimSpace(line); len(line) > 0 && line[0] == '[' {
+		var resps []struct {
+			ID     any              `json:"id"`
+			Method *json.RawMessage `json:"method"`
+		}
+		if json.Unmarshal(line, &resps) != nil {
+			return
+		}
+		for _, r := range resps {
+			if r.Method == nil && r.ID != nil {
+				ids = append(ids, normalID(r.ID))
+			}
+		}
+		f.mu.Lock()
+		for _, id := range ids {
+			delete(f.batchIDs, id)
+		}
+		f.mu.Unlock()
+	} else {
+		msg, err := jsonrpc.DecodeMessage(line)
+		resp, ok := msg.(*jsonrpc.Response)
+		if err != nil || !ok {
+			return // a request or notification of the server's
+		}
+		ids = append(ids, resp.ID.Raw())
+	}
+	f.mu.Lock()
+	for _, id := range ids {
+		f.settle(id)
+	}
+	f.mu.Unlock()
+}
+
+// normalID holds a decoded JSON id as jsonrpc.ID.Raw does: a number as an
+// int64, a string as itself.
+func normalID(id any) any {
+	if x, ok := id.(float64); ok {
+		return int64(x)
+	}
+	return id
 }
 
 // readLine returns the next line, without its line ending, or nil for a
@@ -141,6 +288,7 @@ func (f *stdioFilter) check(line []byte) []byte {
 			return rpcError(idOf(line), -32600, "Invalid Request: "+err.Error())
 		}
 		f.note(msg)
+		f.track(msg)
 		return nil
 	}
 	var elems []json.RawMessage
@@ -154,6 +302,7 @@ func (f *stdioFilter) check(line []byte) []byte {
 	}
 	var ids []any
 	seen := map[any]bool{}
+	notified := false
 	for _, raw := range elems {
 		msg, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
@@ -166,10 +315,18 @@ func (f *stdioFilter) check(line []byte) []byte {
 			}
 			seen[id] = true
 			ids = append(ids, id)
+		} else if ok {
+			notified = true
 		}
 	}
 	for _, id := range ids {
 		f.batchIDs[id] = true
+		// go-sdk v1.8.0 never answers a batch that holds a notification
+		// (it waits for a response to the notification too), so the end
+		// of the input does not wait for one.
+		if !notified {
+			f.inflight[id]++
+		}
 	}
 	return nil
 }
@@ -192,30 +349,7 @@ func (f *stdioFilter) note(msg jsonrpc.Message) {
 	f.mu.Unlock()
 }
 
-// batchAnswered frees the request IDs of a batch that go-sdk answered.
-func (f *stdioFilter) batchAnswered(line []byte) {
-	var resps []struct {
-		ID any `json:"id"`
-	}
-	if json.Unmarshal(line, &resps) != nil {
-		return
-	}
-	f.mu.Lock()
-	for _, r := range resps {
-		id := r.ID
-		if x, ok := id.(float64); ok {
-			id = int64(x) // as jsonrpc.ID.Raw holds a number
-		}
-		delete(f.batchIDs, id)
-	}
-	f.mu.Unlock()
-}
-
-func (f *stdioFilter) answer(msg []byte) {
-	// A client that stopped reading fails go-sdk's next write as well;
-	// the filter has no one to tell.
-	_, _ = f.out.Write(msg)
-}
+func (f *stdioFilter) answer(msg []byte) { f.out.answer(msg) }
 
 // idOf returns the id of a JSON object, when it is one that JSON-RPC
 // allows (a string or a number), for the answer to an invalid request.

@@ -1,0 +1,73 @@
+package runtime
+
+import (
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"sync"
+	"testing"
+)
+
+// TestSessionCapBusy: past the cap, a new session closes the least
+// recently used idle one (with a DELETE, as a client would), never one
+// with a request in flight; when every session has one, initialize gets
+// 503 and nothing is closed.
+func TestSessionCapBusy(t *testing.T) {
+	var (
+		mu      sync.Mutex
+		n       int
+		deleted []string
+	)
+	release := make(chan struct{})
+	started := make(chan struct{}, 4)
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		id := r.Header.Get("Mcp-Session-Id")
+		switch {
+		case id == "":
+			mu.Lock()
+			n++
+			w.Header().Set("Mcp-Session-Id", fmt.Sprint("s", n))
+			mu.Unlock()
+			w.WriteHeader(http.StatusOK)
+		case r.Method == http.MethodDelete:
+			mu.Lock()
+			deleted = append(deleted, id)
+			mu.Unlock()
+		default: // a call in flight
+			started <- struct{}{}
+			<-release
+		}
+	})
+	c := newSessionCap(next, 2)
+	do := func(method, id string) int {
+		r := httptest.NewRequest(method, "/mcp", nil)
+		if id != "" {
+			r.Header.Set("Mcp-Session-Id", id)
+		}
+		w := httptest.NewRecorder()
+		c.ServeHTTP(w, r)
+		return w.Code
+	}
+	do("POST", "")
+	do("POST", "")
+	var calls sync.WaitGroup
+	for _, id := range []string{"s1", "s2"} {
+		calls.Add(1)
+		go func() { defer calls.Done(); do("POST", id) }()
+		<-started
+	}
+	if code := do("POST", ""); code != http.StatusServiceUnavailable {
+		t.Errorf("initialize with every session busy: %d, want 503", code)
+	}
+	close(release)
+	calls.Wait()
+	do("POST", "s2") // s1 is now the least recently used
+	if code := do("POST", ""); code != http.StatusOK {
+		t.Errorf("initialize with idle sessions: %d, want 200", code)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	if len(deleted) != 1 || deleted[0] != "s1" {
+		t.Errorf("closed %v, want [s1], the least recently used", deleted)
+	}
+}
