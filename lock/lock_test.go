@@ -252,3 +252,26 @@ func TestSplit(t *testing.T) {
 		}
 	}
 }
+
+// TestScopesRoundTrip: a tool's scopes survive Marshal and Parse, so that
+// a diff against a lock file reports no scope change where there is none,
+// and a new scope where there is one.
+func TestScopesRoundTrip(t *testing.T) {
+	cat := &catalog.Catalog{Services: []*catalog.Service{{Name: "orders", Version: "1.0.0", Dir: "orders", Tools: []*catalog.Tool{{
+		Name: "cancel_order", Scopes: []string{"orders:read", "orders:write"}, Request: catalog.Message{Fields: []*catalog.Field{}},
+	}}}}}
+	l, err := lock.Parse(lock.FromCatalog(cat).Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Services[0].Tools[0].Scopes; len(got) != 2 || got[1] != "orders:write" {
+		t.Fatalf("scopes after Parse: %q", got)
+	}
+	if changes := lock.Diff(l, lock.FromCatalog(cat)); len(changes) != 0 {
+		t.Errorf("a lock and its own catalog differ: %+v", changes)
+	}
+	cat.Services[0].Tools[0].Scopes = append(cat.Services[0].Tools[0].Scopes, "orders:zap")
+	if changes := lock.Diff(l, lock.FromCatalog(cat)); len(changes) != 1 || changes[0].Rule != "scope-added" || !changes[0].Breaking {
+		t.Errorf("a new scope: %+v", changes)
+	}
+}
