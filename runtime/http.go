@@ -78,7 +78,7 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 	mux.Handle("/mcp", auth(endpoint))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
-	mux.Handle("GET /healthz", rt.healthHandler(opts.Token))
+	mux.Handle("GET /healthz", rt.healthHandler(opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
 	// token too (Prometheus sends it with authorization: credentials).
 	mux.Handle("GET /metrics", auth(promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})))
@@ -343,14 +343,14 @@ func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) ht
 // healthHandler answers probes. Without the token (when there is one) it
 // says only that the server is up: the tool count and the catalog's
 // fingerprint tell an attacker which version of which contracts it runs.
-func (rt *Runtime) healthHandler(token string) http.Handler {
+func (rt *Runtime) healthHandler(token string, verifier *oauth.Verifier) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, code := "ok", http.StatusOK
 		if rt.draining.Load() {
 			// A load balancer takes a draining instance out of rotation.
 			status, code = "draining", http.StatusServiceUnavailable
 		}
-		if token != "" && !hasToken(r, token) {
+		if token != "" && !hasToken(r, token) || verifier != nil && !hasAccessToken(r, verifier) {
 			writeJSON(w, code, map[string]any{"status": status})
 			return
 		}

@@ -45,6 +45,18 @@ func oauthGuard(v *oauth.Verifier) func(http.Handler) http.Handler {
 	}
 }
 
+// hasAccessToken reports whether r carries an access token that v
+// accepts, for /healthz, which answers everyone but tells details only to
+// a caller.
+func hasAccessToken(r *http.Request, v *oauth.Verifier) bool {
+	scheme, raw, ok := strings.Cut(r.Header.Get("Authorization"), " ")
+	if !ok || !strings.EqualFold(scheme, "Bearer") {
+		return false
+	}
+	_, err := v.Verify(r.Context(), strings.TrimSpace(raw))
+	return err == nil
+}
+
 // callerOf returns the OAuth caller of an MCP request, or nil when the
 // server does not use OAuth.
 func callerOf(req mcp.Request) *oauth.Caller {

@@ -139,6 +139,13 @@ func TestOAuthChallenges(t *testing.T) {
 			t.Errorf("%s without a token: %d %q", path, r.status, r.header.Get("WWW-Authenticate"))
 		}
 	}
+	// /healthz answers everyone, and tells the catalog only to a caller.
+	if r := do(t, "GET", url+"/healthz", "", nil); r.status != 200 || strings.TrimSpace(r.body) != `{"status":"ok"}` {
+		t.Errorf("/healthz without a token: %d %s", r.status, r.body)
+	}
+	if r := do(t, "GET", url+"/healthz", "", map[string]string{"Authorization": "Bearer " + iss.token(t, jose.ES256, "a", "")}); !strings.Contains(r.body, `"catalog":"sha256:`) {
+		t.Errorf("/healthz with a token: %d %s", r.status, r.body)
+	}
 	r := do(t, "GET", url+"/v1/tools", "", map[string]string{"Authorization": "Bearer not-a-jwt"})
 	if ch := r.header.Get("WWW-Authenticate"); r.status != 401 || !strings.HasPrefix(ch, "Bearer "+meta+`, error="invalid_token"`) {
 		t.Errorf("a bad token: %d %q", r.status, ch)

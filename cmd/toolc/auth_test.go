@@ -1,10 +1,21 @@
 package main
 
 import (
+	"bufio"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
+	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/go-jose/go-jose/v4"
+	"github.com/go-jose/go-jose/v4/jwt"
 )
 
 // TestServeAuthFlags: the OAuth flags' usage errors exit 2 with a message
@@ -35,5 +46,98 @@ func TestServeAuthFlags(t *testing.T) {
 				t.Errorf("toolc %s: exit %d, stderr %q; want exit 2 saying %q", strings.Join(args, " "), r.status, r.stderr, tt.want)
 			}
 		}
+	}
+}
+
+// TestServeOAuth: toolc serve with --auth-issuer serves the resource
+// metadata, challenges a request without a token, serves one with a token
+// the issuer signed, and writes the call's audit line on stderr.
+func TestServeOAuth(t *testing.T) {
+	t.Setenv("TOOLC_TOKEN", "")
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var issuer string
+	mux := http.NewServeMux()
+	mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(map[string]any{"issuer": issuer, "authorization_endpoint": issuer + "/a", "token_endpoint": issuer + "/t",
+			"jwks_uri": issuer + "/jwks", "response_types_supported": []string{"code"}, "code_challenge_methods_supported": []string{"S256"}})
+	})
+	mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "application/json")
+		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k", Algorithm: "ES256", Use: "sig"}}})
+	})
+	as := httptest.NewServer(mux)
+	defer as.Close()
+	issuer = as.URL
+	const resource = "https://tools.example/mcp"
+
+	cmd := toolcCmd(t, "serve", "--http", "127.0.0.1:0", "--auth-issuer", issuer, "--auth-resource", resource, faultyPattern)
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	defer cmd.Process.Kill()
+	var all lockedBuffer
+	lines := bufio.NewScanner(stderr)
+	addr := regexp.MustCompile(`serving MCP on (http://\S+)/mcp`)
+	var url string
+	for url == "" && lines.Scan() {
+		all.Write([]byte(lines.Text() + "\n"))
+		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
+			url = m[1]
+		}
+	}
+	if url == "" {
+		t.Fatalf("toolc serve did not say where it serves:\n%s", all.String())
+	}
+	go io.Copy(&all, stderr)
+
+	get := func(path, token string, body string) (int, string, http.Header) {
+		method := "GET"
+		if body != "" {
+			method = "POST"
+		}
+		req, _ := http.NewRequest(method, url+path, strings.NewReader(body))
+		if token != "" {
+			req.Header.Set("Authorization", "Bearer "+token)
+		}
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer resp.Body.Close()
+		data, _ := io.ReadAll(resp.Body)
+		return resp.StatusCode, string(data), resp.Header
+	}
+	if code, body, _ := get("/.well-known/oauth-protected-resource/mcp", "", ""); code != 200 || !strings.Contains(body, `"resource":"`+resource+`"`) || !strings.Contains(body, issuer) {
+		t.Errorf("metadata: %d %s", code, body)
+	}
+	if code, _, h := get("/v1/tools", "", ""); code != 401 || !strings.Contains(h.Get("WWW-Authenticate"), `resource_metadata="https://tools.example/.well-known/oauth-protected-resource/mcp"`) {
+		t.Errorf("/v1/tools without a token: %d %q", code, h.Get("WWW-Authenticate"))
+	}
+	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: jose.ES256, Key: key}, (&jose.SignerOptions{}).WithType("at+jwt").WithHeader("kid", "k"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, err := jwt.Signed(signer).Claims(map[string]any{"iss": issuer, "aud": resource, "sub": "alice", "client_id": "cli",
+		"exp": time.Now().Add(time.Hour).Unix()}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if code, body, _ := get("/v1/call", token, `{"name": "echo", "arguments": {"text": "hi"}}`); code != 200 || !strings.Contains(body, "hi") {
+		t.Errorf("/v1/call with a token: %d %s", code, body)
+	}
+	deadline := time.Now().Add(5 * time.Second)
+	for !strings.Contains(all.String(), "audit=true subject=alice client=cli tool=echo outcome=ok") && time.Now().Before(deadline) {
+		time.Sleep(20 * time.Millisecond)
+	}
+	if !strings.Contains(all.String(), "audit=true subject=alice client=cli tool=echo outcome=ok") || strings.Contains(all.String(), `"hi"`) {
+		t.Errorf("stderr has no audit line for the call, or has its arguments:\n%s", all.String())
 	}
 }

@@ -10,7 +10,7 @@ import (
 	"time"
 )
 
-func mustKey(t *testing.T, secret string) *Key {
+func mustKey(t testing.TB, secret string) *Key {
 	t.Helper()
 	k, err := NewKey([]byte(secret))
 	if err != nil {
@@ -135,4 +135,26 @@ func TestLoadSecret(t *testing.T) {
 			t.Errorf("LoadSecret(%q, %q) = %q, %v; want %q, %q", tc.file, tc.env, got, err, tc.want, tc.err)
 		}
 	}
+}
+
+// FuzzOpen: whatever a client sends as a requestState, Open refuses it
+// with ErrInvalid (or opens a real one), and never panics.
+func FuzzOpen(f *testing.F) {
+	k := mustKey(f, secretA)
+	now := time.Unix(1_800_000_000, 0)
+	good, _ := k.Seal(&State{Tool: "t", Expires: now.Add(time.Minute).Unix()})
+	for _, s := range []string{good, good + "x", "v1.", "v1.====", "", "v2." + good[3:], strings.Repeat("v1.", 100)} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, token string) {
+		s, err := k.Open(token, "t", nil, now)
+		if err != nil && (!errors.Is(err, ErrInvalid) || s != nil) {
+			t.Errorf("Open(%q) = %v, %v", token, s, err)
+		}
+		// (The fuzzing workers seal their own good token, under the same
+		// key: an accepted token can only be such a one.)
+		if err == nil && (s == nil || s.Tool != "t") {
+			t.Errorf("Open(%q) = %+v", token, s)
+		}
+	})
 }
