@@ -118,11 +118,12 @@ func (f *stdioFilter) Read(p []byte) (int, error) {
 		if line == nil {
 			continue
 		}
-		if msg := f.check(line); msg != nil {
+		msg, pass := f.check(line)
+		if msg != nil {
 			f.answer(msg)
 			continue
 		}
-		f.pending = append(line, '\n')
+		f.pending = append(pass, '\n')
 	}
 	n := copy(p, f.pending)
 	f.pending = f.pending[n:]
@@ -170,13 +171,20 @@ func (f *stdioFilter) track(msg jsonrpc.Message) {
 		f.inflight[req.ID.Raw()]++
 		return
 	}
-	if req.Method == "notifications/cancelled" {
-		var p struct {
-			RequestID any `json:"requestId"`
-		}
-		if json.Unmarshal(req.Params, &p) == nil {
-			f.settle(normalID(p.RequestID))
-		}
+	f.cancelled(req)
+}
+
+// cancelled forgets the request that a notifications/cancelled names;
+// f.mu is held.
+func (f *stdioFilter) cancelled(req *jsonrpc.Request) {
+	if req.Method != "notifications/cancelled" {
+		return
+	}
+	var p struct {
+		RequestID any `json:"requestId"`
+	}
+	if json.Unmarshal(req.Params, &p) == nil {
+		f.settle(normalID(p.RequestID))
 	}
 }
 
@@ -277,58 +285,76 @@ func eofOnly(err error) error {
 	return err
 }
 
-// check returns the answer to a line that go-sdk must not see, or nil.
-func (f *stdioFilter) check(line []byte) []byte {
+// check returns the answer to a line that go-sdk must not see, or else
+// what to hand go-sdk for the line.
+func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 	if !json.Valid(line) {
-		return rpcError(nil, -32700, "Parse error: the line is not JSON; send one JSON-RPC message per line")
+		return rpcError(nil, -32700, "Parse error: the line is not JSON; send one JSON-RPC message per line"), nil
 	}
 	if line[0] != '[' {
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
-			return rpcError(idOf(line), -32600, "Invalid Request: "+err.Error())
+			return rpcError(idOf(line), -32600, "Invalid Request: "+err.Error()), nil
 		}
 		f.note(msg)
 		f.track(msg)
-		return nil
+		return nil, line
 	}
 	var elems []json.RawMessage
 	if err := json.Unmarshal(line, &elems); err != nil || len(elems) == 0 {
-		return rpcError(nil, -32600, "Invalid Request: an empty batch")
+		return rpcError(nil, -32600, "Invalid Request: an empty batch"), nil
 	}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	if !f.batches && f.inited {
-		return rpcError(nil, -32600, "Invalid Request: this session's MCP revision has no batches; send one message per line")
+		return rpcError(nil, -32600, "Invalid Request: this session's MCP revision has no batches; send one message per line"), nil
 	}
-	var ids []any
+	var (
+		ids           []any
+		notes, others [][]byte
+	)
 	seen := map[any]bool{}
-	notified := false
 	for _, raw := range elems {
 		msg, err := jsonrpc.DecodeMessage(raw)
 		if err != nil {
-			return rpcError(nil, -32600, "Invalid Request: a message of the batch: "+err.Error())
+			return rpcError(nil, -32600, "Invalid Request: a message of the batch: "+err.Error()), nil
 		}
-		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() {
+		req, ok := msg.(*jsonrpc.Request)
+		switch {
+		case ok && req.IsCall():
 			id := req.ID.Raw()
 			if seen[id] || f.batchIDs[id] {
-				return rpcError(nil, -32600, fmt.Sprintf("Invalid Request: request ID %v is in use", id))
+				return rpcError(nil, -32600, fmt.Sprintf("Invalid Request: request ID %v is in use", id)), nil
 			}
 			seen[id] = true
 			ids = append(ids, id)
-		} else if ok {
-			notified = true
+			others = append(others, raw)
+		case ok:
+			notes = append(notes, raw)
+			f.cancelled(req)
+		default:
+			others = append(others, raw) // a response to a request of the server's
 		}
 	}
 	for _, id := range ids {
 		f.batchIDs[id] = true
-		// go-sdk v1.8.0 never answers a batch that holds a notification
-		// (it waits for a response to the notification too), so the end
-		// of the input does not wait for one.
-		if !notified {
-			f.inflight[id]++
-		}
+		f.inflight[id]++
 	}
-	return nil
+	if len(notes) == 0 {
+		return nil, line
+	}
+	// go-sdk v1.8.0 counts a batch's notifications among the requests it
+	// must answer, and so never answers a batch that holds one. JSON-RPC
+	// lets a server take a batch's messages in any order, and answers no
+	// notification: go-sdk gets the notifications one per line, then the
+	// batch of the rest.
+	pass = bytes.Join(notes, []byte("\n"))
+	if len(others) > 0 {
+		pass = append(pass, "\n["...)
+		pass = append(pass, bytes.Join(others, []byte(","))...)
+		pass = append(pass, ']')
+	}
+	return nil, pass
 }
 
 // note follows initialize: go-sdk takes batches only in the revisions

@@ -6,6 +6,7 @@ import (
 	"context"
 	"encoding/json"
 	"io"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -70,7 +71,7 @@ func TestStdioLongLine(t *testing.T) {
 }
 
 // stdioSession writes lines to a server over NewStdioTransport and returns
-// what it wrote up to its answer with the id want.
+// what it wrote up to its answer with the id want, alone or in a batch.
 func stdioSession(t *testing.T, lines [][]byte, want string) []byte {
 	t.Helper()
 	srv := NewMCPServer(New(Options{}), MCPOptions{})
@@ -101,10 +102,18 @@ func stdioSession(t *testing.T, lines [][]byte, want string) []byte {
 			got.Write(sc.Bytes())
 			got.WriteByte('\n')
 			mu.Unlock()
-			var m struct {
+			var m []struct {
 				ID json.RawMessage `json:"id"`
 			}
-			if json.Unmarshal(sc.Bytes(), &m) == nil && string(m.ID) == want {
+			line := sc.Bytes()
+			if len(line) > 0 && line[0] != '[' {
+				line = append(append([]byte{'['}, line...), ']') // one message
+			}
+			if json.Unmarshal(line, &m) == nil && slices.ContainsFunc(m, func(m struct {
+				ID json.RawMessage `json:"id"`
+			}) bool {
+				return string(m.ID) == want
+			}) {
 				close(answered)
 				break
 			}
@@ -148,4 +157,19 @@ func validRPCLine(line []byte) bool {
 		}
 	}
 	return true
+}
+
+// TestStdioBatchWithNotification: a batch that holds a notification
+// beside its calls is answered, calls and all. go-sdk alone counts the
+// notification among the requests to answer and never sends the batch's
+// answer.
+func TestStdioBatchWithNotification(t *testing.T) {
+	out := stdioSession(t, [][]byte{
+		[]byte(`{"jsonrpc":"2.0","id":"init","method":"initialize","params":{"protocolVersion":"2025-03-26","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`),
+		[]byte(`[{"jsonrpc":"2.0","id":3,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"},{"jsonrpc":"2.0","id":4,"method":"ping"}]`),
+		[]byte(`[{"jsonrpc":"2.0","method":"notifications/x"}]`),
+	}, `4`)
+	if !bytes.Contains(out, []byte(`[{"jsonrpc":"2.0","id":3,"result":{}},{"jsonrpc":"2.0","id":4,"result":{}}]`)) {
+		t.Errorf("no answer to the batch's calls in:\n%s", out)
+	}
 }
