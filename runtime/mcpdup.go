@@ -35,7 +35,7 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 			io.Reader
 			io.Closer
 		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		if path, inParams, ok := duplicateKey(body); ok {
+		if problem, inParams, ok := duplicateKey(body); ok {
 			code, what := -32600, "request"
 			if inParams {
 				code, what = -32602, "params"
@@ -48,7 +48,7 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 				msg.ID = json.RawMessage("null")
 			}
 			writeJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
-				"code": code, "message": fmt.Sprintf("invalid %s: the key %s is given twice; each key may appear once", what, path),
+				"code": code, "message": fmt.Sprintf("invalid %s: %s", what, problem),
 			}})
 			return
 		}
@@ -56,10 +56,17 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 	})
 }
 
-// duplicateKey finds the first key that an object of data repeats, and
-// says where (such as params.name) and whether it is inside a message's
+// maxMCPDepth bounds the nesting of a JSON-RPC message outside a tool's
+// arguments, as /v1/call's envelope is bounded: each level costs this
+// scanner a frame and a path, so an unbounded one let a 6 MB body of
+// brackets take minutes and gigabytes.
+const maxMCPDepth = 64
+
+// duplicateKey finds the first key that an object of data repeats, or
+// nesting deeper than maxMCPDepth, and says what (such as "the key
+// params.name is given twice") and whether it is inside a message's
 // params. It reports nothing for data that is not JSON.
-func duplicateKey(data []byte) (path string, inParams, ok bool) {
+func duplicateKey(data []byte) (problem string, inParams, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var stack []*dupFrame
@@ -93,7 +100,7 @@ func duplicateKey(data []byte) (path string, inParams, ok bool) {
 			k, _ := tok.(string)
 			if top.keys[k] {
 				msg := strings.TrimLeft(top.path, "[].")
-				return strings.TrimPrefix(top.path+"."+k, "."), msg == "params" || strings.HasPrefix(msg, "params."), true
+				return "the key " + strings.TrimPrefix(top.path+"."+k, ".") + " is given twice; each key may appear once", msg == "params" || strings.HasPrefix(msg, "params."), true
 			}
 			top.keys[k] = true
 			top.key, top.haveKey = k, true
@@ -109,6 +116,9 @@ func duplicateKey(data []byte) (path string, inParams, ok bool) {
 		if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && strings.TrimLeft(here, "[].") == "params.arguments" {
 			stack = append(stack, &dupFrame{skip: true, depth: 1, path: here})
 			continue
+		}
+		if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && len(stack) >= maxMCPDepth {
+			return fmt.Sprintf("the message is nested more than %d levels deep", maxMCPDepth), false, true
 		}
 		switch tok {
 		case json.Delim('{'):

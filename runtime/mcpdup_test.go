@@ -70,4 +70,12 @@ func TestMCPDuplicateKeys(t *testing.T) {
 	if r.status != 200 || !strings.Contains(r.body, `"sum":3`) {
 		t.Errorf("the call without duplicates: %d %s", r.status, r.body)
 	}
+	// Deep nesting outside the arguments is refused at 64 levels, at once:
+	// the scanner once kept a frame and a growing path per level, so a few
+	// megabytes of brackets took minutes and gigabytes.
+	deep := strings.Repeat("[", 100000) + strings.Repeat("]", 100000)
+	r = do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"`+add+`","meta":`+deep+`}}`, legacy)
+	if r.status != 400 || !strings.Contains(r.body, "nested more than 64 levels") {
+		t.Errorf("deep nesting: %d %.200s", r.status, r.body)
+	}
 }
