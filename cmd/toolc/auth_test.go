@@ -69,9 +69,13 @@ func TestServeOAuth(t *testing.T) {
 		w.Header().Set("Content-Type", "application/json")
 		json.NewEncoder(w).Encode(jose.JSONWebKeySet{Keys: []jose.JSONWebKey{{Key: &key.PublicKey, KeyID: "k", Algorithm: "ES256", Use: "sig"}}})
 	})
-	as := httptest.NewServer(mux)
+	// The issuer is set before the server starts: the handlers read it, and
+	// a request that arrives through another process orders nothing for the
+	// race detector.
+	as := httptest.NewUnstartedServer(mux)
+	issuer = "http://" + as.Listener.Addr().String()
+	as.Start()
 	defer as.Close()
-	issuer = as.URL
 	const resource = "https://tools.example/mcp"
 
 	cmd := toolcCmd(t, "serve", "--http", "127.0.0.1:0", "--auth-issuer", issuer, "--auth-resource", resource, faultyPattern)
