@@ -6,6 +6,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+
+	"github.com/toolc/toolc/internal/editdist"
 )
 
 // Select returns the sub-catalog holding only the named tools, by function
@@ -80,7 +82,7 @@ func closest(name string, names []string, n int) []string {
 	}
 	var all []scored
 	for _, c := range slices.Compact(slices.Sorted(slices.Values(names))) {
-		all = append(all, scored{c, editDistance(name, c)})
+		all = append(all, scored{c, editdist.Levenshtein(name, c)})
 	}
 	slices.SortStableFunc(all, func(a, b scored) int { return a.d - b.d })
 	var out []string
@@ -88,27 +90,6 @@ func closest(name string, names []string, n int) []string {
 		out = append(out, all[i].name)
 	}
 	return out
-}
-
-// editDistance is the Levenshtein distance between a and b, in bytes.
-func editDistance(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 func quoteAll(names []string) string {

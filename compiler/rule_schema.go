@@ -6,6 +6,7 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/editdist"
 )
 
 // SyntaxRule reports CUE syntax and load errors: files that do not parse,
@@ -318,7 +319,7 @@ func suggest(s string, candidates []string) string {
 		if norm(c) == norm(s) {
 			return fmt.Sprintf(" (did you mean %q?)", c)
 		}
-		if d := levenshtein(s, c); d < bestDist && d < len(c) {
+		if d := editdist.Levenshtein(s, c); d < bestDist && d < len(c) {
 			best, bestDist = c, d
 		}
 	}
@@ -326,26 +327,6 @@ func suggest(s string, candidates []string) string {
 		return ""
 	}
 	return fmt.Sprintf(" (did you mean %q?)", best)
-}
-
-func levenshtein(a, b string) int {
-	prev := make([]int, len(b)+1)
-	cur := make([]int, len(b)+1)
-	for j := range prev {
-		prev[j] = j
-	}
-	for i := 1; i <= len(a); i++ {
-		cur[0] = i
-		for j := 1; j <= len(b); j++ {
-			cost := 1
-			if a[i-1] == b[j-1] {
-				cost = 0
-			}
-			cur[j] = min(prev[j]+1, cur[j-1]+1, prev[j-1]+cost)
-		}
-		prev, cur = cur, prev
-	}
-	return prev[len(b)]
 }
 
 // nullableHint is the advice for a type written as JSON Schema writes a
