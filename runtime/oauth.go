@@ -172,6 +172,7 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 			if e := snap.byMCP[m.Params.Name]; e != nil && !allows(c, e.tool) {
 				desc := fmt.Sprintf("tool %q needs the scopes %s", e.tool.Name, strings.Join(e.tool.Scopes, " "))
 				v.InsufficientScope(w, e.tool.Scopes, desc)
+				rt.traceRefused(r, m.Params.Meta, m.Params.Name, c, desc)
 				return
 			}
 		}
@@ -182,7 +183,8 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 type rpcCall struct {
 	Method string `json:"method"`
 	Params struct {
-		Name string `json:"name"`
+		Name string   `json:"name"`
+		Meta mcp.Meta `json:"_meta"` // the caller's trace context, for the span of a refusal
 	} `json:"params"`
 }
 

@@ -32,11 +32,16 @@ func runDev(e env, args []string) int {
 	if status != exitOK {
 		return status
 	}
+	tp, stopTracing, status := startTracing(e, "dev")
+	if status != exitOK {
+		return status
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer plugins.CleanupClients()
 
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), TracerProvider: tp})
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,
