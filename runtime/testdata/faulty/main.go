@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 type echoReq struct {
@@ -54,7 +55,7 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	plugins.Serve(
+	rpc.Serve(
 		plugins.Handle("echo", func(_ context.Context, req echoReq) (*plugins.Result, error) {
 			if req.Times == nil {
 				return plugins.Errorf("times is missing: the runtime did not apply its default"), nil

@@ -1,4 +1,4 @@
-package plugins
+package rpc
 
 import (
 	"context"
@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/metadata"
 
 	"github.com/toolc/toolc/internal/otelenv"
+	"github.com/toolc/toolc/plugins"
 )
 
 // The trace context of a call crosses the process boundary as W3C
@@ -126,7 +127,7 @@ func (t *pluginTracing) startCall(ctx context.Context, tool, callID string) (con
 }
 
 // endCall ends the handler's span with how the call ended.
-func endCall(span trace.Span, res *Result, err error) {
+func endCall(span trace.Span, res *plugins.Result, err error) {
 	if span == nil {
 		return
 	}
