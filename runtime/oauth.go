@@ -153,6 +153,18 @@ func withCaller(ctx context.Context, c *oauth.Caller) context.Context {
 	return plugins.WithCaller(ctx, plugins.Caller{Subject: c.Subject, ClientID: c.ClientID, Scopes: c.Scopes})
 }
 
+// auditHidden is the middleware of the server without tools that answers
+// a 2026-07-28 call of a hidden tool (mcpEndpoint): the audit line that
+// scopeFilter would write.
+func (rt *Runtime) auditHidden(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+			rt.auditCall(callerOf(req), p.Name, "hidden", 0, p.Arguments)
+		}
+		return next(ctx, method, req)
+	}
+}
+
 // hiddenCallKey marks the context of an MCP request that calls a tool
 // hidden from its caller (see mcpEndpoint.server).
 type hiddenCallKey struct{}
@@ -268,6 +280,9 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 			switch accessTo(c, e) {
 			case stepUp:
 				err := &InsufficientScopeError{Tool: e.tool.Name, Scopes: e.tool.Scopes}
+				// The call ends here, before go-sdk and scopeFilter see it,
+				// so its audit line is written here.
+				rt.auditCall(c, m.Params.Name, "insufficient_scope", 0, m.Params.Arguments)
 				v.InsufficientScope(w, err.Scopes, err.Error())
 				return
 			case hidden:
@@ -289,7 +304,8 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 type rpcCall struct {
 	Method string `json:"method"`
 	Params struct {
-		Name string `json:"name"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
 	} `json:"params"`
 }
 
