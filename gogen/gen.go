@@ -110,7 +110,7 @@ func (g *generator) genHandlers(f *generatedFile) {
 	f.Comment(0, "Serve serves impl as the handler plugin of "+g.svc.Name+", and returns when the host is done with it. "+
 		"It is meant to be all of main.")
 	f.P("func Serve(impl Tools) {")
-	f.P(pluginsServe, "(Handlers(impl)...)")
+	f.P(rpcServe, "(Handlers(impl)...)")
 	f.P("}")
 	f.P()
 }

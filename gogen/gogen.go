@@ -8,7 +8,7 @@
 //   - a named type with constants for each enum;
 //   - the interface Tools, with one method per tool;
 //   - Handlers(impl), which turns an implementation into the handlers that
-//     plugins.Serve and runtime.Local take, and Serve(impl).
+//     rpc.Serve and runtime.Local take, and Serve(impl).
 //
 // A handler that implements Tools stops compiling when a tool or field is
 // renamed or retyped in the contract, instead of failing at run time.

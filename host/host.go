@@ -26,7 +26,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/catalog"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -154,21 +154,21 @@ type Options struct {
 	// AutoMTLS encrypts and authenticates the connection to each plugin.
 	AutoMTLS bool
 	// HealthInterval and HealthTimeout configure the check that restarts a
-	// plugin that stopped answering (see plugins.ClientConfig).
+	// plugin that stopped answering (see rpc.ClientConfig).
 	HealthInterval, HealthTimeout time.Duration
 	Logger                        *slog.Logger
 }
 
 // Start starts the plugin of each binary. On error it stops the ones it
 // started.
-func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*runtime.Plugin, error) {
+func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*Plugin, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 10 * time.Second
 	}
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
-	started := map[string]*runtime.Plugin{}
+	started := map[string]*Plugin{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
@@ -176,7 +176,7 @@ func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*runti
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := runtime.StartPlugin(ctx, ClientConfig(b, opts), opts.Logger)
+			p, err := StartPlugin(ctx, ClientConfig(b, opts), opts.Logger)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -199,12 +199,12 @@ func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*runti
 const ServiceDirEnv = "TOOLC_SERVICE_DIR"
 
 // ClientConfig is the go-plugin configuration for a built binary.
-func ClientConfig(b *Binary, opts Options) plugins.ClientConfig {
+func ClientConfig(b *Binary, opts Options) rpc.ClientConfig {
 	var env []string
 	if b.Dir != "" {
 		env = append(env, ServiceDirEnv+"="+b.Dir)
 	}
-	return plugins.ClientConfig{
+	return rpc.ClientConfig{
 		Service:      b.Service,
 		Path:         b.Path,
 		Env:          env,
@@ -219,13 +219,13 @@ func ClientConfig(b *Binary, opts Options) plugins.ClientConfig {
 }
 
 // Stop stops plugins, giving calls in flight up to grace to finish.
-func Stop(ps map[string]*runtime.Plugin, grace time.Duration) {
+func Stop(ps map[string]*Plugin, grace time.Duration) {
 	StopBecause(ps, grace, "its handler was stopped")
 }
 
 // StopBecause is Stop, with the reason that a call still running after
-// grace is given (see runtime.Plugin.Stop).
-func StopBecause(ps map[string]*runtime.Plugin, grace time.Duration, reason string) {
+// grace is given (see Plugin.Stop).
+func StopBecause(ps map[string]*Plugin, grace time.Duration, reason string) {
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
@@ -235,7 +235,7 @@ func StopBecause(ps map[string]*runtime.Plugin, grace time.Duration, reason stri
 }
 
 // Dispatchers converts started plugins for runtime.Swap.
-func Dispatchers(ps map[string]*runtime.Plugin) map[string]runtime.Dispatcher {
+func Dispatchers(ps map[string]*Plugin) map[string]runtime.Dispatcher {
 	out := make(map[string]runtime.Dispatcher, len(ps))
 	for name, p := range ps {
 		out[name] = p

@@ -23,6 +23,7 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 
 	"github.com/toolc/toolc/internal/testsync"
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	plugins.CleanupClients()
+	rpc.CleanupClients()
 	if fixture.dir != "" {
 		os.RemoveAll(fixture.dir)
 	}

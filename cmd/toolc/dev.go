@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -34,7 +34,7 @@ func runDev(e env, args []string) int {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer plugins.CleanupClients()
+	defer rpc.CleanupClients()
 
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
 	d, err := dev.New(dev.Options{

@@ -20,7 +20,7 @@ import (
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/reqstate"
 	"github.com/toolc/toolc/oauth"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -181,7 +181,7 @@ func runServe(e env, args []string) int {
 	}
 	// The plugins are stopped by the drain, or here if serving failed;
 	// CleanupClients is the last resort for any process left.
-	defer plugins.CleanupClients()
+	defer rpc.CleanupClients()
 	defer host.Stop(running, 0)
 	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
@@ -314,7 +314,7 @@ func loadServable(e env, cmd, file string, patterns []string) (*catalog.Catalog,
 }
 
 // startHandlers builds and starts every service's handler plugin.
-func startHandlers(ctx context.Context, e env, cmd string, cat *catalog.Catalog, base string) (map[string]*runtime.Plugin, int) {
+func startHandlers(ctx context.Context, e env, cmd string, cat *catalog.Catalog, base string) (map[string]*host.Plugin, int) {
 	cache, err := host.CacheDir()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
@@ -388,7 +388,7 @@ func runCall(e env, args []string) int {
 		return status
 	}
 	defer host.Stop(running, time.Second)
-	defer plugins.CleanupClients()
+	defer rpc.CleanupClients()
 	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e)})
 	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)

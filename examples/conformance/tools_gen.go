@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 // Tools is what the handler of conformance 0.1.0 implements: one method per
@@ -165,7 +166,7 @@ func Handlers(impl Tools) []plugins.Handler {
 // Serve serves impl as the handler plugin of conformance, and returns when the
 // host is done with it. It is meant to be all of main.
 func Serve(impl Tools) {
-	plugins.Serve(Handlers(impl)...)
+	rpc.Serve(Handlers(impl)...)
 }
 
 // TestSimpleTextRequest holds the arguments of test_simple_text.

@@ -31,7 +31,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/catalog"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -42,7 +42,7 @@ var catalogFS embed.FS
 const catalogFile = "toolc.catalog.json"
 
 func main() {
-	if os.Getenv(plugins.Handshake.MagicCookieKey) != "" {
+	if os.Getenv(rpc.Handshake.MagicCookieKey) != "" {
 		Serve(newNotes()) // started by toolc dev or toolc serve
 		return
 	}

@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 // Tools is what the handler of notes 1.0.0 implements: one method per tool.
@@ -47,7 +48,7 @@ func Handlers(impl Tools) []plugins.Handler {
 // Serve serves impl as the handler plugin of notes, and returns when the host
 // is done with it. It is meant to be all of main.
 func Serve(impl Tools) {
-	plugins.Serve(Handlers(impl)...)
+	rpc.Serve(Handlers(impl)...)
 }
 
 // AddNoteRequest holds the arguments of add_note. The note to save.

@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 type echoReq struct {
@@ -52,7 +53,7 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	plugins.Serve(
+	rpc.Serve(
 		plugins.Handle("echo", func(_ context.Context, req echoReq) (*plugins.Result, error) {
 			if req.Times == nil {
 				return plugins.Errorf("times is missing: the runtime did not apply its default"), nil

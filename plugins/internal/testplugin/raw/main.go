@@ -11,8 +11,8 @@ import (
 	plugin "github.com/hashicorp/go-plugin"
 	"google.golang.org/grpc"
 
-	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 type server struct {
@@ -49,9 +49,9 @@ func (grpcPlugin) GRPCClient(context.Context, *plugin.GRPCBroker, *grpc.ClientCo
 }
 
 func main() {
-	version := flag.Int("protocol", plugins.ProtocolVersion, "protocol version to serve")
+	version := flag.Int("protocol", rpc.ProtocolVersion, "protocol version to serve")
 	flag.Parse()
-	hs := plugins.Handshake
+	hs := rpc.Handshake
 	hs.ProtocolVersion = uint(*version)
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  hs,

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 type echoReq struct {
@@ -23,7 +24,7 @@ type echoReq struct {
 }
 
 func main() {
-	plugins.Serve(
+	rpc.Serve(
 		plugins.Handle("echo", func(ctx context.Context, req echoReq) (*plugins.Result, error) {
 			return plugins.JSON(map[string]any{"req": req, "call_id": plugins.CallID(ctx)})
 		}),

@@ -1,4 +1,4 @@
-package plugins
+package rpc
 
 import (
 	"context"
@@ -21,6 +21,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
@@ -225,12 +226,12 @@ func explainStartError(err error, path string, want []byte, run *procRunner) err
 		status, words := run.exitStatus(2*time.Second), run.lastWords(time.Second)
 		switch {
 		case status == "exit status 0" && words == "":
-			return errors.New("not a toolc plugin (its main must call plugins.Serve): it exited without the go-plugin handshake")
+			return errors.New("not a toolc plugin (its main must call Serve): it exited without the go-plugin handshake")
 		case status == "":
 			status = "exited"
 		}
 		if words == "" {
-			return fmt.Errorf("the plugin ended during its start (%s), before the go-plugin handshake, and wrote nothing to stderr; a toolc plugin's main must call plugins.Serve", status)
+			return fmt.Errorf("the plugin ended during its start (%s), before the go-plugin handshake, and wrote nothing to stderr; a toolc plugin's main must call Serve", status)
 		}
 		return fmt.Errorf("the plugin ended during its start (%s), before the go-plugin handshake: %s", status, words)
 	}
@@ -246,9 +247,9 @@ func explainStartError(err error, path string, want []byte, run *procRunner) err
 		return fmt.Errorf("plugin speaks another protocol version than this host (%d to %d); rebuild it against this toolc: %s", minProtocolVersion, ProtocolVersion, msg)
 	case strings.Contains(msg, "plugin exited before we could connect"),
 		msg == "Unrecognized remote plugin message: ":
-		return errors.New("not a toolc plugin (its main must call plugins.Serve): it exited without the go-plugin handshake")
+		return errors.New("not a toolc plugin (its main must call Serve): it exited without the go-plugin handshake")
 	case strings.Contains(msg, "Unrecognized remote plugin message"):
-		return fmt.Errorf("not a toolc plugin (its main must call plugins.Serve): it printed %q instead of the go-plugin handshake",
+		return fmt.Errorf("not a toolc plugin (its main must call Serve): it printed %q instead of the go-plugin handshake",
 			strings.TrimPrefix(msg, "Unrecognized remote plugin message: "))
 	case strings.Contains(msg, "timeout while waiting for plugin to start"):
 		return errors.New("plugin did not start within the start timeout")
@@ -313,9 +314,9 @@ func (c *Client) Kill() { c.pc.Kill() }
 // IsError set and a nil error. A non-nil error means the call did not
 // complete: ctx ended (the error wraps ctx.Err()), or the plugin died or
 // broke the protocol (then Exited tells whether it is gone).
-func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
+func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(plugins.Event)) (*plugins.Result, error) {
 	req := &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID, Events: onEvent != nil}
-	if in := InputOf(ctx); in != nil && c.version >= 3 {
+	if in := plugins.InputOf(ctx); in != nil && c.version >= 3 {
 		req.Input = inputToPB(in)
 	}
 	rpcCtx := ctx
@@ -361,12 +362,12 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		case *pb.CallEvent_Progress:
 			if onEvent != nil {
 				p := e.Progress
-				onEvent(Event{Progress: &ProgressEvent{Progress: p.Progress, Total: p.Total, Message: p.Message}})
+				onEvent(plugins.Event{Progress: &plugins.ProgressEvent{Progress: p.Progress, Total: p.Total, Message: p.Message}})
 			}
 		case *pb.CallEvent_Log:
 			if onEvent != nil {
 				l := e.Log
-				onEvent(Event{Log: &LogEvent{Level: l.Level, Logger: l.Logger, Message: l.Message}})
+				onEvent(plugins.Event{Log: &plugins.LogEvent{Level: l.Level, Logger: l.Logger, Message: l.Message}})
 			}
 		}
 	}

@@ -1,4 +1,4 @@
-package runtime
+package host
 
 import (
 	"context"
@@ -16,72 +16,9 @@ import (
 	"google.golang.org/grpc/status"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
+	"github.com/toolc/toolc/runtime"
 )
-
-// Dispatcher runs the tools of one service: a handler plugin (Plugin) or
-// in-process handlers (Local).
-type Dispatcher interface {
-	// Tools lists the tools the dispatcher has handlers for.
-	Tools() []string
-	// Call runs one tool with arguments that the runtime has validated.
-	// An error means the handler could not answer (it crashed, or the
-	// context ended); a tool error is a Result with IsError set.
-	Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error)
-}
-
-// Local returns a dispatcher for in-process handlers: the same handler
-// values a plugin passes to plugins.Serve, for services that embed their
-// catalog.
-func Local(handlers ...plugins.Handler) Dispatcher {
-	l := &local{handlers: map[string]plugins.Handler{}}
-	for _, h := range handlers {
-		l.handlers[h.Tool()] = h
-		l.names = append(l.names, h.Tool())
-	}
-	slices.Sort(l.names)
-	return l
-}
-
-type local struct {
-	handlers map[string]plugins.Handler
-	names    []string
-}
-
-var _ Dispatcher = (*local)(nil)
-
-func (l *local) Tools() []string { return l.names }
-
-func (l *local) Call(ctx context.Context, tool, _ string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
-	h := l.handlers[tool]
-	if h == nil {
-		return nil, fmt.Errorf("no handler for %q", tool)
-	}
-	if onEvent != nil {
-		ctx = plugins.WithEvents(ctx, onEvent)
-	}
-	return callLocal(ctx, h, args)
-}
-
-// callLocal runs an in-process handler the way a plugin would: a panic or
-// a returned error is a tool error the model reads, not a crash of the
-// host, and questions the handler asked are the result's InputRequests.
-// Only the context ending is an error to the runtime.
-func callLocal(ctx context.Context, h plugins.Handler, args json.RawMessage) (res *Result, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			res, err = plugins.Errorf("the handler of %s panicked: %v", h.Tool(), r), nil
-		}
-	}()
-	res, err = h.Call(ctx, args)
-	if err != nil && ctx.Err() != nil {
-		return res, err
-	}
-	done := plugins.Finish(ctx, res, err)
-	if res == nil && err == nil && len(done.InputRequests) == 0 {
-		return nil, nil // the runtime says "returned no result"
-	}
-	return done, nil
-}
 
 // Plugin supervises the handler plugin of one service. It restarts a
 // plugin that died, with exponential backoff; it checks on an interval,
@@ -89,7 +26,7 @@ func callLocal(ctx context.Context, h plugins.Handler, args json.RawMessage) (re
 // kills and restarts one that does not (stopped, or stuck); and it lets
 // calls in flight finish before Stop ends it.
 type Plugin struct {
-	cfg    plugins.ClientConfig
+	cfg    rpc.ClientConfig
 	logger *slog.Logger
 	tools  []string
 
@@ -113,11 +50,11 @@ type Plugin struct {
 // proc is one process of a plugin. why, once set, is what the calls in
 // flight on it are told when it goes: the host killed it, and why.
 type proc struct {
-	*plugins.Client
+	*rpc.Client
 	why atomic.Pointer[string]
 }
 
-var _ Dispatcher = (*Plugin)(nil)
+var _ runtime.Dispatcher = (*Plugin)(nil)
 
 // Backoff bounds for restarting a crashed plugin.
 const (
@@ -125,7 +62,7 @@ const (
 	maxRestartDelay = 10 * time.Second
 )
 
-// Defaults of the health check (plugins.ClientConfig's HealthInterval
+// Defaults of the health check (rpc.ClientConfig's HealthInterval
 // and HealthTimeout).
 const (
 	DefaultHealthInterval = 10 * time.Second
@@ -135,11 +72,11 @@ const (
 // StartPlugin starts a service's handler plugin. The first start must
 // succeed: a binary that is missing, is not a plugin or does not answer
 // Describe is an error here, not a restart loop.
-func StartPlugin(ctx context.Context, cfg plugins.ClientConfig, logger *slog.Logger) (*Plugin, error) {
+func StartPlugin(ctx context.Context, cfg rpc.ClientConfig, logger *slog.Logger) (*Plugin, error) {
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
-	c, err := plugins.Start(ctx, cfg)
+	c, err := rpc.Start(ctx, cfg)
 	if err != nil {
 		return nil, err
 	}
@@ -174,7 +111,7 @@ func (p *Plugin) Pid() int {
 }
 
 // Call runs a tool on the plugin, restarting the plugin first if it died.
-func (p *Plugin) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
+func (p *Plugin) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(plugins.Event)) (*plugins.Result, error) {
 	c, err := p.live(ctx)
 	if err != nil {
 		return nil, err
@@ -274,7 +211,7 @@ func (p *Plugin) restart(done chan struct{}, delay time.Duration) {
 	if delay > 0 {
 		time.Sleep(delay)
 	}
-	c, err := plugins.Start(context.Background(), p.cfg)
+	c, err := rpc.Start(context.Background(), p.cfg)
 	if err == nil {
 		if missing := missingTools(p.tools, c.Tools()); len(missing) > 0 {
 			c.Kill()

@@ -1,6 +1,6 @@
 //go:build unix && !linux
 
-package plugins
+package rpc
 
 import (
 	"os/exec"

@@ -1,36 +1,29 @@
-// Package plugins is the handler SDK and the host side of toolc's plugin
-// protocol.
+// Package rpc is toolc's plugin protocol: it carries the calls of a
+// service's handlers between the host (toolc serve, toolc dev) and the
+// plugin process that runs them, as gRPC over github.com/hashicorp/go-plugin.
 //
-// A plugin's main registers one typed Handler per tool and serves them:
+// A plugin's main serves its handlers with Serve, which is what the Serve
+// that toolc gen go generates calls:
 //
 //	func main() {
-//		plugins.Serve(
-//			plugins.Handle("get_forecast", func(ctx context.Context, req Forecast) (*plugins.Result, error) {
-//				plugins.Progress(ctx, 1, 2, "fetching")
-//				return plugins.JSON(lookup(req))
-//			}),
-//		)
+//		rpc.Serve(Handlers(impl)...)
 //	}
 //
 // The host launches the binary with Start and runs tools with Client.Call.
-// Both sides speak gRPC over github.com/hashicorp/go-plugin; the protocol is
-// proto/toolc/plugin/v1/plugin.proto, versioned by ProtocolVersion.
+// The protocol is plugins/proto/toolc/plugin/v1/plugin.proto, versioned by
+// ProtocolVersion.
 //
-// The same Handler values also run in-process: call Handler.Call directly,
-// with WithEvents to receive progress and log events.
-package plugins
+// The handlers themselves are written against package plugins, which does
+// not import this package: a service that runs its handlers in process
+// (runtime.Local) links neither go-plugin nor gRPC.
+package rpc
 
 // The protocol's Go code comes from tools pinned in go.mod and tools/buf.mod,
 // run with go tool, so regenerating it installs nothing (scripts/genproto
 // runs the same command).
-//go:generate go -C .. tool -modfile=tools/buf.mod buf generate --template plugins/proto/buf.gen.yaml
+//go:generate go -C ../.. tool -modfile=tools/buf.mod buf generate --template plugins/proto/buf.gen.yaml
 
-import (
-	"context"
-	"encoding/json"
-
-	plugin "github.com/hashicorp/go-plugin"
-)
+import plugin "github.com/hashicorp/go-plugin"
 
 // ProtocolVersion is the newest version of the plugin protocol, a key under
 // which both sides register in go-plugin's VersionedPlugins. Both sides
@@ -59,14 +52,3 @@ var Handshake = plugin.HandshakeConfig{
 
 // pluginName is the single plugin in the go-plugin PluginSet.
 const pluginName = "toolc"
-
-// A Handler runs one tool.
-type Handler interface {
-	// Tool is the tool's name, as in the catalog.
-	Tool() string
-	// Call runs the tool on its arguments, a JSON object that the host has
-	// already validated. A panic becomes an IsError result. A non-nil error
-	// is a failed handler: callers report it as a tool error (the plugin
-	// server does so), so it never ends a session.
-	Call(ctx context.Context, args json.RawMessage) (*Result, error)
-}

@@ -1,21 +1,23 @@
-package plugins
+package rpc
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"strings"
 	"unicode/utf8"
 
+	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
 // resultToPB converts a result for a host of protocol version.
-func resultToPB(r *Result, version int) (*pb.Result, error) {
+func resultToPB(r *plugins.Result, version int) (*pb.Result, error) {
 	if version < 3 && (len(r.InputRequests) > 0 || r.MissingCapability != "") {
 		// Only a host of version 3 passes questions on, and no asks
 		// reach an older host's plugin (it sends no Input): this is a
 		// handler that built such a result itself.
-		r = Errorf("the handler needs the client's answers, which a host of plugin protocol %d cannot ask for; upgrade toolc", version)
+		r = plugins.Errorf("the handler needs the client's answers, which a host of plugin protocol %d cannot ask for; upgrade toolc", version)
 	}
 	out := &pb.Result{IsError: r.IsError, MissingCapability: r.MissingCapability}
 	for _, q := range r.InputRequests {
@@ -57,7 +59,7 @@ func resultToPB(r *Result, version int) (*pb.Result, error) {
 	return out, nil
 }
 
-func contentToPB(c Content) (*pb.Content, error) {
+func contentToPB(c plugins.Content) (*pb.Content, error) {
 	switch c.Type {
 	case "text":
 		return &pb.Content{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: validUTF8(c.Text)}}}, nil
@@ -85,10 +87,10 @@ func contentToPB(c Content) (*pb.Content, error) {
 	return nil, fmt.Errorf("unknown content type %q", c.Type)
 }
 
-func resultFromPB(r *pb.Result) *Result {
-	out := &Result{IsError: r.IsError, MissingCapability: r.MissingCapability}
+func resultFromPB(r *pb.Result) *plugins.Result {
+	out := &plugins.Result{IsError: r.IsError, MissingCapability: r.MissingCapability}
 	for _, q := range r.InputRequests {
-		out.InputRequests = append(out.InputRequests, InputRequest{ID: q.Id, Method: q.Method, Params: q.ParamsJson})
+		out.InputRequests = append(out.InputRequests, plugins.InputRequest{ID: q.Id, Method: q.Method, Params: q.ParamsJson})
 	}
 	n := len(r.Content)
 	if len(r.StructuredContentJson) > 0 {
@@ -98,10 +100,10 @@ func resultFromPB(r *pb.Result) *Result {
 		}
 	}
 	if n > 0 {
-		out.Content = make([]Content, 0, n)
+		out.Content = make([]plugins.Content, 0, n)
 	}
 	if r.StructuredAsText && len(r.StructuredContentJson) > 0 {
-		out.Content = append(out.Content, TextContent(string(r.StructuredContentJson)))
+		out.Content = append(out.Content, plugins.TextContent(string(r.StructuredContentJson)))
 	}
 	for _, c := range r.Content {
 		out.Content = append(out.Content, contentFromPB(c))
@@ -109,31 +111,31 @@ func resultFromPB(r *pb.Result) *Result {
 	return out
 }
 
-func contentFromPB(c *pb.Content) Content {
+func contentFromPB(c *pb.Content) plugins.Content {
 	switch k := c.Kind.(type) {
 	case *pb.Content_Text:
-		return TextContent(k.Text.GetText())
+		return plugins.TextContent(k.Text.GetText())
 	case *pb.Content_Image:
-		return ImageContent(k.Image.GetData(), k.Image.GetMimeType())
+		return plugins.ImageContent(k.Image.GetData(), k.Image.GetMimeType())
 	case *pb.Content_Audio:
-		return AudioContent(k.Audio.GetData(), k.Audio.GetMimeType())
+		return plugins.AudioContent(k.Audio.GetData(), k.Audio.GetMimeType())
 	case *pb.Content_ResourceLink:
 		l := k.ResourceLink
-		return Content{Type: "resource_link", URI: l.GetUri(), Name: l.GetName(), Title: l.GetTitle(),
+		return plugins.Content{Type: "resource_link", URI: l.GetUri(), Name: l.GetName(), Title: l.GetTitle(),
 			Description: l.GetDescription(), MIMEType: l.GetMimeType(), Size: l.Size}
 	case *pb.Content_Resource:
 		rc := k.Resource.GetResource()
 		if blob, ok := rc.GetContents().(*pb.ResourceContents_Blob); ok {
-			return EmbeddedBlob(rc.GetUri(), rc.GetMimeType(), blob.Blob)
+			return plugins.EmbeddedBlob(rc.GetUri(), rc.GetMimeType(), blob.Blob)
 		}
-		return EmbeddedText(rc.GetUri(), rc.GetMimeType(), rc.GetText())
+		return plugins.EmbeddedText(rc.GetUri(), rc.GetMimeType(), rc.GetText())
 	}
 	// A newer plugin sent a kind this host does not know; keep the call
 	// useful rather than failing it.
-	return TextContent(fmt.Sprintf("[unsupported content from plugin: %v]", c))
+	return plugins.TextContent(fmt.Sprintf("[unsupported content from plugin: %v]", c))
 }
 
-func eventToPB(e Event) *pb.CallEvent {
+func eventToPB(e plugins.Event) *pb.CallEvent {
 	switch {
 	case e.Progress != nil:
 		p := e.Progress
@@ -175,7 +177,7 @@ func sizeBound(r *pb.Result) int {
 	return n
 }
 
-func inputToPB(in *Input) *pb.Input {
+func inputToPB(in *plugins.Input) *pb.Input {
 	out := &pb.Input{Elicitation: in.Elicitation, Sampling: in.Sampling, Roots: in.Roots}
 	for _, a := range in.Answers {
 		out.Answers = append(out.Answers, &pb.Answer{Id: a.ID, ParamsSha256: a.ParamsSHA256, ResultJson: a.Result})
@@ -183,10 +185,10 @@ func inputToPB(in *Input) *pb.Input {
 	return out
 }
 
-func inputFromPB(in *pb.Input) *Input {
-	out := &Input{Elicitation: in.Elicitation, Sampling: in.Sampling, Roots: in.Roots}
+func inputFromPB(in *pb.Input) *plugins.Input {
+	out := &plugins.Input{Elicitation: in.Elicitation, Sampling: in.Sampling, Roots: in.Roots}
 	for _, a := range in.Answers {
-		out.Answers = append(out.Answers, Answer{ID: a.Id, ParamsSHA256: a.ParamsSha256, Result: a.ResultJson})
+		out.Answers = append(out.Answers, plugins.Answer{ID: a.Id, ParamsSHA256: a.ParamsSha256, Result: a.ResultJson})
 	}
 	return out
 }
@@ -200,4 +202,11 @@ func validUTF8(s string) string {
 		return s
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
+}
+
+// isObject reports whether b holds a JSON object, as structured content
+// must.
+func isObject(b []byte) bool {
+	b = bytes.TrimSpace(b)
+	return len(b) > 0 && b[0] == '{'
 }

@@ -1,4 +1,4 @@
-package plugins
+package rpc
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"google.golang.org/protobuf/proto"
 
 	"github.com/toolc/toolc/internal/lazydeadline"
+	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
@@ -24,7 +25,7 @@ import (
 // returns when the host is done with it. It is meant to be all of a
 // plugin's main. Two handlers for one tool are a programming error: Serve
 // reports it and exits.
-func Serve(handlers ...Handler) {
+func Serve(handlers ...plugins.Handler) {
 	srv, err := newServer(handlers)
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "toolc plugin:", err)
@@ -85,12 +86,12 @@ type server struct {
 	pb.UnimplementedPluginServer
 	// version is the protocol version agreed with the host.
 	version  int
-	handlers map[string]Handler
+	handlers map[string]plugins.Handler
 	tools    []string
 }
 
-func newServer(handlers []Handler) (*server, error) {
-	s := &server{version: ProtocolVersion, handlers: map[string]Handler{}}
+func newServer(handlers []plugins.Handler) (*server, error) {
+	s := &server{version: ProtocolVersion, handlers: map[string]plugins.Handler{}}
 	for _, h := range handlers {
 		name := h.Tool()
 		if _, dup := s.handlers[name]; dup {
@@ -122,16 +123,20 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 		ctx, release = lazydeadline.WithDeadline(ctx, time.Now().Add(time.Duration(req.TimeoutNanos)))
 		defer release()
 	}
-	// One value carries the call ID and the event stream to the handler,
-	// instead of two context.WithValue layers and a closure per call.
-	call := &callContext{Context: ctx, id: req.CallId, stream: stream}
+	// One value carries the call ID, the event stream and the input to
+	// the handler, instead of three context.WithValue layers and a
+	// closure per call.
+	call := &callContext{stream: stream}
+	pc := plugins.Call{ID: req.CallId}
 	// A host of version 1 cannot say whether it listens, so it gets all.
-	call.events = req.Events || s.version < 2
+	if req.Events || s.version < 2 {
+		pc.Events = call
+	}
 	if in := req.GetInput(); in != nil && s.version >= 3 {
-		call.ask = &askState{in: inputFromPB(in)}
+		pc.Input = inputFromPB(in)
 	}
 
-	res := callHandler(call, h, req.ArgumentsJson)
+	res := plugins.Run(plugins.WithCall(ctx, pc), h, req.ArgumentsJson)
 	if err := ctx.Err(); err != nil {
 		// The host cancelled or its deadline passed: it has stopped
 		// waiting, and a result now (often just the handler passing on
@@ -140,12 +145,12 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	}
 	out, err := resultToPB(res, s.version)
 	if err != nil {
-		out, _ = resultToPB(Errorf("tool %s returned an unusable result: %v", req.Tool, err), s.version)
+		out, _ = resultToPB(plugins.Errorf("tool %s returned an unusable result: %v", req.Tool, err), s.version)
 	}
 	ev := &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
 	if sizeBound(out) > MaxMessageSize && proto.Size(ev) > MaxMessageSize {
 		n := proto.Size(ev)
-		out, _ = resultToPB(Errorf("tool %s returned a result of %d bytes, over the limit of %d", req.Tool, n, MaxMessageSize), s.version)
+		out, _ = resultToPB(plugins.Errorf("tool %s returned a result of %d bytes, over the limit of %d", req.Tool, n, MaxMessageSize), s.version)
 		ev = &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
 	}
 
@@ -155,17 +160,10 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	return stream.Send(ev)
 }
 
-// callContext is a handler's context in the plugin: the stream's context
-// with the call's deadline, the call ID and, when the host listens, the
-// events.
+// callContext is the plugin side of one call's stream: it sends the
+// handler's events to the host while the call runs.
 type callContext struct {
-	context.Context
-	id     string
-	events bool
 	stream pb.Plugin_CallServer
-	// ask holds the round's input from the host and the questions asked;
-	// nil when the host has no client to ask.
-	ask *askState
 
 	// A stream is not safe for concurrent sends, and a handler may report
 	// from several goroutines, or after it returned; mu orders the sends
@@ -174,25 +172,7 @@ type callContext struct {
 	done bool
 }
 
-func (c *callContext) Value(key any) any {
-	switch key.(type) {
-	case emitterKey:
-		if c.events {
-			return emitter(c)
-		}
-		return nil
-	case callIDKey:
-		return c.id
-	case askKey:
-		if c.ask != nil {
-			return c.ask
-		}
-		return nil
-	}
-	return c.Context.Value(key)
-}
-
-func (c *callContext) emit(e Event) {
+func (c *callContext) Emit(e plugins.Event) {
 	ev := eventToPB(e)
 	c.mu.Lock()
 	defer c.mu.Unlock()

@@ -1,4 +1,4 @@
-package plugins
+package rpc
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 
 	"google.golang.org/protobuf/proto"
 
+	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
@@ -17,21 +18,21 @@ import (
 func TestSizeBoundIsAnUpperBound(t *testing.T) {
 	long := strings.Repeat("x", 70000)
 	size := int64(math.MinInt64)
-	link := ResourceLink(long, long)
+	link := plugins.ResourceLink(long, long)
 	link.Title, link.Description, link.MIMEType, link.Size = long, long, long, &size
-	for _, c := range []Content{
-		TextContent(long),
-		TextContent(""),
-		ImageContent([]byte(long), long),
-		AudioContent([]byte(long), long),
+	for _, c := range []plugins.Content{
+		plugins.TextContent(long),
+		plugins.TextContent(""),
+		plugins.ImageContent([]byte(long), long),
+		plugins.AudioContent([]byte(long), long),
 		link,
 		{Type: "resource_link"},
-		EmbeddedText(long, long, long),
-		EmbeddedBlob(long, long, []byte(long)),
-		EmbeddedBlob("", "", nil),
+		plugins.EmbeddedText(long, long, long),
+		plugins.EmbeddedBlob(long, long, []byte(long)),
+		plugins.EmbeddedBlob("", "", nil),
 	} {
 		for _, structured := range []any{nil, json.RawMessage(`{"a":"` + long + `"}`)} {
-			res := &Result{Content: []Content{c, c}, IsError: true, StructuredContent: structured}
+			res := &plugins.Result{Content: []plugins.Content{c, c}, IsError: true, StructuredContent: structured}
 			out, err := resultToPB(res, ProtocolVersion)
 			if err != nil {
 				t.Fatal(err)

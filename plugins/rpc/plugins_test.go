@@ -1,4 +1,4 @@
-package plugins
+package rpc
 
 import (
 	"context"
@@ -19,6 +19,7 @@ import (
 	"github.com/hashicorp/go-hclog"
 	plugin "github.com/hashicorp/go-plugin"
 
+	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 
 	"github.com/toolc/toolc/internal/testsync"
@@ -38,7 +39,7 @@ func TestMain(m *testing.M) {
 		os.Exit(1)
 	}
 	bin = dir
-	build := exec.Command("go", "build", "-o", dir, "./internal/testplugin/...")
+	build := exec.Command("go", "build", "-o", dir, "../internal/testplugin/...")
 	build.Stdout, build.Stderr = os.Stderr, os.Stderr
 	if err := build.Run(); err != nil {
 		fmt.Fprintln(os.Stderr, "building test plugins:", err)
@@ -66,7 +67,7 @@ func startToolbox(t testing.TB, edit ...func(*ClientConfig)) (*Client, *testsync
 	return c, stderr
 }
 
-func call(t *testing.T, c *Client, tool, args string) *Result {
+func call(t *testing.T, c *Client, tool, args string) *plugins.Result {
 	t.Helper()
 	res, err := c.Call(context.Background(), tool, "call-1", json.RawMessage(args), nil)
 	if err != nil {
@@ -75,7 +76,7 @@ func call(t *testing.T, c *Client, tool, args string) *Result {
 	return res
 }
 
-func text(r *Result) string {
+func text(r *plugins.Result) string {
 	var parts []string
 	for _, c := range r.Content {
 		parts = append(parts, c.Text)
@@ -244,14 +245,14 @@ func TestEveryContentKindRoundTrips(t *testing.T) {
 	c, _ := startToolbox(t)
 	res := call(t, c, "contents", `{}`)
 	size := int64(42)
-	want := &Result{Content: []Content{
+	want := &plugins.Result{Content: []plugins.Content{
 		{Type: "text", Text: "hello"},
 		{Type: "image", Data: []byte{0x89, 'P', 'N', 'G', 0}, MIMEType: "image/png"},
 		{Type: "audio", Data: []byte{'R', 'I', 'F', 'F', 0xff}, MIMEType: "audio/wav"},
 		{Type: "resource_link", URI: "file:///report.pdf", Name: "report.pdf", Title: "Report", Description: "The report", MIMEType: "application/pdf", Size: &size},
-		{Type: "resource", Resource: &ResourceContents{URI: "mem://notes.txt", MIMEType: "text/plain", Text: "some notes"}},
-		{Type: "resource", Resource: &ResourceContents{URI: "mem://blob.bin", MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2, 255}}},
-		{Type: "resource", Resource: &ResourceContents{URI: "mem://empty.bin", MIMEType: "application/octet-stream", Blob: []byte{}}},
+		{Type: "resource", Resource: &plugins.ResourceContents{URI: "mem://notes.txt", MIMEType: "text/plain", Text: "some notes"}},
+		{Type: "resource", Resource: &plugins.ResourceContents{URI: "mem://blob.bin", MIMEType: "application/octet-stream", Blob: []byte{0, 1, 2, 255}}},
+		{Type: "resource", Resource: &plugins.ResourceContents{URI: "mem://empty.bin", MIMEType: "application/octet-stream", Blob: []byte{}}},
 	}}
 	if !reflect.DeepEqual(res, want) {
 		got, _ := json.MarshalIndent(res, "", "  ")
@@ -287,7 +288,7 @@ func TestPanicIsAToolErrorAndThePluginKeepsServing(t *testing.T) {
 func TestEventsArriveInOrderBeforeTheResult(t *testing.T) {
 	c, _ := startToolbox(t)
 	var got []string
-	res, err := c.Call(context.Background(), "events", "c", json.RawMessage(`{}`), func(e Event) {
+	res, err := c.Call(context.Background(), "events", "c", json.RawMessage(`{}`), func(e plugins.Event) {
 		switch {
 		case e.Progress != nil:
 			got = append(got, fmt.Sprintf("progress %g/%g %s", e.Progress.Progress, e.Progress.Total, e.Progress.Message))
@@ -311,7 +312,7 @@ func startWait(t *testing.T, ctx context.Context, c *Client, id string) <-chan e
 	started := make(chan struct{})
 	done := make(chan error, 1)
 	go func() {
-		res, err := c.Call(ctx, "wait", id, json.RawMessage(`{}`), func(Event) { close(started) })
+		res, err := c.Call(ctx, "wait", id, json.RawMessage(`{}`), func(plugins.Event) { close(started) })
 		if err == nil {
 			err = fmt.Errorf("the call returned a result: %+v", res)
 		}

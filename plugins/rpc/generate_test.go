@@ -1,4 +1,4 @@
-package plugins
+package rpc
 
 import (
 	"bytes"
@@ -9,7 +9,7 @@ import (
 	"testing"
 )
 
-// TestGeneratedCodeIsFresh runs the //go:generate command of plugins.go,
+// TestGeneratedCodeIsFresh runs the //go:generate command of rpc.go,
 // into a temporary directory, and compares its output with the committed
 // files. The command needs nothing but Go and the module proxy (buf,
 // protoc-gen-go and protoc-gen-go-grpc run with go tool at the versions
@@ -28,12 +28,12 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		got, err := os.ReadFile(filepath.Join("proto", rel))
+		got, err := os.ReadFile(filepath.Join("..", "proto", rel))
 		if err != nil {
 			t.Fatal(err)
 		}
 		if !bytes.Equal(got, want) {
-			t.Errorf("stale generated files: proto/%s differs from what plugin.proto generates; run go generate ./plugins", rel)
+			t.Errorf("stale generated files: plugins/proto/%s differs from what plugin.proto generates; run go generate ./plugins/rpc", rel)
 		}
 	}
 }
@@ -42,11 +42,11 @@ func TestGeneratedCodeIsFresh(t *testing.T) {
 // //go:generate line from drifting apart.
 func TestGenprotoScriptRunsTheGenerateCommand(t *testing.T) {
 	args := generateCommand(t)
-	script, err := os.ReadFile("../scripts/genproto")
+	script, err := os.ReadFile("../../scripts/genproto")
 	if err != nil {
 		t.Fatal(err)
 	}
-	// go:generate runs in plugins/ and changes to the root with -C; the
+	// go:generate runs in plugins/rpc/ and changes to the root with -C; the
 	// script changes to the root itself.
 	want := "exec go " + strings.Join(args[3:], " ") + ` "$@"`
 	if !strings.Contains(string(script), want) {
@@ -57,23 +57,23 @@ func TestGenprotoScriptRunsTheGenerateCommand(t *testing.T) {
 	}
 }
 
-// generateCommand returns the words of plugins.go's //go:generate line.
+// generateCommand returns the words of rpc.go's //go:generate line.
 func generateCommand(t *testing.T) []string {
 	t.Helper()
-	src, err := os.ReadFile("plugins.go")
+	src, err := os.ReadFile("rpc.go")
 	if err != nil {
 		t.Fatal(err)
 	}
 	for _, line := range strings.Split(string(src), "\n") {
 		if rest, ok := strings.CutPrefix(line, "//go:generate "); ok {
 			args := strings.Fields(rest)
-			if len(args) < 4 || args[0] != "go" || args[1] != "-C" || args[2] != ".." {
-				t.Fatalf("plugins.go: unexpected //go:generate line %q", line)
+			if len(args) < 4 || args[0] != "go" || args[1] != "-C" || args[2] != "../.." {
+				t.Fatalf("rpc.go: unexpected //go:generate line %q", line)
 			}
 			return args
 		}
 	}
-	t.Fatal("plugins.go has no //go:generate line")
+	t.Fatal("rpc.go has no //go:generate line")
 	return nil
 }
 
@@ -82,11 +82,11 @@ func generateCommand(t *testing.T) []string {
 // (no protoc, no toolc on PATH). go generate reads lines, so a directive
 // inside a string literal counts too.
 func TestGoGenerateNeedsOnlyGo(t *testing.T) {
-	err := filepath.WalkDir("..", func(path string, d os.DirEntry, err error) error {
+	err := filepath.WalkDir("../..", func(path string, d os.DirEntry, err error) error {
 		if err != nil {
 			return err
 		}
-		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != ".." || d.Name() == "testdata") {
+		if d.IsDir() && (strings.HasPrefix(d.Name(), ".") && path != "../.." || d.Name() == "testdata") {
 			return filepath.SkipDir
 		}
 		if d.IsDir() || !strings.HasSuffix(path, ".go") {
