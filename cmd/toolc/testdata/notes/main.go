@@ -7,6 +7,7 @@ import (
 	"context"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 type noteReq struct {
@@ -14,7 +15,7 @@ type noteReq struct {
 }
 
 func main() {
-	plugins.Serve(
+	rpc.Serve(
 		plugins.Handle("list_notes", func(context.Context, struct{}) (*plugins.Result, error) {
 			return plugins.Text("notes: n1 n2"), nil
 		}),
