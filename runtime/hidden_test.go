@@ -116,6 +116,11 @@ func TestHiddenToolLooksUnknown(t *testing.T) {
 			t.Errorf("audit log lacks %q: %v", want, outcomes)
 		}
 	}
+	// One line for each MCP call of the hidden tool: in the session, and
+	// each 2026-07-28 one, which a server without tools answers.
+	if n := countOf(outcomes, "guarded_write_note hidden"); n != 4 {
+		t.Errorf("%d audit lines of MCP calls of the hidden tool, want 4: %v", n, outcomes)
+	}
 }
 
 // raw is an HTTP answer as bytes to compare: the status, the headers but
@@ -129,6 +134,16 @@ func raw(r httpResult) string {
 	}
 	slices.Sort(lines)
 	return fmt.Sprintf("%d\n%s\n\n%s", r.status, strings.Join(lines, "\n"), r.body)
+}
+
+func countOf(list []string, s string) int {
+	n := 0
+	for _, e := range list {
+		if e == s {
+			n++
+		}
+	}
+	return n
 }
 
 func withHeaders(hs ...map[string]string) map[string]string {
