@@ -220,28 +220,38 @@ func tamper(tok string) string {
 }
 
 // TestRotation: a token signed with a key the server has not seen makes it
-// refetch the keys, at most once per MinRefresh; through an outage of the
-// issuer the cached keys go on verifying.
+// refetch the keys, at once for the first one after start, then at most
+// once per MinRefresh; through an outage of the issuer the cached keys go
+// on verifying.
 func TestRotation(t *testing.T) {
 	iss := NewIssuer(t)
-	old, next, forged := newRSA(t, "2026-01"), newEC(t, "2026-02"), newRSA(t, "made-up")
+	old, next, third, forged := newRSA(t, "2026-01"), newEC(t, "2026-02"), newEC(t, "2026-03"), newRSA(t, "made-up")
 	iss.Publish(old)
 	v := newVerifier(t, iss, 200*time.Millisecond)
 	if n := iss.fetches.Load(); n != 1 {
 		t.Fatalf("%d fetches at start, want 1", n)
 	}
+	// A rotation right after the start: its key verifies at once.
 	iss.Publish(old, next)
-	if _, err := v.Verify(context.Background(), iss.Token(t, next, Claims{Sub: "a"})); err == nil {
-		t.Fatal("a new kid right after the first fetch verified without a refetch")
+	if _, err := v.Verify(context.Background(), iss.Token(t, next, Claims{Sub: "a"})); err != nil {
+		t.Fatalf("the first new kid after start: %v", err)
 	}
-	if n := iss.fetches.Load(); n != 1 {
-		t.Fatalf("%d fetches, want 1: an unknown kid refetched within MinRefresh", n)
+	if n := iss.fetches.Load(); n != 2 {
+		t.Fatalf("%d fetches, want 2", n)
+	}
+	// Another one within MinRefresh waits for it.
+	iss.Publish(old, next, third)
+	if _, err := v.Verify(context.Background(), iss.Token(t, third, Claims{Sub: "a"})); err == nil {
+		t.Fatal("a second new kid within MinRefresh verified without a refetch")
+	}
+	if n := iss.fetches.Load(); n != 2 {
+		t.Fatalf("%d fetches, want 2: an unknown kid refetched within MinRefresh", n)
 	}
 	time.Sleep(250 * time.Millisecond)
 	// Many callers with the new key at once: one fetch serves them all.
 	var wg sync.WaitGroup
 	var failed atomic.Int32
-	tok := iss.Token(t, next, Claims{Sub: "a"})
+	tok := iss.Token(t, third, Claims{Sub: "a"})
 	for range 20 {
 		wg.Add(1)
 		go func() {
@@ -252,15 +262,15 @@ func TestRotation(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if failed.Load() > 0 || iss.fetches.Load() != 2 {
-		t.Fatalf("%d of 20 refused, %d fetches; want 0 and 2", failed.Load(), iss.fetches.Load())
+	if failed.Load() > 0 || iss.fetches.Load() != 3 {
+		t.Fatalf("%d of 20 refused, %d fetches; want 0 and 3", failed.Load(), iss.fetches.Load())
 	}
 	// Made-up kids cannot make it hammer the issuer.
 	for range 50 {
 		v.Verify(context.Background(), iss.Token(t, forged, Claims{Sub: "m"}))
 	}
-	if n := iss.fetches.Load(); n > 3 {
-		t.Fatalf("%d fetches after 50 tokens with a made-up kid, want at most 3", n)
+	if n := iss.fetches.Load(); n > 4 {
+		t.Fatalf("%d fetches after 50 tokens with a made-up kid, want at most 4", n)
 	}
 	// Outage: cached keys still verify, and a failed refetch keeps them.
 	iss.down.Store(true)
