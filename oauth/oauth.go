@@ -8,8 +8,9 @@
 //
 // JOSE is go-jose (github.com/go-jose/go-jose/v4): maintained, audited,
 // and what Go's OIDC stacks (coreos/go-oidc, zitadel/oidc, Hydra) verify
-// tokens with, so that no signature code is written here. Discovery is
-// go-sdk's, which MCP clients already use against the same servers.
+// tokens with, so that no signature code is written here. Discovery
+// follows the places go-sdk's client looks (discovery.go), without the
+// checks that only a client needs.
 package oauth
 
 import (
@@ -29,7 +30,6 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Config configures a Verifier.
@@ -177,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if u, err := url.Parse(cfg.Resource); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.Fragment != "" {
 		return nil, fmt.Errorf("resource %q is not an http or https URL without a fragment (RFC 8707)", cfg.Resource)
 	}
-	meta, err := auth.GetAuthServerMetadata(ctx, cfg.Issuer, cfg.HTTPClient)
+	meta, err := discover(ctx, cfg.HTTPClient, cfg.Issuer)
 	if err != nil {
 		return nil, fmt.Errorf("issuer %s: %v", cfg.Issuer, err)
 	}

@@ -430,3 +430,57 @@ func TestVerifiedCache(t *testing.T) {
 		t.Fatal("a remembered token verified after its key was withdrawn")
 	}
 }
+
+// TestNewBadIssuer: an issuer whose metadata or keys are unusable stops
+// New with the reason, never a verifier without keys.
+func TestNewBadIssuer(t *testing.T) {
+	k := newEC(t, "k")
+	jwk, err := json.Marshal(jose.JSONWebKey{Key: k.pub, KeyID: k.kid, Algorithm: "ES256", Use: "sig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, meta, jwks string
+		status           int
+		want             string
+	}{
+		{"no jwks_uri", `{"issuer": "ISS"}`, "", 200, "has no jwks_uri"},
+		{"keys answer 500", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, "boom", 500, "500 Internal Server Error"},
+		{"keys not JSON", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, "<html>", 200, "invalid character"},
+		{"only a symmetric key", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, `{"keys": [{"kty": "oct", "k": "c2VjcmV0", "kid": "s"}]}`, 200, "no public signing key"},
+		{"no keys", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, `{"keys": []}`, 200, "no public signing key"},
+		{"metadata of another issuer", `{"issuer": "http://127.0.0.1:1", "jwks_uri": "ISS/jwks"}`, `{"keys": []}`, 200, `names the issuer "http://127.0.0.1:1"`},
+		{"keys in the clear", `{"issuer": "ISS", "jwks_uri": "http://keys.example.com/jwks"}`, "", 200, "is not an https URL"},
+		{"keys not a URL", `{"issuer": "ISS", "jwks_uri": "javascript:alert(1)"}`, "", 200, "is not an https URL"},
+		// A server for client credentials, or Microsoft Entra ID, need
+		// not advertise PKCE, which a resource server never uses.
+		{"no PKCE advertised", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, `{"keys": [KEY]}`, 200, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var url string
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(strings.ReplaceAll(tt.meta, "ISS", url)))
+			})
+			mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tt.status)
+				w.Write([]byte(strings.ReplaceAll(tt.jwks, "KEY", string(jwk))))
+			})
+			srv := httptest.NewUnstartedServer(mux)
+			url = "http://" + srv.Listener.Addr().String()
+			srv.Start()
+			defer srv.Close()
+			v, err := oauth.New(context.Background(), oauth.Config{Issuer: url, Resource: resource})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || v != nil {
+				t.Fatalf("New: %v, %v; want an error containing %q", v, err, tt.want)
+			}
+		})
+	}
+}
