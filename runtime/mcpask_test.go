@@ -336,17 +336,19 @@ func TestRequestStateBadInput(t *testing.T) {
 		t.Fatalf("a handler got an answer under a refused state (%d)", n)
 	}
 
-	// Answers the state did not ask for, or without any state, or of the
-	// wrong kind, reach no handler: the question is asked again.
+	// Answers to questions the handler does not ask, or of the wrong
+	// kind, reach no handler: the question is asked again.
 	for name, tc := range map[string]struct {
 		state     string
 		responses map[string]any
 	}{
-		"unasked question": {state, map[string]any{"other": ada["name"]}},
-		"no state":         {"", ada},
-		"wrong kind":       {state, map[string]any{"name": map[string]any{"roots": []any{}}}},
-		"not the form's":   {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
-		"form left empty":  {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{}}}},
+		"unasked question":         {state, map[string]any{"other": ada["name"]}},
+		"unasked, no state":        {"", map[string]any{"other": ada["name"]}},
+		"wrong kind, no state":     {"", map[string]any{"name": map[string]any{"roots": []any{}}}},
+		"not the form's, no state": {"", map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
+		"wrong kind":               {state, map[string]any{"name": map[string]any{"roots": []any{}}}},
+		"not the form's":           {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
+		"form left empty":          {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{}}}},
 	} {
 		r := rpc(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, tc.state, tc.responses), v2026)
 		if r.Error != nil || r.Result["resultType"] != "input_required" {
@@ -364,6 +366,44 @@ func TestRequestStateBadInput(t *testing.T) {
 		if r.Error != nil || r.Result["resultType"] != "complete" || !strings.Contains(fmt.Sprint(r.Result["content"]), "Hello, Ada!") {
 			t.Errorf("round 2 at %s = %d %+v %+v", url, r.status, r.Result, r.Error)
 		}
+	}
+}
+
+// TestAnswersWithoutState: a client may answer, in its first request and
+// without a requestState, the questions the handler asks; the handler
+// gets those answers, held to its own questions, and responses it does
+// not ask for are ignored (MCP 2026-07-28, multi round-trip requests:
+// "the server SHOULD ignore any information it does not recognize or
+// need"). Answers that fit a chain of questions finish the call in one
+// request.
+func TestAnswersWithoutState(t *testing.T) {
+	ts, a := serveAsk(t, runtime.MCPOptions{})
+	extra := map[string]any{
+		"name":               ada["name"],
+		"unknown_extra_key":  map[string]any{"action": "accept", "content": map[string]any{"foo": "bar"}},
+		"another_unexpected": map[string]any{"action": "accept", "content": map[string]any{"baz": 123}},
+	}
+	r := rpc(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, "", extra), v2026)
+	if r.Error != nil || r.Result["resultType"] != "complete" || !strings.Contains(fmt.Sprint(r.Result["content"]), "Hello, Ada!") {
+		t.Errorf("greet with the answer and extra keys = %d %+v %+v, want Hello, Ada!", r.status, r.Result, r.Error)
+	}
+	both := map[string]any{"step1": ada["name"], "step2": map[string]any{"action": "accept", "content": map[string]any{"color": "blue"}}}
+	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", both), v2026)
+	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
+		t.Errorf("steps with both answers = %d %+v %+v, want Ada likes blue", r.status, r.Result, r.Error)
+	}
+	// Only step1 answered: step2 is asked, and the state carries step1.
+	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", map[string]any{"step1": ada["name"]}), v2026)
+	s, _ := r.Result["requestState"].(string)
+	if r.Result["resultType"] != "input_required" || s == "" {
+		t.Fatalf("steps with step1 = %+v %+v, want step2 asked", r.Result, r.Error)
+	}
+	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s, map[string]any{"step2": both["step2"]}), v2026)
+	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
+		t.Errorf("steps round 2 = %+v %+v, want Ada likes blue", r.Result, r.Error)
+	}
+	if n := a.answered.Load(); n != 3 {
+		t.Errorf("handlers finished with answers %d times, want 3", n)
 	}
 }
 
