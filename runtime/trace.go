@@ -262,7 +262,10 @@ func (cs *callSpan) finish(outcome string) {
 }
 
 func errorOutcome(err error) string {
+	var scopeErr *InsufficientScopeError
 	switch {
+	case errors.As(err, &scopeErr):
+		return outcomeProtocolError
 	case errors.Is(err, context.DeadlineExceeded):
 		return outcomeDeadline
 	case errors.Is(err, context.Canceled):
@@ -274,7 +277,10 @@ func errorOutcome(err error) string {
 }
 
 func errorType(err error) string {
+	var scopeErr *InsufficientScopeError
 	switch {
+	case errors.As(err, &scopeErr):
+		return "insufficient_scope"
 	case errors.Is(err, context.DeadlineExceeded):
 		return "deadline"
 	case errors.Is(err, context.Canceled):
