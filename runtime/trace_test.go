@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
@@ -355,4 +356,35 @@ func TestTraceOff(t *testing.T) {
 	if n := recv.Requests(); n != 0 {
 		t.Errorf("%d batches of spans were exported with tracing off: %+v", n, recv.Spans())
 	}
+}
+
+// TestTraceOAuthCaller: with OAuth, a call's span names the caller (the
+// token's subject and client), and a refusal for want of scopes is a
+// protocol error, over /v1/call and MCP alike.
+func TestTraceOAuthCaller(t *testing.T) {
+	tp, rec := recordSpans(t)
+	url, iss, _ := guardedServer(t, runtime.Options{TracerProvider: tp})
+	token := iss.token(t, jose.RS256, "alice", "notes:use notes:read")
+	seen := 0
+	parent := newTraceparent(t)
+	r := do(t, "POST", url+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + token, "traceparent": parent.header})
+	if r.status != 200 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	wantSpan(t, onlySpan(t, rec, &seen), "execute_tool read_note", trace.SpanKindServer, &parent, map[attribute.Key]string{
+		"enduser.id": "alice", "toolc.caller.client_id": "test-client", "toolc.outcome": "ok"})
+	r = do(t, "POST", url+"/v1/call", `{"name": "write_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + token, "traceparent": parent.header})
+	if r.status != 403 {
+		t.Fatalf("status %d: %s", r.status, r.body)
+	}
+	wantSpan(t, onlySpan(t, rec, &seen), "execute_tool write_note", trace.SpanKindServer, &parent, map[attribute.Key]string{
+		"enduser.id": "alice", "toolc.outcome": "protocol_error", "error.type": "403"})
+
+	s := mcpSession(t, url, token)
+	seen = len(rec.Ended())
+	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "guarded_write_note", Arguments: map[string]any{"id": "n1"}, Meta: mcp.Meta{"traceparent": parent.header}}); err == nil {
+		t.Fatal("a call without the scope answered")
+	}
+	wantSpan(t, onlySpan(t, rec, &seen), "tools/call guarded_write_note", trace.SpanKindServer, &parent, map[attribute.Key]string{
+		"enduser.id": "alice", "toolc.outcome": "protocol_error", "error.type": "403", "mcp.method.name": "tools/call"})
 }
