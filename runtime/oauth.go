@@ -171,6 +171,9 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 			}
 			if e := snap.byMCP[m.Params.Name]; e != nil && !allows(c, e.tool) {
 				desc := fmt.Sprintf("tool %q needs the scopes %s", e.tool.Name, strings.Join(e.tool.Scopes, " "))
+				// The call ends here, before go-sdk and scopeFilter see it,
+				// so its audit line is written here.
+				auditCall(rt.audit(), c, m.Params.Name, "insufficient_scope", 0)
 				v.InsufficientScope(w, e.tool.Scopes, desc)
 				return
 			}
