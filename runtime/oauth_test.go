@@ -93,6 +93,20 @@ func (iss *testIssuer) token(t testing.TB, alg jose.SignatureAlgorithm, sub, sco
 	return raw
 }
 
+// tokenFor signs an RS256 access token for testResource for sub through
+// the OAuth client client.
+func (iss *testIssuer) tokenFor(t testing.TB, sub, client string) string {
+	t.Helper()
+	raw, err := jwt.Signed(iss.signers[jose.RS256]).Claims(map[string]any{
+		"iss": iss.url, "aud": testResource, "sub": sub, "client_id": client,
+		"exp": time.Now().Add(time.Hour).Unix(), "iat": time.Now().Unix(),
+	}).Serialize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return raw
+}
+
 // guardedServer serves the guarded contract with OAuth, in process, and
 // returns its URL, the issuer and the audit log.
 func guardedServer(t testing.TB) (string, *testIssuer, *testsync.Buffer) {
