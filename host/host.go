@@ -5,7 +5,8 @@
 // the directory its `handler` names). Build compiles it with the go command
 // into a cache directory, writing to a temporary name and renaming, so a
 // running plugin's binary is never half overwritten; Start launches the
-// binaries as go-plugin processes pinned to the checksums Build recorded.
+// binaries as go-plugin processes pinned to the checksums Build recorded,
+// each under a Plugin, which restarts it when it dies or stops answering.
 package host
 
 import (
