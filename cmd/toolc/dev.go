@@ -36,7 +36,7 @@ func runDev(e env, args []string) int {
 	defer stop()
 	defer rpc.CleanupClients()
 
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs})
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,

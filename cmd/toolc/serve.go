@@ -51,6 +51,7 @@ type serveFlags struct {
 	idleTimeout  *time.Duration
 	authIssuer   *string
 	authResource *string
+	auditArgs    *bool
 	// oauth is the verifier that checkAuth made for --auth-issuer.
 	oauth *oauth.Verifier
 }
@@ -79,6 +80,7 @@ func addServeFlags(fs interface {
 		idleTimeout:  fs.Duration("idle-timeout", runtime.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
+		auditArgs:    fs.Bool("audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)"),
 	}
 }
 
@@ -89,6 +91,10 @@ func addServeFlags(fs interface {
 func checkAuth(e env, cmd string, sf *serveFlags) int {
 	issuer, resource := *sf.authIssuer, *sf.authResource
 	switch {
+	case issuer == "" && resource == "" && *sf.auditArgs:
+		// Only an OAuth caller has an audit line, which says who called.
+		fmt.Fprintf(e.stderr, "toolc %s: --audit-args adds the arguments to the audit lines of OAuth callers; it needs --auth-issuer\n", cmd)
+		return exitUsage
 	case issuer == "" && resource == "":
 		return exitOK
 	case issuer == "" || resource == "":
@@ -174,7 +180,7 @@ func runServe(e env, args []string) int {
 	if cat == nil {
 		return status
 	}
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs})
 	running, status := startHandlers(ctx, e, "serve", cat, base)
 	if running == nil {
 		return status

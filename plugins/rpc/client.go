@@ -319,6 +319,9 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	if in := plugins.InputOf(ctx); in != nil && c.version >= 3 {
 		req.Input = inputToPB(in)
 	}
+	if who, ok := plugins.CallerOf(ctx); ok && c.version >= 4 {
+		req.Caller = callerToPB(who)
+	}
 	rpcCtx := ctx
 	if d, ok := ctx.Deadline(); ok && c.version >= 2 {
 		// The deadline goes in the request, and gRPC gets ctx without
