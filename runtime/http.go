@@ -56,6 +56,15 @@ type HTTPOptions struct {
 	// start a new session. 0 means DefaultSessionIdleTimeout; negative,
 	// never.
 	SessionIdleTimeout time.Duration
+	// SSEPollAfter, if positive, makes the streams of legacy sessions
+	// resumable, and closes, once, the SSE stream of a 2025-11-25 tools/call
+	// still running after this long, with the retry hint SSEPollRetry
+	// (0 means DefaultSSEPollRetry); the client resumes it with GET and
+	// Last-Event-ID and gets the result there (SEP-1699; see ssepoll.go).
+	// The events are kept in this process, at most SSEStoreBytes of them:
+	// behind a load balancer, sessions must stick to their replica, as they
+	// must anyway. Not with Stateless, which has no sessions to resume.
+	SSEPollAfter, SSEPollRetry time.Duration
 }
 
 // NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp,
