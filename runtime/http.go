@@ -89,8 +89,13 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
-	// token too (Prometheus sends it with authorization: credentials).
-	mux.Handle("GET /metrics", auth(promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})))
+	// token too (Prometheus sends it with authorization: credentials),
+	// and an OAuth caller gets those of the tools it sees.
+	var metrics http.Handler = promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})
+	if opts.OAuth != nil {
+		metrics = http.HandlerFunc(rt.callerMetrics)
+	}
+	mux.Handle("GET /metrics", auth(metrics))
 	return checkOrigin(opts.AllowedOrigins, opts.Token != "" || opts.OAuth != nil, mux)
 }
 
