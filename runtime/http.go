@@ -57,6 +57,15 @@ type HTTPOptions struct {
 	// start a new session. 0 means DefaultSessionIdleTimeout; negative,
 	// never.
 	SessionIdleTimeout time.Duration
+	// SSEPollAfter, if positive, makes the streams of legacy sessions
+	// resumable, and closes, once, the SSE stream of a 2025-11-25 tools/call
+	// still running after this long, with the retry hint SSEPollRetry
+	// (0 means DefaultSSEPollRetry); the client resumes it with GET and
+	// Last-Event-ID and gets the result there (SEP-1699; see ssepoll.go).
+	// The events are kept in this process, at most SSEStoreBytes of them:
+	// behind a load balancer, sessions must stick to their replica, as they
+	// must anyway. Not with Stateless, which has no sessions to resume.
+	SSEPollAfter, SSEPollRetry time.Duration
 }
 
 // NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp,
@@ -81,8 +90,13 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
-	// token too (Prometheus sends it with authorization: credentials).
-	mux.Handle("GET /metrics", auth(promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})))
+	// token too (Prometheus sends it with authorization: credentials),
+	// and an OAuth caller gets those of the tools it sees.
+	var metrics http.Handler = promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})
+	if opts.OAuth != nil {
+		metrics = http.HandlerFunc(rt.callerMetrics)
+	}
+	mux.Handle("GET /metrics", auth(metrics))
 	return checkOrigin(opts.AllowedOrigins, opts.Token != "" || opts.OAuth != nil, mux)
 }
 

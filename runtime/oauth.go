@@ -17,6 +17,9 @@ import (
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/oauth"
@@ -163,6 +166,36 @@ func (rt *Runtime) auditHidden(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		return next(ctx, method, req)
 	}
+}
+
+// callerMetrics serves /metrics to an OAuth caller: the series of the
+// tools it sees, as tools/list shows them. The series of every tool would
+// name the hidden ones; those of a tool a reload removed are not shown
+// either, as nothing says whom it was for.
+func (rt *Runtime) callerMetrics(w http.ResponseWriter, r *http.Request) {
+	c, snap := oauth.CallerFrom(r.Context()), rt.Snapshot()
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		// Gather builds the families afresh for each call: they are this
+		// request's to filter.
+		families, err := rt.metrics.registry.Gather()
+		out := families[:0]
+		for _, f := range families {
+			f.Metric = slices.DeleteFunc(f.Metric, func(m *dto.Metric) bool {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "tool" {
+						e := snap.byName[l.GetValue()]
+						return e == nil || !allows(c, e.tool)
+					}
+				}
+				return false
+			})
+			if len(f.Metric) > 0 {
+				out = append(out, f)
+			}
+		}
+		return out, err
+	})
+	promhttp.HandlerFor(g, promhttp.HandlerOpts{}).ServeHTTP(w, r)
 }
 
 // hiddenCallKey marks the context of an MCP request that calls a tool

@@ -28,6 +28,9 @@ func runDev(e env, args []string) int {
 	if status := checkExposure(e, "dev", sf); status != exitOK {
 		return status
 	}
+	if status := checkSSEPoll(e, "dev", sf); status != exitOK {
+		return status
+	}
 	secret, status := stateSecret(e, "dev", sf)
 	if status != exitOK {
 		return status

@@ -48,7 +48,7 @@ type ClientConfig struct {
 	// AutoMTLS has go-plugin secure the connection with mutual TLS, using
 	// certificates made for this one launch.
 	AutoMTLS bool
-	// HealthInterval is how often the host's supervisor (runtime.Plugin)
+	// HealthInterval is how often the host's supervisor (host.Plugin)
 	// checks that the plugin answers, and HealthTimeout how long it waits
 	// for the answer before it kills and restarts the plugin. Zero means
 	// the defaults (10s, 5s); a negative interval turns the check off.

@@ -1,7 +1,7 @@
 // The protocol between a toolc host and a handler plugin, carried by
-// go-plugin over gRPC. Bump plugins.ProtocolVersion (the go-plugin
+// go-plugin over gRPC. Bump rpc.ProtocolVersion (the go-plugin
 // VersionedPlugins key) for any change that an older peer would misread.
-// Regenerate the Go code with `go generate ./plugins` (or scripts/genproto).
+// Regenerate the Go code with `go generate ./plugins/rpc` (or scripts/genproto).
 //
 // Version history:
 //   1  the first.
