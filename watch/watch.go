@@ -322,6 +322,11 @@ func (w *Watcher) outside(path string) string {
 			return filepath.Join(w.given[i], rest)
 		}
 	}
+	for _, r := range w.roots {
+		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
+			return path // in a tree, named as the tree names it
+		}
+	}
 	for given, real := range w.flat {
 		switch {
 		case real == "" || real == given:
