@@ -90,7 +90,12 @@ func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint
 	}
 	if !opts.Stateless {
 		idle := cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
-		stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)})
+		statefulOpts := &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)}
+		if opts.SSEPollAfter > 0 {
+			statefulOpts.EventStore = newEventStore()
+			srv.AddReceivingMiddleware(ssePoll(opts.SSEPollAfter, cmp.Or(opts.SSEPollRetry, DefaultSSEPollRetry)))
+		}
+		stateful := mcp.NewStreamableHTTPHandler(getServer, statefulOpts)
 		e.sessions = newSessionCap(stateful, cmp.Or(opts.MaxSessions, DefaultMaxSessions))
 	}
 	return e
