@@ -48,7 +48,7 @@ type ClientConfig struct {
 	// AutoMTLS has go-plugin secure the connection with mutual TLS, using
 	// certificates made for this one launch.
 	AutoMTLS bool
-	// HealthInterval is how often the host's supervisor (runtime.Plugin)
+	// HealthInterval is how often the host's supervisor (host.Plugin)
 	// checks that the plugin answers, and HealthTimeout how long it waits
 	// for the answer before it kills and restarts the plugin. Zero means
 	// the defaults (10s, 5s); a negative interval turns the check off.
@@ -319,6 +319,9 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	if in := plugins.InputOf(ctx); in != nil && c.version >= 3 {
 		req.Input = inputToPB(in)
 	}
+	if who, ok := plugins.CallerOf(ctx); ok && c.version >= 4 {
+		req.Caller = callerToPB(who)
+	}
 	rpcCtx := ctx
 	if d, ok := ctx.Deadline(); ok && c.version >= 2 {
 		// The deadline goes in the request, and gRPC gets ctx without
@@ -329,7 +332,7 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		req.TimeoutNanos = max(int64(time.Until(d)), 1)
 		rpcCtx = withoutDeadline{ctx}
 	}
-	stream, err := c.rpc.Call(rpcCtx, req)
+	stream, err := c.rpc.Call(withTraceContext(ctx, rpcCtx), req)
 	if err != nil {
 		return nil, c.callError(ctx, tool, err)
 	}
