@@ -155,9 +155,12 @@ func TestTraceHTTPCall(t *testing.T) {
 		})
 	}
 
-	// Without a traceparent, the call starts a trace.
-	do(t, "POST", ts.URL+"/v1/call", `{"name": "add", "arguments": {"a": 1, "b": 2}}`, nil)
-	wantSpan(t, onlySpan(t, rec, &seen), "execute_tool add", trace.SpanKindServer, nil, map[attribute.Key]string{"toolc.outcome": "ok"})
+	// Without a traceparent, or with one that is not W3C's, the call
+	// starts a trace.
+	for _, header := range []map[string]string{nil, {"traceparent": "00-not-a-trace-01"}, {"traceparent": "00-00000000000000000000000000000000-00f067aa0ba902b7-01"}} {
+		do(t, "POST", ts.URL+"/v1/call", `{"name": "add", "arguments": {"a": 1, "b": 2}}`, header)
+		wantSpan(t, onlySpan(t, rec, &seen), "execute_tool add", trace.SpanKindServer, nil, map[attribute.Key]string{"toolc.outcome": "ok"})
+	}
 
 	// A direct Call, as toolc call and an embedding service make, has a
 	// span of its own, the child of the caller's.
