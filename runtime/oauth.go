@@ -317,6 +317,7 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 				// so its audit line is written here.
 				rt.auditCall(c, m.Params.Name, "insufficient_scope", 0, m.Params.Arguments)
 				v.InsufficientScope(w, err.Scopes, err.Error())
+				rt.traceRefused(r, m.Params.Meta, m.Params.Name, c, err.Error())
 				return
 			case hidden:
 				if len(msgs) == 1 {
@@ -339,6 +340,7 @@ type rpcCall struct {
 	Params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      mcp.Meta        `json:"_meta"` // the caller's trace context, for the span of a refusal
 	} `json:"params"`
 }
 
