@@ -8,7 +8,11 @@
 //   - a named type with constants for each enum;
 //   - the interface Tools, with one method per tool;
 //   - Handlers(impl), which turns an implementation into the handlers that
-//     rpc.Serve and runtime.Local take, and Serve(impl).
+//     rpc.Serve and runtime.Local take;
+//   - in a main package, Serve(impl), which serves them as the service's
+//     handler plugin. A library package gets no Serve: it would link the
+//     plugin protocol (go-plugin, gRPC) into every program that imports
+//     the library, such as a service that runs the Handlers in process.
 //
 // A handler that implements Tools stops compiling when a tool or field is
 // renamed or retyped in the contract, instead of failing at run time.
@@ -42,14 +46,15 @@ const FileName = "tools_gen.go"
 const Generator = "toolc gen go"
 
 // Generate returns the Go source of the typed handler API of svc, as a
-// file of package goPackage, gofmt-formatted. When the contract has names
+// file of package goPackage, gofmt-formatted; Serve is in it when
+// goPackage is main. When the contract has names
 // that Go cannot tell apart, the error is an Errors listing each problem
 // at its contract position, and there is no source.
 func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
 	if !token.IsIdentifier(goPackage) {
 		return nil, fmt.Errorf("gogen: %q is not a Go package name", goPackage)
 	}
-	g := &generator{svc: svc, names: map[string]origin{}}
+	g := &generator{svc: svc, names: map[string]origin{}, plugin: goPackage == "main"}
 	g.plan()
 	if len(g.errs) > 0 {
 		g.errs.sort()
@@ -58,6 +63,9 @@ func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
 	f := newGeneratedFile(goPackage, g.header()...)
 	g.genInterface(f)
 	g.genHandlers(f)
+	if g.plugin {
+		g.genServe(f)
+	}
 	for _, t := range g.tools {
 		g.genMessage(f, t, &t.request)
 		if t.response != nil {

@@ -21,6 +21,9 @@ type generator struct {
 	// from, to catch two contract names that become one Go name.
 	names map[string]origin
 	errs  Errors
+	// plugin is set for a main package, which runs as a handler plugin and
+	// gets Serve.
+	plugin bool
 }
 
 type tool struct {

@@ -5,7 +5,8 @@
 // the directory its `handler` names). Build compiles it with the go command
 // into a cache directory, writing to a temporary name and renaming, so a
 // running plugin's binary is never half overwritten; Start launches the
-// binaries as go-plugin processes pinned to the checksums Build recorded.
+// binaries as go-plugin processes pinned to the checksums Build recorded,
+// each under a Plugin, which restarts it when it dies or stops answering.
 package host
 
 import (
@@ -84,7 +85,19 @@ func HandlerDir(base string, svc *catalog.Service) string {
 	if h == "" {
 		h = "."
 	}
-	return filepath.Join(base, filepath.FromSlash(svc.Dir), filepath.FromSlash(h))
+	return filepath.Join(serviceDir(base, svc), filepath.FromSlash(h))
+}
+
+// serviceDir is the directory of a service's contract. Its Dir is
+// absolute when the contract lies outside the directory it was compiled
+// in (toolc serve /abs/path from elsewhere), and filepath.Join would
+// make that relative to base: Join(".", "/srv/x") is "srv/x".
+func serviceDir(base string, svc *catalog.Service) string {
+	dir := filepath.FromSlash(svc.Dir)
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(base, dir)
 }
 
 // Build compiles a service's handler into cacheDir.
@@ -137,7 +150,7 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 		return nil, err
 	}
 	removeStale(cacheDir, name+"-", final)
-	dir, err := filepath.Abs(filepath.Join(base, filepath.FromSlash(svc.Dir)))
+	dir, err := filepath.Abs(serviceDir(base, svc))
 	if err != nil {
 		return nil, err
 	}

@@ -106,6 +106,21 @@ func TestBuild(t *testing.T) {
 		t.Errorf("Took = %s", bin.Took)
 	}
 
+	// A service whose Dir is absolute (its contract lies outside the
+	// directory it was compiled in) is built from there, whatever the
+	// base: toolc serve's base is ".", and it used to build "srv/x" for
+	// "/srv/x", relative to the working directory.
+	wantDir, _ := filepath.Abs(filepath.Join("..", filepath.FromSlash(svc.Dir)))
+	abs := *svc
+	abs.Dir = filepath.ToSlash(wantDir)
+	absBin, err := host.Build(context.Background(), filepath.Join(fixture.dir, "cache"), ".", &abs)
+	if err != nil {
+		t.Fatalf("building from the absolute Dir %s: %v", abs.Dir, err)
+	}
+	if absBin.Package != wantPkg || absBin.Dir != wantDir {
+		t.Errorf("absolute Dir: Package %q and Dir %q, want %q and %q", absBin.Package, absBin.Dir, wantPkg, wantDir)
+	}
+
 	// A rebuild replaces the binary under the same name, and leaves no
 	// temporary files behind.
 	again, err := host.Build(context.Background(), filepath.Join(fixture.dir, "cache"), "..", svc)

@@ -351,7 +351,14 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*Caller, error) {
 		return nil, &InvalidTokenError{err.Error()}
 	}
 	c := &Caller{Subject: claims.Subject, ClientID: cmpOr(claims.ClientID, claims.AZP), Expiry: claims.Expiry.Time()}
-	c.Scopes = strings.Fields(claims.Scope)
+	// Spaces alone separate scopes (RFC 6749, section 3.3): strings.Fields
+	// would also split at a tab or a no-break space, which a scope-token
+	// cannot hold, and so grant a scope the issuer never listed.
+	for _, sc := range strings.Split(claims.Scope, " ") {
+		if sc != "" {
+			c.Scopes = append(c.Scopes, sc)
+		}
+	}
 	if len(c.Scopes) == 0 {
 		c.Scopes = claims.SCP
 	}

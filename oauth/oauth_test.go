@@ -208,6 +208,20 @@ func TestVerify(t *testing.T) {
 	if err != nil || c.Subject != "alice" || c.ClientID != "app" || !c.Has("orders:write") || c.Has("orders") {
 		t.Errorf("caller %+v, %v", c, err)
 	}
+	// scope is scope-tokens separated by spaces (RFC 6749, section 3.3),
+	// and a scope-token holds no white space at all: a tab, a newline or a
+	// no-break space inside one is part of one odd scope, never a second
+	// scope that a tool may need.
+	for _, scope := range []string{"orders:read\torders:write", "orders:read\norders:write", "orders:read\u00a0orders:write", "orders:read\u2003orders:write"} {
+		c, err := v.Verify(context.Background(), iss.Token(t, rsaKey, Claims{Sub: "alice", Scope: scope}))
+		if err != nil || c.Has("orders:write") || c.Has("orders:read") {
+			t.Errorf("scope %q: caller %+v, %v; want neither orders:read nor orders:write", scope, c, err)
+		}
+	}
+	c, err = v.Verify(context.Background(), iss.Token(t, rsaKey, Claims{Sub: "alice", Scope: " orders:read  orders:write "}))
+	if err != nil || !c.Has("orders:read") || !c.Has("orders:write") || len(c.Scopes) != 2 {
+		t.Errorf("scope with extra spaces: caller %+v, %v; want orders:read and orders:write", c, err)
+	}
 }
 
 // tamper changes the payload's scope without re-signing.

@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -196,6 +197,9 @@ type Call struct {
 	// Input is the round's input (WithInput); nil when the host has no
 	// client to ask.
 	Input *Input
+	// Caller is who the call is for (WithCaller, CallerOf); nil when the
+	// host authenticated no one.
+	Caller *Caller
 }
 
 // WithCall returns a context carrying call to the handler, as WithCallID,
@@ -204,6 +208,11 @@ type Call struct {
 // handlers never look.
 func WithCall(ctx context.Context, call Call) context.Context {
 	c := &callContext{Context: ctx, id: call.ID, events: call.Events}
+	if call.Caller != nil {
+		who := *call.Caller
+		who.Scopes = slices.Clone(who.Scopes)
+		c.caller = &who
+	}
 	if call.Input != nil {
 		c.ask = &askState{in: call.Input}
 	}
@@ -215,6 +224,7 @@ type callContext struct {
 	id     string
 	events Emitter
 	ask    *askState
+	caller *Caller
 }
 
 func (c *callContext) Value(key any) any {
@@ -231,6 +241,10 @@ func (c *callContext) Value(key any) any {
 			return c.ask
 		}
 		return nil
+	case callerKey:
+		if c.caller != nil {
+			return c.caller
+		}
 	}
 	return c.Context.Value(key)
 }

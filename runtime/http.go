@@ -56,6 +56,15 @@ type HTTPOptions struct {
 	// start a new session. 0 means DefaultSessionIdleTimeout; negative,
 	// never.
 	SessionIdleTimeout time.Duration
+	// SSEPollAfter, if positive, makes the streams of legacy sessions
+	// resumable, and closes, once, the SSE stream of a 2025-11-25 tools/call
+	// still running after this long, with the retry hint SSEPollRetry
+	// (0 means DefaultSSEPollRetry); the client resumes it with GET and
+	// Last-Event-ID and gets the result there (SEP-1699; see ssepoll.go).
+	// The events are kept in this process, at most SSEStoreBytes of them:
+	// behind a load balancer, sessions must stick to their replica, as they
+	// must anyway. Not with Stateless, which has no sessions to resume.
+	SSEPollAfter, SSEPollRetry time.Duration
 }
 
 // NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp,
@@ -319,18 +328,19 @@ func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) ht
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		caller := oauth.CallerFrom(r.Context())
-		if e := rt.Snapshot().lookup(req.Name); e != nil && !allows(caller, e.tool) {
-			verifier.InsufficientScope(w, e.tool.Scopes, fmt.Sprintf("tool %q needs the scopes %s", e.tool.Name, strings.Join(e.tool.Scopes, " ")))
-			auditCall(rt.audit(), caller, req.Name, "insufficient_scope", 0)
-			return
-		}
+		// The call is the OAuth caller's, if there is one (see Call): a
+		// tool hidden from it is unknown, here too, and one it may step up
+		// to gets the challenge.
 		start := time.Now()
 		res, err := rt.Call(r.Context(), req.Name, args)
-		auditCall(rt.audit(), caller, req.Name, outcome(res, err), time.Since(start))
+		rt.auditCall(oauth.CallerFrom(r.Context()), req.Name, outcome(res, err), time.Since(start), args)
+		var scopeErr *InsufficientScopeError
 		switch {
 		case errors.Is(err, ErrUnknownTool):
 			writeJSONError(w, http.StatusNotFound, err.Error())
+			return
+		case errors.As(err, &scopeErr) && verifier != nil:
+			verifier.InsufficientScope(w, scopeErr.Scopes, scopeErr.Error())
 			return
 		case err != nil:
 			writeJSONError(w, http.StatusServiceUnavailable, err.Error())
@@ -350,12 +360,24 @@ func (rt *Runtime) healthHandler(token string, verifier *oauth.Verifier) http.Ha
 			// A load balancer takes a draining instance out of rotation.
 			status, code = "draining", http.StatusServiceUnavailable
 		}
-		if token != "" && !hasToken(r, token) || verifier != nil && !hasAccessToken(r, verifier) {
+		var caller *oauth.Caller
+		if verifier != nil {
+			caller = accessCaller(r, verifier)
+		}
+		if token != "" && !hasToken(r, token) || verifier != nil && caller == nil {
 			writeJSON(w, code, map[string]any{"status": status})
 			return
 		}
 		snap := rt.Snapshot()
-		writeJSON(w, code, map[string]any{"status": status, "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
+		// An OAuth caller counts the tools it sees: the count of all would
+		// tell it that hidden ones exist.
+		tools := 0
+		for _, e := range snap.byName {
+			if allows(caller, e.tool) {
+				tools++
+			}
+		}
+		writeJSON(w, code, map[string]any{"status": status, "tools": tools, "catalog": snap.Catalog.Fingerprint})
 	})
 }
 

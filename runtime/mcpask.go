@@ -101,10 +101,11 @@ func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolReque
 // earlier round.
 func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(Event)) (*mcp.CallToolResult, error) {
 	var digest []byte
+	caller := callerDigest(req)
 	used := map[string]bool{} // response keys that answered, or could only answer, a question of the state
 	if token := req.Params.RequestState; token != "" {
 		digest = reqstate.ArgsDigest(args)
-		st, err := s.ask.key.Open(token, name, digest, s.ask.now())
+		st, err := s.ask.key.Open(token, name, digest, caller, s.ask.now())
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
@@ -138,7 +139,7 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 	if digest == nil {
 		digest = reqstate.ArgsDigest(args)
 	}
-	next := &reqstate.State{Tool: name, Args: digest, Expires: s.ask.now().Add(s.ask.ttl).Unix()}
+	next := &reqstate.State{Tool: name, Args: digest, Caller: caller, Expires: s.ask.now().Add(s.ask.ttl).Unix()}
 	for _, a := range in.Answers {
 		next.Answers = append(next.Answers, reqstate.Answer{ID: a.ID, Params: a.ParamsSHA256, Result: a.Result})
 	}
@@ -158,6 +159,16 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 		return ToMCPResult(toolError("%s: %v", name, err)), nil
 	}
 	return &mcp.CallToolResult{InputRequests: questions, RequestState: token}, nil
+}
+
+// callerDigest is the identity a requestState of req is bound to: its
+// OAuth caller's, or nil without OAuth (one --token is one caller).
+func callerDigest(req *mcp.CallToolRequest) []byte {
+	c := callerOf(req)
+	if c == nil {
+		return nil
+	}
+	return reqstate.CallerDigest(c.Subject, c.ClientID)
 }
 
 // answerAsked adds to in the responses that answer questions the handler

@@ -16,11 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -469,4 +471,44 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// TestRequestStateBoundToCaller: with OAuth, a requestState resumes a call
+// only for the caller it was issued to. Another user's token, or the same
+// user's through another client, holding the state (from a log, a shared
+// proxy) is refused before any handler runs, so it neither finishes the
+// call nor hands the handler the first caller's earlier answers, which the
+// state carries.
+func TestRequestStateBoundToCaller(t *testing.T) {
+	iss := newTestIssuer(t)
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.url, Resource: testResource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, a := serveAsk(t, runtime.MCPOptions{}, runtime.HTTPOptions{OAuth: v})
+	as := func(token string) map[string]string {
+		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Authorization": "Bearer " + token}
+	}
+	alice, bob := iss.token(t, jose.RS256, "alice", ""), iss.token(t, jose.ES256, "bob", "")
+	otherClient := iss.tokenFor(t, "alice", "another-client")
+
+	r := rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", map[string]any{"step1": ada["name"]}), as(alice))
+	state, _ := r.Result["requestState"].(string)
+	if r.Error != nil || r.Result["resultType"] != "input_required" || state == "" {
+		t.Fatalf("alice's first round = %d %+v %+v", r.status, r.Result, r.Error)
+	}
+	blue := map[string]any{"step2": map[string]any{"action": "accept", "content": map[string]any{"color": "blue"}}}
+	for name, token := range map[string]string{"another user": bob, "another client": otherClient} {
+		r := rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, state, blue), as(token))
+		if r.status != http.StatusBadRequest || r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "issued to another caller") {
+			t.Errorf("%s with alice's state = %d %+v %+v; want 400, -32602, issued to another caller", name, r.status, r.Result, r.Error)
+		}
+	}
+	if n := a.answered.Load(); n != 0 {
+		t.Fatalf("a handler finished with alice's answers for another caller (%d)", n)
+	}
+	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, state, blue), as(alice))
+	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
+		t.Errorf("alice's second round = %d %+v %+v, want Ada likes blue", r.status, r.Result, r.Error)
+	}
 }

@@ -13,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/oauth"
 )
 
 // modernRevision is the first MCP revision without sessions (SEP-2575).
@@ -57,9 +59,26 @@ type mcpEndpoint struct {
 
 func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
 	getServer := func(*http.Request) *mcp.Server { return srv }
+	// A 2026-07-28 call of a tool hidden from its caller goes to a server
+	// without tools, which answers it as srv answers a tool it does not
+	// have: go-sdk checks such a call's Mcp-Param-* headers against the
+	// tool it finds, before any middleware, so srv would refuse bad
+	// headers for a hidden tool where it lets them through for an
+	// unknown one, and tell the caller the tool exists.
+	blank := mcp.NewServer(&mcp.Implementation{Name: "toolc"}, &mcp.ServerOptions{
+		Logger:       opts.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
+	})
+	blank.AddReceivingMiddleware(rejectUnserved, rt.auditHidden)
+	statelessServer := func(r *http.Request) *mcp.Server {
+		if r.Context().Value(hiddenCallKey{}) != nil {
+			return blank
+		}
+		return srv
+	}
 	e := &mcpEndpoint{
 		rt: rt,
-		stateless: mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		stateless: mcp.NewStreamableHTTPHandler(statelessServer, &mcp.StreamableHTTPOptions{
 			Stateless: true,
 			Logger:    opts.Logger,
 			// A 2026-07-28 request lives as long as its POST: when the
@@ -71,7 +90,12 @@ func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint
 	}
 	if !opts.Stateless {
 		idle := cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
-		stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)})
+		statefulOpts := &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)}
+		if opts.SSEPollAfter > 0 {
+			statefulOpts.EventStore = newEventStore()
+			srv.AddReceivingMiddleware(ssePoll(opts.SSEPollAfter, cmp.Or(opts.SSEPollRetry, DefaultSSEPollRetry)))
+		}
+		stateful := mcp.NewStreamableHTTPHandler(getServer, statefulOpts)
 		e.sessions = newSessionCap(stateful, cmp.Or(opts.MaxSessions, DefaultMaxSessions))
 	}
 	return e
@@ -181,8 +205,8 @@ func (e *mcpEndpoint) badParamHeader(r *http.Request) string {
 		return ""
 	}
 	ent := e.rt.Snapshot().byMCP[r.Header.Get("Mcp-Name")]
-	if ent == nil {
-		return "" // go-sdk answers an unknown or encoded name
+	if ent == nil || accessTo(oauth.CallerFrom(r.Context()), ent) == hidden {
+		return "" // go-sdk answers an unknown or encoded name, and a hidden one as unknown
 	}
 	for _, f := range ent.tool.Request.Fields {
 		if f.MCPHeader == "" {

@@ -29,6 +29,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/lazydeadline"
+	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 )
 
@@ -52,6 +53,10 @@ type Options struct {
 	// HTTPOptions.OAuth), at level Info: kept apart from Logger, whose
 	// level a server sets for its own noise. Default: Logger.
 	Audit *slog.Logger
+	// AuditArguments adds each call's arguments to its audit line
+	// (toolc serve --audit-args). Off by default: arguments are the
+	// users' data, which an audit log should not keep unless asked to.
+	AuditArguments bool
 }
 
 func (o Options) withDefaults() Options {
@@ -250,6 +255,12 @@ func (s *Snapshot) lookup(name string) *entry {
 // them. Invalid arguments, a failing handler and a timeout are tool errors
 // in the result; the error return is for an unknown tool only, or a
 // context of the caller's that ended before the call finished.
+//
+// When ctx carries an OAuth caller (oauth.WithCaller; the HTTP handler's
+// OAuth puts it there), the call is the caller's: a tool whose service's
+// scopes its token lacks is an unknown tool (ErrUnknownTool, in the same
+// words), one whose own scopes it lacks an *InsufficientScopeError, and
+// the handler sees the caller as plugins.CallerOf.
 func (rt *Runtime) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
 	return rt.CallWithEvents(ctx, name, args, nil)
 }
@@ -261,6 +272,15 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	e := snap.lookup(name)
 	if e == nil {
 		return nil, fmt.Errorf("%w %s", ErrUnknownTool, quoteName(name))
+	}
+	if c := oauth.CallerFrom(ctx); c != nil {
+		switch accessTo(c, e) {
+		case hidden:
+			return nil, &hiddenToolError{name}
+		case stepUp:
+			return nil, &InsufficientScopeError{Tool: e.tool.Name, Scopes: e.tool.Scopes}
+		}
+		ctx = withCaller(ctx, c)
 	}
 	// Drain reads inflight after it sets draining; a call counts itself
 	// before it reads draining. With both atomic, either the call sees

@@ -28,6 +28,9 @@ func runDev(e env, args []string) int {
 	if status := checkExposure(e, "dev", sf); status != exitOK {
 		return status
 	}
+	if status := checkSSEPoll(e, "dev", sf); status != exitOK {
+		return status
+	}
 	secret, status := stateSecret(e, "dev", sf)
 	if status != exitOK {
 		return status
@@ -36,7 +39,7 @@ func runDev(e env, args []string) int {
 	defer stop()
 	defer rpc.CleanupClients()
 
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs})
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,

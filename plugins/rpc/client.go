@@ -48,7 +48,7 @@ type ClientConfig struct {
 	// AutoMTLS has go-plugin secure the connection with mutual TLS, using
 	// certificates made for this one launch.
 	AutoMTLS bool
-	// HealthInterval is how often the host's supervisor (runtime.Plugin)
+	// HealthInterval is how often the host's supervisor (host.Plugin)
 	// checks that the plugin answers, and HealthTimeout how long it waits
 	// for the answer before it kills and restarts the plugin. Zero means
 	// the defaults (10s, 5s); a negative interval turns the check off.
@@ -318,6 +318,9 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	req := &pb.CallRequest{Tool: tool, ArgumentsJson: args, CallId: callID, Events: onEvent != nil}
 	if in := plugins.InputOf(ctx); in != nil && c.version >= 3 {
 		req.Input = inputToPB(in)
+	}
+	if who, ok := plugins.CallerOf(ctx); ok && c.version >= 4 {
+		req.Caller = callerToPB(who)
 	}
 	rpcCtx := ctx
 	if d, ok := ctx.Deadline(); ok && c.version >= 2 {

@@ -193,6 +193,19 @@ func inputFromPB(in *pb.Input) *plugins.Input {
 	return out
 }
 
+// callerToPB converts a caller for the wire. A token's claims are JSON
+// strings, so UTF-8 already, unless an embedder's own caller is not.
+func callerToPB(c plugins.Caller) *pb.Caller {
+	out := &pb.Caller{Subject: validUTF8(c.Subject), ClientId: validUTF8(c.ClientID)}
+	if len(c.Scopes) > 0 {
+		out.Scopes = make([]string, len(c.Scopes))
+		for i, s := range c.Scopes {
+			out.Scopes[i] = validUTF8(s)
+		}
+	}
+	return out
+}
+
 // validUTF8 replaces the bytes of s that are not UTF-8 with U+FFFD. A
 // protobuf string must be UTF-8, and a handler's text often is not quite
 // (a file name, a truncated buffer): gRPC would refuse to send the whole

@@ -135,6 +135,9 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	if in := req.GetInput(); in != nil && s.version >= 3 {
 		pc.Input = inputFromPB(in)
 	}
+	if who := req.GetCaller(); who != nil && s.version >= 4 {
+		pc.Caller = &plugins.Caller{Subject: who.Subject, ClientID: who.ClientId, Scopes: who.Scopes}
+	}
 
 	res := plugins.Run(plugins.WithCall(ctx, pc), h, req.ArgumentsJson)
 	if err := ctx.Err(); err != nil {

@@ -44,6 +44,13 @@ func main() {
 			}
 			return plugins.Text(fmt.Sprintf("name=%s poem=%s roots=%d %s", v.Name, poem.Text(), len(roots), roots[0].URI)), nil
 		}),
+		plugins.Handle("caller", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			c, ok := plugins.CallerOf(ctx)
+			if !ok {
+				return plugins.Text("no caller"), nil
+			}
+			return plugins.JSON(c)
+		}),
 		plugins.Handle("say", func(_ context.Context, req struct{ Message string }) (*plugins.Result, error) {
 			return plugins.Text(req.Message), nil
 		}),

@@ -2,7 +2,7 @@
 // service: notes 1.0.0
 // source: notes.cue
 
-package main
+package notes
 
 import (
 	"context"
@@ -10,7 +10,6 @@ import (
 	"fmt"
 
 	"github.com/toolc/toolc/plugins"
-	"github.com/toolc/toolc/plugins/rpc"
 )
 
 // Tools is what the handler of notes 1.0.0 implements: one method per tool.
@@ -35,20 +34,13 @@ type Tools interface {
 }
 
 // Handlers returns a handler for each tool of notes that calls its method of
-// impl. Serve(impl) serves them as the service's handler plugin, and
-// runtime.Local(Handlers(impl)...) runs them in-process, in a service that
-// embeds its catalog.
+// impl, for runtime.Local(Handlers(impl)...) to run in-process, in a service
+// that embeds its catalog.
 func Handlers(impl Tools) []plugins.Handler {
 	return []plugins.Handler{
 		jsonHandler("add_note", impl.AddNote),
 		jsonHandler("find_notes", impl.FindNotes),
 	}
-}
-
-// Serve serves impl as the handler plugin of notes, and returns when the host
-// is done with it. It is meant to be all of main.
-func Serve(impl Tools) {
-	rpc.Serve(Handlers(impl)...)
 }
 
 // AddNoteRequest holds the arguments of add_note. The note to save.

@@ -1,4 +1,9 @@
-package main
+// Package notes is the notes service's tools: the contract (notes.cue),
+// the Go API that toolc gen go generates from it (tools_gen.go), and its
+// implementation. It is a library, not a main package, so toolc gen go
+// writes no Serve into it, and a service that imports it to run the tools
+// in process (examples/embed) links no plugin protocol.
+package notes
 
 import (
 	"context"
@@ -16,7 +21,8 @@ type notes struct {
 
 type note struct{ title, text string }
 
-func newNotes() *notes { return &notes{} }
+// New returns an implementation of the tools with no notes yet.
+func New() Tools { return &notes{} }
 
 // AddNote saves a note. The runtime has checked the title's length, and
 // filled in text's default, "", before it runs.
