@@ -206,7 +206,7 @@ func TestStartAndCall(t *testing.T) {
 	if p == nil || len(ps) != 1 {
 		t.Fatalf("Start = %v", ps)
 	}
-	if got := strings.Join(p.Tools(), ","); got != "bad_result,bad_utf8,bad_utf8_error,big_result,crash,echo,flood_stderr,grandchild,hang,leak,panic,ping,progress,record,say,sleep,stdout" {
+	if got := strings.Join(p.Tools(), ","); got != "bad_result,bad_utf8,bad_utf8_error,big_result,crash,echo,flood_stderr,grandchild,hang,leak,panic,ping,progress,record,say,sleep,stdout,trace_context" {
 		t.Errorf("Tools = %s", got)
 	}
 	res, err := p.Call(context.Background(), "echo", "call-1", json.RawMessage(`{"text":"hi","times":2}`), nil)

@@ -42,6 +42,9 @@ type Plugin struct {
 	restartErr error
 	closed     bool
 	inflight   sync.WaitGroup
+	// busy counts the same calls as inflight, for Stop to tell at once
+	// whether any is running, which a WaitGroup cannot say.
+	busy atomic.Int64
 	// probe asks the health check to run now; done ends it.
 	probe chan struct{}
 	done  chan struct{}
@@ -117,6 +120,7 @@ func (p *Plugin) Call(ctx context.Context, tool, callID string, args json.RawMes
 		return nil, err
 	}
 	defer p.inflight.Done()
+	defer p.busy.Add(-1)
 	res, err := c.Call(ctx, tool, callID, args, onEvent)
 	if err != nil {
 		if why := c.why.Load(); why != nil {
@@ -168,6 +172,7 @@ func (p *Plugin) live(ctx context.Context) (*proc, error) {
 		}
 		if p.client != nil && !p.client.Exited() {
 			p.inflight.Add(1)
+			p.busy.Add(1)
 			c := p.client
 			p.mu.Unlock()
 			return c, nil
@@ -335,7 +340,19 @@ func (p *Plugin) Stop(grace time.Duration, reason string) {
 		close(p.done)
 	}
 	c := p.client
+	// With closed set, no call starts any more (live checks it under
+	// mu): none running now means none to wait for. Such a plugin is
+	// stopped gracefully whatever the grace, so that it can flush its
+	// spans; a zero grace timer would otherwise race the wait below and
+	// kill it with SIGKILL.
+	idle := p.busy.Load() == 0
 	p.mu.Unlock()
+	if idle {
+		if c != nil {
+			c.Kill()
+		}
+		return
+	}
 	done := make(chan struct{})
 	go func() { p.inflight.Wait(); close(done) }()
 	t := time.NewTimer(grace)

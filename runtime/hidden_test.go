@@ -96,6 +96,34 @@ func TestHiddenToolLooksUnknown(t *testing.T) {
 		t.Errorf("/healthz for a caller who sees list_notes: %s", r.body)
 	}
 
+	// /metrics shows a caller the series of the tools it sees.
+	all := map[string]string{"Authorization": "Bearer " + iss.token(t, jose.ES256, "carol", "notes:use notes:read notes:write")}
+	for _, tool := range []string{"list_notes", "write_note"} {
+		if r := call(tool, all); r.status != 200 {
+			t.Fatalf("%s with every scope: %d %s", tool, r.status, r.body)
+		}
+	}
+	for _, tc := range []struct {
+		who        map[string]string
+		see, never []string
+	}{
+		{all, []string{`tool="write_note"`, `tool="list_notes"`}, nil},
+		{user, []string{`tool="list_notes"`}, []string{"write_note"}},
+		{outsider, nil, []string{"write_note", "list_notes", "toolc_calls_total"}},
+	} {
+		r := do(t, "GET", url+"/metrics", "", tc.who)
+		for _, s := range tc.see {
+			if !strings.Contains(r.body, s) {
+				t.Errorf("/metrics for %s lacks %s:\n%s", tc.who["Authorization"][:20], s, r.body)
+			}
+		}
+		for _, s := range tc.never {
+			if strings.Contains(r.body, s) {
+				t.Errorf("/metrics for a caller who may not see it names %s:\n%s", s, r.body)
+			}
+		}
+	}
+
 	// The same caller with notes:use learns that write_note exists, and
 	// which scopes to ask for.
 	stepper := map[string]string{"Authorization": "Bearer " + iss.token(t, jose.ES256, "mallory", "notes:use notes:read")}

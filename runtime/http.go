@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/oauth"
@@ -89,8 +90,13 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
-	// token too (Prometheus sends it with authorization: credentials).
-	mux.Handle("GET /metrics", auth(promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})))
+	// token too (Prometheus sends it with authorization: credentials),
+	// and an OAuth caller gets those of the tools it sees.
+	var metrics http.Handler = promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})
+	if opts.OAuth != nil {
+		metrics = http.HandlerFunc(rt.callerMetrics)
+	}
+	mux.Handle("GET /metrics", auth(metrics))
 	return checkOrigin(opts.AllowedOrigins, opts.Token != "" || opts.OAuth != nil, mux)
 }
 
@@ -300,25 +306,37 @@ func newEnvelopeValidator() *Validator {
 func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) http.Handler {
 	limit := rt.opts.MaxArgumentBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		var cs *callSpan
+		if rt.tracing != nil {
+			// The span covers the whole request, so that a refused
+			// body is traced too; it is named once the tool is known.
+			ctx, cs = rt.tracing.start(ctx, operationExecTool, "", nil, r.Header, trace.SpanKindServer)
+			cs.caller(oauth.CallerFrom(ctx))
+		}
+		fail := func(status int, outcome, msg string) {
+			writeJSONError(w, status, msg)
+			cs.endHTTP(status, outcome, msg)
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallBody(limit)))
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
+				fail(http.StatusRequestEntityTooLarge, outcomeProtocolError, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
 				return
 			}
-			writeJSONError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+			fail(http.StatusBadRequest, outcomeProtocolError, "reading the body: "+err.Error())
 			return
 		}
 		exact, err := envelope.Validate(body)
 		if err != nil {
-			writeJSONError(w, http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
+			fail(http.StatusBadRequest, outcomeProtocolError, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
 			return
 		}
 		var req CallRequest
 		if err := json.Unmarshal(exact, &req); err != nil {
 			// The validator let through only what decodes.
-			writeJSONError(w, http.StatusInternalServerError, "decoding the checked body: "+err.Error())
+			fail(http.StatusInternalServerError, outcomeProtocolError, "decoding the checked body: "+err.Error())
 			return
 		}
 		// The call checks the arguments, and their size once the string
@@ -331,22 +349,28 @@ func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) ht
 		// The call is the OAuth caller's, if there is one (see Call): a
 		// tool hidden from it is unknown, here too, and one it may step up
 		// to gets the challenge.
+		if rt.Snapshot().lookup(req.Name) != nil {
+			cs.tool(operationExecTool, req.Name)
+		}
 		start := time.Now()
-		res, err := rt.Call(r.Context(), req.Name, args)
-		rt.auditCall(oauth.CallerFrom(r.Context()), req.Name, outcome(res, err), time.Since(start), args)
+		res, err := rt.Call(ctx, req.Name, args)
+		rt.auditCall(oauth.CallerFrom(ctx), req.Name, outcome(res, err), time.Since(start), args)
 		var scopeErr *InsufficientScopeError
 		switch {
 		case errors.Is(err, ErrUnknownTool):
-			writeJSONError(w, http.StatusNotFound, err.Error())
+			fail(http.StatusNotFound, outcomeProtocolError, err.Error())
 			return
 		case errors.As(err, &scopeErr) && verifier != nil:
 			verifier.InsufficientScope(w, scopeErr.Scopes, scopeErr.Error())
+			cs.endHTTP(http.StatusForbidden, outcomeProtocolError, scopeErr.Error())
 			return
 		case err != nil:
 			writeJSONError(w, http.StatusServiceUnavailable, err.Error())
+			cs.end(nil, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, CallResponse{Content: ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
+		cs.end(res, nil)
 	})
 }
 

@@ -103,7 +103,9 @@ func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
 			}
 		},
 	})
-	srv.AddReceivingMiddleware(rejectUnserved, rt.scopeFilter)
+	// Tracing is outermost, so that a call refused by the others has its
+	// span too.
+	srv.AddReceivingMiddleware(rt.traceCalls, rejectUnserved, rt.scopeFilter)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

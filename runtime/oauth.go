@@ -17,6 +17,9 @@ import (
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/oauth"
@@ -165,6 +168,36 @@ func (rt *Runtime) auditHidden(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// callerMetrics serves /metrics to an OAuth caller: the series of the
+// tools it sees, as tools/list shows them. The series of every tool would
+// name the hidden ones; those of a tool a reload removed are not shown
+// either, as nothing says whom it was for.
+func (rt *Runtime) callerMetrics(w http.ResponseWriter, r *http.Request) {
+	c, snap := oauth.CallerFrom(r.Context()), rt.Snapshot()
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		// Gather builds the families afresh for each call: they are this
+		// request's to filter.
+		families, err := rt.metrics.registry.Gather()
+		out := families[:0]
+		for _, f := range families {
+			f.Metric = slices.DeleteFunc(f.Metric, func(m *dto.Metric) bool {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "tool" {
+						e := snap.byName[l.GetValue()]
+						return e == nil || !allows(c, e.tool)
+					}
+				}
+				return false
+			})
+			if len(f.Metric) > 0 {
+				out = append(out, f)
+			}
+		}
+		return out, err
+	})
+	promhttp.HandlerFor(g, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+}
+
 // hiddenCallKey marks the context of an MCP request that calls a tool
 // hidden from its caller (see mcpEndpoint.server).
 type hiddenCallKey struct{}
@@ -284,6 +317,7 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 				// so its audit line is written here.
 				rt.auditCall(c, m.Params.Name, "insufficient_scope", 0, m.Params.Arguments)
 				v.InsufficientScope(w, err.Scopes, err.Error())
+				rt.traceRefused(r, m.Params.Meta, m.Params.Name, c, err.Error())
 				return
 			case hidden:
 				if len(msgs) == 1 {
@@ -306,6 +340,7 @@ type rpcCall struct {
 	Params struct {
 		Name      string          `json:"name"`
 		Arguments json.RawMessage `json:"arguments"`
+		Meta      mcp.Meta        `json:"_meta"` // the caller's trace context, for the span of a refusal
 	} `json:"params"`
 }
 

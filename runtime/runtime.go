@@ -27,6 +27,8 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/lazydeadline"
 	"github.com/toolc/toolc/oauth"
@@ -53,6 +55,14 @@ type Options struct {
 	// HTTPOptions.OAuth), at level Info: kept apart from Logger, whose
 	// level a server sets for its own noise. Default: Logger.
 	Audit *slog.Logger
+	// TracerProvider, if set, traces every call: a server span per call
+	// (MCP, /v1/call, and Call itself when no transport started one), a
+	// child of the caller's W3C trace context, passed on to the handler
+	// plugin (see trace.go). Nil, or a no-op provider, is off: no span,
+	// no trace context read or passed on. It is not
+	// otel.GetTracerProvider() by default, as the global provider cannot
+	// say whether anyone set it; pass it to use it.
+	TracerProvider trace.TracerProvider
 	// AuditArguments adds each call's arguments to its audit line
 	// (toolc serve --audit-args). Off by default: arguments are the
 	// users' data, which an audit log should not keep unless asked to.
@@ -99,6 +109,8 @@ type Runtime struct {
 	opts    Options
 	snap    atomic.Pointer[Snapshot]
 	metrics *metrics
+	// tracing is nil when tracing is off.
+	tracing *tracing
 	// slots holds each service's call slots, by service name. A service
 	// keeps its slots across swaps, so that a reload neither frees the
 	// slots of calls still running nor doubles the limit. Guarded by mu.
@@ -123,7 +135,7 @@ type Runtime struct {
 // New returns a runtime with an empty snapshot.
 func New(opts Options) *Runtime {
 	opts = opts.withDefaults()
-	rt := &Runtime{opts: opts, slots: map[string]chan struct{}{}, metrics: newMetrics()}
+	rt := &Runtime{opts: opts, slots: map[string]chan struct{}{}, metrics: newMetrics(), tracing: newTracing(opts.TracerProvider)}
 	rt.callIDPrefix = "call-" + strconv.FormatInt(time.Now().UnixNano(), 10) + "-"
 	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil, nil)
 	rt.snap.Store(empty)
@@ -267,7 +279,18 @@ func (rt *Runtime) Call(ctx context.Context, name string, args json.RawMessage) 
 
 // CallWithEvents is Call with a callback for the handler's progress and
 // log events.
-func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
+func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.RawMessage, onEvent func(Event)) (res *Result, err error) {
+	var cs *callSpan
+	if rt.tracing != nil {
+		// A transport (MCP, /v1/call) started the call's span already;
+		// a direct call gets its own, a child of whatever span ctx has.
+		if cs = callSpanFrom(ctx); cs == nil {
+			ctx, cs = rt.tracing.start(ctx, operationExecTool, "", nil, nil, trace.SpanKindInternal)
+			cs.tool(operationExecTool, truncate(name, maxCallName))
+			cs.caller(oauth.CallerFrom(ctx))
+			defer func() { cs.end(res, err) }()
+		}
+	}
 	snap := rt.Snapshot()
 	e := snap.lookup(name)
 	if e == nil {
@@ -289,10 +312,11 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	defer rt.inflight.Add(-1)
 	if rt.draining.Load() {
 		rt.metrics.refused(e.tool.Name)
+		cs.ran(e, "", "", ErrDraining)
 		return nil, ErrDraining
 	}
 	start := time.Now()
-	res, kind, err := rt.call(ctx, e, args, onEvent)
+	res, kind, err := rt.call(ctx, e, args, onEvent, cs)
 	rt.metrics.observe(e.tool.Name, start, kind, err)
 	return res, err
 }
@@ -326,7 +350,9 @@ func (rt *Runtime) InFlight() int { return int(rt.inflight.Load()) }
 
 // call runs a call on one entry. kind classifies a tool error for the
 // metrics: invalid_arguments, handler, timeout or result.
-func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event)) (res *Result, kind string, err error) {
+func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event), cs *callSpan) (res *Result, kind string, err error) {
+	callID := ""
+	defer func() { cs.ran(e, callID, kind, err) }()
 	// The limit is on the arguments themselves: in the string form, the
 	// string's escapes do not count.
 	args, err = unwrapStringArguments(args)
@@ -367,7 +393,8 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	}
 	defer release()
 
-	res, err = e.dispatch.Call(ctx, e.tool.Name, rt.newCallID(), valid, onEvent)
+	callID = rt.newCallID()
+	res, err = e.dispatch.Call(ctx, e.tool.Name, callID, valid, onEvent)
 	// The plugin's copy of a deadline can fire a moment before this side's
 	// own timer does, so which deadline ended the call is read from the
 	// deadlines, not from which context has noticed yet.

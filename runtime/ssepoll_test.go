@@ -2,8 +2,12 @@ package runtime_test
 
 import (
 	"context"
+	"encoding/json"
 	"net/http"
 	"net/http/httptest"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"sync"
 	"testing"
 	"time"
@@ -120,4 +124,34 @@ func TestSSEPolling(t *testing.T) {
 			}
 		})
 	}
+
+	// The official TypeScript SDK's client resumes the stream too. Its
+	// node and package come from scripts/test, as for cmd/toolc's
+	// real-client tests.
+	t.Run("typescript-sdk", func(t *testing.T) {
+		node, sdk := os.Getenv("TOOLC_NODE"), os.Getenv("TOOLC_TS_SDK")
+		if node == "" || sdk == "" {
+			if os.Getenv("TOOLC_REQUIRE_NODE") != "" {
+				t.Fatal("TOOLC_REQUIRE_NODE is set, but TOOLC_NODE or TOOLC_TS_SDK is not")
+			}
+			t.Skip("needs TOOLC_NODE and TOOLC_TS_SDK, which scripts/test sets")
+		}
+		script, _ := filepath.Abs("testdata/ssepoll/tsresume.mjs")
+		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, node, script, sdk, ts.URL+"/mcp", "plain").Output()
+		if err != nil {
+			t.Fatalf("tsresume.mjs: %v; output %s", err, out)
+		}
+		var got struct {
+			Revision, Text string
+			Resumed        []string
+		}
+		if err := json.Unmarshal(out, &got); err != nil {
+			t.Fatalf("tsresume.mjs printed %q: %v", out, err)
+		}
+		if got.Revision != "2025-11-25" || got.Text != "Hello, Ada!" || len(got.Resumed) != 1 {
+			t.Errorf("the TypeScript client at %s got %q and resumed %v, want Hello, Ada! after one resumption", got.Revision, got.Text, got.Resumed)
+		}
+	})
 }

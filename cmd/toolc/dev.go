@@ -35,11 +35,16 @@ func runDev(e env, args []string) int {
 	if status != exitOK {
 		return status
 	}
+	tp, stopTracing, status := startTracing(e, "dev")
+	if status != exitOK {
+		return status
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	defer rpc.CleanupClients()
 
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,

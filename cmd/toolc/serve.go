@@ -188,6 +188,13 @@ func runServe(e env, args []string) int {
 	if status != exitOK {
 		return status
 	}
+	tp, stopTracing, status := startTracing(e, "serve")
+	if status != exitOK {
+		return status
+	}
+	// Deferred first, so that it runs last: after the handlers, which
+	// send their own spans as they stop.
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -195,7 +202,7 @@ func runServe(e env, args []string) int {
 	if cat == nil {
 		return status
 	}
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
 	running, status := startHandlers(ctx, e, "serve", cat, base)
 	if running == nil {
 		return status
@@ -395,6 +402,11 @@ func runCall(e env, args []string) int {
 			argsJSON = []byte("{}")
 		}
 	}
+	tp, stopTracing, status := startTracing(e, "call")
+	if status != exitOK {
+		return status
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cat, base, status := loadServable(e, "call", *catalogFile, patterns)
@@ -410,7 +422,7 @@ func runCall(e env, args []string) int {
 	}
 	defer host.Stop(running, time.Second)
 	defer rpc.CleanupClients()
-	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
 	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
 		return exitFail

@@ -332,7 +332,7 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		req.TimeoutNanos = max(int64(time.Until(d)), 1)
 		rpcCtx = withoutDeadline{ctx}
 	}
-	stream, err := c.rpc.Call(rpcCtx, req)
+	stream, err := c.rpc.Call(withTraceContext(ctx, rpcCtx), req)
 	if err != nil {
 		return nil, c.callError(ctx, tool, err)
 	}

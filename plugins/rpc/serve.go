@@ -36,6 +36,10 @@ func Serve(handlers ...plugins.Handler) {
 	if null, err := os.Open(os.DevNull); err == nil {
 		os.Stdin = null
 	}
+	srv.tracing = startTracing()
+	// plugin.Serve returns once the host asked the plugin to stop: the
+	// spans still buffered go out then.
+	defer srv.tracing.stop()
 	plugin.Serve(&plugin.ServeConfig{
 		HandshakeConfig:  Handshake,
 		VersionedPlugins: versionedPlugins(srv),
@@ -88,6 +92,8 @@ type server struct {
 	version  int
 	handlers map[string]plugins.Handler
 	tools    []string
+	// tracing is nil when the plugin does not export spans.
+	tracing *pluginTracing
 }
 
 func newServer(handlers []plugins.Handler) (*server, error) {
@@ -113,7 +119,7 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	if !ok {
 		return status.Errorf(codes.NotFound, "plugin has no handler for tool %q", req.Tool)
 	}
-	ctx := stream.Context()
+	ctx, span := s.tracing.startCall(stream.Context(), req.Tool, req.CallId)
 	if req.TimeoutNanos > 0 {
 		// A host of version 2 sends its deadline here, not to gRPC (a
 		// host of version 1 sends it to gRPC, which puts it on ctx).
@@ -140,6 +146,7 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	}
 
 	res := plugins.Run(plugins.WithCall(ctx, pc), h, req.ArgumentsJson)
+	endCall(span, res, ctx.Err())
 	if err := ctx.Err(); err != nil {
 		// The host cancelled or its deadline passed: it has stopped
 		// waiting, and a result now (often just the handler passing on
