@@ -38,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // FileName is the name of the generated file, in the handler directory.
@@ -140,6 +141,7 @@ func PackageName(dir string) (string, error) {
 		return "main", nil
 	}
 	ctxt := build.Default
+	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
 	ctxt.ReadDir = func(dir string) ([]fs.FileInfo, error) {
 		entries, err := os.ReadDir(dir)
 		if err != nil {

@@ -65,6 +65,9 @@ type HTTPOptions struct {
 	// The events are kept in this process, at most SSEStoreBytes of them:
 	// behind a load balancer, sessions must stick to their replica, as they
 	// must anyway. Not with Stateless, which has no sessions to resume.
+	// The closing is a middleware of the mcp.Server: serve one server
+	// through one handler with it, as a second handler without it has no
+	// store to resume from.
 	SSEPollAfter, SSEPollRetry time.Duration
 }
 
