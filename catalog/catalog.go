@@ -28,9 +28,14 @@ type Service struct {
 	// directory that toolc ran in.
 	Dir string `json:"dir"`
 	// Handler is the handler's Go main package relative to Dir.
-	Handler  string  `json:"handler"`
-	MCPTitle string  `json:"mcpTitle,omitempty"`
-	Tools    []*Tool `json:"tools"`
+	Handler  string `json:"handler"`
+	MCPTitle string `json:"mcpTitle,omitempty"`
+	// Scopes are the service's own auth.scopes, sorted, each once: those
+	// every one of its tools needs (each Tool's Scopes hold them too). A
+	// caller without them may not learn that the service's tools exist;
+	// one with them may, and is told which scopes a tool adds.
+	Scopes []string `json:"scopes,omitempty"`
+	Tools  []*Tool  `json:"tools"`
 }
 
 // Tool is one function that a model can call.

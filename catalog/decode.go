@@ -737,6 +737,8 @@ func (d *decoder) service(s *Service) bool {
 			return d.once(&seen, 1<<6) && d.tools(&s.Tools)
 		case "pos":
 			return d.once(&seen, 1<<7) && d.pos(&s.Pos)
+		case "scopes":
+			return d.once(&seen, 1<<8) && d.strings(&s.Scopes)
 		}
 		return false
 	})

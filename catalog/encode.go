@@ -441,6 +441,10 @@ func (w *writer) serviceHead(s *Service, canon bool) {
 		w.key("mcpTitle")
 		w.str(s.MCPTitle)
 	}
+	if len(s.Scopes) > 0 {
+		w.key("scopes")
+		w.elems(len(s.Scopes), func(i int) { w.str(s.Scopes[i]) })
+	}
 	w.key("tools")
 }
 

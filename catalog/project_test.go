@@ -46,8 +46,11 @@ func exampleDirs(t testing.TB) []string {
 		if !e.IsDir() {
 			continue
 		}
+		// examples/embed keeps its contract in a package of its own,
+		// examples/embed/notes.
 		cue, _ := filepath.Glob(filepath.Join(repoRoot, "examples", e.Name(), "*.cue"))
-		if len(cue) > 0 {
+		deeper, _ := filepath.Glob(filepath.Join(repoRoot, "examples", e.Name(), "*", "*.cue"))
+		if len(cue)+len(deeper) > 0 {
 			names = append(names, e.Name())
 		}
 	}
@@ -63,7 +66,7 @@ func examples(t testing.TB) []example {
 	names := exampleDirs(t)
 	examplesOnce.Do(func() {
 		for _, name := range names {
-			cat, err := compileDir(repoRoot, "./examples/"+name)
+			cat, err := compileDir(repoRoot, "./examples/"+name+"/...")
 			if err != nil {
 				examplesErr = err
 				return

@@ -86,3 +86,35 @@ func indentJSON(t *testing.T, v any) []byte {
 	}
 	return b.Bytes()
 }
+
+// TestServiceScopes: a service's own scopes, which decide whether a caller
+// may learn of its tools, survive a round trip, and a hand edit of them is
+// caught.
+func TestServiceScopes(t *testing.T) {
+	c := &catalog.Catalog{Services: []*catalog.Service{{
+		Name: "orders", Version: "1.0.0", Description: "Orders", Handler: ".", Scopes: []string{"orders:read"},
+		Tools: []*catalog.Tool{{
+			Name: "cancel_order", Description: "Cancel an order", Scopes: []string{"orders:read", "orders:write"},
+			Request: catalog.Message{Fields: []*catalog.Field{}},
+		}},
+	}}}
+	c.Seal()
+	data, err := c.Marshal()
+	if err != nil {
+		t.Fatal(err)
+	}
+	parsed, err := catalog.Parse(data)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := parsed.Services[0].Scopes; !slices.Equal(got, []string{"orders:read"}) {
+		t.Errorf("service scopes after Parse = %q\n%s", got, data)
+	}
+	edited := bytes.Replace(data, []byte(`"scopes":["orders:read"],"tools"`), []byte(`"scopes":["orders:any"],"tools"`), 1)
+	if bytes.Equal(edited, data) {
+		t.Fatalf("no service scopes to edit in:\n%s", data)
+	}
+	if _, err := catalog.Parse(edited); err == nil {
+		t.Error("Parse accepts a catalog whose service scopes were edited by hand")
+	}
+}

@@ -37,6 +37,7 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 		Pos:         l.pos(root.pos),
 	}
 	serviceScopes := scopesAt(root)
+	s.Scopes = effectiveScopes(serviceScopes, nil)
 	for _, t := range root.get("tools").structFields() {
 		if t.kind == kStruct {
 			lt := l.tool(t)

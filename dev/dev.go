@@ -410,7 +410,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	// A build is tried for every changed handler that is still served: a
 	// later edit must change it again to try again.
 	clear(d.dirty)
-	started := map[string]*runtime.Plugin{}
+	started := map[string]*host.Plugin{}
 	binPaths := map[string]string{}
 	if len(toBuild) > 0 {
 		t := time.Now()
@@ -553,7 +553,7 @@ func (d *Daemon) stopAll() {
 // plugin that replaced it; the calls that reached the old plugin before
 // finish on it.
 type handle struct {
-	p   *runtime.Plugin
+	p   *host.Plugin
 	bin string // the plugin's binary, removed once the plugin is retired
 	// inputs is the hash of the build inputs the binary was built from
 	// (see inputsHash), taken before the build: an edit during the build

@@ -24,7 +24,7 @@ import (
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/lock"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -155,7 +155,7 @@ func startGrace(t testing.TB, dir string, grace time.Duration, patterns ...strin
 		case <-time.After(wait):
 			t.Errorf("Run did not return after its context ended")
 		}
-		plugins.CleanupClients()
+		rpc.CleanupClients()
 		if t.Failed() || testing.Verbose() {
 			t.Logf("status output:\n%s", h.status)
 		}

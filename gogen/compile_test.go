@@ -1,9 +1,11 @@
 package gogen_test
 
 import (
+	"bytes"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/toolc/toolc/gogen"
@@ -196,6 +198,84 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Errorf("go %s: %v\n%s\ngenerated code:\n%s", args[0], err, out, src)
+		}
+	}
+}
+
+// TestLibraryCodeHasNoServe generates the edge contract's code for a
+// library package, implements it there, and runs it in process from a
+// main package of the same module, as a service that embeds its catalog
+// does: the code compiles without Serve, and the program's imports hold
+// no package of the plugin protocol, which a Serve would bring (Go links
+// an imported package whether its functions are called or not).
+func TestLibraryCodeHasNoServe(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a module")
+	}
+	root, err := filepath.Abs("..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	contractDir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(contractDir, "edge.cue"), []byte(edgeContract), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	src, err := gogen.Generate(compileDir(t, contractDir), "edge")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if bytes.Contains(src, []byte("func Serve(")) || bytes.Contains(src, []byte("plugins/rpc")) {
+		t.Errorf("the code of a library package has a Serve, or imports the plugin protocol:\n%s", src)
+	}
+	lib, ok := strings.CutSuffix(strings.Replace(edgeHandler, "package main", "package edge", 1), "func main() {\n\tServe(edge{})\n}\n")
+	if !ok {
+		t.Fatal("edgeHandler no longer ends with its main")
+	}
+	lib += "// New returns the implementation.\nfunc New() Tools { return edge{} }\n"
+	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	for name, data := range map[string]string{
+		filepath.Join("edge", gogen.FileName): string(src),
+		filepath.Join("edge", "edge.go"):      lib,
+		"main.go": `package main
+
+import (
+	"example.com/edge/edge"
+	"github.com/toolc/toolc/runtime"
+)
+
+func main() {
+	_ = runtime.Local(edge.Handlers(edge.New())...)
+}
+`,
+		"go.mod": "module example.com/edge\n\ngo 1.26\n\nrequire github.com/toolc/toolc v0.0.0\n\nreplace github.com/toolc/toolc => " + root + "\n",
+		"go.sum": string(sum),
+	} {
+		if err := os.MkdirAll(filepath.Dir(filepath.Join(dir, name)), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	env := append(os.Environ(), "GOFLAGS=-mod=mod", "GOWORK=off")
+	vet := exec.Command("go", "vet", "./...")
+	vet.Dir, vet.Env = dir, env
+	if out, err := vet.CombinedOutput(); err != nil {
+		t.Fatalf("go vet: %v\n%s\ngenerated code:\n%s", err, out, src)
+	}
+	list := exec.Command("go", "list", "-deps", ".")
+	list.Dir, list.Env = dir, env
+	out, err := list.Output()
+	if err != nil {
+		t.Fatalf("go list -deps: %v", err)
+	}
+	for _, dep := range strings.Fields(string(out)) {
+		if strings.HasPrefix(dep, "github.com/hashicorp/go-plugin") || strings.HasPrefix(dep, "google.golang.org/grpc") || strings.HasPrefix(dep, "github.com/toolc/toolc/plugins/rpc") {
+			t.Errorf("a program that runs the library's Handlers in process links %s", dep)
 		}
 	}
 }

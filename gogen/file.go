@@ -23,8 +23,9 @@ var (
 	pluginsHandle   = goIdent{pluginsPath, "Handle"}
 	pluginsResult   = goIdent{pluginsPath, "Result"}
 	pluginsJSON     = goIdent{pluginsPath, "JSON"}
-	pluginsServe    = goIdent{pluginsPath, "Serve"}
+	rpcServe        = goIdent{rpcPath, "Serve"}
 	pluginsPath     = "github.com/toolc/toolc/plugins"
+	rpcPath         = "github.com/toolc/toolc/plugins/rpc"
 	commentMaxWidth = 80 // columns, with a tab as 4
 )
 

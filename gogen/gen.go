@@ -40,6 +40,9 @@ func (g *generator) header() []string {
 	}
 	slices.Sort(files[1:])
 	dir := path.Join(g.svc.Dir, g.svc.Handler)
+	if g.inContractDir {
+		dir = g.svc.Dir
+	}
 	for i, f := range files {
 		files[i] = relPath(dir, f)
 	}
@@ -92,9 +95,18 @@ func (g *generator) genInterface(f *generatedFile) {
 }
 
 func (g *generator) genHandlers(f *generatedFile) {
-	f.Comment(0, "Handlers returns a handler for each tool of "+g.svc.Name+" that calls its method of impl. "+
-		"Serve(impl) serves them as the service's handler plugin, and runtime.Local(Handlers(impl)...) runs them in-process, "+
-		"in a service that embeds its catalog.")
+	if g.plugin {
+		f.Comment(0, "Handlers returns a handler for each tool of "+g.svc.Name+" that calls its method of impl. "+
+			"Serve(impl) serves them as the service's handler plugin, and runtime.Local(Handlers(impl)...) runs them in-process, "+
+			"in a service that embeds its catalog.")
+	} else if g.inContractDir {
+		f.Comment(0, "Handlers returns a handler for each tool of "+g.svc.Name+" that calls its method of impl. "+
+			"The Serve of the service's handler ("+g.svc.Handler+") serves them as its plugin, and runtime.Local(Handlers(impl)...) runs them in-process, "+
+			"in a service that embeds its catalog.")
+	} else {
+		f.Comment(0, "Handlers returns a handler for each tool of "+g.svc.Name+" that calls its method of impl, "+
+			"for runtime.Local(Handlers(impl)...) to run in-process, in a service that embeds its catalog.")
+	}
 	f.P("func Handlers(impl Tools) []", pluginsHandler, " {")
 	f.P("return []", pluginsHandler, "{")
 	for _, t := range g.tools {
@@ -107,10 +119,19 @@ func (g *generator) genHandlers(f *generatedFile) {
 	f.P("}")
 	f.P("}")
 	f.P()
+}
+
+// genServe writes Serve, which serves the handlers as a plugin. Only a
+// main package gets it: Serve imports the plugin protocol, and Go links
+// every package a program imports (with its init functions) whether the
+// program calls into it or not, so a Serve in a library would put
+// go-plugin and gRPC, a third of the binary, into every service that
+// imports the library to run its Handlers in process.
+func (g *generator) genServe(f *generatedFile) {
 	f.Comment(0, "Serve serves impl as the handler plugin of "+g.svc.Name+", and returns when the host is done with it. "+
 		"It is meant to be all of main.")
 	f.P("func Serve(impl Tools) {")
-	f.P(pluginsServe, "(Handlers(impl)...)")
+	f.P(rpcServe, "(Handlers(impl)...)")
 	f.P("}")
 	f.P()
 }

@@ -8,7 +8,13 @@
 //   - a named type with constants for each enum;
 //   - the interface Tools, with one method per tool;
 //   - Handlers(impl), which turns an implementation into the handlers that
-//     plugins.Serve and runtime.Local take, and Serve(impl).
+//     rpc.Serve and runtime.Local take;
+//   - in a main package, Serve(impl), which serves them as the service's
+//     handler plugin. A library package gets no Serve: it would link the
+//     plugin protocol (go-plugin, gRPC) into every program that imports
+//     the library, such as a service that runs the Handlers in process.
+//     When handler: names a main package beside such a library, Files
+//     puts Serve alone into the handler, serving the library's Handlers.
 //
 // A handler that implements Tools stops compiling when a tool or field is
 // renamed or retyped in the contract, instead of failing at run time.
@@ -32,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // FileName is the name of the generated file, in the handler directory.
@@ -42,7 +49,8 @@ const FileName = "tools_gen.go"
 const Generator = "toolc gen go"
 
 // Generate returns the Go source of the typed handler API of svc, as a
-// file of package goPackage, gofmt-formatted. When the contract has names
+// file of package goPackage, gofmt-formatted; Serve is in it when
+// goPackage is main. When the contract has names
 // that Go cannot tell apart, the error is an Errors listing each problem
 // at its contract position, and there is no source.
 func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
@@ -55,9 +63,18 @@ func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
 		g.errs.sort()
 		return nil, g.errs
 	}
+	return g.generate(goPackage)
+}
+
+// generate writes the file of package goPackage for the planned service.
+func (g *generator) generate(goPackage string) ([]byte, error) {
+	g.plugin = goPackage == "main"
 	f := newGeneratedFile(goPackage, g.header()...)
 	g.genInterface(f)
 	g.genHandlers(f)
+	if g.plugin {
+		g.genServe(f)
+	}
 	for _, t := range g.tools {
 		g.genMessage(f, t, &t.request)
 		if t.response != nil {
@@ -124,6 +141,7 @@ func PackageName(dir string) (string, error) {
 		return "main", nil
 	}
 	ctxt := build.Default
+	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
 	ctxt.ReadDir = func(dir string) ([]fs.FileInfo, error) {
 		entries, err := os.ReadDir(dir)
 		if err != nil {

@@ -21,6 +21,12 @@ type generator struct {
 	// from, to catch two contract names that become one Go name.
 	names map[string]origin
 	errs  Errors
+	// plugin is set for a main package, which runs as a handler plugin and
+	// gets Serve.
+	plugin bool
+	// inContractDir is set when the file goes into the contract's
+	// directory rather than the handler's (see Files).
+	inContractDir bool
 }
 
 type tool struct {

@@ -5,7 +5,8 @@
 // the directory its `handler` names). Build compiles it with the go command
 // into a cache directory, writing to a temporary name and renaming, so a
 // running plugin's binary is never half overwritten; Start launches the
-// binaries as go-plugin processes pinned to the checksums Build recorded.
+// binaries as go-plugin processes pinned to the checksums Build recorded,
+// each under a Plugin, which restarts it when it dies or stops answering.
 package host
 
 import (
@@ -26,7 +27,8 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/catalog"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/internal/inputfile"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -84,7 +86,19 @@ func HandlerDir(base string, svc *catalog.Service) string {
 	if h == "" {
 		h = "."
 	}
-	return filepath.Join(base, filepath.FromSlash(svc.Dir), filepath.FromSlash(h))
+	return filepath.Join(serviceDir(base, svc), filepath.FromSlash(h))
+}
+
+// serviceDir is the directory of a service's contract. Its Dir is
+// absolute when the contract lies outside the directory it was compiled
+// in (toolc serve /abs/path from elsewhere), and filepath.Join would
+// make that relative to base: Join(".", "/srv/x") is "srv/x".
+func serviceDir(base string, svc *catalog.Service) string {
+	dir := filepath.FromSlash(svc.Dir)
+	if filepath.IsAbs(dir) {
+		return dir
+	}
+	return filepath.Join(base, dir)
 }
 
 // Build compiles a service's handler into cacheDir.
@@ -99,7 +113,9 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 	// go build of a package other than main writes no program (toolc
 	// used to fail on exec with "permission denied"): say what is wrong,
 	// as toolc check's handler rule does.
-	if p, err := build.ImportDir(pkg, 0); err == nil && p.Name != "main" {
+	ctxt := build.Default
+	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
+	if p, err := ctxt.ImportDir(pkg, 0); err == nil && p.Name != "main" {
 		return nil, &BuildError{Service: svc.Name, Err: fmt.Errorf("%s holds Go package %s, not a main package: a handler must be package main, with a main that calls Serve; make it one, or point the contract's handler: at one", pkg, p.Name)}
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
@@ -137,7 +153,7 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 		return nil, err
 	}
 	removeStale(cacheDir, name+"-", final)
-	dir, err := filepath.Abs(filepath.Join(base, filepath.FromSlash(svc.Dir)))
+	dir, err := filepath.Abs(serviceDir(base, svc))
 	if err != nil {
 		return nil, err
 	}
@@ -154,21 +170,21 @@ type Options struct {
 	// AutoMTLS encrypts and authenticates the connection to each plugin.
 	AutoMTLS bool
 	// HealthInterval and HealthTimeout configure the check that restarts a
-	// plugin that stopped answering (see plugins.ClientConfig).
+	// plugin that stopped answering (see rpc.ClientConfig).
 	HealthInterval, HealthTimeout time.Duration
 	Logger                        *slog.Logger
 }
 
 // Start starts the plugin of each binary. On error it stops the ones it
 // started.
-func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*runtime.Plugin, error) {
+func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*Plugin, error) {
 	if opts.StartTimeout <= 0 {
 		opts.StartTimeout = 10 * time.Second
 	}
 	if opts.Stderr == nil {
 		opts.Stderr = os.Stderr
 	}
-	started := map[string]*runtime.Plugin{}
+	started := map[string]*Plugin{}
 	var mu sync.Mutex
 	var wg sync.WaitGroup
 	var errs []error
@@ -176,7 +192,7 @@ func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*runti
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			p, err := runtime.StartPlugin(ctx, ClientConfig(b, opts), opts.Logger)
+			p, err := StartPlugin(ctx, ClientConfig(b, opts), opts.Logger)
 			mu.Lock()
 			defer mu.Unlock()
 			if err != nil {
@@ -199,12 +215,12 @@ func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*runti
 const ServiceDirEnv = "TOOLC_SERVICE_DIR"
 
 // ClientConfig is the go-plugin configuration for a built binary.
-func ClientConfig(b *Binary, opts Options) plugins.ClientConfig {
+func ClientConfig(b *Binary, opts Options) rpc.ClientConfig {
 	var env []string
 	if b.Dir != "" {
 		env = append(env, ServiceDirEnv+"="+b.Dir)
 	}
-	return plugins.ClientConfig{
+	return rpc.ClientConfig{
 		Service:      b.Service,
 		Path:         b.Path,
 		Env:          env,
@@ -219,13 +235,13 @@ func ClientConfig(b *Binary, opts Options) plugins.ClientConfig {
 }
 
 // Stop stops plugins, giving calls in flight up to grace to finish.
-func Stop(ps map[string]*runtime.Plugin, grace time.Duration) {
+func Stop(ps map[string]*Plugin, grace time.Duration) {
 	StopBecause(ps, grace, "its handler was stopped")
 }
 
 // StopBecause is Stop, with the reason that a call still running after
-// grace is given (see runtime.Plugin.Stop).
-func StopBecause(ps map[string]*runtime.Plugin, grace time.Duration, reason string) {
+// grace is given (see Plugin.Stop).
+func StopBecause(ps map[string]*Plugin, grace time.Duration, reason string) {
 	var wg sync.WaitGroup
 	for _, p := range ps {
 		wg.Add(1)
@@ -235,7 +251,7 @@ func StopBecause(ps map[string]*runtime.Plugin, grace time.Duration, reason stri
 }
 
 // Dispatchers converts started plugins for runtime.Swap.
-func Dispatchers(ps map[string]*runtime.Plugin) map[string]runtime.Dispatcher {
+func Dispatchers(ps map[string]*Plugin) map[string]runtime.Dispatcher {
 	out := make(map[string]runtime.Dispatcher, len(ps))
 	for name, p := range ps {
 		out[name] = p

@@ -23,6 +23,7 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 
 	"github.com/toolc/toolc/internal/testsync"
@@ -41,7 +42,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	plugins.CleanupClients()
+	rpc.CleanupClients()
 	if fixture.dir != "" {
 		os.RemoveAll(fixture.dir)
 	}
@@ -103,6 +104,21 @@ func TestBuild(t *testing.T) {
 	}
 	if bin.Took <= 0 {
 		t.Errorf("Took = %s", bin.Took)
+	}
+
+	// A service whose Dir is absolute (its contract lies outside the
+	// directory it was compiled in) is built from there, whatever the
+	// base: toolc serve's base is ".", and it used to build "srv/x" for
+	// "/srv/x", relative to the working directory.
+	wantDir, _ := filepath.Abs(filepath.Join("..", filepath.FromSlash(svc.Dir)))
+	abs := *svc
+	abs.Dir = filepath.ToSlash(wantDir)
+	absBin, err := host.Build(context.Background(), filepath.Join(fixture.dir, "cache"), ".", &abs)
+	if err != nil {
+		t.Fatalf("building from the absolute Dir %s: %v", abs.Dir, err)
+	}
+	if absBin.Package != wantPkg || absBin.Dir != wantDir {
+		t.Errorf("absolute Dir: Package %q and Dir %q, want %q and %q", absBin.Package, absBin.Dir, wantPkg, wantDir)
 	}
 
 	// A rebuild replaces the binary under the same name, and leaves no
@@ -190,7 +206,7 @@ func TestStartAndCall(t *testing.T) {
 	if p == nil || len(ps) != 1 {
 		t.Fatalf("Start = %v", ps)
 	}
-	if got := strings.Join(p.Tools(), ","); got != "bad_result,bad_utf8,bad_utf8_error,big_result,crash,echo,flood_stderr,grandchild,hang,leak,panic,ping,progress,record,say,sleep,stdout" {
+	if got := strings.Join(p.Tools(), ","); got != "bad_result,bad_utf8,bad_utf8_error,big_result,crash,echo,flood_stderr,grandchild,hang,leak,panic,ping,progress,record,say,sleep,stdout,trace_context" {
 		t.Errorf("Tools = %s", got)
 	}
 	res, err := p.Call(context.Background(), "echo", "call-1", json.RawMessage(`{"text":"hi","times":2}`), nil)

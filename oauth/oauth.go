@@ -8,8 +8,9 @@
 //
 // JOSE is go-jose (github.com/go-jose/go-jose/v4): maintained, audited,
 // and what Go's OIDC stacks (coreos/go-oidc, zitadel/oidc, Hydra) verify
-// tokens with, so that no signature code is written here. Discovery is
-// go-sdk's, which MCP clients already use against the same servers.
+// tokens with, so that no signature code is written here. Discovery
+// follows the places go-sdk's client looks (discovery.go), without the
+// checks that only a client needs.
 package oauth
 
 import (
@@ -29,7 +30,6 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
-	"github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 // Config configures a Verifier.
@@ -50,8 +50,17 @@ type Config struct {
 	// MinRefresh is the least time between two fetches of the keys: a
 	// token with an unknown kid refetches them at most that often, so
 	// that tokens with made-up kids cannot make the server hammer the
-	// authorization server. 0 means DefaultMinRefresh.
+	// authorization server. 0 means DefaultMinRefresh. The first unknown
+	// kid after New fetches at once: the keys fetched at start may be
+	// older than a rotation just made.
 	MinRefresh time.Duration
+	// MaxAge is how long fetched keys are used before the next call
+	// fetches them again, in the background while the old ones go on
+	// verifying, so that a key the issuer withdrew stops verifying
+	// within MaxAge even if no token ever names an unknown kid. A failed
+	// fetch keeps the old keys and is retried after MinRefresh. 0 means
+	// DefaultMaxAge.
+	MaxAge time.Duration
 	// Now returns the time; nil means time.Now.
 	Now func() time.Time
 }
@@ -62,6 +71,9 @@ const (
 	// DefaultMinRefresh is the least time between two fetches of the
 	// keys.
 	DefaultMinRefresh = 30 * time.Second
+	// DefaultMaxAge is how long fetched keys are used before they are
+	// fetched again.
+	DefaultMaxAge = 15 * time.Minute
 )
 
 // algorithms are the signature algorithms accepted. "none" and the HMAC
@@ -112,6 +124,10 @@ type Verifier struct {
 	// started, under mu.
 	mu      sync.Mutex
 	fetched time.Time
+	// loaded is when the current keys were fetched, in Unix nanoseconds;
+	// refreshing is set while a background fetch of stale keys runs.
+	loaded     atomic.Int64
+	refreshing atomic.Bool
 
 	// verified remembers the callers of tokens that verified, by the
 	// token's sha256, so that a client's next call with the same token
@@ -149,6 +165,9 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if cfg.MinRefresh == 0 {
 		cfg.MinRefresh = DefaultMinRefresh
 	}
+	if cfg.MaxAge == 0 {
+		cfg.MaxAge = DefaultMaxAge
+	}
 	if cfg.Now == nil {
 		cfg.Now = time.Now
 	}
@@ -158,7 +177,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if u, err := url.Parse(cfg.Resource); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.Fragment != "" {
 		return nil, fmt.Errorf("resource %q is not an http or https URL without a fragment (RFC 8707)", cfg.Resource)
 	}
-	meta, err := auth.GetAuthServerMetadata(ctx, cfg.Issuer, cfg.HTTPClient)
+	meta, err := discover(ctx, cfg.HTTPClient, cfg.Issuer)
 	if err != nil {
 		return nil, fmt.Errorf("issuer %s: %v", cfg.Issuer, err)
 	}
@@ -174,6 +193,9 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if err := v.fetchLocked(ctx); err != nil {
 		return nil, fmt.Errorf("issuer %s: %v", cfg.Issuer, err)
 	}
+	// The start's fetch does not count against MinRefresh: a key the
+	// issuer made just before it may not have been published yet.
+	v.fetched = time.Time{}
 	return v, nil
 }
 
@@ -215,7 +237,25 @@ func (v *Verifier) fetchLocked(ctx context.Context) error {
 		return fmt.Errorf("the key set at %s has no public signing key", v.jwksURI)
 	}
 	v.keys.Store(&set)
+	v.loaded.Store(v.cfg.Now().UnixNano())
 	return nil
+}
+
+// refreshStale fetches the keys again, in the background, once they are
+// older than MaxAge, at most once per MinRefresh while fetches fail; the
+// calls meanwhile verify with the keys there are.
+func (v *Verifier) refreshStale(now time.Time) {
+	if now.Sub(time.Unix(0, v.loaded.Load())) < v.cfg.MaxAge || !v.refreshing.CompareAndSwap(false, true) {
+		return
+	}
+	go func() {
+		defer v.refreshing.Store(false)
+		v.mu.Lock()
+		defer v.mu.Unlock()
+		if v.cfg.Now().Sub(v.fetched) >= v.cfg.MinRefresh {
+			v.fetchLocked(context.Background())
+		}
+	}()
 }
 
 // refresh refetches the keys for a kid that is not among them, unless
@@ -236,11 +276,13 @@ func (v *Verifier) refresh(ctx context.Context, before *jose.JSONWebKeySet) bool
 // Verify validates an access token and returns its caller, or an
 // *InvalidTokenError.
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Caller, error) {
+	now := v.cfg.Now()
+	v.refreshStale(now)
 	sum := sha256.Sum256([]byte(raw))
 	v.verifiedMu.Lock()
 	hit, ok := v.verified[sum]
 	v.verifiedMu.Unlock()
-	if ok && hit.keys == v.keys.Load() && !v.cfg.Now().After(hit.caller.Expiry.Add(v.cfg.Leeway)) {
+	if ok && hit.keys == v.keys.Load() && !now.After(hit.caller.Expiry.Add(v.cfg.Leeway)) {
 		return hit.caller, nil
 	}
 	// The entry is tied to the keys before the check: if the check
@@ -309,7 +351,14 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*Caller, error) {
 		return nil, &InvalidTokenError{err.Error()}
 	}
 	c := &Caller{Subject: claims.Subject, ClientID: cmpOr(claims.ClientID, claims.AZP), Expiry: claims.Expiry.Time()}
-	c.Scopes = strings.Fields(claims.Scope)
+	// Spaces alone separate scopes (RFC 6749, section 3.3): strings.Fields
+	// would also split at a tab or a no-break space, which a scope-token
+	// cannot hold, and so grant a scope the issuer never listed.
+	for _, sc := range strings.Split(claims.Scope, " ") {
+		if sc != "" {
+			c.Scopes = append(c.Scopes, sc)
+		}
+	}
 	if len(c.Scopes) == 0 {
 		c.Scopes = claims.SCP
 	}

@@ -208,6 +208,20 @@ func TestVerify(t *testing.T) {
 	if err != nil || c.Subject != "alice" || c.ClientID != "app" || !c.Has("orders:write") || c.Has("orders") {
 		t.Errorf("caller %+v, %v", c, err)
 	}
+	// scope is scope-tokens separated by spaces (RFC 6749, section 3.3),
+	// and a scope-token holds no white space at all: a tab, a newline or a
+	// no-break space inside one is part of one odd scope, never a second
+	// scope that a tool may need.
+	for _, scope := range []string{"orders:read\torders:write", "orders:read\norders:write", "orders:read\u00a0orders:write", "orders:read\u2003orders:write"} {
+		c, err := v.Verify(context.Background(), iss.Token(t, rsaKey, Claims{Sub: "alice", Scope: scope}))
+		if err != nil || c.Has("orders:write") || c.Has("orders:read") {
+			t.Errorf("scope %q: caller %+v, %v; want neither orders:read nor orders:write", scope, c, err)
+		}
+	}
+	c, err = v.Verify(context.Background(), iss.Token(t, rsaKey, Claims{Sub: "alice", Scope: " orders:read  orders:write "}))
+	if err != nil || !c.Has("orders:read") || !c.Has("orders:write") || len(c.Scopes) != 2 {
+		t.Errorf("scope with extra spaces: caller %+v, %v; want orders:read and orders:write", c, err)
+	}
 }
 
 // tamper changes the payload's scope without re-signing.
@@ -220,28 +234,38 @@ func tamper(tok string) string {
 }
 
 // TestRotation: a token signed with a key the server has not seen makes it
-// refetch the keys, at most once per MinRefresh; through an outage of the
-// issuer the cached keys go on verifying.
+// refetch the keys, at once for the first one after start, then at most
+// once per MinRefresh; through an outage of the issuer the cached keys go
+// on verifying.
 func TestRotation(t *testing.T) {
 	iss := NewIssuer(t)
-	old, next, forged := newRSA(t, "2026-01"), newEC(t, "2026-02"), newRSA(t, "made-up")
+	old, next, third, forged := newRSA(t, "2026-01"), newEC(t, "2026-02"), newEC(t, "2026-03"), newRSA(t, "made-up")
 	iss.Publish(old)
 	v := newVerifier(t, iss, 200*time.Millisecond)
 	if n := iss.fetches.Load(); n != 1 {
 		t.Fatalf("%d fetches at start, want 1", n)
 	}
+	// A rotation right after the start: its key verifies at once.
 	iss.Publish(old, next)
-	if _, err := v.Verify(context.Background(), iss.Token(t, next, Claims{Sub: "a"})); err == nil {
-		t.Fatal("a new kid right after the first fetch verified without a refetch")
+	if _, err := v.Verify(context.Background(), iss.Token(t, next, Claims{Sub: "a"})); err != nil {
+		t.Fatalf("the first new kid after start: %v", err)
 	}
-	if n := iss.fetches.Load(); n != 1 {
-		t.Fatalf("%d fetches, want 1: an unknown kid refetched within MinRefresh", n)
+	if n := iss.fetches.Load(); n != 2 {
+		t.Fatalf("%d fetches, want 2", n)
+	}
+	// Another one within MinRefresh waits for it.
+	iss.Publish(old, next, third)
+	if _, err := v.Verify(context.Background(), iss.Token(t, third, Claims{Sub: "a"})); err == nil {
+		t.Fatal("a second new kid within MinRefresh verified without a refetch")
+	}
+	if n := iss.fetches.Load(); n != 2 {
+		t.Fatalf("%d fetches, want 2: an unknown kid refetched within MinRefresh", n)
 	}
 	time.Sleep(250 * time.Millisecond)
 	// Many callers with the new key at once: one fetch serves them all.
 	var wg sync.WaitGroup
 	var failed atomic.Int32
-	tok := iss.Token(t, next, Claims{Sub: "a"})
+	tok := iss.Token(t, third, Claims{Sub: "a"})
 	for range 20 {
 		wg.Add(1)
 		go func() {
@@ -252,15 +276,15 @@ func TestRotation(t *testing.T) {
 		}()
 	}
 	wg.Wait()
-	if failed.Load() > 0 || iss.fetches.Load() != 2 {
-		t.Fatalf("%d of 20 refused, %d fetches; want 0 and 2", failed.Load(), iss.fetches.Load())
+	if failed.Load() > 0 || iss.fetches.Load() != 3 {
+		t.Fatalf("%d of 20 refused, %d fetches; want 0 and 3", failed.Load(), iss.fetches.Load())
 	}
 	// Made-up kids cannot make it hammer the issuer.
 	for range 50 {
 		v.Verify(context.Background(), iss.Token(t, forged, Claims{Sub: "m"}))
 	}
-	if n := iss.fetches.Load(); n > 3 {
-		t.Fatalf("%d fetches after 50 tokens with a made-up kid, want at most 3", n)
+	if n := iss.fetches.Load(); n > 4 {
+		t.Fatalf("%d fetches after 50 tokens with a made-up kid, want at most 4", n)
 	}
 	// Outage: cached keys still verify, and a failed refetch keeps them.
 	iss.down.Store(true)
@@ -418,5 +442,59 @@ func TestVerifiedCache(t *testing.T) {
 	}
 	if _, err := v.Verify(context.Background(), tok); err == nil {
 		t.Fatal("a remembered token verified after its key was withdrawn")
+	}
+}
+
+// TestNewBadIssuer: an issuer whose metadata or keys are unusable stops
+// New with the reason, never a verifier without keys.
+func TestNewBadIssuer(t *testing.T) {
+	k := newEC(t, "k")
+	jwk, err := json.Marshal(jose.JSONWebKey{Key: k.pub, KeyID: k.kid, Algorithm: "ES256", Use: "sig"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tt := range []struct {
+		name, meta, jwks string
+		status           int
+		want             string
+	}{
+		{"no jwks_uri", `{"issuer": "ISS"}`, "", 200, "has no jwks_uri"},
+		{"keys answer 500", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, "boom", 500, "500 Internal Server Error"},
+		{"keys not JSON", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, "<html>", 200, "invalid character"},
+		{"only a symmetric key", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, `{"keys": [{"kty": "oct", "k": "c2VjcmV0", "kid": "s"}]}`, 200, "no public signing key"},
+		{"no keys", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, `{"keys": []}`, 200, "no public signing key"},
+		{"metadata of another issuer", `{"issuer": "http://127.0.0.1:1", "jwks_uri": "ISS/jwks"}`, `{"keys": []}`, 200, `names the issuer "http://127.0.0.1:1"`},
+		{"keys in the clear", `{"issuer": "ISS", "jwks_uri": "http://keys.example.com/jwks"}`, "", 200, "is not an https URL"},
+		{"keys not a URL", `{"issuer": "ISS", "jwks_uri": "javascript:alert(1)"}`, "", 200, "is not an https URL"},
+		// A server for client credentials, or Microsoft Entra ID, need
+		// not advertise PKCE, which a resource server never uses.
+		{"no PKCE advertised", `{"issuer": "ISS", "jwks_uri": "ISS/jwks"}`, `{"keys": [KEY]}`, 200, ""},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			var url string
+			mux := http.NewServeMux()
+			mux.HandleFunc("GET /.well-known/oauth-authorization-server", func(w http.ResponseWriter, r *http.Request) {
+				w.Header().Set("Content-Type", "application/json")
+				w.Write([]byte(strings.ReplaceAll(tt.meta, "ISS", url)))
+			})
+			mux.HandleFunc("GET /jwks", func(w http.ResponseWriter, r *http.Request) {
+				w.WriteHeader(tt.status)
+				w.Write([]byte(strings.ReplaceAll(tt.jwks, "KEY", string(jwk))))
+			})
+			srv := httptest.NewUnstartedServer(mux)
+			url = "http://" + srv.Listener.Addr().String()
+			srv.Start()
+			defer srv.Close()
+			v, err := oauth.New(context.Background(), oauth.Config{Issuer: url, Resource: resource})
+			if tt.want == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			if err == nil || !strings.Contains(err.Error(), tt.want) || v != nil {
+				t.Fatalf("New: %v, %v; want an error containing %q", v, err, tt.want)
+			}
+		})
 	}
 }

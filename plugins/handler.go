@@ -8,6 +8,7 @@ import (
 	"os"
 	"reflect"
 	"runtime/debug"
+	"slices"
 	"strings"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -102,10 +103,11 @@ func recoverPanic(tool string, res **Result, err *error) {
 	}
 }
 
-// callHandler runs h, and returns a result in every case: a handler error
-// or a panic (from a Handler not made by Handle) becomes a tool error, and
+// Run runs h, and returns a result in every case: a handler error or a
+// panic (from a Handler not made by Handle) becomes a tool error, and
 // questions the handler asked become the round's InputRequests (Finish).
-func callHandler(ctx context.Context, h Handler, args json.RawMessage) (res *Result) {
+// It is how the plugin server (package plugins/rpc) calls a handler.
+func Run(ctx context.Context, h Handler, args json.RawMessage) (res *Result) {
 	var err error
 	func() {
 		defer recoverPanic(h.Tool(), &res, &err)
@@ -138,27 +140,29 @@ type (
 	callIDKey  struct{}
 )
 
-// emitter receives a handler's events: an in-process caller's function
-// (WithEvents), or the plugin server's stream to the host.
-type emitter interface{ emit(Event) }
+// An Emitter receives a running handler's events: an in-process caller's
+// function (WithEvents), or the plugin server's stream to the host (a
+// Call's Events). Emit may be called from any goroutine the handler uses,
+// and after the handler returned.
+type Emitter interface{ Emit(Event) }
 
 type emitFunc func(Event)
 
-func (f emitFunc) emit(e Event) { f(e) }
+func (f emitFunc) Emit(e Event) { f(e) }
 
 // WithEvents returns a context whose handler's Progress and Log calls reach
 // emit. An in-process caller uses it to receive events; the plugin server
 // streams them to the host the same way. emit may be called from any
 // goroutine the handler uses.
 func WithEvents(ctx context.Context, emit func(Event)) context.Context {
-	return context.WithValue(ctx, emitterKey{}, emitter(emitFunc(emit)))
+	return context.WithValue(ctx, emitterKey{}, Emitter(emitFunc(emit)))
 }
 
 // Progress reports progress of the running call. It does nothing when the
 // caller asked for no events.
 func Progress(ctx context.Context, progress, total float64, message string) {
-	if e, ok := ctx.Value(emitterKey{}).(emitter); ok {
-		e.emit(Event{Progress: &ProgressEvent{Progress: progress, Total: total, Message: message}})
+	if e, ok := ctx.Value(emitterKey{}).(Emitter); ok {
+		e.Emit(Event{Progress: &ProgressEvent{Progress: progress, Total: total, Message: message}})
 	}
 }
 
@@ -166,8 +170,8 @@ func Progress(ctx context.Context, progress, total float64, message string) {
 // logging level: debug, info, notice, warning, error, critical, alert or
 // emergency. It does nothing when the caller asked for no events.
 func Log(ctx context.Context, level, message string) {
-	if e, ok := ctx.Value(emitterKey{}).(emitter); ok {
-		e.emit(Event{Log: &LogEvent{Level: level, Message: message}})
+	if e, ok := ctx.Value(emitterKey{}).(Emitter); ok {
+		e.Emit(Event{Log: &LogEvent{Level: level, Message: message}})
 	}
 }
 
@@ -180,4 +184,67 @@ func WithCallID(ctx context.Context, id string) context.Context {
 func CallID(ctx context.Context) string {
 	id, _ := ctx.Value(callIDKey{}).(string)
 	return id
+}
+
+// A Call is what a host hands a handler with one call: its id for the
+// call, where the handler's events go, and what the handler's asks are
+// answered from.
+type Call struct {
+	ID string
+	// Events receives the handler's Progress and Log events; nil when the
+	// host does not listen, and then they are dropped.
+	Events Emitter
+	// Input is the round's input (WithInput); nil when the host has no
+	// client to ask.
+	Input *Input
+	// Caller is who the call is for (WithCaller, CallerOf); nil when the
+	// host authenticated no one.
+	Caller *Caller
+}
+
+// WithCall returns a context carrying call to the handler, as WithCallID,
+// WithEvents and WithInput would together, in one context value where
+// they make three: the plugin server makes one per call, and most
+// handlers never look.
+func WithCall(ctx context.Context, call Call) context.Context {
+	c := &callContext{Context: ctx, id: call.ID, events: call.Events}
+	if call.Caller != nil {
+		who := *call.Caller
+		who.Scopes = slices.Clone(who.Scopes)
+		c.caller = &who
+	}
+	if call.Input != nil {
+		c.ask = &askState{in: call.Input}
+	}
+	return c
+}
+
+type callContext struct {
+	context.Context
+	id     string
+	events Emitter
+	ask    *askState
+	caller *Caller
+}
+
+func (c *callContext) Value(key any) any {
+	switch key.(type) {
+	case emitterKey:
+		if c.events != nil {
+			return c.events
+		}
+		return nil
+	case callIDKey:
+		return c.id
+	case askKey:
+		if c.ask != nil {
+			return c.ask
+		}
+		return nil
+	case callerKey:
+		if c.caller != nil {
+			return c.caller
+		}
+	}
+	return c.Context.Value(key)
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"strings"
-	"sync"
 	"testing"
 )
 
@@ -51,8 +50,8 @@ func TestHandlerErrorIsReturnedInProcess(t *testing.T) {
 		t.Errorf("err = %v, want the handler's error", err)
 	}
 	// The plugin server turns it into a tool error.
-	if res := callHandler(context.Background(), h, nil); !res.IsError || res.Content[0].Text != "down" {
-		t.Errorf("callHandler = %+v", res)
+	if res := Run(context.Background(), h, nil); !res.IsError || res.Content[0].Text != "down" {
+		t.Errorf("Run = %+v", res)
 	}
 }
 
@@ -64,8 +63,8 @@ func (panicky) Call(context.Context, json.RawMessage) (*Result, error) {
 }
 
 func TestServerRecoversPanicsOfAnyHandler(t *testing.T) {
-	if res := callHandler(context.Background(), panicky{}, nil); !res.IsError || !strings.Contains(res.Content[0].Text, "unguarded") {
-		t.Errorf("callHandler = %+v", res)
+	if res := Run(context.Background(), panicky{}, nil); !res.IsError || !strings.Contains(res.Content[0].Text, "unguarded") {
+		t.Errorf("Run = %+v", res)
 	}
 }
 
@@ -98,21 +97,5 @@ func TestEventsInProcess(t *testing.T) {
 	}
 	if id := CallID(WithCallID(ctx, "c1")); id != "c1" {
 		t.Errorf("CallID = %q", id)
-	}
-}
-
-func TestLineWriterPrefixesWholeLines(t *testing.T) {
-	var out strings.Builder
-	var mu sync.Mutex
-	w := &lineWriter{mu: &mu, out: &out, prefix: "[svc] "}
-	for _, s := range []string{"one", "\n", "two\nthr", "ee\n", "no newline yet"} {
-		w.Write([]byte(s))
-	}
-	if got, want := out.String(), "[svc] one\n[svc] two\n[svc] three\n"; got != want {
-		t.Errorf("got %q, want %q", got, want)
-	}
-	w.Write([]byte(strings.Repeat("x", maxLine)))
-	if n := strings.Count(out.String(), "\n"); n != 4 {
-		t.Errorf("an over-long line was not cut: %d lines", n)
 	}
 }

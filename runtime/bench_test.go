@@ -23,8 +23,10 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"google.golang.org/grpc"
 
+	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+	pluginrpc "github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -218,7 +220,7 @@ func BenchmarkPluginDispatch(b *testing.B) {
 	}
 }
 
-func dispatchOK(b *testing.B, p *runtime.Plugin) {
+func dispatchOK(b *testing.B, p *host.Plugin) {
 	res, err := p.Call(context.Background(), textTool, "bench", benchArgs, nil)
 	if err != nil || res.IsError {
 		b.Fatal(res, err)
@@ -340,8 +342,8 @@ func startRaw(b *testing.B) (pb.PluginClient, int) {
 	}
 	cmd := exec.Command(raw)
 	pc := goplugin.NewClient(&goplugin.ClientConfig{
-		HandshakeConfig:  plugins.Handshake,
-		VersionedPlugins: map[int]goplugin.PluginSet{plugins.ProtocolVersion: {"toolc": rawPlugin{}}},
+		HandshakeConfig:  pluginrpc.Handshake,
+		VersionedPlugins: map[int]goplugin.PluginSet{pluginrpc.ProtocolVersion: {"toolc": rawPlugin{}}},
 		Cmd:              cmd,
 		AllowedProtocols: []goplugin.Protocol{goplugin.ProtocolGRPC},
 		Logger:           hclog.NewNullLogger(),

@@ -14,7 +14,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/host"
+	pluginrpc "github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 
 	"github.com/toolc/toolc/internal/testsync"
@@ -305,7 +306,7 @@ func TestSlowRestartKeepsDeadlines(t *testing.T) {
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	p, err := runtime.StartPlugin(context.Background(), plugins.ClientConfig{Service: "faulty", Path: script, Stderr: io.Discard}, nil)
+	p, err := host.StartPlugin(context.Background(), pluginrpc.ClientConfig{Service: "faulty", Path: script, Stderr: io.Discard}, nil)
 	if err != nil {
 		t.Fatal(err)
 	}

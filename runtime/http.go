@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/oauth"
@@ -56,6 +57,15 @@ type HTTPOptions struct {
 	// start a new session. 0 means DefaultSessionIdleTimeout; negative,
 	// never.
 	SessionIdleTimeout time.Duration
+	// SSEPollAfter, if positive, makes the streams of legacy sessions
+	// resumable, and closes, once, the SSE stream of a 2025-11-25 tools/call
+	// still running after this long, with the retry hint SSEPollRetry
+	// (0 means DefaultSSEPollRetry); the client resumes it with GET and
+	// Last-Event-ID and gets the result there (SEP-1699; see ssepoll.go).
+	// The events are kept in this process, at most SSEStoreBytes of them:
+	// behind a load balancer, sessions must stick to their replica, as they
+	// must anyway. Not with Stateless, which has no sessions to resume.
+	SSEPollAfter, SSEPollRetry time.Duration
 }
 
 // NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp,
@@ -80,8 +90,13 @@ func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
-	// token too (Prometheus sends it with authorization: credentials).
-	mux.Handle("GET /metrics", auth(promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})))
+	// token too (Prometheus sends it with authorization: credentials),
+	// and an OAuth caller gets those of the tools it sees.
+	var metrics http.Handler = promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})
+	if opts.OAuth != nil {
+		metrics = http.HandlerFunc(rt.callerMetrics)
+	}
+	mux.Handle("GET /metrics", auth(metrics))
 	return checkOrigin(opts.AllowedOrigins, opts.Token != "" || opts.OAuth != nil, mux)
 }
 
@@ -291,25 +306,37 @@ func newEnvelopeValidator() *Validator {
 func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) http.Handler {
 	limit := rt.opts.MaxArgumentBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		ctx := r.Context()
+		var cs *callSpan
+		if rt.tracing != nil {
+			// The span covers the whole request, so that a refused
+			// body is traced too; it is named once the tool is known.
+			ctx, cs = rt.tracing.start(ctx, operationExecTool, "", nil, r.Header, trace.SpanKindServer)
+			cs.caller(oauth.CallerFrom(ctx))
+		}
+		fail := func(status int, outcome, msg string) {
+			writeJSONError(w, status, msg)
+			cs.endHTTP(status, outcome, msg)
+		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallBody(limit)))
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				writeJSONError(w, http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
+				fail(http.StatusRequestEntityTooLarge, outcomeProtocolError, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
 				return
 			}
-			writeJSONError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+			fail(http.StatusBadRequest, outcomeProtocolError, "reading the body: "+err.Error())
 			return
 		}
 		exact, err := envelope.Validate(body)
 		if err != nil {
-			writeJSONError(w, http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
+			fail(http.StatusBadRequest, outcomeProtocolError, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
 			return
 		}
 		var req CallRequest
 		if err := json.Unmarshal(exact, &req); err != nil {
 			// The validator let through only what decodes.
-			writeJSONError(w, http.StatusInternalServerError, "decoding the checked body: "+err.Error())
+			fail(http.StatusInternalServerError, outcomeProtocolError, "decoding the checked body: "+err.Error())
 			return
 		}
 		// The call checks the arguments, and their size once the string
@@ -319,24 +346,31 @@ func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) ht
 		if len(args) == 0 || string(args) == "null" {
 			args = json.RawMessage("{}")
 		}
-		caller := oauth.CallerFrom(r.Context())
-		if e := rt.Snapshot().lookup(req.Name); e != nil && !allows(caller, e.tool) {
-			verifier.InsufficientScope(w, e.tool.Scopes, fmt.Sprintf("tool %q needs the scopes %s", e.tool.Name, strings.Join(e.tool.Scopes, " ")))
-			auditCall(rt.audit(), caller, req.Name, "insufficient_scope", 0)
-			return
+		// The call is the OAuth caller's, if there is one (see Call): a
+		// tool hidden from it is unknown, here too, and one it may step up
+		// to gets the challenge.
+		if rt.Snapshot().lookup(req.Name) != nil {
+			cs.tool(operationExecTool, req.Name)
 		}
 		start := time.Now()
-		res, err := rt.Call(r.Context(), req.Name, args)
-		auditCall(rt.audit(), caller, req.Name, outcome(res, err), time.Since(start))
+		res, err := rt.Call(ctx, req.Name, args)
+		rt.auditCall(oauth.CallerFrom(ctx), req.Name, outcome(res, err), time.Since(start), args)
+		var scopeErr *InsufficientScopeError
 		switch {
 		case errors.Is(err, ErrUnknownTool):
-			writeJSONError(w, http.StatusNotFound, err.Error())
+			fail(http.StatusNotFound, outcomeProtocolError, err.Error())
+			return
+		case errors.As(err, &scopeErr) && verifier != nil:
+			verifier.InsufficientScope(w, scopeErr.Scopes, scopeErr.Error())
+			cs.endHTTP(http.StatusForbidden, outcomeProtocolError, scopeErr.Error())
 			return
 		case err != nil:
 			writeJSONError(w, http.StatusServiceUnavailable, err.Error())
+			cs.end(nil, err)
 			return
 		}
 		writeJSON(w, http.StatusOK, CallResponse{Content: ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
+		cs.end(res, nil)
 	})
 }
 
@@ -350,12 +384,24 @@ func (rt *Runtime) healthHandler(token string, verifier *oauth.Verifier) http.Ha
 			// A load balancer takes a draining instance out of rotation.
 			status, code = "draining", http.StatusServiceUnavailable
 		}
-		if token != "" && !hasToken(r, token) || verifier != nil && !hasAccessToken(r, verifier) {
+		var caller *oauth.Caller
+		if verifier != nil {
+			caller = accessCaller(r, verifier)
+		}
+		if token != "" && !hasToken(r, token) || verifier != nil && caller == nil {
 			writeJSON(w, code, map[string]any{"status": status})
 			return
 		}
 		snap := rt.Snapshot()
-		writeJSON(w, code, map[string]any{"status": status, "tools": len(snap.byName), "catalog": snap.Catalog.Fingerprint})
+		// An OAuth caller counts the tools it sees: the count of all would
+		// tell it that hidden ones exist.
+		tools := 0
+		for _, e := range snap.byName {
+			if allows(caller, e.tool) {
+				tools++
+			}
+		}
+		writeJSON(w, code, map[string]any{"status": status, "tools": tools, "catalog": snap.Catalog.Fingerprint})
 	})
 }
 

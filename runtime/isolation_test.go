@@ -21,6 +21,7 @@ import (
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/testsync"
 	"github.com/toolc/toolc/plugins"
+	pluginrpc "github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -30,7 +31,7 @@ import (
 
 // isolatedRuntime serves faulty through p, inproc in-process, and healthy
 // through a plugin of its own.
-func isolatedRuntime(t testing.TB, opts runtime.Options, p *runtime.Plugin) *runtime.Runtime {
+func isolatedRuntime(t testing.TB, opts runtime.Options, p *host.Plugin) *runtime.Runtime {
 	t.Helper()
 	healthy, _ := startPlugin(t, "healthy", host.Options{})
 	cat := &catalog.Catalog{Services: append(slices.Clone(fixture.cat.Services), fixture.healthy)}
@@ -320,7 +321,7 @@ func TestGrandchildEndsWithPlugin(t *testing.T) {
 const hostHelperEnv = "TOOLC_RUNTIME_TEST_HOST"
 
 func runHostHelper() {
-	p, err := runtime.StartPlugin(context.Background(), plugins.ClientConfig{Service: "faulty", Path: os.Getenv(hostHelperEnv)}, nil)
+	p, err := host.StartPlugin(context.Background(), pluginrpc.ClientConfig{Service: "faulty", Path: os.Getenv(hostHelperEnv)}, nil)
 	if err != nil {
 		fmt.Println("error", err)
 		os.Exit(1)
@@ -427,7 +428,7 @@ func TestInvalidUTF8(t *testing.T) {
 // its panic, not as something that is not a toolc plugin.
 func TestPanicAtStart(t *testing.T) {
 	setup(t)
-	_, err := runtime.StartPlugin(context.Background(), plugins.ClientConfig{
+	_, err := host.StartPlugin(context.Background(), pluginrpc.ClientConfig{
 		Service: "faulty", Path: fixture.bin.Path, Env: []string{"FAULTY_PANIC_AT_START=1"}, Stderr: &testsync.Buffer{},
 	}, nil)
 	if err == nil {

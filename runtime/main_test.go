@@ -16,6 +16,7 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/plugins"
+	pluginrpc "github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 
 	"github.com/toolc/toolc/internal/testsync"
@@ -33,7 +34,7 @@ func TestMain(m *testing.M) {
 		return
 	}
 	code := m.Run()
-	plugins.CleanupClients()
+	pluginrpc.CleanupClients()
 	if fixture.dir != "" {
 		os.RemoveAll(fixture.dir)
 	}
@@ -106,7 +107,7 @@ func build() error {
 
 // startFaulty starts a faulty plugin of the test's own, stopped when the
 // test ends. Its stderr is shown if the test fails.
-func startFaulty(t testing.TB) *runtime.Plugin {
+func startFaulty(t testing.TB) *host.Plugin {
 	t.Helper()
 	p, _ := startPlugin(t, "faulty", host.Options{})
 	return p
@@ -114,7 +115,7 @@ func startFaulty(t testing.TB) *runtime.Plugin {
 
 // startPlugin starts the faulty handler binary as the plugin of service,
 // with opts, and returns it with its stderr.
-func startPlugin(t testing.TB, service string, opts host.Options) (*runtime.Plugin, *testsync.Buffer) {
+func startPlugin(t testing.TB, service string, opts host.Options) (*host.Plugin, *testsync.Buffer) {
 	t.Helper()
 	setup(t)
 	stderr := &testsync.Buffer{}

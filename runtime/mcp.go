@@ -94,12 +94,18 @@ func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = ttl, "public"
 			if callerOf(req) != nil {
-				// Each OAuth caller has its own list (see scopeFilter).
-				c.CacheScope = "private"
+				// Each OAuth caller has its own list (see scopeFilter), and
+				// it follows the caller's token, which the client replaces
+				// at any moment (a step-up adds scopes and so tools), while
+				// clients key their cache by session, not token: a list
+				// kept for an hour would hide the tools a step-up granted.
+				c.TTLMs, c.CacheScope = 0, "private"
 			}
 		},
 	})
-	srv.AddReceivingMiddleware(rejectUnserved, rt.scopeFilter)
+	// Tracing is outermost, so that a call refused by the others has its
+	// span too.
+	srv.AddReceivingMiddleware(rt.traceCalls, rejectUnserved, rt.scopeFilter)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)

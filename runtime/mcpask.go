@@ -88,33 +88,58 @@ func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolReque
 // round serves one round of a 2026-07-28 call: it opens the requestState,
 // hands the handler the answers to the questions that state asked, and
 // answers with the result, or with the next questions and a new state.
+//
+// A response to a question the handler asks while serving this request
+// answers it too, without a state: a client may send the answer to a
+// question it knows will come (the spec asks a server to use what it
+// recognizes in inputResponses and ignore the rest). The question is the
+// handler's, asked now, so the answer is held to the question's own method
+// and form, exactly as an answer under a state is; what the client sends
+// decides only the answer, which it decides in any round. Each response
+// answers one question once, and a response under the id of a question
+// the state carries is that question's, so a client cannot re-answer an
+// earlier round.
 func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(Event)) (*mcp.CallToolResult, error) {
 	var digest []byte
+	caller := callerDigest(req)
+	used := map[string]bool{} // response keys that answered, or could only answer, a question of the state
 	if token := req.Params.RequestState; token != "" {
 		digest = reqstate.ArgsDigest(args)
-		st, err := s.ask.key.Open(token, name, digest, s.ask.now())
+		st, err := s.ask.key.Open(token, name, digest, caller, s.ask.now())
 		if err != nil {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 		}
 		in.Answers = answersOf(st, req.Params.InputResponses)
+		for _, a := range st.Answers {
+			used[a.ID] = true
+		}
+		for _, q := range st.Asked {
+			used[q.ID] = true
+		}
 	}
-	// Answers without a requestState answer nothing this server asked:
-	// they are ignored, as the spec asks of information a server does
-	// not recognize, and the handler asks again.
-	res, err := s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
-	if err != nil {
-		return nil, callError(err)
-	}
-	switch {
-	case res.MissingCapability != "":
-		return nil, missingCapability(res)
-	case len(res.InputRequests) == 0:
-		return ToMCPResult(res), nil
+	var res *Result
+	for run := 1; ; run++ {
+		var err error
+		res, err = s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
+		if err != nil {
+			return nil, callError(err)
+		}
+		switch {
+		case res.MissingCapability != "":
+			return nil, missingCapability(res)
+		case len(res.InputRequests) == 0:
+			return ToMCPResult(res), nil
+		}
+		// Every run but the last takes at least one response, so the
+		// runs of one request are bounded by its responses too.
+		if run == maxRelayRounds || !answerAsked(res.InputRequests, req.Params.InputResponses, used, in) {
+			break
+		}
 	}
 	if digest == nil {
 		digest = reqstate.ArgsDigest(args)
 	}
-	next := &reqstate.State{Tool: name, Args: digest, Expires: s.ask.now().Add(s.ask.ttl).Unix()}
+	next := &reqstate.State{Tool: name, Args: digest, Caller: caller, Expires: s.ask.now().Add(s.ask.ttl).Unix()}
 	for _, a := range in.Answers {
 		next.Answers = append(next.Answers, reqstate.Answer{ID: a.ID, Params: a.ParamsSHA256, Result: a.Result})
 	}
@@ -126,9 +151,7 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 		}
 		questions[q.ID] = ir
 		asked := reqstate.Question{ID: q.ID, Method: q.Method, Params: q.ParamsHash()}
-		if p, ok := ir.(*mcp.ElicitParams); ok && p.RequestedSchema != nil {
-			asked.Schema, _ = json.Marshal(p.RequestedSchema)
-		}
+		asked.Schema = formSchema(ir)
 		next.Asked = append(next.Asked, asked)
 	}
 	token, err := s.ask.key.Seal(next)
@@ -136,6 +159,48 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 		return ToMCPResult(toolError("%s: %v", name, err)), nil
 	}
 	return &mcp.CallToolResult{InputRequests: questions, RequestState: token}, nil
+}
+
+// callerDigest is the identity a requestState of req is bound to: its
+// OAuth caller's, or nil without OAuth (one --token is one caller).
+func callerDigest(req *mcp.CallToolRequest) []byte {
+	c := callerOf(req)
+	if c == nil {
+		return nil
+	}
+	return reqstate.CallerDigest(c.Subject, c.ClientID)
+}
+
+// answerAsked adds to in the responses that answer questions the handler
+// has just asked, and reports whether it added any. A response is taken
+// once, and only when it is of the question's kind and fits its form.
+func answerAsked(asked []plugins.InputRequest, responses mcp.InputResponseMap, used map[string]bool, in *plugins.Input) bool {
+	added := false
+	for _, q := range asked {
+		r, ok := responses[q.ID]
+		if !ok || used[q.ID] {
+			continue
+		}
+		used[q.ID] = true
+		ir, err := toInputRequest(q)
+		if err != nil {
+			continue
+		}
+		if b, ok := answerTo(q.Method, formSchema(ir), r); ok {
+			in.Answers = append(in.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: b})
+			added = true
+		}
+	}
+	return added
+}
+
+// formSchema is the requested schema of a form question, as JSON, or nil.
+func formSchema(ir mcp.InputRequest) json.RawMessage {
+	if p, ok := ir.(*mcp.ElicitParams); ok && p.RequestedSchema != nil {
+		b, _ := json.Marshal(p.RequestedSchema)
+		return b
+	}
+	return nil
 }
 
 // answersOf returns the answers a round may use: those carried in the
@@ -151,16 +216,24 @@ func answersOf(st *reqstate.State, responses mcp.InputResponseMap) []plugins.Ans
 	}
 	for _, q := range st.Asked {
 		r, ok := responses[q.ID]
-		if !ok || !answers(q.Method, r) || !fitsForm(q.Schema, r) {
+		if !ok {
 			continue
 		}
-		b, err := json.Marshal(r)
-		if err != nil {
-			continue
+		if b, ok := answerTo(q.Method, q.Schema, r); ok {
+			out = append(out, plugins.Answer{ID: q.ID, ParamsSHA256: q.Params, Result: b})
 		}
-		out = append(out, plugins.Answer{ID: q.ID, ParamsSHA256: q.Params, Result: b})
 	}
 	return out
+}
+
+// answerTo returns r as JSON when it answers a question of the method
+// with the form schema (nil for none).
+func answerTo(method string, schema json.RawMessage, r mcp.InputResponse) (json.RawMessage, bool) {
+	if !answers(method, r) || !fitsForm(schema, r) {
+		return nil, false
+	}
+	b, err := json.Marshal(r)
+	return b, err == nil
 }
 
 // answers reports whether r is a result of the question's method.

@@ -16,11 +16,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -336,17 +338,19 @@ func TestRequestStateBadInput(t *testing.T) {
 		t.Fatalf("a handler got an answer under a refused state (%d)", n)
 	}
 
-	// Answers the state did not ask for, or without any state, or of the
-	// wrong kind, reach no handler: the question is asked again.
+	// Answers to questions the handler does not ask, or of the wrong
+	// kind, reach no handler: the question is asked again.
 	for name, tc := range map[string]struct {
 		state     string
 		responses map[string]any
 	}{
-		"unasked question": {state, map[string]any{"other": ada["name"]}},
-		"no state":         {"", ada},
-		"wrong kind":       {state, map[string]any{"name": map[string]any{"roots": []any{}}}},
-		"not the form's":   {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
-		"form left empty":  {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{}}}},
+		"unasked question":         {state, map[string]any{"other": ada["name"]}},
+		"unasked, no state":        {"", map[string]any{"other": ada["name"]}},
+		"wrong kind, no state":     {"", map[string]any{"name": map[string]any{"roots": []any{}}}},
+		"not the form's, no state": {"", map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
+		"wrong kind":               {state, map[string]any{"name": map[string]any{"roots": []any{}}}},
+		"not the form's":           {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
+		"form left empty":          {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{}}}},
 	} {
 		r := rpc(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, tc.state, tc.responses), v2026)
 		if r.Error != nil || r.Result["resultType"] != "input_required" {
@@ -364,6 +368,44 @@ func TestRequestStateBadInput(t *testing.T) {
 		if r.Error != nil || r.Result["resultType"] != "complete" || !strings.Contains(fmt.Sprint(r.Result["content"]), "Hello, Ada!") {
 			t.Errorf("round 2 at %s = %d %+v %+v", url, r.status, r.Result, r.Error)
 		}
+	}
+}
+
+// TestAnswersWithoutState: a client may answer, in its first request and
+// without a requestState, the questions the handler asks; the handler
+// gets those answers, held to its own questions, and responses it does
+// not ask for are ignored (MCP 2026-07-28, multi round-trip requests:
+// "the server SHOULD ignore any information it does not recognize or
+// need"). Answers that fit a chain of questions finish the call in one
+// request.
+func TestAnswersWithoutState(t *testing.T) {
+	ts, a := serveAsk(t, runtime.MCPOptions{})
+	extra := map[string]any{
+		"name":               ada["name"],
+		"unknown_extra_key":  map[string]any{"action": "accept", "content": map[string]any{"foo": "bar"}},
+		"another_unexpected": map[string]any{"action": "accept", "content": map[string]any{"baz": 123}},
+	}
+	r := rpc(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, "", extra), v2026)
+	if r.Error != nil || r.Result["resultType"] != "complete" || !strings.Contains(fmt.Sprint(r.Result["content"]), "Hello, Ada!") {
+		t.Errorf("greet with the answer and extra keys = %d %+v %+v, want Hello, Ada!", r.status, r.Result, r.Error)
+	}
+	both := map[string]any{"step1": ada["name"], "step2": map[string]any{"action": "accept", "content": map[string]any{"color": "blue"}}}
+	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", both), v2026)
+	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
+		t.Errorf("steps with both answers = %d %+v %+v, want Ada likes blue", r.status, r.Result, r.Error)
+	}
+	// Only step1 answered: step2 is asked, and the state carries step1.
+	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", map[string]any{"step1": ada["name"]}), v2026)
+	s, _ := r.Result["requestState"].(string)
+	if r.Result["resultType"] != "input_required" || s == "" {
+		t.Fatalf("steps with step1 = %+v %+v, want step2 asked", r.Result, r.Error)
+	}
+	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s, map[string]any{"step2": both["step2"]}), v2026)
+	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
+		t.Errorf("steps round 2 = %+v %+v, want Ada likes blue", r.Result, r.Error)
+	}
+	if n := a.answered.Load(); n != 3 {
+		t.Errorf("handlers finished with answers %d times, want 3", n)
 	}
 }
 
@@ -429,4 +471,44 @@ func median(d []time.Duration) time.Duration {
 	s := slices.Clone(d)
 	slices.Sort(s)
 	return s[len(s)/2]
+}
+
+// TestRequestStateBoundToCaller: with OAuth, a requestState resumes a call
+// only for the caller it was issued to. Another user's token, or the same
+// user's through another client, holding the state (from a log, a shared
+// proxy) is refused before any handler runs, so it neither finishes the
+// call nor hands the handler the first caller's earlier answers, which the
+// state carries.
+func TestRequestStateBoundToCaller(t *testing.T) {
+	iss := newTestIssuer(t)
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.url, Resource: testResource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ts, a := serveAsk(t, runtime.MCPOptions{}, runtime.HTTPOptions{OAuth: v})
+	as := func(token string) map[string]string {
+		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Authorization": "Bearer " + token}
+	}
+	alice, bob := iss.token(t, jose.RS256, "alice", ""), iss.token(t, jose.ES256, "bob", "")
+	otherClient := iss.tokenFor(t, "alice", "another-client")
+
+	r := rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", map[string]any{"step1": ada["name"]}), as(alice))
+	state, _ := r.Result["requestState"].(string)
+	if r.Error != nil || r.Result["resultType"] != "input_required" || state == "" {
+		t.Fatalf("alice's first round = %d %+v %+v", r.status, r.Result, r.Error)
+	}
+	blue := map[string]any{"step2": map[string]any{"action": "accept", "content": map[string]any{"color": "blue"}}}
+	for name, token := range map[string]string{"another user": bob, "another client": otherClient} {
+		r := rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, state, blue), as(token))
+		if r.status != http.StatusBadRequest || r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "issued to another caller") {
+			t.Errorf("%s with alice's state = %d %+v %+v; want 400, -32602, issued to another caller", name, r.status, r.Result, r.Error)
+		}
+	}
+	if n := a.answered.Load(); n != 0 {
+		t.Fatalf("a handler finished with alice's answers for another caller (%d)", n)
+	}
+	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, state, blue), as(alice))
+	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
+		t.Errorf("alice's second round = %d %+v %+v, want Ada likes blue", r.status, r.Result, r.Error)
+	}
 }

@@ -11,7 +11,10 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/oauth"
 )
 
 // modernRevision is the first MCP revision without sessions (SEP-2575).
@@ -37,6 +40,8 @@ const maxMCPBody = mcp.DefaultMaxRequestBodyBytes
 //     forgot the header): stateless. go-sdk answers it, or rejects a
 //     missing header with HeaderMismatch and an unknown revision with
 //     UnsupportedProtocolVersion.
+//   - a legacy request for a method no revision defines: -32601, which
+//     go-sdk's session handler would answer with a plain-text 400.
 //   - anything else (initialize, requests of a session, GET and DELETE of
 //     legacy streams, and requests without the header, which the spec lets
 //     a server read as 2025-03-26): stateful, with sessions.
@@ -54,9 +59,26 @@ type mcpEndpoint struct {
 
 func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
 	getServer := func(*http.Request) *mcp.Server { return srv }
+	// A 2026-07-28 call of a tool hidden from its caller goes to a server
+	// without tools, which answers it as srv answers a tool it does not
+	// have: go-sdk checks such a call's Mcp-Param-* headers against the
+	// tool it finds, before any middleware, so srv would refuse bad
+	// headers for a hidden tool where it lets them through for an
+	// unknown one, and tell the caller the tool exists.
+	blank := mcp.NewServer(&mcp.Implementation{Name: "toolc"}, &mcp.ServerOptions{
+		Logger:       opts.Logger,
+		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
+	})
+	blank.AddReceivingMiddleware(rejectUnserved, rt.auditHidden)
+	statelessServer := func(r *http.Request) *mcp.Server {
+		if r.Context().Value(hiddenCallKey{}) != nil {
+			return blank
+		}
+		return srv
+	}
 	e := &mcpEndpoint{
 		rt: rt,
-		stateless: mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{
+		stateless: mcp.NewStreamableHTTPHandler(statelessServer, &mcp.StreamableHTTPOptions{
 			Stateless: true,
 			Logger:    opts.Logger,
 			// A 2026-07-28 request lives as long as its POST: when the
@@ -68,7 +90,12 @@ func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint
 	}
 	if !opts.Stateless {
 		idle := cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
-		stateful := mcp.NewStreamableHTTPHandler(getServer, &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)})
+		statefulOpts := &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)}
+		if opts.SSEPollAfter > 0 {
+			statefulOpts.EventStore = newEventStore()
+			srv.AddReceivingMiddleware(ssePoll(opts.SSEPollAfter, cmp.Or(opts.SSEPollRetry, DefaultSSEPollRetry)))
+		}
+		stateful := mcp.NewStreamableHTTPHandler(getServer, statefulOpts)
 		e.sessions = newSessionCap(stateful, cmp.Or(opts.MaxSessions, DefaultMaxSessions))
 	}
 	return e
@@ -85,14 +112,18 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			return
 		}
 		e.stateless.ServeHTTP(w, r)
-	case version == "" && r.Method == http.MethodPost && r.Header.Get("Mcp-Session-Id") == "":
-		modern, ok := e.peek(w, r)
-		if !ok {
-			return
-		}
-		if modern {
+	case r.Method == http.MethodPost:
+		// A legacy POST, or a 2026-07-28 one without its header.
+		msg, ok := e.peek(w, r)
+		switch {
+		case !ok:
+		case version == "" && r.Header.Get("Mcp-Session-Id") == "" && msg.modern():
 			e.stateless.ServeHTTP(w, r)
-		} else {
+		case msg.unknown():
+			// go-sdk answers an undefined method in a session with a
+			// plain-text 400; the legacy revisions say -32601.
+			e.reject(w, r, http.StatusOK, jsonrpc.CodeMethodNotFound, "method "+quoteName(msg.Method)+" not found", nil)
+		default:
 			e.sessions.ServeHTTP(w, r)
 		}
 	default:
@@ -100,11 +131,49 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// peek reads the body of a request without a version header and reports
-// whether its _meta names a protocolVersion, the mark of 2026-07-28. It
-// puts the body back for the handler. A body over the bound is answered
-// 413 here, as go-sdk would.
-func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (modern, ok bool) {
+// peeked is what the router reads of a POST body: one JSON-RPC message,
+// or nothing it can use (a batch, or no JSON: go-sdk answers those).
+type peeked struct {
+	ID     json.RawMessage `json:"id"`
+	Method string          `json:"method"`
+	Params struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	} `json:"params"`
+}
+
+// modern reports a request whose _meta names a protocolVersion, the mark of
+// 2026-07-28.
+func (m *peeked) modern() bool {
+	if m == nil {
+		return false
+	}
+	_, ok := m.Params.Meta[mcp.MetaKeyProtocolVersion]
+	return ok
+}
+
+// unknown reports a request for a method that go-sdk's server does not
+// receive: not a notification, and not a response (no method), which a
+// client sends to answer the server's own requests in a session.
+func (m *peeked) unknown() bool {
+	return m != nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" && !serverMethods[m.Method]
+}
+
+// serverMethods are the request methods go-sdk v1.8.0's server receives
+// (its serverMethodInfos). Its stateful handler answers any other request
+// with a plain-text 400 before a middleware sees it; the ones toolc does
+// not serve among these are answered by rejectUnserved.
+var serverMethods = map[string]bool{
+	"initialize": true, "ping": true, "logging/setLevel": true, "completion/complete": true,
+	"tools/list": true, "tools/call": true, "prompts/list": true, "prompts/get": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+	"server/discover": true, "subscriptions/listen": true,
+}
+
+// peek reads a POST body and puts it back for the handler, and returns the
+// message in it, or nil when it is no single JSON-RPC message. A body over
+// the bound is answered 413 here, as go-sdk would, and ok is false.
+func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (msg *peeked, ok bool) {
 	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
 	r.Body.Close()
 	if err != nil {
@@ -114,20 +183,14 @@ func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (modern, ok b
 		} else {
 			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
 		}
-		return false, false
+		return nil, false
 	}
 	r.Body = io.NopCloser(bytes.NewReader(body))
-	var msg struct {
-		Params struct {
-			Meta map[string]json.RawMessage `json:"_meta"`
-		} `json:"params"`
+	msg = new(peeked)
+	if json.Unmarshal(body, msg) != nil {
+		return nil, true
 	}
-	// A batch or a malformed body is legacy or an error; go-sdk says which.
-	if json.Unmarshal(body, &msg) != nil {
-		return false, true
-	}
-	_, modern = msg.Params.Meta[mcp.MetaKeyProtocolVersion]
-	return modern, true
+	return msg, true
 }
 
 // badParamHeader checks the Mcp-Param-* headers of a tools/call (SEP-2243)
@@ -142,8 +205,8 @@ func (e *mcpEndpoint) badParamHeader(r *http.Request) string {
 		return ""
 	}
 	ent := e.rt.Snapshot().byMCP[r.Header.Get("Mcp-Name")]
-	if ent == nil {
-		return "" // go-sdk answers an unknown or encoded name
+	if ent == nil || accessTo(oauth.CallerFrom(r.Context()), ent) == hidden {
+		return "" // go-sdk answers an unknown or encoded name, and a hidden one as unknown
 	}
 	for _, f := range ent.tool.Request.Fields {
 		if f.MCPHeader == "" {

@@ -165,20 +165,20 @@ func TestMCPDeclaresWhatItServes(t *testing.T) {
 	}
 	session := map[string]string{"Mcp-Session-Id": init.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
 
-	for _, method := range []string{"prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read", "completion/complete", "no/such/method"} {
+	for _, method := range []string{"prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read", "completion/complete", "no/such/method", "tasks/get"} {
 		params := map[string]any{"name": "x", "uri": "test://x", "_meta": meta2026("2026-07-28")}
 		if a := rpc(t, ts.URL, method, params, v2026); a.status != 404 || a.Error == nil || a.Error.Code != -32601 {
 			t.Errorf("2026-07-28 %s = %d %+v, want 404 and -32601", method, a.status, a.Error)
-		}
-		if method == "no/such/method" {
-			// go-sdk answers a legacy session's unknown method with a
-			// plain-text 400 before toolc sees it.
-			continue
 		}
 		delete(params, "_meta")
 		if a := rpc(t, ts.URL, method, params, session); a.Error == nil || a.Error.Code != -32601 {
 			t.Errorf("2025-11-25 %s = %d %+v %v, want -32601", method, a.status, a.Error, a.Result)
 		}
+	}
+
+	// The session outlives the methods it was refused.
+	if a := rpc(t, ts.URL, "tools/list", map[string]any{}, session); a.Error != nil || a.Result["tools"] == nil {
+		t.Errorf("2025-11-25 tools/list after the refused methods = %d %+v", a.status, a.Error)
 	}
 
 	for _, res := range []rpcAnswer{disc, rpc(t, ts.URL, "tools/list", map[string]any{"_meta": meta2026("2026-07-28")}, v2026)} {

@@ -12,13 +12,18 @@ import (
 	"slices"
 	"strings"
 	"time"
+	"unicode/utf8"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+	dto "github.com/prometheus/client_model/go"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/plugins"
 )
 
 // callerInfo is the TokenInfo.Extra key that carries the oauth.Caller to
@@ -45,16 +50,19 @@ func oauthGuard(v *oauth.Verifier) func(http.Handler) http.Handler {
 	}
 }
 
-// hasAccessToken reports whether r carries an access token that v
-// accepts, for /healthz, which answers everyone but tells details only to
+// accessCaller returns the caller of r's access token, if v accepts it,
+// else nil, for /healthz, which answers everyone but tells details only to
 // a caller.
-func hasAccessToken(r *http.Request, v *oauth.Verifier) bool {
+func accessCaller(r *http.Request, v *oauth.Verifier) *oauth.Caller {
 	scheme, raw, ok := strings.Cut(r.Header.Get("Authorization"), " ")
 	if !ok || !strings.EqualFold(scheme, "Bearer") {
-		return false
+		return nil
 	}
-	_, err := v.Verify(r.Context(), strings.TrimSpace(raw))
-	return err == nil
+	c, err := v.Verify(r.Context(), strings.TrimSpace(raw))
+	if err != nil {
+		return nil
+	}
+	return c
 }
 
 // callerOf returns the OAuth caller of an MCP request, or nil when the
@@ -74,6 +82,126 @@ func allows(c *oauth.Caller, t *catalog.Tool) bool {
 	return c == nil || len(c.Missing(t.Scopes)) == 0
 }
 
+// access is what an OAuth caller may do with, and learn of, a tool.
+type access int
+
+const (
+	// callable: the token holds every scope the tool needs (or there is
+	// no OAuth). The caller lists and calls the tool.
+	callable access = iota
+	// stepUp: the token holds the scopes of the tool's service but not
+	// the tool's own. The tool is not listed, but a call to it is told
+	// which scopes it needs (403 insufficient_scope), so that the client
+	// can ask for them: the caller may use the service, and learning
+	// that one of its tools wants more is what lets it step up.
+	stepUp
+	// hidden: the token lacks the service's scopes. The caller may not
+	// learn that the tool exists: every answer about it is the answer
+	// about a tool that does not exist, word for word.
+	hidden
+)
+
+func accessTo(c *oauth.Caller, e *entry) access {
+	switch {
+	case allows(c, e.tool):
+		return callable
+	case len(c.Missing(e.service.Scopes)) == 0:
+		return stepUp
+	}
+	return hidden
+}
+
+// InsufficientScopeError is the error of Runtime.Call for a tool that the
+// caller (oauth.CallerFrom of the call's context) may know of but whose
+// scopes its token lacks: the HTTP answer is 403 with the
+// insufficient_scope challenge, and over MCP the JSON-RPC error
+// CodeInsufficientScope.
+type InsufficientScopeError struct {
+	Tool string
+	// Scopes are all the scopes the tool needs, not only the missing
+	// ones, so that a new token asked for with them has them all.
+	Scopes []string
+}
+
+func (e *InsufficientScopeError) Error() string {
+	return fmt.Sprintf("tool %q needs the scopes %s", e.Tool, strings.Join(e.Scopes, " "))
+}
+
+// hiddenToolError is the error for a tool the caller may not know of. Its
+// text is an unknown tool's, and it is ErrUnknownTool to errors.Is, so that
+// every answer made from it is an unknown tool's; only the audit line
+// tells the two apart, for the operator.
+type hiddenToolError struct{ name string }
+
+func (e *hiddenToolError) Error() string {
+	return fmt.Sprintf("%v %s", ErrUnknownTool, quoteName(e.name))
+}
+func (e *hiddenToolError) Is(target error) bool { return target == ErrUnknownTool }
+
+// unknownToolRPCError is go-sdk's answer to a tools/call of a tool the
+// server does not have, made here for a hidden tool so that the two are
+// the same bytes (TestHiddenToolLooksUnknown holds them to it).
+func unknownToolRPCError(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown tool %q", name)}
+}
+
+// withCaller puts the OAuth caller of ctx, if any, on it as the handler's
+// plugins.Caller: in process for runtime.Local, and through the plugin
+// protocol for a plugin. Only the subject, client and scopes go: never
+// the token.
+func withCaller(ctx context.Context, c *oauth.Caller) context.Context {
+	if c == nil {
+		return ctx
+	}
+	return plugins.WithCaller(ctx, plugins.Caller{Subject: c.Subject, ClientID: c.ClientID, Scopes: c.Scopes})
+}
+
+// auditHidden is the middleware of the server without tools that answers
+// a 2026-07-28 call of a hidden tool (mcpEndpoint): the audit line that
+// scopeFilter would write.
+func (rt *Runtime) auditHidden(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" {
+			rt.auditCall(callerOf(req), p.Name, "hidden", 0, p.Arguments)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// callerMetrics serves /metrics to an OAuth caller: the series of the
+// tools it sees, as tools/list shows them. The series of every tool would
+// name the hidden ones; those of a tool a reload removed are not shown
+// either, as nothing says whom it was for.
+func (rt *Runtime) callerMetrics(w http.ResponseWriter, r *http.Request) {
+	c, snap := oauth.CallerFrom(r.Context()), rt.Snapshot()
+	g := prometheus.GathererFunc(func() ([]*dto.MetricFamily, error) {
+		// Gather builds the families afresh for each call: they are this
+		// request's to filter.
+		families, err := rt.metrics.registry.Gather()
+		out := families[:0]
+		for _, f := range families {
+			f.Metric = slices.DeleteFunc(f.Metric, func(m *dto.Metric) bool {
+				for _, l := range m.GetLabel() {
+					if l.GetName() == "tool" {
+						e := snap.byName[l.GetValue()]
+						return e == nil || !allows(c, e.tool)
+					}
+				}
+				return false
+			})
+			if len(f.Metric) > 0 {
+				out = append(out, f)
+			}
+		}
+		return out, err
+	})
+	promhttp.HandlerFor(g, promhttp.HandlerOpts{}).ServeHTTP(w, r)
+}
+
+// hiddenCallKey marks the context of an MCP request that calls a tool
+// hidden from its caller (see mcpEndpoint.server).
+type hiddenCallKey struct{}
+
 // scopeFilter is MCP middleware for OAuth callers: tools/list lists only
 // the tools whose scopes the token holds, and tools/call of any other is
 // refused (the HTTP layer already answered it with 403; this holds for
@@ -90,10 +218,19 @@ func (rt *Runtime) scopeFilter(next mcp.MethodHandler) mcp.MethodHandler {
 			if !ok {
 				break
 			}
-			if e := rt.Snapshot().byMCP[p.Name]; e != nil && !allows(c, e.tool) {
-				auditCall(rt.audit(), c, p.Name, "insufficient_scope", 0)
-				return nil, insufficientScopeError(e.tool)
+			if e := rt.Snapshot().byMCP[p.Name]; e != nil {
+				switch accessTo(c, e) {
+				case stepUp:
+					rt.auditCall(c, p.Name, "insufficient_scope", 0, p.Arguments)
+					return nil, insufficientScopeError(e.tool)
+				case hidden:
+					rt.auditCall(c, p.Name, "hidden", 0, p.Arguments)
+					return nil, unknownToolRPCError(p.Name)
+				}
 			}
+			// The tool handler's context is not the HTTP request's: the
+			// caller goes along on it, for Runtime.Call.
+			ctx = oauth.WithCaller(ctx, c)
 			start := time.Now()
 			res, err := next(ctx, method, req)
 			out := "ok"
@@ -102,7 +239,7 @@ func (rt *Runtime) scopeFilter(next mcp.MethodHandler) mcp.MethodHandler {
 			} else if r.IsError {
 				out = "tool_error"
 			}
-			auditCall(rt.audit(), c, p.Name, out, time.Since(start))
+			rt.auditCall(c, p.Name, out, time.Since(start), p.Arguments)
 			return res, err
 		case "tools/list":
 			res, err := next(ctx, method, req)
@@ -169,10 +306,29 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 			if m.Method != "tools/call" {
 				continue
 			}
-			if e := snap.byMCP[m.Params.Name]; e != nil && !allows(c, e.tool) {
-				desc := fmt.Sprintf("tool %q needs the scopes %s", e.tool.Name, strings.Join(e.tool.Scopes, " "))
-				v.InsufficientScope(w, e.tool.Scopes, desc)
+			e := snap.byMCP[m.Params.Name]
+			if e == nil {
+				continue
+			}
+			switch accessTo(c, e) {
+			case stepUp:
+				err := &InsufficientScopeError{Tool: e.tool.Name, Scopes: e.tool.Scopes}
+				// The call ends here, before go-sdk and scopeFilter see it,
+				// so its audit line is written here.
+				rt.auditCall(c, m.Params.Name, "insufficient_scope", 0, m.Params.Arguments)
+				v.InsufficientScope(w, err.Scopes, err.Error())
+				rt.traceRefused(r, m.Params.Meta, m.Params.Name, c, err.Error())
 				return
+			case hidden:
+				if len(msgs) == 1 {
+					// go-sdk checks a 2026-07-28 call's Mcp-Param-*
+					// headers against the tool it has before any
+					// middleware runs, and would answer a mismatch for
+					// a hidden tool where it answers nothing for an
+					// unknown one: the request goes to a server that has
+					// no tools (mcpEndpoint.server).
+					r = r.WithContext(context.WithValue(r.Context(), hiddenCallKey{}, true))
+				}
 			}
 		}
 		next.ServeHTTP(w, r)
@@ -182,7 +338,9 @@ func (rt *Runtime) mcpScopeCheck(v *oauth.Verifier, next http.Handler) http.Hand
 type rpcCall struct {
 	Method string `json:"method"`
 	Params struct {
-		Name string `json:"name"`
+		Name      string          `json:"name"`
+		Arguments json.RawMessage `json:"arguments"`
+		Meta      mcp.Meta        `json:"_meta"` // the caller's trace context, for the span of a refusal
 	} `json:"params"`
 }
 
@@ -221,7 +379,13 @@ func CatalogScopes(cat *catalog.Catalog) []string {
 
 // outcome names how a call ended, for the audit line.
 func outcome(res *Result, err error) string {
+	var hiddenErr *hiddenToolError
+	var scopeErr *InsufficientScopeError
 	switch {
+	case errors.As(err, &hiddenErr):
+		return "hidden"
+	case errors.As(err, &scopeErr):
+		return "insufficient_scope"
 	case err != nil && errors.Is(err, ErrUnknownTool):
 		return "unknown_tool"
 	case err != nil:
@@ -240,10 +404,33 @@ func (rt *Runtime) audit() *slog.Logger {
 }
 
 // auditCall logs one line per call of an OAuth caller: who, which tool,
-// the outcome and how long it took. Never the arguments.
-func auditCall(log *slog.Logger, c *oauth.Caller, tool, outcome string, took time.Duration) {
+// the outcome and how long it took. The arguments only with
+// Options.AuditArguments: they are the user's data (a note's text, an
+// address), and an audit log is kept longer and read by more people than
+// the calls themselves.
+func (rt *Runtime) auditCall(c *oauth.Caller, tool, outcome string, took time.Duration, args json.RawMessage) {
+	log := rt.audit()
 	if log == nil || c == nil {
 		return
 	}
-	log.Info("call", "audit", true, "subject", c.Subject, "client", c.ClientID, "tool", tool, "outcome", outcome, "duration_ms", float64(took.Microseconds())/1000)
+	attrs := []any{"audit", true, "subject", c.Subject, "client", c.ClientID, "tool", tool, "outcome", outcome, "duration_ms", float64(took.Microseconds()) / 1000}
+	if rt.opts.AuditArguments {
+		attrs = append(attrs, "arguments", auditArguments(args))
+	}
+	log.Info("call", attrs...)
+}
+
+// auditArguments is the arguments as the audit line carries them: the
+// JSON text as it came, bounded, so that one call cannot write megabytes
+// into the log.
+func auditArguments(args json.RawMessage) string {
+	const most = 4 << 10
+	if len(args) > most {
+		cut := most
+		for cut > 0 && !utf8.RuneStart(args[cut]) {
+			cut--
+		}
+		return fmt.Sprintf("%s... (%d bytes)", args[:cut], len(args))
+	}
+	return string(args)
 }

@@ -27,8 +27,11 @@ import (
 	"time"
 	"unicode/utf8"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/lazydeadline"
+	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 )
 
@@ -52,6 +55,18 @@ type Options struct {
 	// HTTPOptions.OAuth), at level Info: kept apart from Logger, whose
 	// level a server sets for its own noise. Default: Logger.
 	Audit *slog.Logger
+	// TracerProvider, if set, traces every call: a server span per call
+	// (MCP, /v1/call, and Call itself when no transport started one), a
+	// child of the caller's W3C trace context, passed on to the handler
+	// plugin (see trace.go). Nil, or a no-op provider, is off: no span,
+	// no trace context read or passed on. It is not
+	// otel.GetTracerProvider() by default, as the global provider cannot
+	// say whether anyone set it; pass it to use it.
+	TracerProvider trace.TracerProvider
+	// AuditArguments adds each call's arguments to its audit line
+	// (toolc serve --audit-args). Off by default: arguments are the
+	// users' data, which an audit log should not keep unless asked to.
+	AuditArguments bool
 }
 
 func (o Options) withDefaults() Options {
@@ -94,6 +109,8 @@ type Runtime struct {
 	opts    Options
 	snap    atomic.Pointer[Snapshot]
 	metrics *metrics
+	// tracing is nil when tracing is off.
+	tracing *tracing
 	// slots holds each service's call slots, by service name. A service
 	// keeps its slots across swaps, so that a reload neither frees the
 	// slots of calls still running nor doubles the limit. Guarded by mu.
@@ -118,7 +135,7 @@ type Runtime struct {
 // New returns a runtime with an empty snapshot.
 func New(opts Options) *Runtime {
 	opts = opts.withDefaults()
-	rt := &Runtime{opts: opts, slots: map[string]chan struct{}{}, metrics: newMetrics()}
+	rt := &Runtime{opts: opts, slots: map[string]chan struct{}{}, metrics: newMetrics(), tracing: newTracing(opts.TracerProvider)}
 	rt.callIDPrefix = "call-" + strconv.FormatInt(time.Now().UnixNano(), 10) + "-"
 	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil, nil)
 	rt.snap.Store(empty)
@@ -250,17 +267,43 @@ func (s *Snapshot) lookup(name string) *entry {
 // them. Invalid arguments, a failing handler and a timeout are tool errors
 // in the result; the error return is for an unknown tool only, or a
 // context of the caller's that ended before the call finished.
+//
+// When ctx carries an OAuth caller (oauth.WithCaller; the HTTP handler's
+// OAuth puts it there), the call is the caller's: a tool whose service's
+// scopes its token lacks is an unknown tool (ErrUnknownTool, in the same
+// words), one whose own scopes it lacks an *InsufficientScopeError, and
+// the handler sees the caller as plugins.CallerOf.
 func (rt *Runtime) Call(ctx context.Context, name string, args json.RawMessage) (*Result, error) {
 	return rt.CallWithEvents(ctx, name, args, nil)
 }
 
 // CallWithEvents is Call with a callback for the handler's progress and
 // log events.
-func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.RawMessage, onEvent func(Event)) (*Result, error) {
+func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.RawMessage, onEvent func(Event)) (res *Result, err error) {
+	var cs *callSpan
+	if rt.tracing != nil {
+		// A transport (MCP, /v1/call) started the call's span already;
+		// a direct call gets its own, a child of whatever span ctx has.
+		if cs = callSpanFrom(ctx); cs == nil {
+			ctx, cs = rt.tracing.start(ctx, operationExecTool, "", nil, nil, trace.SpanKindInternal)
+			cs.tool(operationExecTool, truncate(name, maxCallName))
+			cs.caller(oauth.CallerFrom(ctx))
+			defer func() { cs.end(res, err) }()
+		}
+	}
 	snap := rt.Snapshot()
 	e := snap.lookup(name)
 	if e == nil {
 		return nil, fmt.Errorf("%w %s", ErrUnknownTool, quoteName(name))
+	}
+	if c := oauth.CallerFrom(ctx); c != nil {
+		switch accessTo(c, e) {
+		case hidden:
+			return nil, &hiddenToolError{name}
+		case stepUp:
+			return nil, &InsufficientScopeError{Tool: e.tool.Name, Scopes: e.tool.Scopes}
+		}
+		ctx = withCaller(ctx, c)
 	}
 	// Drain reads inflight after it sets draining; a call counts itself
 	// before it reads draining. With both atomic, either the call sees
@@ -269,10 +312,11 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	defer rt.inflight.Add(-1)
 	if rt.draining.Load() {
 		rt.metrics.refused(e.tool.Name)
+		cs.ran(e, "", "", ErrDraining)
 		return nil, ErrDraining
 	}
 	start := time.Now()
-	res, kind, err := rt.call(ctx, e, args, onEvent)
+	res, kind, err := rt.call(ctx, e, args, onEvent, cs)
 	rt.metrics.observe(e.tool.Name, start, kind, err)
 	return res, err
 }
@@ -306,7 +350,9 @@ func (rt *Runtime) InFlight() int { return int(rt.inflight.Load()) }
 
 // call runs a call on one entry. kind classifies a tool error for the
 // metrics: invalid_arguments, handler, timeout or result.
-func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event)) (res *Result, kind string, err error) {
+func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event), cs *callSpan) (res *Result, kind string, err error) {
+	callID := ""
+	defer func() { cs.ran(e, callID, kind, err) }()
 	// The limit is on the arguments themselves: in the string form, the
 	// string's escapes do not count.
 	args, err = unwrapStringArguments(args)
@@ -347,7 +393,8 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	}
 	defer release()
 
-	res, err = e.dispatch.Call(ctx, e.tool.Name, rt.newCallID(), valid, onEvent)
+	callID = rt.newCallID()
+	res, err = e.dispatch.Call(ctx, e.tool.Name, callID, valid, onEvent)
 	// The plugin's copy of a deadline can fire a moment before this side's
 	// own timer does, so which deadline ended the call is read from the
 	// deadlines, not from which context has noticed yet.

@@ -36,6 +36,7 @@ func TestServeAuthFlags(t *testing.T) {
 			{[]string{"--auth-resource", "http://127.0.0.1:8931/mcp"}, "--auth-issuer and --auth-resource go together"},
 			{[]string{"--auth-issuer", gone.URL, "--auth-resource", "http://127.0.0.1:8931/mcp", "--token", "t"}, "--auth-issuer and --token (or $TOOLC_TOKEN) are two ways to guard the server; give one of them"},
 			{[]string{"--auth-issuer", gone.URL, "--auth-resource", "http://127.0.0.1:8931/mcp", "--stdio"}, "with --stdio"},
+			{[]string{"--audit-args"}, "--audit-args adds the arguments to the audit lines of OAuth callers; it needs --auth-issuer"},
 			{[]string{"--auth-issuer", gone.URL, "--auth-resource", "http://127.0.0.1:8931/mcp"}, "connection refused"},
 			{[]string{"--auth-issuer", noMeta.URL, "--auth-resource", "http://127.0.0.1:8931/mcp"}, "publishes no metadata at /.well-known/oauth-authorization-server or /.well-known/openid-configuration"},
 			{[]string{"--auth-issuer", noMeta.URL, "--auth-resource", "/mcp"}, `resource "/mcp" is not an http or https URL`},

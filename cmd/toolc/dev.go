@@ -10,7 +10,7 @@ import (
 
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -28,15 +28,23 @@ func runDev(e env, args []string) int {
 	if status := checkExposure(e, "dev", sf); status != exitOK {
 		return status
 	}
+	if status := checkSSEPoll(e, "dev", sf); status != exitOK {
+		return status
+	}
 	secret, status := stateSecret(e, "dev", sf)
 	if status != exitOK {
 		return status
 	}
+	tp, stopTracing, status := startTracing(e, "dev")
+	if status != exitOK {
+		return status
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	defer plugins.CleanupClients()
+	defer rpc.CleanupClients()
 
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,

@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"testing"
 
@@ -105,6 +106,35 @@ func TestGoVersion(t *testing.T) {
 	for _, m := range stated {
 		if m[1] != release || m[2] != "" {
 			t.Errorf("README.md says %q; go.mod needs Go %s (say \"Go %s or newer\")", m[0], scaffold.GoVersion, release)
+		}
+	}
+}
+
+// TestREADMEWorkflow holds the README's GitHub Actions workflow to the
+// "In CI" recipe above it (which TestInit runs on a fresh project): a user
+// copies the workflow, so a step the recipe has and the workflow lacks (it
+// once lacked toolc gen go --check) is a check their CI silently skips.
+func TestREADMEWorkflow(t *testing.T) {
+	_, after, _ := strings.Cut(readFile(t, "../../README.md"), "\n## In CI\n")
+	after, _, _ = strings.Cut(after, "\n## ")
+	_, yaml, ok := strings.Cut(after, "```yaml\n")
+	yaml, _, ok2 := strings.Cut(yaml, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no yaml block under ## In CI")
+	}
+	var runs []string
+	for _, line := range strings.Split(yaml, "\n") {
+		if _, run, ok := strings.Cut(line, "- run: "); ok {
+			// The workflow sets CUE_REGISTRY inline and diffs against the
+			// pull request's base, where the recipe says origin/main.
+			run = strings.TrimPrefix(run, "CUE_REGISTRY=none ")
+			run = strings.ReplaceAll(run, "origin/${{ github.base_ref }}", "origin/main")
+			runs = append(runs, strings.TrimSpace(run))
+		}
+	}
+	for _, step := range readmeCIRecipe(t) {
+		if !slices.Contains(runs, strings.TrimSpace(step)) {
+			t.Errorf("the README's workflow has no step %q of the In CI recipe; its run steps: %q", step, runs)
 		}
 	}
 }

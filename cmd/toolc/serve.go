@@ -20,7 +20,7 @@ import (
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/reqstate"
 	"github.com/toolc/toolc/oauth"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -45,12 +45,14 @@ type serveFlags struct {
 	stateKey     *string
 	maxSessions  *int
 	sessionIdle  *time.Duration
+	ssePoll      *time.Duration
 	maxConns     *int
 	readTimeout  *time.Duration
 	writeTimeout *time.Duration
 	idleTimeout  *time.Duration
 	authIssuer   *string
 	authResource *string
+	auditArgs    *bool
 	// oauth is the verifier that checkAuth made for --auth-issuer.
 	oauth *oauth.Verifier
 }
@@ -73,12 +75,14 @@ func addServeFlags(fs interface {
 		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
 		maxSessions:  fs.Int("max-sessions", runtime.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)"),
 		sessionIdle:  fs.Duration("session-idle", runtime.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)"),
+		ssePoll:      fs.Duration("sse-poll-after", 0, "close, once, the SSE stream of a 2025-11-25 session's call still running after this long; the client resumes it (0: never)"),
 		maxConns:     fs.Int("max-conns", runtime.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
 		readTimeout:  fs.Duration("read-timeout", runtime.DefaultReadTimeout, "bound on reading a request's header and body"),
 		writeTimeout: fs.Duration("write-timeout", runtime.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls; none for notification streams"),
 		idleTimeout:  fs.Duration("idle-timeout", runtime.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
+		auditArgs:    fs.Bool("audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)"),
 	}
 }
 
@@ -89,6 +93,10 @@ func addServeFlags(fs interface {
 func checkAuth(e env, cmd string, sf *serveFlags) int {
 	issuer, resource := *sf.authIssuer, *sf.authResource
 	switch {
+	case issuer == "" && resource == "" && *sf.auditArgs:
+		// Only an OAuth caller has an audit line, which says who called.
+		fmt.Fprintf(e.stderr, "toolc %s: --audit-args adds the arguments to the audit lines of OAuth callers; it needs --auth-issuer\n", cmd)
+		return exitUsage
 	case issuer == "" && resource == "":
 		return exitOK
 	case issuer == "" || resource == "":
@@ -122,6 +130,16 @@ func stateSecret(e env, cmd string, sf serveFlags) ([]byte, int) {
 		return nil, exitUsage
 	}
 	return secret, exitOK
+}
+
+// checkSSEPoll refuses --sse-poll-after with --stateless, whose requests
+// have no session in which to resume a stream.
+func checkSSEPoll(e env, cmd string, sf serveFlags) int {
+	if *sf.ssePoll > 0 && *sf.stateless {
+		fmt.Fprintf(e.stderr, "toolc %s: --sse-poll-after resumes the streams of sessions, and --stateless serves none; give one of them\n", cmd)
+		return exitUsage
+	}
+	return exitOK
 }
 
 // checkExposure refuses to serve, without a token, an address that other
@@ -163,10 +181,20 @@ func runServe(e env, args []string) int {
 	if status := checkExposure(e, "serve", sf); status != exitOK {
 		return status
 	}
+	if status := checkSSEPoll(e, "serve", sf); status != exitOK {
+		return status
+	}
 	secret, status := stateSecret(e, "serve", sf)
 	if status != exitOK {
 		return status
 	}
+	tp, stopTracing, status := startTracing(e, "serve")
+	if status != exitOK {
+		return status
+	}
+	// Deferred first, so that it runs last: after the handlers, which
+	// send their own spans as they stop.
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
@@ -174,14 +202,14 @@ func runServe(e env, args []string) int {
 	if cat == nil {
 		return status
 	}
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e)})
+	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
 	running, status := startHandlers(ctx, e, "serve", cat, base)
 	if running == nil {
 		return status
 	}
 	// The plugins are stopped by the drain, or here if serving failed;
 	// CleanupClients is the last resort for any process left.
-	defer plugins.CleanupClients()
+	defer rpc.CleanupClients()
 	defer host.Stop(running, 0)
 	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
@@ -230,7 +258,7 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 	}
 	handler := runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{
 		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Stateless: *sf.stateless, Logger: logger(e),
-		MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle,
+		MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
 	})
 	ln, err := net.Listen("tcp", *sf.addr)
 	if err != nil {
@@ -314,7 +342,7 @@ func loadServable(e env, cmd, file string, patterns []string) (*catalog.Catalog,
 }
 
 // startHandlers builds and starts every service's handler plugin.
-func startHandlers(ctx context.Context, e env, cmd string, cat *catalog.Catalog, base string) (map[string]*runtime.Plugin, int) {
+func startHandlers(ctx context.Context, e env, cmd string, cat *catalog.Catalog, base string) (map[string]*host.Plugin, int) {
 	cache, err := host.CacheDir()
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
@@ -374,6 +402,11 @@ func runCall(e env, args []string) int {
 			argsJSON = []byte("{}")
 		}
 	}
+	tp, stopTracing, status := startTracing(e, "call")
+	if status != exitOK {
+		return status
+	}
+	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cat, base, status := loadServable(e, "call", *catalogFile, patterns)
@@ -388,8 +421,8 @@ func runCall(e env, args []string) int {
 		return status
 	}
 	defer host.Stop(running, time.Second)
-	defer plugins.CleanupClients()
-	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e)})
+	defer rpc.CleanupClients()
+	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
 	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
 		return exitFail

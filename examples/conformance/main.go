@@ -90,6 +90,19 @@ func (fixtures) TestToolWithProgress(ctx context.Context, _ TestToolWithProgress
 	return plugins.Text("Tool with progress executed successfully"), nil
 }
 
+// reconnectAfter is how long test_reconnection takes: past the
+// --sse-poll-after of scripts/conformance, so that toolc closes the call's
+// stream before the result, and within the 5 s the suite waits on the
+// resumed stream.
+var reconnectAfter = time.Second
+
+func (fixtures) TestReconnection(ctx context.Context, _ TestReconnectionRequest) (*plugins.Result, error) {
+	if err := sleep(ctx, reconnectAfter); err != nil {
+		return nil, err
+	}
+	return plugins.Text("Reconnection test completed successfully"), nil
+}
+
 // sleep waits for d, or until ctx ends.
 func sleep(ctx context.Context, d time.Duration) error {
 	t := time.NewTimer(d)

@@ -129,3 +129,16 @@ func TestSilentWAV(t *testing.T) {
 		t.Errorf("inconsistent PCM header %+v", h)
 	}
 }
+
+func TestReconnection(t *testing.T) {
+	defer func(d time.Duration) { reconnectAfter = d }(reconnectAfter)
+	reconnectAfter = 20 * time.Millisecond
+	start := time.Now()
+	res, _ := call(t, serve(t, Handlers(fixtures{})...), "test_reconnection", "{}")
+	if res.IsError || len(res.Content) != 1 || res.Content[0].Text != "Reconnection test completed successfully" {
+		t.Errorf("= %+v, want the fixed text", res)
+	}
+	if d := time.Since(start); d < reconnectAfter {
+		t.Errorf("the call took %v, want at least %v", d, reconnectAfter)
+	}
+}

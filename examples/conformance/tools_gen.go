@@ -8,6 +8,7 @@ import (
 	"context"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 // Tools is what the handler of conformance 0.1.0 implements: one method per
@@ -45,6 +46,11 @@ type Tools interface {
 	// TestToolWithLogging handles test_tool_with_logging. Send three info log
 	// messages about 50 ms apart, then return a text block.
 	TestToolWithLogging(ctx context.Context, req TestToolWithLoggingRequest) (*plugins.Result, error)
+
+	// TestReconnection handles test_reconnection. Take a second, then return a
+	// text block: long enough for toolc serve --sse-poll-after 300ms to close
+	// the call's SSE stream, which the client resumes.
+	TestReconnection(ctx context.Context, req TestReconnectionRequest) (*plugins.Result, error)
 
 	// TestToolWithProgress handles test_tool_with_progress. Report progress 0,
 	// 50 and 100 of 100, about 50 ms apart, then return a text block.
@@ -142,6 +148,7 @@ func Handlers(impl Tools) []plugins.Handler {
 		plugins.Handle("test_multiple_content_types", impl.TestMultipleContentTypes),
 		plugins.Handle("test_error_handling", impl.TestErrorHandling),
 		plugins.Handle("test_tool_with_logging", impl.TestToolWithLogging),
+		plugins.Handle("test_reconnection", impl.TestReconnection),
 		plugins.Handle("test_tool_with_progress", impl.TestToolWithProgress),
 		plugins.Handle("test_logging_tool", impl.TestLoggingTool),
 		plugins.Handle("test_x_mcp_header", impl.TestXMcpHeader),
@@ -165,7 +172,7 @@ func Handlers(impl Tools) []plugins.Handler {
 // Serve serves impl as the handler plugin of conformance, and returns when the
 // host is done with it. It is meant to be all of main.
 func Serve(impl Tools) {
-	plugins.Serve(Handlers(impl)...)
+	rpc.Serve(Handlers(impl)...)
 }
 
 // TestSimpleTextRequest holds the arguments of test_simple_text.
@@ -189,6 +196,9 @@ type TestErrorHandlingRequest struct{}
 
 // TestToolWithLoggingRequest holds the arguments of test_tool_with_logging.
 type TestToolWithLoggingRequest struct{}
+
+// TestReconnectionRequest holds the arguments of test_reconnection.
+type TestReconnectionRequest struct{}
 
 // TestToolWithProgressRequest holds the arguments of test_tool_with_progress.
 type TestToolWithProgressRequest struct{}

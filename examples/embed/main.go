@@ -1,20 +1,18 @@
 // Command embed is a small service that runs its tools in its own
-// process: it embeds the catalog that toolc build compiled from notes.cue,
-// runs the tools through the handlers that toolc gen go generated, and
-// serves them over MCP (Streamable HTTP, at /mcp) and the function-call
-// API (/v1/tools, /v1/call), until SIGINT or SIGTERM. No CUE, no toolc and
-// no plugin process at run time.
+// process: it embeds the catalog that toolc build compiled from
+// notes/notes.cue, runs the tools through the handlers that toolc gen go
+// generated in package notes, and serves them over MCP (Streamable HTTP,
+// at /mcp) and the function-call API (/v1/tools, /v1/call), until SIGINT
+// or SIGTERM. No CUE, no toolc, no plugin process and no plugin protocol
+// at run time: the binary links neither go-plugin nor gRPC.
 //
-//	go generate ./examples/embed    # tools_gen.go and toolc.catalog.json, from notes.cue
+//	go generate ./examples/embed    # notes/tools_gen.go and toolc.catalog.json, from notes/notes.cue
 //	go run ./examples/embed -addr 127.0.0.1:8080
 //	curl -s 127.0.0.1:8080/v1/call -d '{"name":"add_note","arguments":{"title":"Buy milk"}}'
-//
-// Started by toolc (toolc dev ./examples/embed) it is the notes service's
-// handler plugin instead, so the same code runs both ways.
 package main
 
-//go:generate go run ../../cmd/toolc gen go .
-//go:generate go run -C ../.. ./cmd/toolc build -o examples/embed/toolc.catalog.json ./examples/embed
+//go:generate go run ../../cmd/toolc gen go ./notes
+//go:generate go run -C ../.. ./cmd/toolc build -o examples/embed/toolc.catalog.json ./examples/embed/notes
 
 import (
 	"context"
@@ -31,7 +29,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/catalog"
-	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/examples/embed/notes"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -42,10 +40,6 @@ var catalogFS embed.FS
 const catalogFile = "toolc.catalog.json"
 
 func main() {
-	if os.Getenv(plugins.Handshake.MagicCookieKey) != "" {
-		Serve(newNotes()) // started by toolc dev or toolc serve
-		return
-	}
 	addr := flag.String("addr", "127.0.0.1:8080", "listen on `ADDR`")
 	flag.Parse()
 	ln, err := net.Listen("tcp", *addr)
@@ -70,7 +64,7 @@ func run(ctx context.Context, ln net.Listener, logger *log.Logger) error {
 	// One dispatcher per service of the catalog: here the notes service,
 	// in process. Swap refuses a catalog tool without a handler.
 	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{
-		"notes": runtime.Local(Handlers(newNotes())...),
+		"notes": runtime.Local(notes.Handlers(notes.New())...),
 	}); err != nil {
 		return err
 	}

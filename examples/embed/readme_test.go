@@ -15,7 +15,7 @@ func TestREADMEQuotesTheService(t *testing.T) {
 	}
 	_, section, _ := strings.Cut(string(readme), "\n## Embedding: a service that runs its own tools\n")
 	section, _, _ = strings.Cut(section, "\n## ")
-	for _, name := range []string{"main.go", "notes.go"} {
+	for _, name := range []string{"main.go", "notes/notes.go"} {
 		src, err := os.ReadFile(name)
 		if err != nil {
 			t.Fatal(err)

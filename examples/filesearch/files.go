@@ -30,7 +30,7 @@ func (s *searcher) ReadFile(_ context.Context, req ReadFileRequest) (*ReadFileRe
 	if err != nil {
 		return nil, err
 	}
-	f, err := s.root.Open(p)
+	f, err := s.open(p)
 	if err != nil {
 		return nil, explain(req.Path, err)
 	}
@@ -39,6 +39,8 @@ func (s *searcher) ReadFile(_ context.Context, req ReadFileRequest) (*ReadFileRe
 		return nil, explain(req.Path, err)
 	} else if fi.IsDir() {
 		return nil, fmt.Errorf("%s is a directory; list it with list_directory", req.Path)
+	} else if err := regular(req.Path, fi); err != nil {
+		return nil, err
 	}
 	br, text, err := textReader(f)
 	if err != nil {
@@ -188,11 +190,19 @@ func (s *searcher) FileInfo(_ context.Context, req FileInfoRequest) (*FileInfoRe
 		out.Kind, out.SizeBytes = FileInfoKindDir, 0
 		return out, nil
 	}
-	f, err := s.root.Open(p)
+	if err := regular(req.Path, fi); err != nil {
+		return nil, err
+	}
+	f, err := s.open(p)
 	if err != nil {
 		return nil, explain(req.Path, err)
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil {
+		return nil, explain(req.Path, err)
+	} else if err := regular(req.Path, fi); err != nil {
+		return nil, err // replaced since the Lstat
+	}
 	br := bufio.NewReaderSize(f, 64<<10)
 	head, _ := br.Peek(512)
 	out.MIMEType = new(mimeType(p, head))

@@ -19,6 +19,7 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
 	"time"
 )
 
@@ -64,6 +65,35 @@ func newSearcher(dir string) (*searcher, error) {
 		return nil, err
 	}
 	return &searcher{root: root, fsys: root.FS(), now: time.Now}, nil
+}
+
+// open opens p under the root for reading without blocking: opening a
+// named pipe blocks until something writes to it, in a system call that no
+// context can cancel, so each call of read_file on one would hold a thread
+// of the plugin for ever. O_NONBLOCK makes that open return at once; it
+// changes nothing for a regular file, and the callers refuse anything else
+// (regular) before they read.
+func (s *searcher) open(p string) (*os.File, error) {
+	return s.root.OpenFile(p, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+}
+
+// regular refuses what is not a regular file or a directory: a named pipe,
+// a device or a socket, whose reads may block or never end (/dev/zero).
+func regular(p string, fi fs.FileInfo) error {
+	m := fi.Mode()
+	if m.IsRegular() || m.IsDir() {
+		return nil
+	}
+	kind := "a special file"
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		kind = "a named pipe"
+	case m&fs.ModeSocket != 0:
+		kind = "a socket"
+	case m&fs.ModeDevice != 0:
+		kind = "a device"
+	}
+	return fmt.Errorf("%s is %s, not a regular file; the tools read only regular files", p, kind)
 }
 
 // clean returns p, relative to the search root, in the form io/fs wants

@@ -101,11 +101,14 @@ func relative(dir, p string) string {
 // searchFile adds the matching lines of the text file p to out. It returns
 // fs.SkipAll when out is full and a further match exists.
 func (s *searcher) searchFile(p string, query *regexp.Regexp, limit int, out *SearchFilesResponse) error {
-	f, err := s.root.Open(p)
+	f, err := s.open(p)
 	if err != nil {
 		return nil
 	}
 	defer f.Close()
+	if fi, err := f.Stat(); err != nil || !fi.Mode().IsRegular() {
+		return nil // replaced by something else since the walk saw it
+	}
 	br, text, err := textReader(f)
 	if err != nil || !text {
 		return nil

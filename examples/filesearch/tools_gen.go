@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 // Tools is what the handler of file-search 0.4.0 implements: one method per
@@ -65,7 +66,7 @@ func Handlers(impl Tools) []plugins.Handler {
 // Serve serves impl as the handler plugin of file-search, and returns when the
 // host is done with it. It is meant to be all of main.
 func Serve(impl Tools) {
-	plugins.Serve(Handlers(impl)...)
+	rpc.Serve(Handlers(impl)...)
 }
 
 // SearchFilesRequest holds the arguments of search_files. What to search for,

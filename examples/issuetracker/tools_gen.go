@@ -10,6 +10,7 @@ import (
 	"fmt"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 // Tools is what the handler of issue-tracker 2.1.0 implements: one method per
@@ -99,7 +100,7 @@ func Handlers(impl Tools) []plugins.Handler {
 // Serve serves impl as the handler plugin of issue-tracker, and returns when
 // the host is done with it. It is meant to be all of main.
 func Serve(impl Tools) {
-	plugins.Serve(Handlers(impl)...)
+	rpc.Serve(Handlers(impl)...)
 }
 
 // CreateIssueRequest holds the arguments of create_issue. The new issue. Only

@@ -9,6 +9,7 @@ import (
 	"fmt"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 // Tools is what the handler of weather-service 1.2.0 implements: one method per
@@ -39,7 +40,7 @@ func Handlers(impl Tools) []plugins.Handler {
 // Serve serves impl as the handler plugin of weather-service, and returns when
 // the host is done with it. It is meant to be all of main.
 func Serve(impl Tools) {
-	plugins.Serve(Handlers(impl)...)
+	rpc.Serve(Handlers(impl)...)
 }
 
 // QueryWeatherRequest holds the arguments of query_weather. A forecast query.

@@ -6,8 +6,8 @@
 // user's earlier answers, and says which questions the server asked. A
 // state is therefore encrypted and authenticated with AES-256-GCM under
 // a key of the server's (replicas that share the key accept each other's
-// states), binds the tool, a digest of the call's arguments and the
-// questions asked, expires, and is bounded in size before anything is
+// states), binds the tool, a digest of the call's arguments, the caller it
+// was issued to and the questions asked, expires, and is bounded in size before anything is
 // decoded. The standard library's crypto does all of it.
 package reqstate
 
@@ -41,6 +41,7 @@ const version = "v1."
 var (
 	ErrInvalid  = errors.New("invalid requestState")
 	ErrMismatch = fmt.Errorf("%w: it belongs to another call (tool or arguments differ)", ErrInvalid)
+	ErrCaller   = fmt.Errorf("%w: it was issued to another caller; call the tool again without it", ErrInvalid)
 	ErrExpired  = fmt.Errorf("%w: it has expired; call the tool again without it", ErrInvalid)
 	ErrForged   = fmt.Errorf("%w: it was not issued by this server (altered, or sealed under another key)", ErrInvalid)
 	ErrTooLarge = fmt.Errorf("%w: it is over %d bytes", ErrInvalid, MaxSize)
@@ -87,6 +88,10 @@ type State struct {
 	Tool string `json:"t"`
 	// Args is the SHA-256 of the call's arguments (see ArgsDigest).
 	Args []byte `json:"a"`
+	// Caller is a digest of who the state was issued to (see CallerDigest),
+	// empty when the server knows no caller: another caller's token does
+	// not resume a call, with its answers so far, that it did not start.
+	Caller []byte `json:"u,omitempty"`
 	// Expires is when the state stops being accepted, in Unix seconds.
 	Expires int64 `json:"e"`
 	// Asked are the questions of the last round, which the next may answer.
@@ -130,8 +135,9 @@ func (k *Key) Seal(s *State) (string, error) {
 }
 
 // Open decrypts and checks a requestState for a call of tool with
-// arguments of the digest args, at now.
-func (k *Key) Open(token, tool string, args []byte, now time.Time) (*State, error) {
+// arguments of the digest args, by the caller of the digest caller (nil
+// for none), at now.
+func (k *Key) Open(token, tool string, args, caller []byte, now time.Time) (*State, error) {
 	if len(token) > MaxSize {
 		return nil, ErrTooLarge
 	}
@@ -158,6 +164,9 @@ func (k *Key) Open(token, tool string, args []byte, now time.Time) (*State, erro
 	if s.Tool != tool || string(s.Args) != string(args) {
 		return nil, ErrMismatch
 	}
+	if !bytes.Equal(s.Caller, caller) {
+		return nil, ErrCaller
+	}
 	return &s, nil
 }
 
@@ -175,6 +184,14 @@ func ArgsDigest(args json.RawMessage) []byte {
 		}
 	}
 	sum := sha256.Sum256(args)
+	return sum[:]
+}
+
+// CallerDigest is the SHA-256 of a caller's OAuth subject and client, the
+// identity a state is bound to: the same user through another client is
+// another caller, as its token is another token.
+func CallerDigest(subject, client string) []byte {
+	sum := sha256.Sum256([]byte(subject + "\x00" + client))
 	return sum[:]
 }
 

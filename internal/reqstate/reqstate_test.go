@@ -37,7 +37,7 @@ func TestRoundTrip(t *testing.T) {
 	}
 	// Another replica with the same secret opens it, and key order or
 	// spacing in the arguments does not matter.
-	out, err := mustKey(t, secretA).Open(token, "svc_tool", ArgsDigest(json.RawMessage(`{ "a":"x", "b":1 }`)), now)
+	out, err := mustKey(t, secretA).Open(token, "svc_tool", ArgsDigest(json.RawMessage(`{ "a":"x", "b":1 }`)), nil, now)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -55,6 +55,11 @@ func TestOpenRefuses(t *testing.T) {
 		t.Fatal(err)
 	}
 	other, _ := mustKey(t, "another secret of thirty-two bytes or more").Seal(&State{Tool: "t", Args: args, Expires: now.Add(time.Minute).Unix()})
+	alice, bob := CallerDigest("alice", "app"), CallerDigest("bob", "app")
+	alices, _ := k.Seal(&State{Tool: "t", Args: args, Caller: alice, Expires: now.Add(time.Minute).Unix()})
+	if s, err := k.Open(alices, "t", args, alice, now); err != nil || s == nil {
+		t.Fatalf("Open of alice's state by alice = %v, %v", s, err)
+	}
 	flipped := []byte(good)
 	// Another base64 letter in the middle: still decodes, no longer opens.
 	if flipped[len(flipped)/2] == 'A' {
@@ -64,23 +69,27 @@ func TestOpenRefuses(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name, token, tool string
-		args              []byte
+		args, caller      []byte
 		at                time.Time
 		want              error
 	}{
-		{"tampered suffix", good + "-TAMPERED", "t", args, now, ErrForged},
-		{"one byte changed", string(flipped), "t", args, now, ErrForged},
-		{"another key", other, "t", args, now, ErrForged},
-		{"expired", good, "t", args, now.Add(time.Minute), ErrExpired},
-		{"another tool", good, "u", args, now, ErrMismatch},
-		{"other arguments", good, "t", ArgsDigest(json.RawMessage(`{"n":2}`)), now, ErrMismatch},
-		{"too large", "v1." + strings.Repeat("A", MaxSize), "t", args, now, ErrTooLarge},
-		{"no version", strings.TrimPrefix(good, "v1."), "t", args, now, ErrFormat},
-		{"empty body", "v1.", "t", args, now, ErrFormat},
-		{"short", "v1.AAAA", "t", args, now, ErrFormat},
+		{"tampered suffix", good + "-TAMPERED", "t", args, nil, now, ErrForged},
+		{"one byte changed", string(flipped), "t", args, nil, now, ErrForged},
+		{"another key", other, "t", args, nil, now, ErrForged},
+		{"expired", good, "t", args, nil, now.Add(time.Minute), ErrExpired},
+		{"another tool", good, "u", args, nil, now, ErrMismatch},
+		{"other arguments", good, "t", ArgsDigest(json.RawMessage(`{"n":2}`)), nil, now, ErrMismatch},
+		{"too large", "v1." + strings.Repeat("A", MaxSize), "t", args, nil, now, ErrTooLarge},
+		{"no version", strings.TrimPrefix(good, "v1."), "t", args, nil, now, ErrFormat},
+		{"empty body", "v1.", "t", args, nil, now, ErrFormat},
+		{"short", "v1.AAAA", "t", args, nil, now, ErrFormat},
+		{"another caller", alices, "t", args, bob, now, ErrCaller},
+		{"another client of the same user", alices, "t", args, CallerDigest("alice", "other-app"), now, ErrCaller},
+		{"no caller, for a caller's state", alices, "t", args, nil, now, ErrCaller},
+		{"a caller, for a state of none", good, "t", args, alice, now, ErrCaller},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s, err := k.Open(tc.token, tc.tool, tc.args, tc.at)
+			s, err := k.Open(tc.token, tc.tool, tc.args, tc.caller, tc.at)
 			if !errors.Is(err, tc.want) || !errors.Is(err, ErrInvalid) || s != nil {
 				t.Errorf("Open = %v, %v; want %v", s, err, tc.want)
 			}
@@ -147,7 +156,7 @@ func FuzzOpen(f *testing.F) {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, token string) {
-		s, err := k.Open(token, "t", nil, now)
+		s, err := k.Open(token, "t", nil, nil, now)
 		if err != nil && (!errors.Is(err, ErrInvalid) || s != nil) {
 			t.Errorf("Open(%q) = %v, %v", token, s, err)
 		}

@@ -15,7 +15,10 @@ import (
 	"syscall"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 type echoReq struct {
@@ -53,7 +56,7 @@ func main() {
 			defer pprof.StopCPUProfile()
 		}
 	}
-	plugins.Serve(
+	rpc.Serve(
 		plugins.Handle("echo", func(_ context.Context, req echoReq) (*plugins.Result, error) {
 			if req.Times == nil {
 				return plugins.Errorf("times is missing: the runtime did not apply its default"), nil
@@ -124,6 +127,14 @@ func main() {
 		}),
 		plugins.Handle("big_result", func(_ context.Context, req struct{ Bytes int }) (*plugins.Result, error) {
 			return plugins.Text(strings.Repeat("x", req.Bytes)), nil
+		}),
+		plugins.Handle("trace_context", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			sc := trace.SpanContextFromContext(ctx)
+			out := map[string]string{"trace_id": "", "span_id": ""}
+			if sc.IsValid() {
+				out["trace_id"], out["span_id"] = sc.TraceID().String(), sc.SpanID().String()
+			}
+			return plugins.JSON(out)
 		}),
 		plugins.Handle("ping", func(context.Context, struct{}) (*plugins.Result, error) {
 			return plugins.Text("pong"), nil

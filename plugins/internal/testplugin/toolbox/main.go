@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/plugins/rpc"
 )
 
 type echoReq struct {
@@ -23,7 +24,7 @@ type echoReq struct {
 }
 
 func main() {
-	plugins.Serve(
+	rpc.Serve(
 		plugins.Handle("echo", func(ctx context.Context, req echoReq) (*plugins.Result, error) {
 			return plugins.JSON(map[string]any{"req": req, "call_id": plugins.CallID(ctx)})
 		}),
@@ -42,6 +43,13 @@ func main() {
 				return nil, err
 			}
 			return plugins.Text(fmt.Sprintf("name=%s poem=%s roots=%d %s", v.Name, poem.Text(), len(roots), roots[0].URI)), nil
+		}),
+		plugins.Handle("caller", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			c, ok := plugins.CallerOf(ctx)
+			if !ok {
+				return plugins.Text("no caller"), nil
+			}
+			return plugins.JSON(c)
 		}),
 		plugins.Handle("say", func(_ context.Context, req struct{ Message string }) (*plugins.Result, error) {
 			return plugins.Text(req.Message), nil
