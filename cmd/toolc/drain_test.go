@@ -1,16 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"syscall"
@@ -21,36 +18,6 @@ import (
 
 	"github.com/toolc/toolc/internal/testsync"
 )
-
-// startServeHTTP starts toolc serve over HTTP on a free port with args
-// and returns its URL and its stderr so far and to come.
-func startServeHTTP(t *testing.T, args ...string) (*exec.Cmd, string, *lockedBuffer) {
-	t.Helper()
-	cmd := toolcCmd(t, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	all := &lockedBuffer{}
-	lines := bufio.NewScanner(stderr)
-	addr := regexp.MustCompile(`serving MCP on (http://\S+)/mcp`)
-	var url string
-	for url == "" && lines.Scan() {
-		all.Write([]byte(lines.Text() + "\n"))
-		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("toolc serve did not say where it serves:\n%s", all.String())
-	}
-	go io.Copy(all, stderr)
-	return cmd, url, all
-}
 
 // callAnswer is what a /v1/call answered.
 type callAnswer struct {

@@ -1,15 +1,12 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -94,25 +91,8 @@ func balance(t *testing.T, haproxy, cache string, args ...string) string {
 	for i := range addrs {
 		cmd := toolcCmd(t, append(append([]string{"serve", "--http", "127.0.0.1:0"}, args...), "./examples/conformance")...)
 		cmd.Env = append(cmd.Env, "TOOLC_CACHE="+cache, "TOOLC_STATE_KEY=")
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		lines := bufio.NewScanner(stderr)
-		addr := regexp.MustCompile(`serving MCP on http://(\S+)/mcp`)
-		for addrs[i] == "" && lines.Scan() {
-			if m := addr.FindStringSubmatch(lines.Text()); m != nil {
-				addrs[i] = m[1]
-			}
-		}
-		if addrs[i] == "" {
-			t.Fatal("toolc serve did not say where it serves")
-		}
-		go io.Copy(io.Discard, stderr)
+		url, _ := startServeCmd(t, cmd)
+		addrs[i] = strings.TrimPrefix(url, "http://")
 	}
 	front := freePort(t)
 	cfg := fmt.Sprintf(`defaults

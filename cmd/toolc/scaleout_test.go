@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -198,25 +196,8 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // it and the address it serves on.
 func startServe(t *testing.T) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := toolcCmd(t, "serve", "--http", "127.0.0.1:0", faultyPattern)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := bufio.NewScanner(stderr)
-	addr := regexp.MustCompile(`serving MCP on http://(\S+)/mcp`)
-	for lines.Scan() {
-		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
-			go io.Copy(io.Discard, stderr)
-			return cmd, m[1]
-		}
-	}
-	t.Fatal("toolc serve did not say where it serves")
-	return nil, ""
+	cmd, url, _ := startServeHTTP(t, faultyPattern)
+	return cmd, strings.TrimPrefix(url, "http://")
 }
 
 func freePort(t *testing.T) int {
