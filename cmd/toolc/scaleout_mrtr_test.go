@@ -2,10 +2,8 @@ package main
 
 import (
 	"context"
-	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -84,7 +82,8 @@ func TestScaleOutMRTR(t *testing.T) {
 }
 
 // balance starts three replicas of toolc serve ./examples/conformance with
-// args and haproxy in front of them, and returns the balancer's /mcp.
+// args and haproxy in front of them (haproxyFront), and returns the
+// balancer's /mcp.
 func balance(t *testing.T, haproxy, cache string, args ...string) string {
 	t.Helper()
 	addrs := make([]string, 3)
@@ -94,33 +93,7 @@ func balance(t *testing.T, haproxy, cache string, args ...string) string {
 		url, _ := startServeCmd(t, cmd)
 		addrs[i] = strings.TrimPrefix(url, "http://")
 	}
-	front := freePort(t)
-	cfg := fmt.Sprintf(`defaults
-	mode http
-	timeout connect 1s
-	timeout client 30s
-	timeout server 30s
-frontend mcp
-	bind 127.0.0.1:%d
-	default_backend toolc
-backend toolc
-	balance roundrobin
-	http-response set-header X-Served-By %%[srv_name]
-	server r0 %s
-	server r1 %s
-	server r2 %s
-`, front, addrs[0], addrs[1], addrs[2])
-	path := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lb := exec.Command(haproxy, "-db", "-f", path)
-	if err := lb.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lb.Process.Kill(); lb.Wait() })
-	waitListening(t, fmt.Sprintf("127.0.0.1:%d", front))
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", front)
+	return haproxyFront(t, haproxy, addrs)
 }
 
 // mrtrClient connects a go-sdk client at 2026-07-28 that answers every
