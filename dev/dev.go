@@ -164,14 +164,33 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	pkgs := map[string]string{}
 	for _, svc := range res.Catalog.Services {
-		pkg, _ := filepath.Abs(host.HandlerDir(d.wd, svc))
-		pkgs[svc.Name] = pkg
+		pkgs[svc.Name] = handlerTree(d.wd, svc)
 	}
 	if d.w, err = d.watch(pkgs); err != nil {
 		return err
 	}
 	_, err = d.reload(ctx, nil, true)
 	return err
+}
+
+// handlerTree is the directory whose files a service's handler is built
+// from, as far as the daemon watches and hashes them: the handler's
+// package directory, or the contract's directory when the handler lies
+// inside it and the contract's directory holds Go code of its own. That
+// code is then a library that the handler imports, as in the layout
+// that toolc gen go splits the generated code for (examples/embed/notes,
+// with its handler in ./plugin), and an edit of it must rebuild the
+// handler too.
+func handlerTree(wd string, svc *catalog.Service) string {
+	pkg, _ := filepath.Abs(host.HandlerDir(wd, svc))
+	dir, _ := filepath.Abs(filepath.Join(wd, filepath.FromSlash(svc.Dir)))
+	if dir == pkg || !within(dir, pkg) {
+		return pkg
+	}
+	if lib, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(lib) > 0 {
+		return dir
+	}
+	return pkg
 }
 
 func (d *Daemon) watch(pkgs map[string]string) (*watch.Watcher, error) {
@@ -384,7 +403,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	var toBuild []*catalog.Service
 	var unchanged []string
 	for _, svc := range next.Services {
-		pkg, _ := filepath.Abs(host.HandlerDir(d.wd, svc))
+		pkg := handlerTree(d.wd, svc)
 		pkgs[svc.Name] = pkg
 		h := d.plugins[svc.Name]
 		if h != nil && !c.handlers[svc.Name] && d.pkgs[svc.Name] == pkg {

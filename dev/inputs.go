@@ -26,7 +26,8 @@ var buildEnv = []string{"GOFLAGS", "GOOS", "GOARCH", "GOAMD64", "GOARM64", "CGO_
 // handler when a file under its directory changes, and only then: the
 // hash must cover exactly what can trigger a rebuild, and costs no go
 // command run. A local package imported from outside the directory is
-// not watched, and so not hashed either.
+// not watched, and so not hashed either, except the contract's directory
+// when it holds the handler and Go code of its own (see handlerTree).
 func (d *Daemon) inputsHash(pkg string) string {
 	h := sha256.New()
 	root, err := filepath.EvalSymlinks(pkg)
