@@ -220,6 +220,12 @@ func ClientConfig(b *Binary, opts Options) rpc.ClientConfig {
 	if b.Dir != "" {
 		env = append(env, ServiceDirEnv+"="+b.Dir)
 	}
+	if os.Getenv("OTEL_SERVICE_NAME") == "" {
+		// The plugin's spans, when it exports them, are its service's
+		// (toolc's own are "toolc"), not its binary's, whose name in the
+		// cache carries hashes.
+		env = append(env, "OTEL_SERVICE_NAME="+b.Service)
+	}
 	return rpc.ClientConfig{
 		Service:      b.Service,
 		Path:         b.Path,

@@ -396,15 +396,20 @@ func (rt *Runtime) healthHandler(token string, verifier *oauth.Verifier) http.Ha
 			return
 		}
 		snap := rt.Snapshot()
-		// An OAuth caller counts the tools it sees: the count of all would
-		// tell it that hidden ones exist.
+		// An OAuth caller counts the tools it sees, and gets the
+		// fingerprint of those: the count or the fingerprint of all would
+		// tell it that hidden ones exist, and when they change.
 		tools := 0
 		for _, e := range snap.byName {
 			if allows(caller, e.tool) {
 				tools++
 			}
 		}
-		writeJSON(w, code, map[string]any{"status": status, "tools": tools, "catalog": snap.Catalog.Fingerprint})
+		fingerprint := snap.Catalog.Fingerprint
+		if tools < len(snap.byName) {
+			fingerprint, _ = visibleCatalog(caller, snap.Catalog).FingerprintOfTools() // a sealed catalog's parts always encode
+		}
+		writeJSON(w, code, map[string]any{"status": status, "tools": tools, "catalog": fingerprint})
 	})
 }
 

@@ -284,12 +284,13 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	if rt.tracing != nil {
 		// A transport (MCP, /v1/call) started the call's span already;
 		// a direct call gets its own, a child of whatever span ctx has.
-		if cs = callSpanFrom(ctx); cs == nil {
+		if cs = callSpanFrom(ctx); cs == nil || cs.claimed {
 			ctx, cs = rt.tracing.start(ctx, operationExecTool, "", nil, nil, trace.SpanKindInternal)
 			cs.tool(operationExecTool, truncate(name, maxCallName))
 			cs.caller(oauth.CallerFrom(ctx))
 			defer func() { cs.end(res, err) }()
 		}
+		cs.claimed = true
 	}
 	snap := rt.Snapshot()
 	e := snap.lookup(name)
