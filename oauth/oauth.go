@@ -335,6 +335,13 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*Caller, error) {
 	if claims.Expiry == nil {
 		return nil, &InvalidTokenError{"the token has no exp"}
 	}
+	if claims.Subject == "" {
+		// RFC 9068 requires sub, the user or (client credentials) the
+		// client. Without it, every such token would be one caller: the
+		// audit line names none, and one user could resume the call of
+		// another, as a requestState is bound to sub and client.
+		return nil, &InvalidTokenError{"the token has no sub (RFC 9068 access tokens name their subject)"}
+	}
 	err = claims.ValidateWithLeeway(jwt.Expected{
 		Issuer:      v.cfg.Issuer,
 		AnyAudience: jwt.Audience{v.cfg.Resource},

@@ -182,6 +182,7 @@ func TestVerify(t *testing.T) {
 		{"expired within the leeway", iss.Token(t, rsaKey, Claims{Sub: "alice", Exp: time.Now().Add(-5 * time.Second)}), ""},
 		{"not yet valid", iss.Token(t, rsaKey, Claims{Sub: "alice", Nbf: time.Now().Add(time.Minute)}), "not valid yet"},
 		{"no exp", iss.Token(t, rsaKey, Claims{Sub: "alice", NoExp: true}), "no exp"},
+		{"no sub", iss.Token(t, rsaKey, Claims{ClientID: "app", Scope: "orders:read"}), "no sub"},
 		{"wrong audience", iss.Token(t, rsaKey, Claims{Sub: "alice", Aud: []string{"http://127.0.0.1:9999/mcp"}}), "does not include this resource"},
 		{"audience among others", iss.Token(t, rsaKey, Claims{Sub: "alice", Aud: []string{"other", resource}}), ""},
 		{"wrong issuer", iss.Token(t, rsaKey, Claims{Sub: "alice", Iss: "http://127.0.0.1:1"}), "issued by"},

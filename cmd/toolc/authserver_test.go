@@ -532,11 +532,62 @@ func runCallers(t *testing.T, s *authServe, n, rounds int, report func(i, round 
 				if err == nil {
 					err = s.checkCaller(client, tok, set.tools, fmt.Sprintf("c%d-r%d", i, round))
 				}
+				if err == nil {
+					err = s.checkMCP(client, tok, set.tools, fmt.Sprintf("m%d-r%d", i, round))
+				}
 				report(i, round, err)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// bearer adds a token to every request, as a client that got it out of
+// band does.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// checkMCP is checkCaller over MCP, with go-sdk's client: tools/list must
+// be want, and a call of each tool in it must answer for id.
+func (s *authServe) checkMCP(client *http.Client, token string, want []string, id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hc := &http.Client{Transport: bearer{token, client.Transport}, Timeout: client.Timeout}
+	if hc.Transport.(bearer).next == nil {
+		hc.Transport = bearer{token, http.DefaultTransport}
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.resource, HTTPClient: hc}, nil)
+	if err != nil {
+		return fmt.Errorf("MCP connect: %v", err)
+	}
+	defer session.Close()
+	list, err := session.ListTools(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("MCP tools/list: %v", err)
+	}
+	if got := toolNames(list); !slices.Equal(got, append([]string{}, want...)) {
+		return fmt.Errorf("MCP tools/list shows %v, want %v", got, want)
+	}
+	for _, tool := range want {
+		args := map[string]any{"id": id}
+		if tool == "list_notes" {
+			args = map[string]any{}
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "notes_" + tool, Arguments: args})
+		wantText := map[string]string{"list_notes": "notes: n1 n2", "read_note": "read " + id, "write_note": "wrote " + id}[tool]
+		if err != nil || res.IsError || resultText(res) != wantText {
+			return fmt.Errorf("MCP %s: %v %v, want %q", tool, res, err, wantText)
+		}
+	}
+	return nil
 }
 
 func tail(s string, n int) string {
