@@ -306,7 +306,7 @@ func newEnvelopeValidator() *Validator {
 	args := v.fields[v.byName["arguments"]]
 	args.t, args.kindText = kindJSON, "an object, or a JSON string holding one"
 	args.compileMessages()
-	v.whole = "the body"
+	v.whole, v.wholeIs = "the body", "is"
 	return v
 }
 

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -89,25 +87,8 @@ func startAuthServe(t *testing.T) *authServe {
 	s.as = as
 	s.cmd = toolcCmd(t, "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--auth-issuer", as.Issuer, "--auth-resource", s.resource, notesPattern)
 	s.cmd.Env = append(s.cmd.Env, "TOOLC_TOKEN=") // the last one wins
-	pipe, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
-	lines := bufio.NewScanner(pipe)
-	serving := regexp.MustCompile(`serving MCP on http://\S+/mcp`)
-	for lines.Scan() {
-		s.stderr.Write([]byte(lines.Text() + "\n"))
-		if serving.MatchString(lines.Text()) {
-			go io.Copy(s.stderr, pipe)
-			return s
-		}
-	}
-	t.Fatalf("toolc serve did not start:\n%s", s.stderr)
-	return nil
+	_, s.stderr = startServeCmd(t, s.cmd)
+	return s
 }
 
 // token gets a client credentials token for one of scopeSets' clients.
