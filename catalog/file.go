@@ -66,7 +66,6 @@ func (c *Catalog) Seal() {
 func (c *Catalog) digest(set bool, sums []toolSum) (fingerprint string, badService *Service, badTool *Tool, err error) {
 	// The canonical form of the catalog holds every tool's fingerprint.
 	w := &writer{b: make([]byte, 0, 8192+80*c.toolCount())}
-	var sum [sha256.Size]byte
 	k := 0
 	for _, s := range c.Services {
 		if s == nil {
@@ -92,6 +91,22 @@ func (c *Catalog) digest(set bool, sums []toolSum) (fingerprint string, badServi
 			}
 		}
 	}
+	fingerprint, err = c.sumOfTools(w)
+	return fingerprint, badService, badTool, err
+}
+
+// FingerprintOfTools returns the fingerprint the catalog has given the
+// fingerprints its tools hold, without encoding or checking the tools:
+// for a part of a sealed catalog, such as the tools that one caller may
+// see, which must not be told the fingerprint of the whole.
+func (c *Catalog) FingerprintOfTools() (string, error) {
+	return c.sumOfTools(&writer{b: make([]byte, 0, 1024+80*c.toolCount())})
+}
+
+// sumOfTools is the catalog's fingerprint from its tools' stored ones:
+// the sha256 of its services in canonical form, each with an empty
+// directory and with its tools replaced by their fingerprints.
+func (c *Catalog) sumOfTools(w *writer) (string, error) {
 	w.b = w.b[:0]
 	w.open('[')
 	for _, s := range c.Services {
@@ -115,10 +130,9 @@ func (c *Catalog) digest(set bool, sums []toolSum) (fingerprint string, badServi
 	}
 	w.close(']')
 	if w.err != nil {
-		return "", nil, nil, w.err
+		return "", w.err
 	}
-	sum = sha256.Sum256(w.b)
-	return sumString(sum), badService, badTool, nil
+	return sumString(sha256.Sum256(w.b)), nil
 }
 
 func (c *Catalog) toolCount() int {

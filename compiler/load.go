@@ -158,7 +158,7 @@ func (l *loader) loadDir(r *moduleRoot, ov map[string]load.Source, dir string) [
 	cfg := &load.Config{
 		Dir:        dir,
 		ModuleRoot: r.dir,
-		Overlay:    ov,
+		Overlay:    neutralizeSpecialFiles(ov, r.dir, dir),
 		Package:    "*",
 		Registry:   l.registry,
 		Env:        []string{"CUE_REGISTRY=none"},
@@ -195,6 +195,55 @@ func (l *loader) loadDir(r *moduleRoot, ov map[string]load.Source, dir string) [
 		insts = load.Instances([]string{"."}, cfg)
 	}
 	return insts
+}
+
+// neutralizeSpecialFiles returns ov with an empty file in place of every
+// entry of dir, and of the directories above it up to the module root
+// root, that is neither a regular file nor a directory: a FIFO, a device,
+// a socket, or a symbolic link to one. The CUE loader reads each such file
+// whole, up front, to buffer it, when its name has an extension CUE knows
+// (data.json, notes.txt, a .go, .yaml or .proto file, hidden ones too), so
+// a FIFO that nothing writes to blocked toolc check and toolc dev for
+// ever, and a link to /dev/zero filled memory until the process died. A
+// dangling link (config.json pointing into a directory that is not
+// checked out) is neutralized too, as CUE failed on it with a bare "stat:
+// no such file" [syntax] error for a file that no contract uses. No such
+// file is contract input (a .cue one in a package directory is
+// refused before loading, see hasCUEFiles): CUE lists the others as
+// orphaned files, to which an empty file is the same.
+func neutralizeSpecialFiles(ov map[string]load.Source, root, dir string) map[string]load.Source {
+	out, cloned := ov, false
+	for d := dir; ; d = filepath.Dir(d) {
+		entries, _ := os.ReadDir(d) // an unreadable directory is CUE's to report
+		for _, e := range entries {
+			if e.Type().IsRegular() || e.IsDir() {
+				continue
+			}
+			p := filepath.Join(d, e.Name())
+			if _, ok := ov[p]; ok {
+				continue
+			}
+			if e.Type()&fs.ModeSymlink != 0 {
+				fi, err := os.Stat(p)
+				switch {
+				case err == nil && (fi.Mode().IsRegular() || fi.IsDir()):
+					continue
+				case err != nil && strings.HasSuffix(e.Name(), ".cue"):
+					continue // a dangling .cue link is an error, CUE's to report
+				}
+			}
+			if !cloned {
+				out, cloned = maps.Clone(ov), true
+				if out == nil {
+					out = map[string]load.Source{}
+				}
+			}
+			out[p] = load.FromString("")
+		}
+		if d == root || !within(root, d) || filepath.Dir(d) == d {
+			return out
+		}
+	}
 }
 
 // evaluationSchema derives the schema that contracts are evaluated against

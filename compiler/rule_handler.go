@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // HandlerRule checks that a service's handler directory, when it holds Go
@@ -55,7 +56,9 @@ var HandlerRule = &Rule{
 // files, or a directory that does not exist) or it cannot tell (files of
 // several packages, which go build reports itself).
 func HandlerPackage(dir string) string {
-	pkg, err := build.ImportDir(dir, 0)
+	ctxt := build.Default
+	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
+	pkg, err := ctxt.ImportDir(dir, 0)
 	var none *build.NoGoError
 	if err != nil && (errors.As(err, &none) || pkg == nil || pkg.Name == "") {
 		return ""

@@ -40,6 +40,9 @@ func (g *generator) header() []string {
 	}
 	slices.Sort(files[1:])
 	dir := path.Join(g.svc.Dir, g.svc.Handler)
+	if g.inContractDir {
+		dir = g.svc.Dir
+	}
 	for i, f := range files {
 		files[i] = relPath(dir, f)
 	}
@@ -95,6 +98,10 @@ func (g *generator) genHandlers(f *generatedFile) {
 	if g.plugin {
 		f.Comment(0, "Handlers returns a handler for each tool of "+g.svc.Name+" that calls its method of impl. "+
 			"Serve(impl) serves them as the service's handler plugin, and runtime.Local(Handlers(impl)...) runs them in-process, "+
+			"in a service that embeds its catalog.")
+	} else if g.inContractDir {
+		f.Comment(0, "Handlers returns a handler for each tool of "+g.svc.Name+" that calls its method of impl. "+
+			"The Serve of the service's handler ("+g.svc.Handler+") serves them as its plugin, and runtime.Local(Handlers(impl)...) runs them in-process, "+
 			"in a service that embeds its catalog.")
 	} else {
 		f.Comment(0, "Handlers returns a handler for each tool of "+g.svc.Name+" that calls its method of impl, "+

@@ -13,6 +13,8 @@
 //     handler plugin. A library package gets no Serve: it would link the
 //     plugin protocol (go-plugin, gRPC) into every program that imports
 //     the library, such as a service that runs the Handlers in process.
+//     When handler: names a main package beside such a library, Files
+//     puts Serve alone into the handler, serving the library's Handlers.
 //
 // A handler that implements Tools stops compiling when a tool or field is
 // renamed or retyped in the contract, instead of failing at run time.
@@ -36,6 +38,7 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // FileName is the name of the generated file, in the handler directory.
@@ -54,12 +57,18 @@ func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
 	if !token.IsIdentifier(goPackage) {
 		return nil, fmt.Errorf("gogen: %q is not a Go package name", goPackage)
 	}
-	g := &generator{svc: svc, names: map[string]origin{}, plugin: goPackage == "main"}
+	g := &generator{svc: svc, names: map[string]origin{}}
 	g.plan()
 	if len(g.errs) > 0 {
 		g.errs.sort()
 		return nil, g.errs
 	}
+	return g.generate(goPackage)
+}
+
+// generate writes the file of package goPackage for the planned service.
+func (g *generator) generate(goPackage string) ([]byte, error) {
+	g.plugin = goPackage == "main"
 	f := newGeneratedFile(goPackage, g.header()...)
 	g.genInterface(f)
 	g.genHandlers(f)
@@ -132,6 +141,7 @@ func PackageName(dir string) (string, error) {
 		return "main", nil
 	}
 	ctxt := build.Default
+	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
 	ctxt.ReadDir = func(dir string) ([]fs.FileInfo, error) {
 		entries, err := os.ReadDir(dir)
 		if err != nil {

@@ -238,3 +238,44 @@ func TestPackageName(t *testing.T) {
 		t.Error("PackageName of a directory with two packages succeeded")
 	}
 }
+
+// TestFilesSplitsBetweenLibraryAndHandler: a contract beside a Go library
+// package, whose handler: names a main package, gets the tools' Go API in
+// the library and Serve alone in the handler; without the library, or
+// without handler:, one file holds everything, as before.
+func TestFilesSplitsBetweenLibraryAndHandler(t *testing.T) {
+	svc := compileDir(t, filepath.Join("..", "examples", "embed", "notes"))
+	gen, err := gogen.Files(svc, filepath.Join("..", "examples", "embed", "notes"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gen) != 2 || gen[0].Path != gogen.FileName || gen[1].Path != filepath.Join("plugin", gogen.FileName) {
+		t.Fatalf("Files = %v, want the library's %s and the handler's plugin/%s", paths(gen), gogen.FileName, gogen.FileName)
+	}
+	lib, handler := string(gen[0].Source), string(gen[1].Source)
+	if !strings.Contains(lib, "\npackage notes\n") || !strings.Contains(lib, "func Handlers(") || strings.Contains(lib, "func Serve(") || strings.Contains(lib, "plugins/rpc") {
+		t.Errorf("the library's file is not Tools and Handlers without Serve:\n%s", lib)
+	}
+	if !strings.Contains(handler, "\npackage main\n") || !strings.Contains(handler, "func Serve(impl notes.Tools) {\n\trpc.Serve(notes.Handlers(impl)...)\n}") ||
+		!strings.Contains(handler, `"github.com/toolc/toolc/examples/embed/notes"`) || strings.Contains(handler, "type Tools") {
+		t.Errorf("the handler's file is not Serve alone, over package notes:\n%s", handler)
+	}
+
+	// The weather example keeps its Go code in its main package: one file.
+	weather := compileDir(t, filepath.Join("..", "examples", "weather"))
+	gen, err = gogen.Files(weather, filepath.Join("..", "examples", "weather"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(gen) != 1 || gen[0].Path != gogen.FileName || !bytes.Contains(gen[0].Source, []byte("func Serve(impl Tools)")) {
+		t.Errorf("Files of weather = %v, want one %s with Serve", paths(gen), gogen.FileName)
+	}
+}
+
+func paths(files []gogen.File) []string {
+	var out []string
+	for _, f := range files {
+		out = append(out, f.Path)
+	}
+	return out
+}

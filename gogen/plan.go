@@ -24,6 +24,9 @@ type generator struct {
 	// plugin is set for a main package, which runs as a handler plugin and
 	// gets Serve.
 	plugin bool
+	// inContractDir is set when the file goes into the contract's
+	// directory rather than the handler's (see Files).
+	inContractDir bool
 }
 
 type tool struct {

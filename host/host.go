@@ -27,6 +27,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
@@ -112,7 +113,9 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 	// go build of a package other than main writes no program (toolc
 	// used to fail on exec with "permission denied"): say what is wrong,
 	// as toolc check's handler rule does.
-	if p, err := build.ImportDir(pkg, 0); err == nil && p.Name != "main" {
+	ctxt := build.Default
+	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
+	if p, err := ctxt.ImportDir(pkg, 0); err == nil && p.Name != "main" {
 		return nil, &BuildError{Service: svc.Name, Err: fmt.Errorf("%s holds Go package %s, not a main package: a handler must be package main, with a main that calls Serve; make it one, or point the contract's handler: at one", pkg, p.Name)}
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
@@ -216,6 +219,12 @@ func ClientConfig(b *Binary, opts Options) rpc.ClientConfig {
 	var env []string
 	if b.Dir != "" {
 		env = append(env, ServiceDirEnv+"="+b.Dir)
+	}
+	if os.Getenv("OTEL_SERVICE_NAME") == "" {
+		// The plugin's spans, when it exports them, are its service's
+		// (toolc's own are "toolc"), not its binary's, whose name in the
+		// cache carries hashes.
+		env = append(env, "OTEL_SERVICE_NAME="+b.Service)
 	}
 	return rpc.ClientConfig{
 		Service:      b.Service,

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/go-jose/go-jose/v4"
+
+	"github.com/toolc/toolc/catalog"
 )
 
 // TestHiddenToolLooksUnknown: to a caller whose token lacks a tool's
@@ -98,6 +100,23 @@ func TestHiddenToolLooksUnknown(t *testing.T) {
 
 	// /metrics shows a caller the series of the tools it sees.
 	all := map[string]string{"Authorization": "Bearer " + iss.token(t, jose.ES256, "carol", "notes:use notes:read notes:write")}
+
+	// /healthz's catalog fingerprint is that of the tools the caller sees:
+	// the whole catalog's would tell one who sees none that hidden tools
+	// exist, and when they change.
+	fingerprint := func(who map[string]string) string {
+		var h struct{ Catalog string }
+		json.Unmarshal([]byte(do(t, "GET", url+"/healthz", "", who).body), &h)
+		return h.Catalog
+	}
+	none, _ := (&catalog.Catalog{}).FingerprintOfTools()
+	whole, some := fingerprint(all), fingerprint(user)
+	if got := fingerprint(outsider); got != none {
+		t.Errorf("/healthz for a caller who sees no tool has the fingerprint %s, want %s, an empty catalog's", got, none)
+	}
+	if whole == none || some == none || some == whole || !strings.HasPrefix(whole, "sha256:") {
+		t.Errorf("/healthz fingerprints: every tool %s, some %s, none %s; want three different ones", whole, some, none)
+	}
 	for _, tool := range []string{"list_notes", "write_note"} {
 		if r := call(tool, all); r.status != 200 {
 			t.Fatalf("%s with every scope: %d %s", tool, r.status, r.body)

@@ -65,6 +65,9 @@ type HTTPOptions struct {
 	// The events are kept in this process, at most SSEStoreBytes of them:
 	// behind a load balancer, sessions must stick to their replica, as they
 	// must anyway. Not with Stateless, which has no sessions to resume.
+	// The closing is a middleware of the mcp.Server: serve one server
+	// through one handler with it, as a second handler without it has no
+	// store to resume from.
 	SSEPollAfter, SSEPollRetry time.Duration
 }
 
@@ -75,17 +78,21 @@ type HTTPOptions struct {
 func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	auth := bearer(opts.Token)
+	mcpAuth := auth
 	// Duplicate keys are refused before anything reads the body: each
 	// reader in front would otherwise pick its own of the two.
 	var endpoint http.Handler = rejectDuplicateKeys(newMCPEndpoint(rt, srv, opts))
 	if v := opts.OAuth; v != nil {
-		auth = oauthGuard(v)
+		// Only MCP needs go-sdk's TokenInfo; /v1/ and /metrics read the
+		// caller that v.Middleware put in the context, and skip the
+		// second parse of the header and the TokenInfo made per request.
+		auth, mcpAuth = v.Middleware, oauthGuard(v)
 		endpoint = rt.mcpScopeCheck(v, endpoint)
 		meta := v.MetadataHandler(func() []string { return CatalogScopes(rt.Snapshot().Catalog) })
 		mux.Handle("GET "+oauth.MetadataPath, meta)
 		mux.Handle("GET "+oauth.MetadataPath+"/mcp", meta)
 	}
-	mux.Handle("/mcp", auth(endpoint))
+	mux.Handle("/mcp", mcpAuth(endpoint))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token, opts.OAuth))
@@ -299,7 +306,7 @@ func newEnvelopeValidator() *Validator {
 	args := v.fields[v.byName["arguments"]]
 	args.t, args.kindText = kindJSON, "an object, or a JSON string holding one"
 	args.compileMessages()
-	v.whole = "the body"
+	v.whole, v.wholeIs = "the body", "is"
 	return v
 }
 
@@ -393,15 +400,20 @@ func (rt *Runtime) healthHandler(token string, verifier *oauth.Verifier) http.Ha
 			return
 		}
 		snap := rt.Snapshot()
-		// An OAuth caller counts the tools it sees: the count of all would
-		// tell it that hidden ones exist.
+		// An OAuth caller counts the tools it sees, and gets the
+		// fingerprint of those: the count or the fingerprint of all would
+		// tell it that hidden ones exist, and when they change.
 		tools := 0
 		for _, e := range snap.byName {
 			if allows(caller, e.tool) {
 				tools++
 			}
 		}
-		writeJSON(w, code, map[string]any{"status": status, "tools": tools, "catalog": snap.Catalog.Fingerprint})
+		fingerprint := snap.Catalog.Fingerprint
+		if tools < len(snap.byName) {
+			fingerprint, _ = visibleCatalog(caller, snap.Catalog).FingerprintOfTools() // a sealed catalog's parts always encode
+		}
+		writeJSON(w, code, map[string]any{"status": status, "tools": tools, "catalog": fingerprint})
 	})
 }
 

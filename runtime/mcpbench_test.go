@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/http"
 	"net/http/httptest"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -152,4 +153,151 @@ func benchMCPCalls(b *testing.B, url, rev string, clients int) {
 		b.ReportMetric(float64(all[len(all)*99/100].Microseconds()), "p99-µs")
 	}
 	b.ReportMetric(0, "ns/op")
+}
+
+// BenchmarkMCPRevisionsPaired measures what BenchmarkMCPRevisions does in
+// a form that a loaded machine disturbs less: for each client count and
+// revision, the clients of ref, local and plugin stay connected, and many
+// short rounds (TOOLC_MCP_ROUNDS, default 15, each a slice of
+// TOOLC_MCP_SLICE, default 300ms, per server) alternate between the three
+// servers, rotating which goes first. It reports, per server, the median
+// over the rounds of calls/s, p50 and p99, the median of each round's
+// ratio to ref, and the 1-minute load average before and after. Each
+// sub-benchmark runs its rounds once: run it with -benchtime 1x.
+func BenchmarkMCPRevisionsPaired(b *testing.B) {
+	setup(b)
+	rounds, slice := 15, 300*time.Millisecond
+	if v := os.Getenv("TOOLC_MCP_ROUNDS"); v != "" {
+		fmt.Sscan(v, &rounds)
+	}
+	if v := os.Getenv("TOOLC_MCP_SLICE"); v != "" {
+		if d, err := time.ParseDuration(v); err == nil {
+			slice = d
+		}
+	}
+	servers := []struct {
+		name string
+		url  string
+	}{
+		{"ref", refMCPServer(b)},
+		{"local", toolcMCPServer(b, runtime.Local(sayHandler()))},
+		{"plugin", toolcMCPServer(b, startFaulty(b))},
+	}
+	for _, clients := range []int{1, 8, 64} {
+		for _, rev := range revisions {
+			b.Run(fmt.Sprintf("clients=%d/rev=%s", clients, rev), func(b *testing.B) {
+				load0 := loadAverage()
+				sessions := make([][]*mcp.ClientSession, len(servers))
+				for i, srv := range servers {
+					sessions[i] = connectBenchClients(b, srv.url, rev, clients)
+					callFor(b, sessions[i], slice/3) // warm up: connections, pools, stacks
+				}
+				rate := make([][]float64, len(servers))
+				p50 := make([][]float64, len(servers))
+				p99 := make([][]float64, len(servers))
+				ratio := make([][]float64, len(servers))
+				for r := range rounds {
+					this := make([]float64, len(servers))
+					for k := range servers {
+						i := (k + r) % len(servers)
+						calls, lat := callFor(b, sessions[i], slice)
+						this[i] = calls
+						rate[i] = append(rate[i], calls)
+						p50[i] = append(p50[i], float64(lat[len(lat)/2].Microseconds()))
+						p99[i] = append(p99[i], float64(lat[len(lat)*99/100].Microseconds()))
+					}
+					for i := range servers {
+						ratio[i] = append(ratio[i], this[i]/this[0])
+					}
+				}
+				load1 := loadAverage()
+				for i, srv := range servers {
+					b.ReportMetric(medianOf(rate[i]), srv.name+"-calls/s")
+					b.ReportMetric(medianOf(p50[i]), srv.name+"-p50-µs")
+					b.ReportMetric(medianOf(p99[i]), srv.name+"-p99-µs")
+					if i > 0 {
+						b.ReportMetric(medianOf(ratio[i]), srv.name+"/ref")
+					}
+				}
+				b.ReportMetric(load0, "load-before")
+				b.ReportMetric(load1, "load-after")
+				b.ReportMetric(0, "ns/op")
+				b.Logf("%d rounds of %s: calls/s ref %v local %v plugin %v", rounds, slice, quartiles(rate[0]), quartiles(rate[1]), quartiles(rate[2]))
+			})
+		}
+	}
+}
+
+// connectBenchClients connects n go-sdk clients at rev to url.
+func connectBenchClients(b *testing.B, url, rev string, n int) []*mcp.ClientSession {
+	sessions := make([]*mcp.ClientSession, n)
+	for i := range sessions {
+		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
+		s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.Cleanup(func() { s.Close() })
+		sessions[i] = s
+	}
+	return sessions
+}
+
+// callFor calls say from every session at once, one call after another,
+// for d, and returns the calls per second and every call's latency,
+// sorted.
+func callFor(b *testing.B, sessions []*mcp.ClientSession, d time.Duration) (float64, []time.Duration) {
+	params := &mcp.CallToolParams{Name: mcpName(b, "say"), Arguments: benchArgs}
+	latencies := make([][]time.Duration, len(sessions))
+	start := time.Now()
+	end := start.Add(d)
+	var wg sync.WaitGroup
+	for i, s := range sessions {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for time.Now().Before(end) {
+				t := time.Now()
+				res, err := s.CallTool(context.Background(), params)
+				latencies[i] = append(latencies[i], time.Since(t))
+				if err != nil || res.IsError {
+					b.Error(res, err)
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	all := slices.Concat(latencies...)
+	slices.Sort(all)
+	if len(all) == 0 {
+		b.Fatal("no call finished")
+	}
+	return float64(len(all)) / took.Seconds(), all
+}
+
+// loadAverage is the 1-minute load average, or -1 where there is no
+// /proc/loadavg.
+func loadAverage() float64 {
+	data, err := os.ReadFile("/proc/loadavg")
+	if err != nil {
+		return -1
+	}
+	var l float64
+	fmt.Sscan(string(data), &l)
+	return l
+}
+
+func medianOf(xs []float64) float64 {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return s[len(s)/2]
+}
+
+// quartiles is the lower quartile, median and upper quartile of xs, rounded.
+func quartiles(xs []float64) [3]int {
+	s := slices.Clone(xs)
+	slices.Sort(s)
+	return [3]int{int(s[len(s)/4]), int(s[len(s)/2]), int(s[len(s)*3/4])}
 }

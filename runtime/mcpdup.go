@@ -3,6 +3,7 @@ package runtime
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -26,15 +27,10 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxMCPBody))
-		if err != nil {
-			writeJSONError(w, http.StatusBadRequest, "reading the body: "+err.Error())
+		body, ok := readMCPBody(w, r)
+		if !ok {
 			return
 		}
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
 		if problem, inParams, ok := duplicateKey(body); ok {
 			code, what := -32600, "request"
 			if inParams {
@@ -54,6 +50,38 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 		}
 		next.ServeHTTP(w, r)
 	})
+}
+
+// mcpBody is an MCP POST body read whole and put back for the handlers
+// after (go-sdk reads it as the body): the revision router and the error
+// answers take its bytes from here instead of reading and copying it again.
+type mcpBody struct {
+	*bytes.Reader
+	data []byte
+}
+
+func (*mcpBody) Close() error { return nil }
+
+// readMCPBody reads r's body once, up to maxMCPBody, and puts it back as an
+// mcpBody; a body already read is not read again. A body over the bound is
+// answered 413 here, as go-sdk would, and ok is false.
+func readMCPBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) {
+	if b, ok := r.Body.(*mcpBody); ok {
+		return b.data, true
+	}
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
+	r.Body.Close()
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		if errors.As(err, &tooLarge) {
+			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
+		} else {
+			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
+		}
+		return nil, false
+	}
+	r.Body = &mcpBody{bytes.NewReader(body), body}
+	return body, true
 }
 
 // maxMCPDepth bounds the nesting of a JSON-RPC message outside a tool's

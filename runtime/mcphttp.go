@@ -1,12 +1,9 @@
 package runtime
 
 import (
-	"bytes"
 	"cmp"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -170,22 +167,14 @@ var serverMethods = map[string]bool{
 	"server/discover": true, "subscriptions/listen": true,
 }
 
-// peek reads a POST body and puts it back for the handler, and returns the
-// message in it, or nil when it is no single JSON-RPC message. A body over
-// the bound is answered 413 here, as go-sdk would, and ok is false.
+// peek returns the message in a POST body (read once, by readMCPBody), or
+// nil when it is no single JSON-RPC message. A body over the bound is
+// answered 413, and ok is false.
 func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (msg *peeked, ok bool) {
-	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxMCPBody))
-	r.Body.Close()
-	if err != nil {
-		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
-			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
-		} else {
-			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
-		}
+	body, ok := readMCPBody(w, r)
+	if !ok {
 		return nil, false
 	}
-	r.Body = io.NopCloser(bytes.NewReader(body))
 	msg = new(peeked)
 	if json.Unmarshal(body, msg) != nil {
 		return nil, true
@@ -242,9 +231,10 @@ func (e *mcpEndpoint) reject(w http.ResponseWriter, r *http.Request, status, cod
 	var msg struct {
 		ID json.RawMessage `json:"id"`
 	}
-	if r.Method == http.MethodPost {
-		body, _ := io.ReadAll(io.LimitReader(r.Body, maxMCPBody))
-		json.Unmarshal(body, &msg)
+	// Every POST reaches the endpoint through rejectDuplicateKeys, which
+	// read its body.
+	if b, ok := r.Body.(*mcpBody); ok {
+		json.Unmarshal(b.data, &msg)
 	}
 	if len(msg.ID) == 0 {
 		msg.ID = json.RawMessage("null")

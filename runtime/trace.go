@@ -93,6 +93,11 @@ type callSpan struct {
 	// kind and err are what the runtime made of the call.
 	kind string
 	err  error
+	// claimed is set by the CallWithEvents that runs the call. A call
+	// that its handler makes, with the handler's context, finds the span
+	// claimed and makes a span of its own, a child, rather than writing
+	// over its caller's.
+	claimed bool
 }
 
 type callSpanKey struct{}

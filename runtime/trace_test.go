@@ -6,7 +6,7 @@ import (
 	"encoding/hex"
 	"fmt"
 	"net/http"
-	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -19,6 +19,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolc/toolc/internal/otlptest"
+	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -155,9 +156,12 @@ func TestTraceHTTPCall(t *testing.T) {
 		})
 	}
 
-	// Without a traceparent, the call starts a trace.
-	do(t, "POST", ts.URL+"/v1/call", `{"name": "add", "arguments": {"a": 1, "b": 2}}`, nil)
-	wantSpan(t, onlySpan(t, rec, &seen), "execute_tool add", trace.SpanKindServer, nil, map[attribute.Key]string{"toolc.outcome": "ok"})
+	// Without a traceparent, or with one that is not W3C's, the call
+	// starts a trace.
+	for _, header := range []map[string]string{nil, {"traceparent": "00-not-a-trace-01"}, {"traceparent": "00-00000000000000000000000000000000-00f067aa0ba902b7-01"}} {
+		do(t, "POST", ts.URL+"/v1/call", `{"name": "add", "arguments": {"a": 1, "b": 2}}`, header)
+		wantSpan(t, onlySpan(t, rec, &seen), "execute_tool add", trace.SpanKindServer, nil, map[attribute.Key]string{"toolc.outcome": "ok"})
+	}
 
 	// A direct Call, as toolc call and an embedding service make, has a
 	// span of its own, the child of the caller's.
@@ -319,8 +323,8 @@ func TestTraceAcrossPlugin(t *testing.T) {
 	if ps.SpanID != res.StructuredContent["span_id"] {
 		t.Errorf("the plugin exported span %s, but the handler ran in %v", ps.SpanID, res.StructuredContent["span_id"])
 	}
-	if want := filepath.Base(fixture.bin.Path); ps.Service != want {
-		t.Errorf("the plugin's spans are of service %q, want its binary's name %q", ps.Service, want)
+	if ps.Service != "faulty" {
+		t.Errorf("the plugin's spans are of service %q, want its service's name, faulty", ps.Service)
 	}
 	if id := attrsOf(server)["gen_ai.tool.call.id"]; id == "" || ps.Attrs["gen_ai.tool.call.id"] != id || ps.Attrs["gen_ai.tool.name"] != "trace_context" {
 		t.Errorf("the plugin's span has attributes %v, want the call ID %q of the server's", ps.Attrs, id)
@@ -387,4 +391,50 @@ func TestTraceOAuthCaller(t *testing.T) {
 	}
 	wantSpan(t, onlySpan(t, rec, &seen), "tools/call guarded_write_note", trace.SpanKindServer, &parent, map[attribute.Key]string{
 		"enduser.id": "alice", "toolc.outcome": "protocol_error", "error.type": "403", "mcp.method.name": "tools/call"})
+}
+
+// TestTraceNestedCall: a handler that calls another tool with its own
+// context makes a second span, the child of its call's, and leaves its
+// call's span as it was.
+func TestTraceNestedCall(t *testing.T) {
+	setup(t)
+	tp, rec := recordSpans(t)
+	rt := runtime.New(runtime.Options{TracerProvider: tp})
+	cat, err := fixture.cat.Select("add", "route")
+	if err != nil {
+		t.Fatal(err)
+	}
+	route := plugins.Handle("route", func(ctx context.Context, req struct{ Region string }) (*plugins.Result, error) {
+		res, err := rt.Call(ctx, "add", []byte(`{"a": 1, "b": 2}`))
+		if err != nil || res.IsError {
+			return nil, fmt.Errorf("add: %v %v", res, err)
+		}
+		return plugins.Text("to " + req.Region), nil
+	})
+	add := plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
+		return plugins.JSON(map[string]int{"sum": req.A + req.B})
+	})
+	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"inproc": runtime.Local(add, route)}); err != nil {
+		t.Fatal(err)
+	}
+	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	parent := newTraceparent(t)
+	if r := do(t, "POST", ts.URL+"/v1/call", `{"name": "route", "arguments": {"region": "eu"}}`, map[string]string{"traceparent": parent.header}); r.status != 200 || strings.Contains(r.body, `"isError":true`) {
+		t.Fatalf("%d %s", r.status, r.body)
+	}
+	for deadline := time.Now().Add(2 * time.Second); len(rec.Ended()) < 2 && time.Now().Before(deadline); {
+		time.Sleep(time.Millisecond)
+	}
+	ended := rec.Ended()
+	if len(ended) != 2 {
+		t.Fatalf("spans %v, want the nested call's and the call's", spanNames(ended))
+	}
+	inner, outer := ended[0], ended[1]
+	wantSpan(t, outer, "execute_tool route", trace.SpanKindServer, &parent, map[attribute.Key]string{"toolc.tool": "route", "toolc.outcome": "ok"})
+	if a := attrsOf(inner); inner.Name() != "execute_tool add" || inner.SpanKind() != trace.SpanKindInternal || a["toolc.tool"] != "add" || a["toolc.outcome"] != "ok" {
+		t.Errorf("the nested call's span %q of kind %v has %v", inner.Name(), inner.SpanKind(), a)
+	}
+	if inner.Parent().SpanID() != outer.SpanContext().SpanID() {
+		t.Errorf("the nested call's span has parent %s, want the call's %s", inner.Parent().SpanID(), outer.SpanContext().SpanID())
+	}
 }

@@ -31,8 +31,8 @@ type Validator struct {
 	defaultsLen int
 	// whole names the message as a whole in problems about it: "the
 	// arguments" ("the arguments are not valid JSON"), or "the body" for
-	// the envelope of POST /v1/call.
-	whole string
+	// the envelope of POST /v1/call; wholeIs is its verb, "are" or "is".
+	whole, wholeIs string
 }
 
 // fieldSpec is one field, compiled for checking.
@@ -206,7 +206,7 @@ func kindOf(t catalog.Type) fieldKind {
 // It fails on a message that the compiler would not have let through, such
 // as a pattern that does not compile or a field of unknown type.
 func NewValidator(req *catalog.Message) (*Validator, error) {
-	v := &Validator{byName: make(map[string]int, len(req.Fields)), whole: "the arguments"}
+	v := &Validator{byName: make(map[string]int, len(req.Fields)), whole: "the arguments", wholeIs: "are"}
 	for _, f := range req.Fields {
 		fs, err := compileField(f)
 		if err != nil {

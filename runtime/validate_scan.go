@@ -546,7 +546,7 @@ func (c *argsCheck) err() *ValidationError {
 // syntax reports JSON that does not parse; it replaces any other problem.
 func (c *argsCheck) syntax(i int, msg string) {
 	c.reset()
-	c.beginArgs().say(c.v.whole).say(" are not valid JSON: ").say(msg).at(i)
+	c.beginArgs().say(c.v.whole).say(" ").say(c.v.wholeIs).say(" not valid JSON: ").say(msg).at(i)
 }
 
 // at says where offset i is in the input: ` at offset 12, near "x}"`.
@@ -1491,7 +1491,7 @@ func (c *argsCheck) skip(i, depth int) int {
 		case ch == '{' || ch == '[':
 			if depth+n+1 > maxArgsDepth {
 				c.reset()
-				c.beginArgs().say(c.v.whole).say(" are nested too deeply: more than ").sayInt(maxArgsDepth).say(" levels of arrays and objects")
+				c.beginArgs().say(c.v.whole).say(" ").say(c.v.wholeIs).say(" nested too deeply: more than ").sayInt(maxArgsDepth).say(" levels of arrays and objects")
 				return -1
 			}
 			if ch == '{' {

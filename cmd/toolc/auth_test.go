@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"crypto/ecdsa"
 	"crypto/elliptic"
 	"crypto/rand"
@@ -9,7 +8,6 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
-	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -79,29 +77,7 @@ func TestServeOAuth(t *testing.T) {
 	defer as.Close()
 	const resource = "https://tools.example/mcp"
 
-	cmd := toolcCmd(t, "serve", "--http", "127.0.0.1:0", "--auth-issuer", issuer, "--auth-resource", resource, faultyPattern)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	defer cmd.Process.Kill()
-	var all lockedBuffer
-	lines := bufio.NewScanner(stderr)
-	addr := regexp.MustCompile(`serving MCP on (http://\S+)/mcp`)
-	var url string
-	for url == "" && lines.Scan() {
-		all.Write([]byte(lines.Text() + "\n"))
-		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("toolc serve did not say where it serves:\n%s", all.String())
-	}
-	go io.Copy(&all, stderr)
+	_, url, all := startServeHTTP(t, "--auth-issuer", issuer, "--auth-resource", resource, faultyPattern)
 
 	get := func(path, token string, body string) (int, string, http.Header) {
 		method := "GET"

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/base64"
 	"encoding/json"
@@ -11,7 +10,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"sync"
@@ -89,25 +87,8 @@ func startAuthServe(t *testing.T) *authServe {
 	s.as = as
 	s.cmd = toolcCmd(t, "serve", "--http", fmt.Sprintf("127.0.0.1:%d", port), "--auth-issuer", as.Issuer, "--auth-resource", s.resource, notesPattern)
 	s.cmd.Env = append(s.cmd.Env, "TOOLC_TOKEN=") // the last one wins
-	pipe, err := s.cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := s.cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { s.cmd.Process.Kill(); s.cmd.Wait() })
-	lines := bufio.NewScanner(pipe)
-	serving := regexp.MustCompile(`serving MCP on http://\S+/mcp`)
-	for lines.Scan() {
-		s.stderr.Write([]byte(lines.Text() + "\n"))
-		if serving.MatchString(lines.Text()) {
-			go io.Copy(s.stderr, pipe)
-			return s
-		}
-	}
-	t.Fatalf("toolc serve did not start:\n%s", s.stderr)
-	return nil
+	_, s.stderr = startServeCmd(t, s.cmd)
+	return s
 }
 
 // token gets a client credentials token for one of scopeSets' clients.
@@ -532,11 +513,62 @@ func runCallers(t *testing.T, s *authServe, n, rounds int, report func(i, round 
 				if err == nil {
 					err = s.checkCaller(client, tok, set.tools, fmt.Sprintf("c%d-r%d", i, round))
 				}
+				if err == nil {
+					err = s.checkMCP(client, tok, set.tools, fmt.Sprintf("m%d-r%d", i, round))
+				}
 				report(i, round, err)
 			}
 		}()
 	}
 	wg.Wait()
+}
+
+// bearer adds a token to every request, as a client that got it out of
+// band does.
+type bearer struct {
+	token string
+	next  http.RoundTripper
+}
+
+func (b bearer) RoundTrip(r *http.Request) (*http.Response, error) {
+	r = r.Clone(r.Context())
+	r.Header.Set("Authorization", "Bearer "+b.token)
+	return b.next.RoundTrip(r)
+}
+
+// checkMCP is checkCaller over MCP, with go-sdk's client: tools/list must
+// be want, and a call of each tool in it must answer for id.
+func (s *authServe) checkMCP(client *http.Client, token string, want []string, id string) error {
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	hc := &http.Client{Transport: bearer{token, client.Transport}, Timeout: client.Timeout}
+	if hc.Transport.(bearer).next == nil {
+		hc.Transport = bearer{token, http.DefaultTransport}
+	}
+	session, err := mcp.NewClient(&mcp.Implementation{Name: "load", Version: "1"}, nil).Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.resource, HTTPClient: hc}, nil)
+	if err != nil {
+		return fmt.Errorf("MCP connect: %v", err)
+	}
+	defer session.Close()
+	list, err := session.ListTools(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("MCP tools/list: %v", err)
+	}
+	if got := toolNames(list); !slices.Equal(got, append([]string{}, want...)) {
+		return fmt.Errorf("MCP tools/list shows %v, want %v", got, want)
+	}
+	for _, tool := range want {
+		args := map[string]any{"id": id}
+		if tool == "list_notes" {
+			args = map[string]any{}
+		}
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "notes_" + tool, Arguments: args})
+		wantText := map[string]string{"list_notes": "notes: n1 n2", "read_note": "read " + id, "write_note": "wrote " + id}[tool]
+		if err != nil || res.IsError || resultText(res) != wantText {
+			return fmt.Errorf("MCP %s: %v %v, want %q", tool, res, err, wantText)
+		}
+	}
+	return nil
 }
 
 func tail(s string, n int) string {

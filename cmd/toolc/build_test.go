@@ -200,18 +200,22 @@ schema.#Service & {
 func TestExportExamples(t *testing.T) {
 	tmp := t.TempDir()
 	contracts, err := filepath.Glob(filepath.Join(repoRoot, "examples", "*", "*.cue"))
+	// examples/embed keeps its contract in examples/embed/notes.
+	deeper, _ := filepath.Glob(filepath.Join(repoRoot, "examples", "*", "*", "*.cue"))
+	contracts = append(contracts, deeper...)
 	if err != nil || len(contracts) == 0 {
 		t.Fatalf("no examples: %v", err)
 	}
 	seen := map[string]bool{}
 	for _, c := range contracts {
-		ex := filepath.Base(filepath.Dir(c))
+		rel, _ := filepath.Rel(filepath.Join(repoRoot, "examples"), c)
+		ex, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
 		if seen[ex] {
 			continue
 		}
 		seen[ex] = true
 		cat := filepath.Join(tmp, ex+".json")
-		if r := toolc(t, repoRoot, "build", "-o", cat, "./examples/"+ex); r.status != 0 {
+		if r := toolc(t, repoRoot, "build", "-o", cat, "./examples/"+ex+"/..."); r.status != 0 {
 			t.Fatalf("build %s = %d\n%s", ex, r.status, r.stderr)
 		}
 		for _, target := range targets {
@@ -226,7 +230,7 @@ func TestExportExamples(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				r := toolc(t, repoRoot, append(args, "./examples/"+ex)...)
+				r := toolc(t, repoRoot, append(args, "./examples/"+ex+"/...")...)
 				if r.status != 0 || r.stdout != string(want) {
 					t.Errorf("toolc %s ./examples/%s = %d, and stdout is not %s.json\n%s", strings.Join(args, " "), ex, r.status, golden, r.stderr)
 				}

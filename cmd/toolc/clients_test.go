@@ -19,6 +19,8 @@ import (
 	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
 	mcpgotypes "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/internal/testsync"
 )
 
 // The real-client tests drive MCP clients of other implementations, with
@@ -101,8 +103,10 @@ func goSDKClient(t *testing.T, revision string, transport mcp.Transport) *realCl
 
 // mcpGoClient starts and initializes a mark3labs/mcp-go client with its
 // default options, and opens a listen stream on a 2026-07-28 connection
-// (on a legacy one, notifications come on the session's stream).
-func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string) *realClient {
+// (on a legacy one, notifications come on the session's stream). ready,
+// if not nil, runs between the start and the initialization (see
+// TestRealClientsStdio).
+func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string, ready func()) *realClient {
 	t.Helper()
 	c := &realClient{name: "mcp-go", changed: make(chan struct{}, 1)}
 	mcpgo.WithElicitationHandler(answerAda{})(client)
@@ -117,6 +121,9 @@ func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string) *realC
 		t.Fatalf("mcp-go start: %v", err)
 	}
 	t.Cleanup(func() { client.Close() })
+	if ready != nil {
+		ready()
+	}
 	var init mcpgotypes.InitializeRequest
 	init.Params.ClientInfo = mcpgotypes.Implementation{Name: "toolc-mcp-go", Version: "1"}
 	if _, err := client.Initialize(ctx, init); err != nil {
@@ -353,7 +360,7 @@ func TestRealClientsHTTP(t *testing.T) {
 	clients := []*realClient{
 		goSDKClient(t, "2026-07-28", &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}),
 		goSDKClient(t, "2025-11-25", &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}),
-		mcpGoClient(t, mcpGoHTTP, "2026-07-28"),
+		mcpGoClient(t, mcpGoHTTP, "2026-07-28", nil),
 	}
 	if os.Getenv("TOOLC_NODE") != "" || os.Getenv("TOOLC_TS_SDK") != "" || os.Getenv("TOOLC_REQUIRE_NODE") != "" {
 		clients = append(clients, tsClient(t, dir, s.url))
@@ -365,24 +372,37 @@ func TestRealClientsHTTP(t *testing.T) {
 
 // TestRealClientsStdio: each client starts its own toolc dev --stdio on
 // the one project, and each process reloads on the one edit.
+//
+// mcp-go probes with server/discover for 5 s, and takes a server that has
+// not answered by then for a legacy one. toolc dev reads standard input
+// once its first build is done, which on a loaded machine takes longer,
+// so the test initializes mcp-go once its toolc dev has said that it
+// loaded: the client keeps its default options, and the build's time is
+// not the client's to wait out.
 func TestRealClientsStdio(t *testing.T) {
 	t.Parallel()
 	dir := newDevProject(t)
-	dev := func() *exec.Cmd {
+	dev := func(stderr io.Writer) *exec.Cmd {
 		cmd := exec.Command(toolcBin, "dev", "--stdio", "./...")
 		cmd.Dir = dir
 		cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
-		cmd.Stderr = io.Discard
+		cmd.Stderr = stderr
 		return cmd
 	}
+	mcpGoStderr := &lockedBuffer{}
 	mcpGoStdio := mcpgo.NewClient(mcpgotransport.NewStdioWithOptions(toolcBin, nil, []string{"dev", "--stdio", "./..."},
 		mcpgotransport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
-			return dev(), nil
+			return dev(mcpGoStderr), nil
 		})))
+	loaded := func() {
+		testsync.WaitFor(t, devWait, "mcp-go's toolc dev --stdio to load", func() bool {
+			return strings.Contains(mcpGoStderr.String(), "toolc dev: reloaded in ")
+		})
+	}
 	clients := []*realClient{
-		goSDKClient(t, "2026-07-28", &mcp.CommandTransport{Command: dev()}),
-		goSDKClient(t, "2025-11-25", &mcp.CommandTransport{Command: dev()}),
-		mcpGoClient(t, mcpGoStdio, "2026-07-28"),
+		goSDKClient(t, "2026-07-28", &mcp.CommandTransport{Command: dev(io.Discard)}),
+		goSDKClient(t, "2025-11-25", &mcp.CommandTransport{Command: dev(io.Discard)}),
+		mcpGoClient(t, mcpGoStdio, "2026-07-28", loaded),
 	}
 	if os.Getenv("TOOLC_NODE") != "" || os.Getenv("TOOLC_TS_SDK") != "" || os.Getenv("TOOLC_REQUIRE_NODE") != "" {
 		clients = append(clients, tsClient(t, dir, toolcBin, "dev", "--stdio", "./..."))

@@ -1,15 +1,13 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
-	"os/exec"
-	"regexp"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -20,36 +18,6 @@ import (
 
 	"github.com/toolc/toolc/internal/testsync"
 )
-
-// startServeHTTP starts toolc serve over HTTP on a free port with args
-// and returns its URL and its stderr so far and to come.
-func startServeHTTP(t *testing.T, args ...string) (*exec.Cmd, string, *lockedBuffer) {
-	t.Helper()
-	cmd := toolcCmd(t, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	all := &lockedBuffer{}
-	lines := bufio.NewScanner(stderr)
-	addr := regexp.MustCompile(`serving MCP on (http://\S+)/mcp`)
-	var url string
-	for url == "" && lines.Scan() {
-		all.Write([]byte(lines.Text() + "\n"))
-		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
-			url = m[1]
-		}
-	}
-	if url == "" {
-		t.Fatalf("toolc serve did not say where it serves:\n%s", all.String())
-	}
-	go io.Copy(all, stderr)
-	return cmd, url, all
-}
 
 // callAnswer is what a /v1/call answered.
 type callAnswer struct {
@@ -82,11 +50,52 @@ func postCall(url, name, args string) callAnswer {
 	return a
 }
 
+// heldCalls holds the faulty plugin's sleep calls that name its
+// directory (the hold argument) until the test releases them: each call
+// says that it is in flight with a file of its own there, and sleeps its
+// ms only after the release. A test that needs calls in flight at a
+// moment of its choosing waits for them to say so, instead of guessing how
+// long they take to arrive on a loaded machine.
+type heldCalls struct{ dir string }
+
+func newHeldCalls(t *testing.T) *heldCalls { return &heldCalls{dir: t.TempDir()} }
+
+// args are the sleep tool's arguments for a held call of ms.
+func (h *heldCalls) args(ms int) string {
+	data, _ := json.Marshal(map[string]any{"ms": ms, "hold": h.dir})
+	return string(data)
+}
+
+// waitStarted waits until n calls are in their handler.
+func (h *heldCalls) waitStarted(t *testing.T, n int) {
+	t.Helper()
+	testsync.WaitFor(t, time.Minute, fmt.Sprintf("%d held calls in their handler", n), func() bool {
+		started, _ := filepath.Glob(filepath.Join(h.dir, "started-*"))
+		return len(started) >= n
+	})
+}
+
+// release lets the held calls go on to sleep.
+func (h *heldCalls) release(t *testing.T) {
+	t.Helper()
+	if err := os.WriteFile(filepath.Join(h.dir, "release"), nil, 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestServeDrainsOnSIGTERM: calls in flight when toolc serve gets SIGTERM
 // finish within the grace period; one that runs past it is told so, not
 // that its handler is being restarted; a call that arrives during the
 // drain is refused with 503. TOOLC_DRAIN_CALLS adds that many short calls
 // to the ones in flight, for the figures in BENCHMARKS.md.
+//
+// The calls are held in their handler until after SIGTERM and the late
+// call, so every one is in flight at SIGTERM however slowly it arrived;
+// their sleeps start at the release. The grace periods leave seconds
+// between the longest call that must finish and the end of the grace, as
+// the release and the answers take their time on a loaded machine: the
+// grace is the behaviour under test, and a call meant to finish within it
+// must not miss it by a scheduling delay.
 func TestServeDrainsOnSIGTERM(t *testing.T) {
 	t.Parallel()
 	extra := 20
@@ -101,12 +110,13 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 		calls []int
 		over  map[int]bool
 	}{
-		{name: "all within the grace period", grace: "10s", calls: []int{3000, 8000}},
-		{name: "one past the grace period", grace: "2s", calls: []int{1000, 5000}, over: map[int]bool{5000: true}},
+		{name: "all within the grace period", grace: "15s", calls: []int{3000, 8000}},
+		{name: "one past the grace period", grace: "5s", calls: []int{1000, 600000}, over: map[int]bool{600000: true}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
 			cmd, url, stderr := startServeHTTP(t, "--grace", tc.grace, faultyPattern)
+			held := newHeldCalls(t)
 			calls := tc.calls
 			if tc.over == nil {
 				for i := range extra {
@@ -119,14 +129,12 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					a := postCall(url, "sleep", fmt.Sprintf(`{"ms":%d}`, ms))
+					a := postCall(url, "sleep", held.args(ms))
 					a.ms = ms
 					answers <- a
 				}()
 			}
-			// Every call is in flight (the toolc_calls_total of none has
-			// moved) a moment after it was sent; the shortest lasts 200ms.
-			time.Sleep(150 * time.Millisecond)
+			held.waitStarted(t, len(calls))
 			sent := time.Now()
 			if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 				t.Fatal(err)
@@ -136,6 +144,7 @@ func TestServeDrainsOnSIGTERM(t *testing.T) {
 			if a := postCall(url, "echo", `{"text":"late"}`); a.status != http.StatusServiceUnavailable || !strings.Contains(a.text, "shutting down") {
 				t.Errorf("a call during the drain = %+v, want 503 saying the server is shutting down", a)
 			}
+			held.release(t)
 			wg.Wait()
 			close(answers)
 			lost := 0
@@ -194,14 +203,19 @@ func TestServeStdioDrainsOnSIGTERM(t *testing.T) {
 		err error
 	}
 	answers := make(chan answer, 1)
+	held := newHeldCalls(t)
 	go func() {
-		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: mcpToolName(t, faultyMCPTools(t), "sleep"), Arguments: map[string]any{"ms": 1500}})
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: mcpToolName(t, faultyMCPTools(t), "sleep"), Arguments: map[string]any{"ms": 1500, "hold": held.dir}})
 		answers <- answer{res, err}
 	}()
-	time.Sleep(500 * time.Millisecond)
+	// The call sleeps only once released, after SIGTERM: it is in flight
+	// then, however long it took to arrive.
+	held.waitStarted(t, 1)
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
+	testsync.WaitFor(t, 10*time.Second, "the drain to begin", func() bool { return strings.Contains(stderr.String(), "shutting down") })
+	held.release(t)
 	a := <-answers
 	if a.err != nil {
 		t.Fatalf("the call in flight at SIGTERM: %v\nstderr:\n%s", a.err, stderr.String())

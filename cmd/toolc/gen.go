@@ -87,12 +87,7 @@ func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
 			continue
 		}
 		owner[path] = svc.Name
-		pkg, err := gogen.PackageName(filepath.Dir(path))
-		if err != nil {
-			fmt.Fprintf(e.stderr, "toolc gen go: the handler of %s: %v\n", svc.Name, err)
-			return nil, exitUsage
-		}
-		src, err := gogen.Generate(svc, pkg)
+		gen, err := gogen.Files(svc, ".")
 		var gerrs gogen.Errors
 		switch {
 		case errors.As(err, &gerrs):
@@ -102,10 +97,18 @@ func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
 			nerrors += len(gerrs)
 			continue
 		case err != nil:
-			fmt.Fprintf(e.stderr, "toolc gen go: %s: %v\n", svc.Name, err)
+			fmt.Fprintf(e.stderr, "toolc gen go: the handler of %s: %v\n", svc.Name, err)
 			return nil, exitUsage
 		}
-		files = append(files, genFile{path, src})
+		for _, f := range gen {
+			if other, ok := owner[f.Path]; ok && other != svc.Name {
+				fmt.Fprintf(e.stderr, "%s: error: services %s and %s would both generate %s\n", genPos(svc.Pos), other, svc.Name, f.Path)
+				nerrors++
+				continue
+			}
+			owner[f.Path] = svc.Name
+			files = append(files, genFile{f.Path, f.Source})
+		}
 	}
 	if nerrors > 0 {
 		fmt.Fprintf(e.stderr, "toolc gen go: %s; nothing written\n", plural(nerrors, "error"))

@@ -262,6 +262,12 @@ func TestExamplesPass(t *testing.T) {
 	if r.status != 0 {
 		t.Fatalf("toolc check ./examples/... = %d\n%s%s", r.status, r.stdout, r.stderr)
 	}
+	// Every example's handler is a main package, so that the README's
+	// toolc dev ./examples/... can run them all (examples/embed keeps its
+	// tools in a library, and its handler in notes/plugin).
+	if strings.Contains(r.stdout, "[handler]") {
+		t.Errorf("toolc check ./examples/... warns of a handler that toolc dev cannot run:\n%s", r.stdout)
+	}
 }
 
 func TestRulesCommand(t *testing.T) {

@@ -1,15 +1,10 @@
 package main
 
 import (
-	"bufio"
 	"context"
-	"fmt"
-	"io"
 	"net/http"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"regexp"
 	"strings"
 	"sync"
 	"testing"
@@ -87,60 +82,18 @@ func TestScaleOutMRTR(t *testing.T) {
 }
 
 // balance starts three replicas of toolc serve ./examples/conformance with
-// args and haproxy in front of them, and returns the balancer's /mcp.
+// args and haproxy in front of them (haproxyFront), and returns the
+// balancer's /mcp.
 func balance(t *testing.T, haproxy, cache string, args ...string) string {
 	t.Helper()
 	addrs := make([]string, 3)
 	for i := range addrs {
 		cmd := toolcCmd(t, append(append([]string{"serve", "--http", "127.0.0.1:0"}, args...), "./examples/conformance")...)
 		cmd.Env = append(cmd.Env, "TOOLC_CACHE="+cache, "TOOLC_STATE_KEY=")
-		stderr, err := cmd.StderrPipe()
-		if err != nil {
-			t.Fatal(err)
-		}
-		if err := cmd.Start(); err != nil {
-			t.Fatal(err)
-		}
-		t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-		lines := bufio.NewScanner(stderr)
-		addr := regexp.MustCompile(`serving MCP on http://(\S+)/mcp`)
-		for addrs[i] == "" && lines.Scan() {
-			if m := addr.FindStringSubmatch(lines.Text()); m != nil {
-				addrs[i] = m[1]
-			}
-		}
-		if addrs[i] == "" {
-			t.Fatal("toolc serve did not say where it serves")
-		}
-		go io.Copy(io.Discard, stderr)
+		url, _ := startServeCmd(t, cmd)
+		addrs[i] = strings.TrimPrefix(url, "http://")
 	}
-	front := freePort(t)
-	cfg := fmt.Sprintf(`defaults
-	mode http
-	timeout connect 1s
-	timeout client 30s
-	timeout server 30s
-frontend mcp
-	bind 127.0.0.1:%d
-	default_backend toolc
-backend toolc
-	balance roundrobin
-	http-response set-header X-Served-By %%[srv_name]
-	server r0 %s
-	server r1 %s
-	server r2 %s
-`, front, addrs[0], addrs[1], addrs[2])
-	path := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lb := exec.Command(haproxy, "-db", "-f", path)
-	if err := lb.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { lb.Process.Kill(); lb.Wait() })
-	waitListening(t, fmt.Sprintf("127.0.0.1:%d", front))
-	return fmt.Sprintf("http://127.0.0.1:%d/mcp", front)
+	return haproxyFront(t, haproxy, addrs)
 }
 
 // mrtrClient connects a go-sdk client at 2026-07-28 that answers every

@@ -1,16 +1,14 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
-	"regexp"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
@@ -39,51 +37,7 @@ func TestScaleOut(t *testing.T) {
 	for i := range replicas {
 		replicas[i], addrs[i] = startServe(t)
 	}
-	front := freePort(t)
-	cfg := fmt.Sprintf(`global
-	maxconn 1000
-defaults
-	mode http
-	timeout connect 1s
-	timeout client 30s
-	timeout server 30s
-	retries 3
-	option redispatch
-	retry-on conn-failure empty-response response-timeout
-frontend mcp
-	bind 127.0.0.1:%d
-	default_backend toolc
-backend toolc
-	balance roundrobin
-	option httpchk
-	http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
-	http-response set-header X-Served-By %%[srv_name]
-	stick-table type string len 64 size 100k expire 1h
-	stick store-response res.hdr(Mcp-Session-Id)
-	stick match req.hdr(Mcp-Session-Id)
-	server r0 %s check inter 200ms fall 1 rise 2
-	server r1 %s check inter 200ms fall 1 rise 2
-	server r2 %s check inter 200ms fall 1 rise 2
-`, front, addrs[0], addrs[1], addrs[2])
-	path := filepath.Join(t.TempDir(), "haproxy.cfg")
-	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	lb := exec.Command(haproxy, "-db", "-f", path)
-	lbOut := &lockedBuffer{}
-	lb.Stdout, lb.Stderr = lbOut, lbOut
-	if err := lb.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() {
-		lb.Process.Kill()
-		lb.Wait()
-		if t.Failed() {
-			t.Logf("haproxy:\n%s", lbOut)
-		}
-	})
-	url := fmt.Sprintf("http://127.0.0.1:%d/mcp", front)
-	waitListening(t, fmt.Sprintf("127.0.0.1:%d", front))
+	url := haproxyFront(t, haproxy, addrs)
 
 	// Clients at 2026-07-28, each call a request of its own; served records
 	// which replica answered.
@@ -198,25 +152,62 @@ func (f roundTripFunc) RoundTrip(r *http.Request) (*http.Response, error) { retu
 // it and the address it serves on.
 func startServe(t *testing.T) (*exec.Cmd, string) {
 	t.Helper()
-	cmd := toolcCmd(t, "serve", "--http", "127.0.0.1:0", faultyPattern)
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
+	cmd, url, _ := startServeHTTP(t, faultyPattern)
+	return cmd, strings.TrimPrefix(url, "http://")
+}
+
+// haproxyFront starts haproxy in front of three toolc serve replicas at
+// addrs, in the configuration that README's "Scaling out" gives (round
+// robin, sticky legacy sessions, the health check on /healthz, retries on
+// another replica), and returns its /mcp URL. The X-Served-By header of
+// each response names the replica that answered: r0, r1 or r2.
+func haproxyFront(t *testing.T, haproxy string, addrs []string) string {
+	t.Helper()
+	front := freePort(t)
+	cfg := fmt.Sprintf(`global
+	maxconn 1000
+defaults
+	mode http
+	timeout connect 1s
+	timeout client 30s
+	timeout server 30s
+	retries 3
+	option redispatch
+	retry-on conn-failure empty-response response-timeout
+frontend mcp
+	bind 127.0.0.1:%d
+	default_backend toolc
+backend toolc
+	balance roundrobin
+	option httpchk
+	http-check send meth GET uri /healthz ver HTTP/1.1 hdr Host localhost
+	http-response set-header X-Served-By %%[srv_name]
+	stick-table type string len 64 size 100k expire 1h
+	stick store-response res.hdr(Mcp-Session-Id)
+	stick match req.hdr(Mcp-Session-Id)
+	server r0 %s check inter 200ms fall 1 rise 2
+	server r1 %s check inter 200ms fall 1 rise 2
+	server r2 %s check inter 200ms fall 1 rise 2
+`, front, addrs[0], addrs[1], addrs[2])
+	path := filepath.Join(t.TempDir(), "haproxy.cfg")
+	if err := os.WriteFile(path, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	if err := cmd.Start(); err != nil {
+	lb := exec.Command(haproxy, "-db", "-f", path)
+	lbOut := &lockedBuffer{}
+	lb.Stdout, lb.Stderr = lbOut, lbOut
+	if err := lb.Start(); err != nil {
 		t.Fatal(err)
 	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	lines := bufio.NewScanner(stderr)
-	addr := regexp.MustCompile(`serving MCP on http://(\S+)/mcp`)
-	for lines.Scan() {
-		if m := addr.FindStringSubmatch(lines.Text()); m != nil {
-			go io.Copy(io.Discard, stderr)
-			return cmd, m[1]
+	t.Cleanup(func() {
+		lb.Process.Kill()
+		lb.Wait()
+		if t.Failed() {
+			t.Logf("haproxy:\n%s", lbOut)
 		}
-	}
-	t.Fatal("toolc serve did not say where it serves")
-	return nil, ""
+	})
+	waitListening(t, fmt.Sprintf("127.0.0.1:%d", front))
+	return fmt.Sprintf("http://127.0.0.1:%d/mcp", front)
 }
 
 func freePort(t *testing.T) int {

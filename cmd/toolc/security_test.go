@@ -304,3 +304,58 @@ func TestUnboundedInputs(t *testing.T) {
 		os.Remove(filepath.Join(dir, name))
 	}
 }
+
+// TestSpecialFilesBesideContracts: files that are no contract input but
+// that the CUE loader or go/build would read, in a contract's directory or
+// one above it: a FIFO or a link to /dev/zero named data.json, notes.txt,
+// main.go or .cfg.yaml, and a dangling link. CUE reads any file whose
+// extension it knows whole, up front, when it is not a regular file, and
+// go/build opens every .go file, so before, toolc check blocked for ever
+// on each FIFO and died out of memory on /dev/zero, and failed on the
+// dangling link with a bare [syntax] error. They are passed over now, and
+// toolc gen go, which must know the Go package, names the FIFO.
+func TestSpecialFilesBesideContracts(t *testing.T) {
+	if _, err := os.Stat("/dev/zero"); err != nil {
+		t.Skip("no /dev/zero")
+	}
+	dir := writeFiles(t, map[string]string{"shop/shop.cue": shopContract})
+	for _, name := range []string{"shop/data.json", "shop/.cfg.yaml", "shop/main.go", "fifo.json"} {
+		if err := mkfifo(filepath.Join(dir, name)); err != nil {
+			t.Skip(err)
+		}
+	}
+	for link, target := range map[string]string{"shop/notes.txt": "/dev/zero", "zero.yaml": "/dev/zero", "shop/config.json": "../absent/config.json"} {
+		if err := os.Symlink(target, filepath.Join(dir, link)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	opts := runOpts{dir: dir, timeout: 20 * time.Second, memKiB: 2 << 20}
+	for _, args := range [][]string{{"check", "./shop"}, {"check", "./..."}, {"build", "-o", filepath.Join(t.TempDir(), "c.json"), "./shop"}} {
+		r := toolcRun(t, opts, args...)
+		wantStatus(t, r, exitOK, strings.Join(args, " "))
+	}
+	r := toolcRun(t, opts, "gen", "go", "--check", "./shop")
+	wantStatus(t, r, exitUsage, "gen go --check")
+	wantMatch(t, r.stderr, `shop/main.go is a FIFO, not a regular file`, "gen go --check")
+}
+
+// TestContractMemoryBomb: a contract that computes without bound (a list
+// of a hundred million numbers) is stopped when toolc's memory passes
+// $TOOLC_MAX_MEMORY, with a message and exit 2. CUE has no bound on an
+// evaluation, so before, toolc check grew until the address space ran out
+// and the Go runtime died with "out of memory" and a stack trace: in CI on
+// a pull request, the runner's memory was the contract's to take.
+func TestContractMemoryBomb(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"bomb/bomb.cue": "package bomb\n\nimport \"list\"\n\nx: [for a in list.Range(0, 100000000, 1) {a}]\n"})
+	for _, cmd := range [][]string{{"check", "./bomb"}, {"build", "-o", filepath.Join(t.TempDir(), "c.json"), "./bomb"}} {
+		r := toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_MAX_MEMORY=256MiB"}, timeout: time.Minute, memKiB: 3 << 20}, cmd...)
+		wantStatus(t, r, exitUsage, cmd[0]+" of a contract that computes without bound")
+		wantMatch(t, r.stderr, `^toolc `+cmd[0]+`: stopped: the contracts took more than 256MiB of memory to evaluate \(\d+ MiB in use\); a contract computes something too large`, cmd[0]+" of a contract that computes without bound")
+		if strings.Contains(r.stderr, "goroutine ") {
+			t.Errorf("%s: a Go stack trace:\n%.2000s", cmd[0], r.stderr)
+		}
+	}
+	r := toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_MAX_MEMORY=lots"}}, "check", "./bomb")
+	wantStatus(t, r, exitUsage, "check with a bad TOOLC_MAX_MEMORY")
+	wantMatch(t, r.stderr, `^toolc check: \$TOOLC_MAX_MEMORY: "lots" is not a size`, "check with a bad TOOLC_MAX_MEMORY")
+}

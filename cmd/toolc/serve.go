@@ -241,7 +241,15 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 			}
 			endSession()
 		}()
-		err := srv.Run(session, runtime.NewStdioTransport(e.stdin, e.stdout))
+		// Connect and Wait, not srv.Run: Run logs an ERROR ("server run
+		// cancelled") whenever its context ends, and ending it is how
+		// toolc closes the session after a drain, on every SIGTERM.
+		ss, err := srv.Connect(session, runtime.NewStdioTransport(e.stdin, e.stdout), nil)
+		if err == nil {
+			stop := context.AfterFunc(session, func() { ss.Close() })
+			err = ss.Wait()
+			stop()
+		}
 		endSession()
 		<-drained
 		if err != nil && session.Err() == nil {

@@ -255,9 +255,21 @@ func testServeStdio(t *testing.T, revision string) {
 	}
 }
 
-func TestServeHTTP(t *testing.T) {
-	t.Parallel()
-	cmd := toolcCmd(t, "serve", "--http", "127.0.0.1:0", faultyPattern)
+// startServeHTTP starts toolc serve over HTTP on a free port with args
+// and returns its URL (without /mcp) and its stderr so far and to come.
+func startServeHTTP(t testing.TB, args ...string) (*exec.Cmd, string, *lockedBuffer) {
+	t.Helper()
+	cmd := toolcCmd(t, append([]string{"serve", "--http", "127.0.0.1:0"}, args...)...)
+	url, stderr := startServeCmd(t, cmd)
+	return cmd, url, stderr
+}
+
+// startServeCmd starts cmd, a toolc serve --http set up by the caller (its
+// flags, its environment), and waits until it says where it serves: it
+// returns that URL (http://HOST:PORT, without /mcp) and cmd's stderr so
+// far and to come. The process is killed when the test ends.
+func startServeCmd(t testing.TB, cmd *exec.Cmd) (string, *lockedBuffer) {
+	t.Helper()
 	stderr, err := cmd.StderrPipe()
 	if err != nil {
 		t.Fatal(err)
@@ -265,9 +277,8 @@ func TestServeHTTP(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	defer cmd.Process.Kill()
-	// The address is in the first line that says it serves.
-	var all lockedBuffer
+	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
+	all := &lockedBuffer{}
 	lines := bufio.NewScanner(stderr)
 	addr := regexp.MustCompile(`serving MCP on (http://\S+)/mcp`)
 	var url string
@@ -280,7 +291,13 @@ func TestServeHTTP(t *testing.T) {
 	if url == "" {
 		t.Fatalf("toolc serve did not say where it serves:\n%s", all.String())
 	}
-	go io.Copy(&all, stderr)
+	go io.Copy(all, stderr)
+	return url, all
+}
+
+func TestServeHTTP(t *testing.T) {
+	t.Parallel()
+	cmd, url, all := startServeHTTP(t, faultyPattern)
 
 	// Both revisions on the one endpoint, without a flag.
 	for _, rev := range revisions {

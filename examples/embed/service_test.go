@@ -140,3 +140,18 @@ func TestService(t *testing.T) {
 	}
 	session.Close()
 }
+
+// TestServedByToolc runs the same tools as the notes service's handler
+// plugin, ./notes/plugin, as toolc dev and toolc serve start it.
+func TestServedByToolc(t *testing.T) {
+	cmd := exec.Command("go", "run", "./cmd/toolc", "call", "./examples/embed/notes", "add_note", `{"title":"from toolc"}`)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("toolc call ./examples/embed/notes add_note: %v\n%s", err, out)
+	}
+	if !strings.Contains(string(out), `"id":1`) && !strings.Contains(string(out), `"id": 1`) {
+		t.Errorf("toolc call add_note = %s, want id 1", out)
+	}
+}

@@ -167,6 +167,18 @@ func Open(name string) (*os.File, fs.FileInfo, error) {
 	return f, fi, nil
 }
 
+// GoBuildOpen is Open in the shape of go/build's Context.OpenFile, for
+// the readers of Go package clauses (the handler rule, toolc gen go, the
+// host's check of a handler): go/build opens every .go file of a
+// directory, so a FIFO named x.go would block it for ever.
+func GoBuildOpen(name string) (io.ReadCloser, error) {
+	f, _, err := Open(name)
+	if err != nil {
+		return nil, err
+	}
+	return f, nil
+}
+
 // Check reports whether name is a regular file within the limit that can
 // be opened for reading, without reading it: for files that another
 // package reads afterwards, such as the CUE loader.

@@ -1,6 +1,8 @@
 package otelenv
 
 import (
+	"context"
+	goruntime "runtime"
 	"strings"
 	"testing"
 )
@@ -39,5 +41,21 @@ func TestEnabled(t *testing.T) {
 				t.Errorf("error %v, want one saying %q", err, tc.err)
 			}
 		})
+	}
+}
+
+// TestNewOff: with nothing set, New makes no provider, and so no exporter
+// and no goroutine of the batch processor.
+func TestNewOff(t *testing.T) {
+	for _, k := range []string{"OTEL_SDK_DISABLED", "OTEL_TRACES_EXPORTER", "OTEL_EXPORTER_OTLP_ENDPOINT", "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT"} {
+		t.Setenv(k, "")
+	}
+	before := goruntime.NumGoroutine()
+	tp, err := New(context.Background(), "toolc")
+	if tp != nil || err != nil {
+		t.Fatalf("New = %v, %v; want nothing", tp, err)
+	}
+	if after := goruntime.NumGoroutine(); after != before {
+		t.Errorf("%d goroutines before New, %d after", before, after)
 	}
 }

@@ -1,8 +1,8 @@
 // Package notes is the notes service's tools: the contract (notes.cue),
 // the Go API that toolc gen go generates from it (tools_gen.go), and its
-// implementation. It is a library, not a main package, so toolc gen go
-// writes no Serve into it, and a service that imports it to run the tools
-// in process (examples/embed) links no plugin protocol.
+// implementation. It is a library, so toolc gen go writes Serve into the
+// handler, ./plugin, and not here: a service that imports this package to
+// run the tools in process (examples/embed) links no plugin protocol.
 package notes
 
 import (

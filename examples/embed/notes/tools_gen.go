@@ -34,8 +34,9 @@ type Tools interface {
 }
 
 // Handlers returns a handler for each tool of notes that calls its method of
-// impl, for runtime.Local(Handlers(impl)...) to run in-process, in a service
-// that embeds its catalog.
+// impl. The Serve of the service's handler (./plugin) serves them as its
+// plugin, and runtime.Local(Handlers(impl)...) runs them in-process, in a
+// service that embeds its catalog.
 func Handlers(impl Tools) []plugins.Handler {
 	return []plugins.Handler{
 		jsonHandler("add_note", impl.AddNote),

@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"runtime/pprof"
 	"strings"
 	"sync"
@@ -87,8 +88,16 @@ func main() {
 		plugins.Handle("panic", func(context.Context, struct{}) (*plugins.Result, error) {
 			panic("deliberate panic in faulty")
 		}),
-		plugins.Handle("sleep", func(ctx context.Context, req struct{ Ms int }) (*plugins.Result, error) {
+		plugins.Handle("sleep", func(ctx context.Context, req struct {
+			Ms   int
+			Hold string
+		}) (*plugins.Result, error) {
 			plugins.Progress(ctx, 0, 0, "sleeping")
+			if req.Hold != "" {
+				if err := hold(ctx, req.Hold); err != nil {
+					return nil, err
+				}
+			}
 			select {
 			case <-time.After(time.Duration(req.Ms) * time.Millisecond):
 				return plugins.Text(fmt.Sprintf("slept %dms", req.Ms)), nil
@@ -179,4 +188,29 @@ func main() {
 			return plugins.JSON(map[string]int{"pid": cmd.Process.Pid})
 		}),
 	)
+}
+
+// hold tells a test that a call is in flight, with a file started-* in
+// dir, and waits until the test lets it go on, with a file named release
+// there: a test that needs calls in flight at a moment of its choosing
+// (a SIGTERM, a drain) then needs no guess at how long they take to
+// arrive.
+func hold(ctx context.Context, dir string) error {
+	f, err := os.CreateTemp(dir, "started-*")
+	if err != nil {
+		return err
+	}
+	f.Close()
+	tick := time.NewTicker(5 * time.Millisecond)
+	defer tick.Stop()
+	for {
+		if _, err := os.Stat(filepath.Join(dir, "release")); err == nil {
+			return nil
+		}
+		select {
+		case <-ctx.Done():
+			return ctx.Err()
+		case <-tick.C:
+		}
+	}
 }

@@ -1,0 +1,88 @@
+package main
+
+import (
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+)
+
+// TestOwnModule follows the README's "In a module of your own": the
+// service's files in a new module outside this repository, with the three
+// changes it names, built by go generate, go mod tidy and go build with
+// toolc on PATH, as a user builds it. The service links no plugin
+// protocol there either.
+func TestOwnModule(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds toolc and a module of its own")
+	}
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, section, _ := strings.Cut(string(readme), "**In a module of your own.**")
+	section, _, _ = strings.Cut(section, "\n## ")
+	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(section, -1)
+	if len(blocks) < 2 {
+		t.Fatalf("README.md's In a module of your own has %d go blocks, want the generate lines and plugin/main.go", len(blocks))
+	}
+	generate, plugin := blocks[0][1], blocks[1][1]
+
+	repo, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	bin := t.TempDir()
+	if out, err := exec.Command("go", "build", "-o", filepath.Join(bin, "toolc"), "../../cmd/toolc").CombinedOutput(); err != nil {
+		t.Fatalf("go build toolc: %v\n%s", err, out)
+	}
+	dir := t.TempDir()
+	mainGo := read(t, "main.go")
+	for old, new := range map[string]string{
+		"//go:generate go run ../../cmd/toolc gen go ./notes\n//go:generate go run -C ../.. ./cmd/toolc build -o examples/embed/toolc.catalog.json ./examples/embed/notes\n": generate,
+		`"github.com/toolc/toolc/examples/embed/notes"`: `"example.com/notes/notes"`,
+	} {
+		if !strings.Contains(mainGo, old) {
+			t.Fatalf("examples/embed/main.go no longer has %q, which the README says to change", old)
+		}
+		mainGo = strings.Replace(mainGo, old, new, 1)
+	}
+	for name, content := range map[string]string{
+		"go.mod":               "module example.com/notes\n\ngo 1.26.0\n\nrequire github.com/toolc/toolc v0.0.0\n\nreplace github.com/toolc/toolc => " + repo + "\n",
+		"main.go":              mainGo,
+		"notes/notes.cue":      read(t, "notes/notes.cue"),
+		"notes/notes.go":       read(t, "notes/notes.go"),
+		"notes/plugin/main.go": plugin,
+	} {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(content), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, step := range [][]string{{"go", "generate", "."}, {"go", "mod", "tidy"}, {"go", "build", "-o", "notesd", "."}, {"go", "vet", "./..."}, {"go", "version", "-m", "notesd"}} {
+		cmd := exec.Command(step[0], step[1:]...)
+		cmd.Dir = dir
+		cmd.Env = append(os.Environ(), "PATH="+bin+string(os.PathListSeparator)+os.Getenv("PATH"))
+		out, err := cmd.CombinedOutput()
+		if err != nil {
+			t.Fatalf("%s: %v\n%s", strings.Join(step, " "), err, out)
+		}
+		if step[1] == "version" && (strings.Contains(string(out), "hashicorp/go-plugin") || strings.Contains(string(out), "google.golang.org/grpc")) {
+			t.Errorf("the service built in its own module links the plugin protocol:\n%s", out)
+		}
+	}
+}
+
+func read(t *testing.T, name string) string {
+	t.Helper()
+	b, err := os.ReadFile(name)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
