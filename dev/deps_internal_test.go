@@ -203,3 +203,29 @@ func BenchmarkListDeps(b *testing.B) {
 	b.ReportMetric(float64(median(withList).Microseconds())/1000, "ms-build+list")
 	b.ReportMetric(float64(median(hash).Microseconds())/1000, "ms-hash")
 }
+
+// The modules of a go.work are local: a handler in one that imports a
+// package of another lists it, with that module's go.mod.
+func TestListDepsWorkspace(t *testing.T) {
+	dir := t.TempDir()
+	writeTree(t, dir, map[string]string{
+		"go.work":           "go 1.26\n\nuse (\n\t./app\n\t./shared\n)\n",
+		"app/go.mod":        "module example.com/app\n\ngo 1.26\n",
+		"app/main.go":       "package main\n\nimport \"example.com/shared/words\"\n\nfunc main() { println(words.Hello) }\n",
+		"shared/go.mod":     "module example.com/shared\n\ngo 1.26\n",
+		"shared/words/w.go": "package words\n\nconst Hello = \"hello\"\n",
+	})
+	t.Setenv("GOWORK", "")
+	t.Setenv("GOFLAGS", "")
+	deps, err := listDeps(context.Background(), filepath.Join(dir, "app"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	words := filepath.Join(dir, "shared", "words")
+	if !slices.Equal(deps.dirs, []string{words}) {
+		t.Errorf("dirs = %v, want [%s]", deps.dirs, words)
+	}
+	if !deps.has(filepath.Join(dir, "shared", "go.mod")) || !deps.has(filepath.Join(words, "w.go")) {
+		t.Errorf("a change of the other module's go.mod or package does not count: %+v", deps)
+	}
+}
