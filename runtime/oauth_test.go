@@ -342,7 +342,9 @@ func TestOAuthConcurrentCallers(t *testing.T) {
 // binds a session to its user and refuses a DELETE of another user's, so
 // the cap's own DELETE, which carried no user, closed nothing: past
 // --max-sessions every new session stayed, and a caller with any valid
-// token could open them until the server ran out of memory.
+// token could open them until the server ran out of memory. Once it
+// closed them, one caller opening sessions closed everyone's in turn; it
+// now closes the sessions of the caller who holds the most.
 func TestOAuthSessionCap(t *testing.T) {
 	rt, _ := guardedRuntime(t)
 	iss := newTestIssuer(t)
@@ -377,10 +379,12 @@ func TestOAuthSessionCap(t *testing.T) {
 	if got, got2 := status(alice, a2), status(bob, b1); got != 200 || got2 != 200 {
 		t.Errorf("the two newest sessions: %d and %d, want 200", got, got2)
 	}
+	// A caller who opens more sessions closes its own, the least recently
+	// used of the one who holds the most, not the others' sessions.
 	for range 5 {
 		open(alice)
 	}
-	if got := status(bob, b1); got != http.StatusNotFound {
-		t.Errorf("bob's session, after five more of alice's: %d, want 404 (closed)", got)
+	if got, got2 := status(bob, b1), status(alice, a2); got != 200 || got2 != http.StatusNotFound {
+		t.Errorf("after five more of alice's sessions: bob's %d, alice's older one %d; want 200 and 404 (alice's own closed)", got, got2)
 	}
 }

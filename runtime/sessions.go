@@ -162,12 +162,7 @@ func (c *sessionCap) opened(id, user string) {
 	c.clock++
 	c.live[id] = &sessionUse{last: c.clock, user: user}
 	for len(c.live) > c.max {
-		oldest := ""
-		for sid, u := range c.live {
-			if sid != id && u.active == 0 && (oldest == "" || u.last < c.live[oldest].last) {
-				oldest = sid
-			}
-		}
+		oldest := c.victim(id)
 		if oldest == "" {
 			break // every other session is busy: none is closed mid-call
 		}
@@ -196,6 +191,35 @@ func (c *sessionCap) opened(id, user string) {
 		}
 		next.ServeHTTP(discard{}, r)
 	}
+}
+
+// victim returns the session to close for the new session id, under
+// c.mu: the least recently used idle one of the user who holds the most
+// sessions, so that with OAuth a caller who opens sessions by the
+// thousand closes its own, not everyone else's. Without OAuth every
+// session is the one user's, and it is the least recently used of all.
+func (c *sessionCap) victim(id string) string {
+	held := map[string]int{}
+	for _, u := range c.live {
+		held[u.user]++
+	}
+	oldest := ""
+	better := func(sid string, u *sessionUse) bool {
+		if oldest == "" {
+			return true
+		}
+		o := c.live[oldest]
+		if held[u.user] != held[o.user] {
+			return held[u.user] > held[o.user]
+		}
+		return u.last < o.last
+	}
+	for sid, u := range c.live {
+		if sid != id && u.active == 0 && better(sid, u) {
+			oldest = sid
+		}
+	}
+	return oldest
 }
 
 // sessionVictim is a session the cap closes, and its OAuth user.
