@@ -91,6 +91,25 @@ type Daemon struct {
 	// nil before the first.
 	warned map[string]bool
 
+	// deps are, by service, the local packages outside its handler's
+	// tree that the last listing after a build of it found (see
+	// listDeps); nil before the first. An edit in one rebuilds the
+	// service's handler, and no other.
+	deps map[string]*localDeps
+	// listed caches listings by the inputs of the build they followed
+	// (see takeDeps), so that a build of inputs seen before runs no go
+	// list.
+	listed map[string]*localDeps
+	// listFailed are the services whose last listing failed, and which
+	// have been told so once.
+	listFailed map[string]bool
+	// setDirs is the set of directories last given to the watcher's
+	// SetDirs.
+	setDirs []string
+	// again asks Run for a reload with no new paths: a package that a
+	// build brought in may have been edited while it ran (see takeDeps).
+	again bool
+
 	reloads chan struct{} // a signal per finished reload, for tests
 	wg      sync.WaitGroup
 }
@@ -143,6 +162,10 @@ func New(opts Options) (*Daemon, error) {
 		pkgs:     map[string]string{},
 		dirty:    map[string]bool{},
 		reloads:  make(chan struct{}, 1024),
+
+		deps:       map[string]*localDeps{},
+		listed:     map[string]*localDeps{},
+		listFailed: map[string]bool{},
 	}, nil
 }
 
@@ -164,33 +187,14 @@ func (d *Daemon) Start(ctx context.Context) error {
 	}
 	pkgs := map[string]string{}
 	for _, svc := range res.Catalog.Services {
-		pkgs[svc.Name] = handlerTree(d.wd, svc)
+		pkg, _ := filepath.Abs(host.HandlerDir(d.wd, svc))
+		pkgs[svc.Name] = pkg
 	}
 	if d.w, err = d.watch(pkgs); err != nil {
 		return err
 	}
 	_, err = d.reload(ctx, nil, true)
 	return err
-}
-
-// handlerTree is the directory whose files a service's handler is built
-// from, as far as the daemon watches and hashes them: the handler's
-// package directory, or the contract's directory when the handler lies
-// inside it and the contract's directory holds Go code of its own. That
-// code is then a library that the handler imports, as in the layout
-// that toolc gen go splits the generated code for (examples/embed/notes,
-// with its handler in ./plugin), and an edit of it must rebuild the
-// handler too.
-func handlerTree(wd string, svc *catalog.Service) string {
-	pkg, _ := filepath.Abs(host.HandlerDir(wd, svc))
-	dir, _ := filepath.Abs(filepath.Join(wd, filepath.FromSlash(svc.Dir)))
-	if dir == pkg || !within(dir, pkg) {
-		return pkg
-	}
-	if lib, _ := filepath.Glob(filepath.Join(dir, "*.go")); len(lib) > 0 {
-		return dir
-	}
-	return pkg
 }
 
 func (d *Daemon) watch(pkgs map[string]string) (*watch.Watcher, error) {
@@ -212,9 +216,25 @@ func (d *Daemon) Run(ctx context.Context) error {
 		if w, err = d.watch(d.pkgs); err != nil {
 			return err
 		}
+		d.w = w
+		d.setDirs = nil
+		d.watchDeps()
 	}
 	defer w.Close()
 	for {
+		if d.again && ctx.Err() == nil {
+			// A batch that is ready goes with the reload asked for.
+			d.again = false
+			var b watch.Batch
+			select {
+			case b = <-w.Batches():
+			default:
+			}
+			if _, err := d.reload(ctx, b.Paths, b.Rescan); err != nil {
+				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
+			}
+			continue
+		}
 		select {
 		case <-ctx.Done():
 			return nil
@@ -339,6 +359,11 @@ func (d *Daemon) classify(paths []string) change {
 				c.handlers[svc] = true
 			}
 		}
+		for svc, deps := range d.deps {
+			if deps.has(p) {
+				c.handlers[svc] = true
+			}
+		}
 	}
 	return c
 }
@@ -399,18 +424,18 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	// Build what is new or changed; keep every other plugin, and every
 	// handler whose build inputs are those of the running build.
 	pkgs := map[string]string{}
-	inputs := map[string]string{}
+	ins := map[string]inputs{}
 	var toBuild []*catalog.Service
 	var unchanged []string
 	for _, svc := range next.Services {
-		pkg := handlerTree(d.wd, svc)
+		pkg, _ := filepath.Abs(host.HandlerDir(d.wd, svc))
 		pkgs[svc.Name] = pkg
 		h := d.plugins[svc.Name]
 		if h != nil && !c.handlers[svc.Name] && d.pkgs[svc.Name] == pkg {
 			continue
 		}
-		inputs[svc.Name] = d.inputsHash(pkg)
-		if h != nil && d.pkgs[svc.Name] == pkg && inputs[svc.Name] != "" && inputs[svc.Name] == h.inputs {
+		ins[svc.Name] = d.inputsOf(pkg, d.deps[svc.Name])
+		if sum := ins[svc.Name].sum(); h != nil && d.pkgs[svc.Name] == pkg && sum != "" && sum == h.inputs.sum() {
 			delete(c.handlers, svc.Name)
 			unchanged = append(unchanged, svc.Name)
 			continue
@@ -433,7 +458,12 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	binPaths := map[string]string{}
 	if len(toBuild) > 0 {
 		t := time.Now()
+		// The packages the build reads are listed while it runs: the
+		// listing takes a fraction of the build, and so adds nothing to
+		// the reload unless it outlasts the build.
+		listings := d.listAll(ctx, toBuild, pkgs, ins)
 		bins, failed := d.build(ctx, toBuild)
+		d.takeDeps(ctx, listings, ins, t)
 		for _, b := range bins {
 			binPaths[b.Service] = b.Path
 		}
@@ -461,7 +491,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	dispatchers := map[string]runtime.Dispatcher{}
 	for _, svc := range next.Services {
 		if p := started[svc.Name]; p != nil {
-			handles[svc.Name] = &handle{p: p, bin: binPaths[svc.Name], inputs: inputs[svc.Name]}
+			handles[svc.Name] = &handle{p: p, bin: binPaths[svc.Name], inputs: ins[svc.Name]}
 		} else if h := d.plugins[svc.Name]; h != nil {
 			handles[svc.Name] = h
 		} else {
@@ -488,6 +518,13 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 	d.plugins = handles
 	old := d.cat
 	d.cat, d.pkgs = next, pkgs
+	for svc := range d.deps {
+		if _, ok := pkgs[svc]; !ok {
+			delete(d.deps, svc) // its service is gone
+			delete(d.listFailed, svc)
+		}
+	}
+	d.watchDeps()
 	if c.contracts {
 		d.contractsPending = false
 	}
@@ -574,10 +611,11 @@ func (d *Daemon) stopAll() {
 type handle struct {
 	p   *host.Plugin
 	bin string // the plugin's binary, removed once the plugin is retired
-	// inputs is the hash of the build inputs the binary was built from
-	// (see inputsHash), taken before the build: an edit during the build
-	// makes the next hash differ, and so is built in turn.
-	inputs string
+	// inputs are the hashes of the build inputs the binary was built
+	// from, taken before the build: an edit during the build makes the
+	// next hash differ, and so is built in turn. A package that the build
+	// brought in is hashed after it (see takeDeps).
+	inputs inputs
 
 	mu       sync.Mutex
 	retired  bool

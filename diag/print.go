@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"strings"
+	"unicode/utf8"
 )
 
 // Format is an output format for diagnostics.
@@ -67,19 +68,52 @@ func Print(w io.Writer, f Format, ds []Diagnostic, src SourceFunc) error {
 func printText(w *bufio.Writer, ds []Diagnostic, src SourceFunc) {
 	lines := sourceLines{src: src, files: map[string][][]byte{}}
 	for _, d := range ds {
-		w.WriteString(d.String())
+		w.WriteString(printable(d.String(), true))
 		w.WriteByte('\n')
 		line := lines.line(d.Pos.File, d.Pos.Line)
 		if line == nil {
 			continue
 		}
 		w.WriteByte('\t')
-		w.Write(line)
+		w.WriteString(printable(string(line), false))
 		w.WriteByte('\n')
 		w.WriteByte('\t')
 		w.WriteString(caretIndent(line, d.Pos.Column))
 		w.WriteString("^\n")
 	}
+}
+
+// printable returns s with every character that a terminal would act on
+// rather than show replaced by U+FFFD: control characters but tab (and
+// newline, when newlines is set), and the bidirectional overrides and
+// isolates that reorder what is shown ("Trojan Source"). A source line or
+// a message comes from a contract that may be someone else's: a comment
+// holding ESC ] 52 would otherwise write to the clipboard of whoever runs
+// toolc check on it, and ESC [ 2 J clear their screen. One character
+// stands for one, so the caret still lines up.
+func printable(s string, newlines bool) string {
+	bad := func(r rune) bool {
+		switch {
+		case r == '\t', r == '\n' && newlines:
+			return false
+		case r < 0x20, r >= 0x7f && r <= 0x9f:
+			return true
+		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
+			return true
+		case r == utf8.RuneError:
+			return true // a byte that is no UTF-8, such as 0x9b, a C1 CSI to an 8-bit terminal
+		}
+		return false
+	}
+	if strings.IndexFunc(s, bad) < 0 {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if bad(r) {
+			return '\uFFFD'
+		}
+		return r
+	}, s)
 }
 
 // caretIndent returns the white space that puts a caret under column col

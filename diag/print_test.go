@@ -113,3 +113,28 @@ func TestSortCompact(t *testing.T) {
 		t.Errorf("Count = %d, %d", e, w)
 	}
 }
+
+// TestTextPrintable: a source line or a message that holds characters a
+// terminal acts on (ESC sequences, other controls, bidirectional
+// overrides) is printed with U+FFFD in their place, one for one, so that
+// the caret still lines up: a contract under review cannot clear the
+// reviewer's screen or write to their clipboard (OSC 52) through toolc
+// check.
+func TestTextPrintable(t *testing.T) {
+	src := func(string) ([]byte, error) {
+		return []byte("package x\n\tx: 1 // \x1b]52;c;cm0gLXJm\x07 \x1b[2J\u202e\x9b\tBad: 2\n"), nil
+	}
+	ds := []diag.Diagnostic{{Pos: diag.Position{File: "a/x.cue", Line: 2, Column: 36}, Severity: diag.Error, Rule: "schema", Message: "field \"\x1b[31mred\" is\nnot allowed"}}
+	var b bytes.Buffer
+	if err := diag.Print(&b, diag.Text, ds, src); err != nil {
+		t.Fatal(err)
+	}
+	// Column 36 is the B of Bad; \x9b, a byte that is no UTF-8, counts
+	// as one character, as every invalid byte does.
+	want := "a/x.cue:2:36: error: field \"\uFFFD[31mred\" is\nnot allowed [schema]\n" +
+		"\t\tx: 1 // \uFFFD]52;c;cm0gLXJm\uFFFD \uFFFD[2J\uFFFD\uFFFD\tBad: 2\n" +
+		"\t\t" + strings.Repeat(" ", 31) + "\t^\n"
+	if got := b.String(); got != want {
+		t.Errorf("text:\n%q\nwant:\n%q", got, want)
+	}
+}

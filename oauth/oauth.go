@@ -30,6 +30,7 @@ import (
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
+	lru "github.com/hashicorp/golang-lru/v2"
 )
 
 // Config configures a Verifier.
@@ -133,10 +134,14 @@ type Verifier struct {
 	// token's sha256, so that a client's next call with the same token
 	// costs a hash and a lookup rather than a signature check. An entry
 	// holds only while its token is unexpired and the keys it was checked
-	// against are the current ones; the map is emptied when it reaches
-	// maxVerified entries, which bounds its memory.
-	verifiedMu sync.Mutex
-	verified   map[[sha256.Size]byte]verifiedToken
+	// against are the current ones. It is a least-recently-used cache of
+	// maxVerified entries, which bounds its memory: with more live tokens
+	// than that, the tokens in use stay and the idle ones go, where a map
+	// emptied when full made every token pay the check again each time
+	// it filled.
+	verified *lru.Cache[[sha256.Size]byte, verifiedToken]
+	// checks counts the signature checks, for the tests of the cache.
+	checks atomic.Int64
 }
 
 type verifiedToken struct {
@@ -144,6 +149,8 @@ type verifiedToken struct {
 	keys   *jose.JSONWebKeySet
 }
 
+// maxVerified bounds the remembered tokens: a few hundred bytes each, so
+// about a megabyte for a server with that many clients at once.
 const maxVerified = 4096
 
 // InvalidTokenError says why a token was refused. Its text goes to the
@@ -188,6 +195,7 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 		return nil, fmt.Errorf("issuer %s: its metadata has no jwks_uri, so its tokens cannot be verified", cfg.Issuer)
 	}
 	v := &Verifier{cfg: cfg, jwksURI: meta.JWKSURI}
+	v.verified, _ = lru.New[[sha256.Size]byte, verifiedToken](maxVerified) // errs only for a size <= 0
 	v.mu.Lock()
 	defer v.mu.Unlock()
 	if err := v.fetchLocked(ctx); err != nil {
@@ -278,12 +286,17 @@ func (v *Verifier) refresh(ctx context.Context, before *jose.JSONWebKeySet) bool
 func (v *Verifier) Verify(ctx context.Context, raw string) (*Caller, error) {
 	now := v.cfg.Now()
 	v.refreshStale(now)
-	sum := sha256.Sum256([]byte(raw))
-	v.verifiedMu.Lock()
-	hit, ok := v.verified[sum]
-	v.verifiedMu.Unlock()
-	if ok && hit.keys == v.keys.Load() && !now.After(hit.caller.Expiry.Add(v.cfg.Leeway)) {
-		return hit.caller, nil
+	// Hashed from a copy on the stack: []byte(raw) would allocate, for
+	// any token longer than 32 bytes, on every call.
+	var buf [1024]byte
+	sum := sha256.Sum256(append(buf[:0], raw...))
+	if hit, ok := v.verified.Get(sum); ok {
+		// Past exp (with the leeway a signature check allows), or checked
+		// against keys since replaced: checked again, or refused, below.
+		if hit.keys == v.keys.Load() && !now.After(hit.caller.Expiry.Add(v.cfg.Leeway)) {
+			return hit.caller, nil
+		}
+		v.verified.Remove(sum)
 	}
 	// The entry is tied to the keys before the check: if the check
 	// refetched them, the next call checks the token again.
@@ -292,16 +305,12 @@ func (v *Verifier) Verify(ctx context.Context, raw string) (*Caller, error) {
 	if err != nil {
 		return nil, err
 	}
-	v.verifiedMu.Lock()
-	if v.verified == nil || len(v.verified) >= maxVerified {
-		v.verified = map[[sha256.Size]byte]verifiedToken{}
-	}
-	v.verified[sum] = verifiedToken{c, keys}
-	v.verifiedMu.Unlock()
+	v.verified.Add(sum, verifiedToken{c, keys})
 	return c, nil
 }
 
 func (v *Verifier) verify(ctx context.Context, raw string) (*Caller, error) {
+	v.checks.Add(1)
 	tok, err := jwt.ParseSigned(raw, algorithms)
 	if err != nil {
 		return nil, &InvalidTokenError{fmt.Sprintf("not a JWT signed with an accepted algorithm (%v)", err)}

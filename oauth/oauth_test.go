@@ -499,3 +499,66 @@ func TestNewBadIssuer(t *testing.T) {
 		})
 	}
 }
+
+// TestVerifiedCacheBounded: with more live tokens than the cache holds, a
+// token in use stays remembered (the least recently used go), the cache
+// stays within its bound, and a remembered token is refused once it has
+// expired. The cache used to be emptied whenever it filled, so that every
+// token, the busiest too, paid a signature check again each 4096 new ones.
+func TestVerifiedCacheBounded(t *testing.T) {
+	iss := NewIssuer(t)
+	k := newEC(t, "e")
+	iss.Publish(k)
+	now := time.Now()
+	var clock atomic.Int64
+	clock.Store(now.UnixNano())
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.URL, Resource: resource,
+		Now: func() time.Time { return time.Unix(0, clock.Load()) }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	verify := func(tok string) {
+		t.Helper()
+		if _, err := v.Verify(context.Background(), tok); err != nil {
+			t.Fatal(err)
+		}
+	}
+	busy := iss.Token(t, k, Claims{Sub: "busy", Exp: now.Add(time.Hour)})
+	short := iss.Token(t, k, Claims{Sub: "short", Exp: now.Add(time.Minute)})
+	verify(busy)
+	verify(short)
+	const live = 5000 // more than the cache holds (4096)
+	others := make([]string, live)
+	for i := range others {
+		others[i] = iss.Token(t, k, Claims{Sub: fmt.Sprint("user-", i), Exp: now.Add(time.Hour)})
+	}
+	for i, tok := range others {
+		verify(tok)
+		if i%100 == 0 {
+			verify(busy)
+			verify(short)
+		}
+	}
+	// Each token was checked once: busy and short never again.
+	if got, want := oauth.SignatureChecks(v), int64(live+2); got != want {
+		t.Errorf("%d signature checks, want %d: a token in use was forgotten", got, want)
+	}
+	if n := oauth.Remembered(v); n > 4096 {
+		t.Errorf("%d tokens remembered, over the bound of 4096", n)
+	}
+	// The first of the others went idle long ago: forgotten, checked again.
+	verify(others[0])
+	if got, want := oauth.SignatureChecks(v), int64(live+3); got != want {
+		t.Errorf("%d signature checks, want %d: the least recently used token was kept", got, want)
+	}
+	// Past short's exp and the leeway, the remembered token is refused,
+	// and busy, unexpired, is still served from the cache.
+	clock.Store(now.Add(time.Minute + oauth.DefaultLeeway + time.Second).UnixNano())
+	if _, err := v.Verify(context.Background(), short); err == nil || !strings.Contains(err.Error(), "expired") {
+		t.Errorf("an expired remembered token: %v, want refused as expired", err)
+	}
+	verify(busy)
+	if got, want := oauth.SignatureChecks(v), int64(live+4); got != want {
+		t.Errorf("%d signature checks, want %d", got, want)
+	}
+}

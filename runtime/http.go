@@ -78,17 +78,21 @@ type HTTPOptions struct {
 func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
 	mux := http.NewServeMux()
 	auth := bearer(opts.Token)
+	mcpAuth := auth
 	// Duplicate keys are refused before anything reads the body: each
 	// reader in front would otherwise pick its own of the two.
 	var endpoint http.Handler = rejectDuplicateKeys(newMCPEndpoint(rt, srv, opts))
 	if v := opts.OAuth; v != nil {
-		auth = oauthGuard(v)
+		// Only MCP needs go-sdk's TokenInfo; /v1/ and /metrics read the
+		// caller that v.Middleware put in the context, and skip the
+		// second parse of the header and the TokenInfo made per request.
+		auth, mcpAuth = v.Middleware, oauthGuard(v)
 		endpoint = rt.mcpScopeCheck(v, endpoint)
 		meta := v.MetadataHandler(func() []string { return CatalogScopes(rt.Snapshot().Catalog) })
 		mux.Handle("GET "+oauth.MetadataPath, meta)
 		mux.Handle("GET "+oauth.MetadataPath+"/mcp", meta)
 	}
-	mux.Handle("/mcp", auth(endpoint))
+	mux.Handle("/mcp", mcpAuth(endpoint))
 	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
 	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
 	mux.Handle("GET /healthz", rt.healthHandler(opts.Token, opts.OAuth))

@@ -396,28 +396,36 @@ func outcome(res *Result, err error) string {
 	return "ok"
 }
 
-func (rt *Runtime) audit() *slog.Logger {
-	if rt.opts.Audit != nil {
-		return rt.opts.Audit
+// auditLogger is the logger of the audit lines: Options.Audit, else
+// Options.Logger, with the audit=true that marks every line attached once,
+// so that a handler that formats attributes ahead (slog's text and JSON
+// handlers do) formats it once rather than per line.
+func auditLogger(o Options) *slog.Logger {
+	log := o.Audit
+	if log == nil {
+		log = o.Logger
 	}
-	return rt.opts.Logger
+	return log.With("audit", true)
 }
 
 // auditCall logs one line per call of an OAuth caller: who, which tool,
 // the outcome and how long it took. The arguments only with
 // Options.AuditArguments: they are the user's data (a note's text, an
 // address), and an audit log is kept longer and read by more people than
-// the calls themselves.
+// the calls themselves. The attributes are slog.Attrs, not key-value
+// pairs, which would each be boxed: one line per call, on every call.
 func (rt *Runtime) auditCall(c *oauth.Caller, tool, outcome string, took time.Duration, args json.RawMessage) {
-	log := rt.audit()
-	if log == nil || c == nil {
+	if c == nil || !rt.auditLog.Enabled(context.Background(), slog.LevelInfo) {
 		return
 	}
-	attrs := []any{"audit", true, "subject", c.Subject, "client", c.ClientID, "tool", tool, "outcome", outcome, "duration_ms", float64(took.Microseconds()) / 1000}
+	duration := slog.Float64("duration_ms", float64(took.Microseconds())/1000)
 	if rt.opts.AuditArguments {
-		attrs = append(attrs, "arguments", auditArguments(args))
+		rt.auditLog.LogAttrs(context.Background(), slog.LevelInfo, "call", slog.String("subject", c.Subject), slog.String("client", c.ClientID),
+			slog.String("tool", tool), slog.String("outcome", outcome), duration, slog.String("arguments", auditArguments(args)))
+		return
 	}
-	log.Info("call", attrs...)
+	rt.auditLog.LogAttrs(context.Background(), slog.LevelInfo, "call", slog.String("subject", c.Subject), slog.String("client", c.ClientID),
+		slog.String("tool", tool), slog.String("outcome", outcome), duration)
 }
 
 // auditArguments is the arguments as the audit line carries them: the

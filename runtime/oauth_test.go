@@ -337,3 +337,54 @@ func TestOAuthConcurrentCallers(t *testing.T) {
 		t.Errorf("%d wrong answers", n)
 	}
 }
+
+// TestOAuthSessionCap: the session cap closes OAuth sessions too. go-sdk
+// binds a session to its user and refuses a DELETE of another user's, so
+// the cap's own DELETE, which carried no user, closed nothing: past
+// --max-sessions every new session stayed, and a caller with any valid
+// token could open them until the server ran out of memory. Once it
+// closed them, one caller opening sessions closed everyone's in turn; it
+// now closes the sessions of the caller who holds the most.
+func TestOAuthSessionCap(t *testing.T) {
+	rt, _ := guardedRuntime(t)
+	iss := newTestIssuer(t)
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.url, Resource: testResource})
+	if err != nil {
+		t.Fatal(err)
+	}
+	url := serveHTTP(t, rt, runtime.HTTPOptions{OAuth: v, MaxSessions: 2}).URL
+	as := func(sub string) map[string]string {
+		return map[string]string{"Authorization": "Bearer " + iss.token(t, jose.RS256, sub, "notes:use"), "Accept": "application/json, text/event-stream"}
+	}
+	open := func(who map[string]string) string {
+		t.Helper()
+		r := do(t, "POST", url+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"cap","version":"1"}}}`, who)
+		id := r.header.Get("Mcp-Session-Id")
+		if r.status != 200 || id == "" {
+			t.Fatalf("initialize: %d %s", r.status, r.body)
+		}
+		return id
+	}
+	status := func(who map[string]string, id string) int {
+		t.Helper()
+		h := withHeaders(who, map[string]string{"Mcp-Session-Id": id, "MCP-Protocol-Version": "2025-11-25"})
+		return do(t, "POST", url+"/mcp", `{"jsonrpc":"2.0","id":2,"method":"ping"}`, h).status
+	}
+	alice, bob := as("alice"), as("bob")
+	a1, a2 := open(alice), open(alice)
+	b1 := open(bob) // a third session: alice's first, the least recently used, is closed
+	if got := status(alice, a1); got != http.StatusNotFound {
+		t.Errorf("alice's first session, past the cap of 2: %d, want 404 (closed)", got)
+	}
+	if got, got2 := status(alice, a2), status(bob, b1); got != 200 || got2 != 200 {
+		t.Errorf("the two newest sessions: %d and %d, want 200", got, got2)
+	}
+	// A caller who opens more sessions closes its own, the least recently
+	// used of the one who holds the most, not the others' sessions.
+	for range 5 {
+		open(alice)
+	}
+	if got, got2 := status(bob, b1), status(alice, a2); got != 200 || got2 != http.StatusNotFound {
+		t.Errorf("after five more of alice's sessions: bob's %d, alice's older one %d; want 200 and 404 (alice's own closed)", got, got2)
+	}
+}

@@ -106,9 +106,11 @@ var ErrDraining = errors.New("the server is shutting down and takes no new calls
 
 // Runtime serves the current snapshot.
 type Runtime struct {
-	opts    Options
-	snap    atomic.Pointer[Snapshot]
-	metrics *metrics
+	opts Options
+	// auditLog writes the audit lines (see auditCall).
+	auditLog *slog.Logger
+	snap     atomic.Pointer[Snapshot]
+	metrics  *metrics
 	// tracing is nil when tracing is off.
 	tracing *tracing
 	// slots holds each service's call slots, by service name. A service
@@ -135,7 +137,7 @@ type Runtime struct {
 // New returns a runtime with an empty snapshot.
 func New(opts Options) *Runtime {
 	opts = opts.withDefaults()
-	rt := &Runtime{opts: opts, slots: map[string]chan struct{}{}, metrics: newMetrics(), tracing: newTracing(opts.TracerProvider)}
+	rt := &Runtime{opts: opts, auditLog: auditLogger(opts), slots: map[string]chan struct{}{}, metrics: newMetrics(), tracing: newTracing(opts.TracerProvider)}
 	rt.callIDPrefix = "call-" + strconv.FormatInt(time.Now().UnixNano(), 10) + "-"
 	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil, nil)
 	rt.snap.Store(empty)

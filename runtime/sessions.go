@@ -1,10 +1,13 @@
 package runtime
 
 import (
+	"context"
 	"fmt"
 	"net/http"
 	"sync"
 	"time"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 )
 
 var _ http.ResponseWriter = discard{}
@@ -40,6 +43,9 @@ type sessionCap struct {
 type sessionUse struct {
 	last   uint64 // the clock at the start of its latest request
 	active int    // its POSTs in flight
+	// user is the OAuth user the session was opened for, which go-sdk
+	// binds it to: only a DELETE of that user closes it.
+	user string
 }
 
 func newSessionCap(next http.Handler, max int) http.Handler {
@@ -56,7 +62,11 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			writeJSONError(w, http.StatusServiceUnavailable, fmt.Sprintf("all %d MCP sessions have a request in flight; retry later", c.max))
 			return
 		}
-		c.next.ServeHTTP(&openWriter{ResponseWriter: w, c: c}, r)
+		ow := &openWriter{ResponseWriter: w, c: c}
+		if info := sdkauth.TokenInfoFromContext(r.Context()); info != nil {
+			ow.user = info.UserID
+		}
+		c.next.ServeHTTP(ow, r)
 		return
 	}
 	post := r.Method == http.MethodPost
@@ -71,6 +81,7 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 type openWriter struct {
 	http.ResponseWriter
 	c    *sessionCap
+	user string // the OAuth user of the request, or ""
 	sent bool
 }
 
@@ -78,7 +89,7 @@ func (w *openWriter) note() {
 	if !w.sent {
 		w.sent = true
 		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
-			w.c.opened(id)
+			w.c.opened(id, w.user)
 		}
 	}
 }
@@ -136,39 +147,83 @@ func (c *sessionCap) end(id string, post, deleted bool) {
 	}
 }
 
-// opened records a new session, and closes the least recently used idle
-// ones while there are more than max. A session is closed as its client
-// would close it, with a DELETE to go-sdk's handler: that needs no search
-// of the server's sessions, and a session that ended meanwhile (idle,
-// DELETE, a failed initialize) is then just dropped.
-func (c *sessionCap) opened(id string) {
-	var victims []string
+// opened records a new session, of the OAuth user user ("" for none), and
+// closes the least recently used idle ones while there are more than max.
+// A session is closed as its client would close it, with a DELETE to
+// go-sdk's handler: that needs no search of the server's sessions, and a
+// session that ended meanwhile (idle, DELETE, a failed initialize) is then
+// just dropped. go-sdk refuses a DELETE of another user's session (403,
+// "session user mismatch"), so the DELETE of an OAuth session is made as
+// its user: without that, no session of an OAuth server was ever closed,
+// and any valid token could open sessions until memory ran out.
+func (c *sessionCap) opened(id, user string) {
+	var victims []*sessionVictim
 	c.mu.Lock()
 	c.clock++
-	c.live[id] = &sessionUse{last: c.clock}
+	c.live[id] = &sessionUse{last: c.clock, user: user}
 	for len(c.live) > c.max {
-		oldest := ""
-		for sid, u := range c.live {
-			if sid != id && u.active == 0 && (oldest == "" || u.last < c.live[oldest].last) {
-				oldest = sid
-			}
-		}
+		oldest := c.victim(id)
 		if oldest == "" {
 			break // every other session is busy: none is closed mid-call
 		}
+		victims = append(victims, &sessionVictim{oldest, c.live[oldest].user})
 		delete(c.live, oldest)
-		victims = append(victims, oldest)
 	}
 	c.mu.Unlock()
-	for _, sid := range victims {
+	for _, v := range victims {
 		r, err := http.NewRequest(http.MethodDelete, "/mcp", nil)
 		if err != nil {
 			continue // a constant URL: cannot happen
 		}
-		r.Header.Set("Mcp-Session-Id", sid)
-		c.next.ServeHTTP(discard{}, r)
+		r.Header.Set("Mcp-Session-Id", v.id)
+		next := c.next
+		if v.user != "" {
+			// go-sdk reads the user from the TokenInfo that its
+			// RequireBearerToken puts on the context, under a key of its
+			// own: so the DELETE passes through one that vouches for the
+			// session's user.
+			user := v.user
+			asUser := func(context.Context, string, *http.Request) (*sdkauth.TokenInfo, error) {
+				return &sdkauth.TokenInfo{UserID: user}, nil
+			}
+			next = sdkauth.RequireBearerToken(asUser, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+			r.Header.Set("Authorization", "Bearer session-cap")
+		}
+		next.ServeHTTP(discard{}, r)
 	}
 }
+
+// victim returns the session to close for the new session id, under
+// c.mu: the least recently used idle one of the user who holds the most
+// sessions, so that with OAuth a caller who opens sessions by the
+// thousand closes its own, not everyone else's. Without OAuth every
+// session is the one user's, and it is the least recently used of all.
+func (c *sessionCap) victim(id string) string {
+	held := map[string]int{}
+	for _, u := range c.live {
+		held[u.user]++
+	}
+	oldest := ""
+	better := func(sid string, u *sessionUse) bool {
+		if oldest == "" {
+			return true
+		}
+		o := c.live[oldest]
+		if held[u.user] != held[o.user] {
+			return held[u.user] > held[o.user]
+		}
+		return u.last < o.last
+	}
+	for sid, u := range c.live {
+		if sid != id && u.active == 0 && better(sid, u) {
+			oldest = sid
+		}
+	}
+	return oldest
+}
+
+// sessionVictim is a session the cap closes, and its OAuth user.
+type sessionVictim struct{ id, user string }
 
 // discard is the ResponseWriter of the cap's own DELETEs.
 type discard struct{}

@@ -21,6 +21,10 @@
 // the trees are not, as the go command does not follow them in ./...
 // patterns. A root that vanishes (the project moved away) is looked for
 // again, and watched again with all its files reported when it returns.
+//
+// Besides the trees, SetDirs watches single directories, not their
+// subdirectories, and can change them while the watcher runs: toolc dev
+// watches so the local packages that a handler imports.
 package watch
 
 import (
@@ -28,6 +32,7 @@ import (
 	"errors"
 	"io"
 	"io/fs"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
@@ -83,7 +88,21 @@ type Watcher struct {
 
 	mu     sync.Mutex
 	hashes map[string]fileState // every watched file
-	dirs   map[string]bool      // every watched directory
+	dirs   map[string]bool      // every directory watched as part of a tree
+
+	// flat are the directories that SetDirs watches on their own: by the
+	// name given, where it leads (symlinks resolved; "" while it does not
+	// exist). flatWatched are the resolved ones that have a watch. Only
+	// the loop goroutine touches them (and New, before it starts).
+	flat        map[string]string
+	flatWatched map[string]bool
+	setDirs     chan setDirs
+}
+
+// setDirs is a SetDirs call, handed to the loop goroutine.
+type setDirs struct {
+	dirs []string
+	done chan struct{}
 }
 
 // Ignored is the default filter: hidden files and directories (.git,
@@ -115,6 +134,10 @@ func New(roots []string, opts Options) (*Watcher, error) {
 		done:    make(chan struct{}),
 		hashes:  map[string]fileState{},
 		dirs:    map[string]bool{},
+
+		flat:        map[string]string{},
+		flatWatched: map[string]bool{},
+		setDirs:     make(chan setDirs),
 	}
 	for _, r := range roots {
 		abs, err := filepath.Abs(r)
@@ -157,6 +180,105 @@ func (w *Watcher) Batches() <-chan Batch { return w.batches }
 // directory that could not be read.
 func (w *Watcher) Errors() <-chan error { return w.errs }
 
+// SetDirs sets the directories watched on their own, besides the trees:
+// the files directly in each, not its subdirectories. It replaces the set
+// of the previous call, and returns once the watches are in place. The
+// current content of the files of a directory added is recorded, not
+// reported: a batch reports what changes after SetDirs returns. A
+// directory that does not exist, or vanishes, is looked for again, and
+// its files reported when it appears; one named through a symlink is
+// watched where the link leads and reported under the name given.
+// A directory may also lie in a tree: removing it from the set then
+// leaves it watched with its tree.
+func (w *Watcher) SetDirs(dirs []string) {
+	req := setDirs{done: make(chan struct{})}
+	for _, d := range dirs {
+		if abs, err := filepath.Abs(d); err == nil {
+			req.dirs = append(req.dirs, abs)
+		}
+	}
+	select {
+	case w.setDirs <- req:
+		<-req.done
+	case <-w.done:
+	}
+}
+
+// applyDirs makes the set of flat directories dirs (see SetDirs).
+func (w *Watcher) applyDirs(dirs []string) {
+	want := map[string]bool{}
+	for _, d := range dirs {
+		want[d] = true
+	}
+	for given, real := range w.flat {
+		if want[given] {
+			continue
+		}
+		delete(w.flat, given)
+		if real == "" || slices.Contains(slices.Collect(maps.Values(w.flat)), real) {
+			continue // another name still leads there
+		}
+		delete(w.flatWatched, real)
+		w.mu.Lock()
+		inTree := w.dirs[real]
+		if !inTree {
+			for f := range w.hashes {
+				if filepath.Dir(f) == real {
+					delete(w.hashes, f)
+				}
+			}
+		}
+		w.mu.Unlock()
+		if !inTree && w.fsw != nil {
+			w.fsw.Remove(real)
+		}
+	}
+	for _, given := range slices.Sorted(maps.Keys(want)) {
+		if _, ok := w.flat[given]; !ok {
+			w.flat[given] = ""
+			w.scanFlat(given, nil, false)
+		}
+	}
+}
+
+// scanFlat watches the flat directory given and records the hashes of
+// its files, adding to changed, when it is not nil, every file whose hash
+// differs from the one recorded. Symlinks in it are not followed, as in
+// the trees; the name given is resolved on every scan, so that a link
+// that comes to lead elsewhere is followed there.
+func (w *Watcher) scanFlat(given string, changed map[string]bool, quick bool) {
+	real, err := filepath.EvalSymlinks(given)
+	if err != nil {
+		return // not there (yet); looked for again on every tick
+	}
+	if fi, err := os.Stat(real); err != nil || !fi.IsDir() {
+		return
+	}
+	if old := w.flat[given]; old != "" && old != real {
+		delete(w.flatWatched, old)
+	}
+	w.flat[given] = real
+	if !w.flatWatched[real] && w.fsw != nil {
+		// Watched before it is read, so that no edit falls in between.
+		if err := w.fsw.Add(real); err != nil {
+			w.report(err)
+			return
+		}
+	}
+	w.flatWatched[real] = true
+	entries, err := os.ReadDir(real)
+	if err != nil {
+		w.report(err)
+		return
+	}
+	for _, e := range entries {
+		path := filepath.Join(real, e.Name())
+		if e.Type().IsRegular() && !Ignored(path, false) {
+			w.rehash(path, changed, quick)
+		}
+	}
+}
+
 // Close stops the watcher.
 func (w *Watcher) Close() error {
 	select {
@@ -180,6 +302,10 @@ func (w *Watcher) ignored(path string, isDir bool) bool {
 			return false // a root is watched even if its name looks hidden
 		}
 	}
+	if !isDir && w.flatWatched[filepath.Dir(path)] {
+		// The caller named the directory: only the defaults apply.
+		return Ignored(path, false)
+	}
 	return Ignored(path, isDir) || w.opts.Ignore != nil && w.opts.Ignore(w.outside(path), isDir)
 }
 
@@ -194,6 +320,20 @@ func (w *Watcher) outside(path string) string {
 		}
 		if rest, ok := strings.CutPrefix(path, r+string(filepath.Separator)); ok {
 			return filepath.Join(w.given[i], rest)
+		}
+	}
+	for _, r := range w.roots {
+		if path == r || strings.HasPrefix(path, r+string(filepath.Separator)) {
+			return path // in a tree, named as the tree names it
+		}
+	}
+	for given, real := range w.flat {
+		switch {
+		case real == "" || real == given:
+		case path == real:
+			return given
+		case filepath.Dir(path) == real:
+			return filepath.Join(given, filepath.Base(path))
 		}
 	}
 	return path
@@ -323,6 +463,9 @@ func (w *Watcher) loop() {
 			return
 		case p.out(w.batches) <- p.batch:
 			p = pending{}
+		case req := <-w.setDirs:
+			w.applyDirs(req.dirs)
+			close(req.done)
 		case <-ticker.C:
 			p.add(w.outsideAll(w.returned()))
 		case ev, ok := <-w.fsw.Events:
@@ -406,6 +549,11 @@ func (w *Watcher) returned() Batch {
 			w.scan(r, changed, false)
 		}
 	}
+	for given, real := range w.flat {
+		if real == "" || !w.flatWatched[real] {
+			w.scanFlat(given, changed, false)
+		}
+	}
 	return Batch{Paths: sortedKeys(changed)}
 }
 
@@ -418,12 +566,22 @@ func (w *Watcher) settle(dirty map[string]bool) Batch {
 		fi, err := os.Lstat(path)
 		switch {
 		case err == nil && fi.IsDir():
-			if !w.ignored(path, true) {
+			// A directory that appears in a flat directory alone is not
+			// watched: only trees are watched below their top.
+			if w.inTree(path) && !w.ignored(path, true) {
 				// A directory renamed away and back within one debounce
 				// has lost its watches while staying on record: forget the
 				// subtree's watches so that scan adds them again.
 				w.unwatch(path)
 				w.scan(path, changed, false)
+			}
+			// A flat directory deleted and made again within the debounce
+			// has lost its watch with the old one.
+			for given, real := range w.flat {
+				if real == path {
+					delete(w.flatWatched, path)
+					w.scanFlat(given, changed, false)
+				}
 			}
 		case err == nil:
 			if !w.ignored(path, false) && w.under(path) {
@@ -454,6 +612,17 @@ func (w *Watcher) unwatch(dir string) {
 func (w *Watcher) under(path string) bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	return w.dirs[filepath.Dir(path)] || w.flatWatched[filepath.Dir(path)]
+}
+
+// inTree reports whether the directory path is a root or in a directory
+// watched as part of a tree.
+func (w *Watcher) inTree(path string) bool {
+	if slices.Contains(w.roots, path) {
+		return true
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
 	return w.dirs[filepath.Dir(path)]
 }
 
@@ -481,6 +650,14 @@ func (w *Watcher) forget(path string, changed map[string]bool) {
 			}
 		}
 	}
+	for d := range w.flatWatched {
+		if d == path || strings.HasPrefix(d, prefix) {
+			delete(w.flatWatched, d) // looked for again on every tick
+			if w.fsw != nil {
+				w.fsw.Remove(d)
+			}
+		}
+	}
 }
 
 // rescan compares the whole tree with what was recorded. quick trusts
@@ -490,6 +667,9 @@ func (w *Watcher) rescan(quick bool) Batch {
 	seen := map[string]bool{}
 	for _, r := range w.roots {
 		w.scan(r, changed, quick)
+	}
+	for given := range w.flat {
+		w.scanFlat(given, changed, quick)
 	}
 	w.mu.Lock()
 	for f := range w.hashes {
@@ -507,6 +687,11 @@ func (w *Watcher) rescan(quick bool) Batch {
 			delete(w.dirs, d)
 		}
 	}
+	for d := range w.flatWatched {
+		if _, err := os.Lstat(d); err != nil {
+			delete(w.flatWatched, d)
+		}
+	}
 	w.mu.Unlock()
 	return Batch{Paths: sortedKeys(changed), Rescan: true}
 }
@@ -522,6 +707,9 @@ func (w *Watcher) poll() {
 			return
 		case p.out(w.batches) <- p.batch:
 			p = pending{}
+		case req := <-w.setDirs:
+			w.applyDirs(req.dirs)
+			close(req.done)
 		case <-t.C:
 			b := w.rescan(true)
 			b.Rescan = false

@@ -373,3 +373,73 @@ func save(t *testing.T, path, data string) {
 		t.Fatal(err)
 	}
 }
+
+// SetDirs watches single directories besides the trees, as toolc dev
+// watches the local packages a handler imports: the files directly in
+// each are reported, not those of a subdirectory; a save of the same bytes
+// is not; a directory removed from the set is no longer watched, but one
+// that is also in a tree stays watched with it; a directory named through
+// a symlink is reported under that name, and a symlink loop inside one is
+// not followed; a directory deleted and made again is watched again.
+func TestSetDirs(t *testing.T) {
+	for _, poll := range []time.Duration{0, 20 * time.Millisecond} {
+		t.Run(fmt.Sprintf("poll=%v", poll), func(t *testing.T) {
+			dir := t.TempDir()
+			write(t, filepath.Join(dir, "tree", "a.cue"), "package a\n")
+			write(t, filepath.Join(dir, "tree", "inner", "i.go"), "package inner\n")
+			write(t, filepath.Join(dir, "lib", "lib.go"), "package lib\n")
+			write(t, filepath.Join(dir, "lib", "sub", "sub.go"), "package sub\n")
+			write(t, filepath.Join(dir, "real", "r.go"), "package r\n")
+			if err := os.Symlink("real", filepath.Join(dir, "link")); err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Symlink(".", filepath.Join(dir, "lib", "loop")); err != nil {
+				t.Fatal(err)
+			}
+			w := start(t, filepath.Join(dir, "tree"), Options{Poll: poll})
+			w.SetDirs([]string{filepath.Join(dir, "lib"), filepath.Join(dir, "link"), filepath.Join(dir, "tree", "inner"), filepath.Join(dir, "gone")})
+			batches(t, w, 0) // adding directories reports nothing
+
+			save(t, filepath.Join(dir, "lib", "lib.go"), "package lib\n// 1\n")
+			save(t, filepath.Join(dir, "lib", "sub", "sub.go"), "package sub\n// 1\n")
+			write(t, filepath.Join(dir, "lib", "new", "n.go"), "package n\n")
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"lib/lib.go"}) {
+				t.Errorf("edits in and under a flat directory: %v", rel(dir, got[0]))
+			}
+			save(t, filepath.Join(dir, "lib", "lib.go"), "package lib\n// 1\n")
+			batches(t, w, 0)
+			save(t, filepath.Join(dir, "real", "r.go"), "package r\n// 1\n")
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"link/r.go"}) {
+				t.Errorf("an edit through a symlinked flat directory: %v", rel(dir, got[0]))
+			}
+			write(t, filepath.Join(dir, "gone", "g.go"), "package g\n")
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"gone/g.go"}) {
+				t.Errorf("a flat directory that appeared: %v", rel(dir, got[0]))
+			}
+			if err := os.RemoveAll(filepath.Join(dir, "gone")); err != nil {
+				t.Fatal(err)
+			}
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"gone/g.go"}) {
+				t.Errorf("a flat directory deleted: %v", rel(dir, got[0]))
+			}
+			write(t, filepath.Join(dir, "gone", "g.go"), "package g\n// back\n")
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"gone/g.go"}) {
+				t.Errorf("a flat directory made again: %v", rel(dir, got[0]))
+			}
+			save(t, filepath.Join(dir, "gone", "g.go"), "package g\n// again\n")
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"gone/g.go"}) {
+				t.Errorf("an edit in a flat directory made again: %v", rel(dir, got[0]))
+			}
+
+			w.SetDirs([]string{filepath.Join(dir, "link")})
+			save(t, filepath.Join(dir, "lib", "lib.go"), "package lib\n// 2\n")
+			save(t, filepath.Join(dir, "tree", "inner", "i.go"), "package inner\n// 2\n")
+			if got := batches(t, w, 1); !slices.Equal(rel(dir, got[0]), []string{"tree/inner/i.go"}) {
+				t.Errorf("after removing lib and tree/inner from the set: %v", rel(dir, got[0]))
+			}
+			w.SetDirs(nil)
+			save(t, filepath.Join(dir, "real", "r.go"), "package r\n// 2\n")
+			batches(t, w, 0)
+		})
+	}
+}

@@ -18,6 +18,9 @@ import (
 	"os"
 	"slices"
 	"strings"
+
+	"github.com/toolc/toolc/internal/inputfile"
+	"github.com/toolc/toolc/internal/memguard"
 )
 
 // Exit statuses, pinned by the design.
@@ -61,7 +64,35 @@ func commands() []command {
 }
 
 func main() {
-	os.Exit(run(os.Args[1:], env{os.Stdin, os.Stdout, os.Stderr}))
+	stop := watchMemory(os.Args[1:], os.Stderr)
+	status := run(os.Args[1:], env{os.Stdin, os.Stdout, os.Stderr})
+	stop()
+	os.Exit(status)
+}
+
+// watchMemory bounds the memory of the commands that only compile
+// contracts, whose memory a contract decides (see memguard): past the
+// limit, $TOOLC_MAX_MEMORY or memguard.DefaultLimit, toolc says so and
+// exits 2. serve and dev, whose memory their clients decide and which the
+// limits of HTTP serving bound, are not watched.
+func watchMemory(args []string, stderr io.Writer) (stop func()) {
+	if len(args) == 0 || !slices.Contains([]string{"check", "build", "lock", "diff", "export", "gen", "call"}, args[0]) {
+		return func() {}
+	}
+	limit := int64(memguard.DefaultLimit)
+	if v := os.Getenv("TOOLC_MAX_MEMORY"); v != "" {
+		n, err := inputfile.ParseSize(v)
+		if err != nil {
+			fmt.Fprintf(stderr, "toolc %s: $TOOLC_MAX_MEMORY: %v\n", args[0], err)
+			os.Exit(exitUsage)
+		}
+		limit = n
+	}
+	return memguard.Watch(uint64(limit), func(used uint64) {
+		fmt.Fprintf(stderr, "toolc %s: stopped: the contracts took more than %s of memory to evaluate (%d MiB in use); a contract computes something too large, such as a comprehension over a huge list.Range (set TOOLC_MAX_MEMORY to raise the limit, as in TOOLC_MAX_MEMORY=8GiB)\n",
+			args[0], inputfile.FormatSize(limit), used>>20)
+		os.Exit(exitUsage)
+	})
 }
 
 func run(args []string, e env) (status int) {

@@ -338,3 +338,24 @@ func TestSpecialFilesBesideContracts(t *testing.T) {
 	wantStatus(t, r, exitUsage, "gen go --check")
 	wantMatch(t, r.stderr, `shop/main.go is a FIFO, not a regular file`, "gen go --check")
 }
+
+// TestContractMemoryBomb: a contract that computes without bound (a list
+// of a hundred million numbers) is stopped when toolc's memory passes
+// $TOOLC_MAX_MEMORY, with a message and exit 2. CUE has no bound on an
+// evaluation, so before, toolc check grew until the address space ran out
+// and the Go runtime died with "out of memory" and a stack trace: in CI on
+// a pull request, the runner's memory was the contract's to take.
+func TestContractMemoryBomb(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"bomb/bomb.cue": "package bomb\n\nimport \"list\"\n\nx: [for a in list.Range(0, 100000000, 1) {a}]\n"})
+	for _, cmd := range [][]string{{"check", "./bomb"}, {"build", "-o", filepath.Join(t.TempDir(), "c.json"), "./bomb"}} {
+		r := toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_MAX_MEMORY=256MiB"}, timeout: time.Minute, memKiB: 3 << 20}, cmd...)
+		wantStatus(t, r, exitUsage, cmd[0]+" of a contract that computes without bound")
+		wantMatch(t, r.stderr, `^toolc `+cmd[0]+`: stopped: the contracts took more than 256MiB of memory to evaluate \(\d+ MiB in use\); a contract computes something too large`, cmd[0]+" of a contract that computes without bound")
+		if strings.Contains(r.stderr, "goroutine ") {
+			t.Errorf("%s: a Go stack trace:\n%.2000s", cmd[0], r.stderr)
+		}
+	}
+	r := toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_MAX_MEMORY=lots"}}, "check", "./bomb")
+	wantStatus(t, r, exitUsage, "check with a bad TOOLC_MAX_MEMORY")
+	wantMatch(t, r.stderr, `^toolc check: \$TOOLC_MAX_MEMORY: "lots" is not a size`, "check with a bad TOOLC_MAX_MEMORY")
+}
