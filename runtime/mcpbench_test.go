@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"os"
+	"runtime/pprof"
 	"slices"
 	"sync"
 	"sync/atomic"
@@ -112,7 +113,15 @@ func refMCPServer(b *testing.B) string {
 
 // benchMCPCalls calls say from clients sessions at once, and reports the
 // throughput and the median and 99th percentile of a call's latency.
+//
+// For "where the time goes" in BENCHMARKS.md: TOOLC_MCP_CPUPROFILE=FILE
+// writes a CPU profile of the calls alone (not the set-up), and the
+// clients' goroutines, and those they start (go-sdk's, net/http's), carry
+// the profiler label side=client, so that the server's share, in the same
+// process, is what has no label.
 func benchMCPCalls(b *testing.B, url, rev string, clients int) {
+	pprof.SetGoroutineLabels(pprof.WithLabels(context.Background(), pprof.Labels("side", "client")))
+	defer pprof.SetGoroutineLabels(context.Background())
 	sessions := make([]*mcp.ClientSession, clients)
 	for i := range sessions {
 		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
@@ -127,6 +136,17 @@ func benchMCPCalls(b *testing.B, url, rev string, clients int) {
 	latencies := make([][]time.Duration, clients)
 	var next atomic.Int64
 	var wg sync.WaitGroup
+	if name := os.Getenv("TOOLC_MCP_CPUPROFILE"); name != "" && b.N > 1 {
+		f, err := os.Create(name)
+		if err != nil {
+			b.Fatal(err)
+		}
+		defer f.Close()
+		if err := pprof.StartCPUProfile(f); err != nil {
+			b.Fatal(err)
+		}
+		defer pprof.StopCPUProfile()
+	}
 	b.ResetTimer()
 	for i, s := range sessions {
 		wg.Add(1)
@@ -228,12 +248,24 @@ func BenchmarkMCPRevisionsPaired(b *testing.B) {
 	}
 }
 
-// connectBenchClients connects n go-sdk clients at rev to url.
+// connectBenchClients connects n go-sdk clients at rev to url. Each client
+// has an HTTP transport of its own, as separate clients do: on the shared
+// http.DefaultTransport, which keeps 2 idle connections per host, 8 or 64
+// clients in one process open a new connection for most calls, and the
+// benchmark would measure TCP set-up on both sides (TOOLC_MCP_SHARED_TRANSPORT=1
+// measures that).
 func connectBenchClients(b *testing.B, url, rev string, n int) []*mcp.ClientSession {
 	sessions := make([]*mcp.ClientSession, n)
+	shared := os.Getenv("TOOLC_MCP_SHARED_TRANSPORT") == "1"
 	for i := range sessions {
 		client := mcp.NewClient(&mcp.Implementation{Name: "bench", Version: "1"}, nil)
-		s, err := client.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+		transport := &mcp.StreamableClientTransport{Endpoint: url, MaxRetries: -1}
+		if !shared {
+			own := http.DefaultTransport.(*http.Transport).Clone()
+			b.Cleanup(own.CloseIdleConnections)
+			transport.HTTPClient = &http.Client{Transport: own}
+		}
+		s, err := client.Connect(context.Background(), transport, &mcp.ClientSessionOptions{ProtocolVersion: rev})
 		if err != nil {
 			b.Fatal(err)
 		}
