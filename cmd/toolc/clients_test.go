@@ -19,8 +19,6 @@ import (
 	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
 	mcpgotypes "github.com/mark3labs/mcp-go/mcp"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-
-	"github.com/toolc/toolc/internal/testsync"
 )
 
 // The real-client tests drive MCP clients of other implementations, with
@@ -103,10 +101,8 @@ func goSDKClient(t *testing.T, revision string, transport mcp.Transport) *realCl
 
 // mcpGoClient starts and initializes a mark3labs/mcp-go client with its
 // default options, and opens a listen stream on a 2026-07-28 connection
-// (on a legacy one, notifications come on the session's stream). ready,
-// if not nil, runs between the start and the initialization (see
-// TestRealClientsStdio).
-func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string, ready func()) *realClient {
+// (on a legacy one, notifications come on the session's stream).
+func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string) *realClient {
 	t.Helper()
 	c := &realClient{name: "mcp-go", changed: make(chan struct{}, 1)}
 	mcpgo.WithElicitationHandler(answerAda{})(client)
@@ -121,9 +117,6 @@ func mcpGoClient(t *testing.T, client *mcpgo.Client, wantRevision string, ready 
 		t.Fatalf("mcp-go start: %v", err)
 	}
 	t.Cleanup(func() { client.Close() })
-	if ready != nil {
-		ready()
-	}
 	var init mcpgotypes.InitializeRequest
 	init.Params.ClientInfo = mcpgotypes.Implementation{Name: "toolc-mcp-go", Version: "1"}
 	if _, err := client.Initialize(ctx, init); err != nil {
@@ -325,15 +318,24 @@ func exerciseRealClients(t *testing.T, dir string, clients []*realClient) {
 	writeDevFile(t, contract, mustReplace(t, readDevFile(t, contract), devSlowTool, "\t\t"+devShoutTool+"\t\t"+devAskTool+devSlowTool))
 	after := []string{"svc_ask", "svc_echo", "svc_shout", "svc_slow"}
 	for _, c := range clients {
-		select {
-		case <-c.changed:
-		case <-time.After(devWait):
-			t.Fatalf("%s: no notifications/tools/list_changed after the reload", c.name)
-		}
-		names, err := c.list()
-		slices.Sort(names)
-		if err != nil || !slices.Equal(names, after) {
-			t.Errorf("%s: tools/list after the reload = %v, %v; want %v", c.name, names, err, after)
+		// A stdio client connects during the first load, and so is told
+		// of the tools it brings too: it lists on each list_changed until
+		// the reload's tools are there.
+		deadline := time.After(devWait)
+		for {
+			select {
+			case <-c.changed:
+			case <-deadline:
+				t.Fatalf("%s: no notifications/tools/list_changed after the reload", c.name)
+			}
+			names, err := c.list()
+			slices.Sort(names)
+			if err == nil && slices.Equal(names, after) {
+				break
+			}
+			if err != nil || !slices.Equal(names, before) {
+				t.Fatalf("%s: tools/list after a list_changed = %v, %v; want %v or %v", c.name, names, err, before, after)
+			}
 		}
 		// The elicitation round trip.
 		if got, err := c.ask(); err != nil || got != "v1:Hello, Ada" {
@@ -360,7 +362,7 @@ func TestRealClientsHTTP(t *testing.T) {
 	clients := []*realClient{
 		goSDKClient(t, "2026-07-28", &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}),
 		goSDKClient(t, "2025-11-25", &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}),
-		mcpGoClient(t, mcpGoHTTP, "2026-07-28", nil),
+		mcpGoClient(t, mcpGoHTTP, "2026-07-28"),
 	}
 	if os.Getenv("TOOLC_NODE") != "" || os.Getenv("TOOLC_TS_SDK") != "" || os.Getenv("TOOLC_REQUIRE_NODE") != "" {
 		clients = append(clients, tsClient(t, dir, s.url))
@@ -371,14 +373,10 @@ func TestRealClientsHTTP(t *testing.T) {
 }
 
 // TestRealClientsStdio: each client starts its own toolc dev --stdio on
-// the one project, and each process reloads on the one edit.
-//
-// mcp-go probes with server/discover for 5 s, and takes a server that has
-// not answered by then for a legacy one. toolc dev reads standard input
-// once its first build is done, which on a loaded machine takes longer,
-// so the test initializes mcp-go once its toolc dev has said that it
-// loaded: the client keeps its default options, and the build's time is
-// not the client's to wait out.
+// the one project, and each process reloads on the one edit. The clients
+// connect at once, with their default options: toolc dev answers the
+// handshake while its first build runs (mcp-go gives up on a discover
+// probe after 5 s), and holds tools/list until it is over.
 func TestRealClientsStdio(t *testing.T) {
 	t.Parallel()
 	dir := newDevProject(t)
@@ -394,15 +392,10 @@ func TestRealClientsStdio(t *testing.T) {
 		mcpgotransport.WithCommandFunc(func(ctx context.Context, command string, env, args []string) (*exec.Cmd, error) {
 			return dev(mcpGoStderr), nil
 		})))
-	loaded := func() {
-		testsync.WaitFor(t, devWait, "mcp-go's toolc dev --stdio to load", func() bool {
-			return strings.Contains(mcpGoStderr.String(), "toolc dev: reloaded in ")
-		})
-	}
 	clients := []*realClient{
 		goSDKClient(t, "2026-07-28", &mcp.CommandTransport{Command: dev(io.Discard)}),
 		goSDKClient(t, "2025-11-25", &mcp.CommandTransport{Command: dev(io.Discard)}),
-		mcpGoClient(t, mcpGoStdio, "2026-07-28", loaded),
+		mcpGoClient(t, mcpGoStdio, "2026-07-28"),
 	}
 	if os.Getenv("TOOLC_NODE") != "" || os.Getenv("TOOLC_TS_SDK") != "" || os.Getenv("TOOLC_REQUIRE_NODE") != "" {
 		clients = append(clients, tsClient(t, dir, toolcBin, "dev", "--stdio", "./..."))

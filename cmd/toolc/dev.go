@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"os/signal"
@@ -58,13 +59,43 @@ func runDev(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
 		return exitUsage
 	}
-	if err := d.Start(ctx); err != nil {
-		fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
-		return exitUsage
-	}
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
 	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), StateSecret: secret})
+	// Over stdio the client that started toolc waits for the handshake,
+	// and gives up within seconds (mcp-go after 5 s), while the first
+	// build may take minutes: the session starts at once, and the gate
+	// holds tools/list and tools/call until the first load is over. Over
+	// HTTP the port opens once the load is over, as before: a client
+	// retries a refused connection.
+	gate := runtime.NewGate()
+	srv.AddReceivingMiddleware(gate.Hold)
+	var served chan int
+	if *sf.stdio {
+		served = make(chan int, 1)
+		go func() {
+			served <- serveMCP(ctx, stop, e, "dev", rt, srv, sf, nil)
+			stop() // the client hung up: stop the build too
+		}()
+	}
+	err = d.Start(ctx)
+	gate.Open(err)
+	if err != nil {
+		// A load cut short because the client hung up (or a signal came)
+		// ends as the session did; any other failure is a usage error,
+		// as it is over HTTP.
+		cut := served != nil && errors.Is(err, context.Canceled)
+		if !cut {
+			fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
+		}
+		stop()
+		if served != nil {
+			if status := <-served; cut {
+				return status
+			}
+		}
+		return exitUsage
+	}
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -73,7 +104,11 @@ func runDev(e env, args []string) int {
 			stop()
 		}
 	}()
-	status = serveMCP(ctx, stop, e, "dev", rt, srv, sf, nil)
+	if served != nil {
+		status = <-served
+	} else {
+		status = serveMCP(ctx, stop, e, "dev", rt, srv, sf, nil)
+	}
 	stop()
 	select {
 	case <-done:
