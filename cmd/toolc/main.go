@@ -16,6 +16,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"reflect"
 	"slices"
 	"strings"
 
@@ -173,21 +174,76 @@ func newFlags(e env, name string) *flag.FlagSet {
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
 		fmt.Fprintf(e.stderr, "usage: toolc %s\n", usageLine(fs))
-		fs.PrintDefaults()
+		printDefaults(e.stderr, fs)
 	}
 	return fs
+}
+
+// printDefaults lists the flags of fs as the usage line spells them,
+// "--name ARG", rather than as flag.PrintDefaults does ("-name string"),
+// so that the list under the line, the line and the README read alike.
+func printDefaults(w io.Writer, fs *flag.FlagSet) {
+	synopsis := synopsisOf(fs.Name())
+	fs.VisitAll(func(f *flag.Flag) {
+		head := dashes(f.Name) + f.Name
+		if arg := flagArg(synopsis, f); arg != "" {
+			head += " " + arg
+		}
+		_, usage := flag.UnquoteUsage(f)
+		fmt.Fprintf(w, "  %s\n    \t%s", head, strings.ReplaceAll(usage, "\n", "\n    \t"))
+		if !zeroDefault(f) {
+			if reflect.Indirect(reflect.ValueOf(f.Value)).Kind() == reflect.String {
+				fmt.Fprintf(w, " (default %q)", f.DefValue)
+			} else {
+				fmt.Fprintf(w, " (default %v)", f.DefValue)
+			}
+		}
+		fmt.Fprintln(w)
+	})
+}
+
+// flagArg is the word that follows the flag in the synopsis, or, for a
+// flag the synopsis does not spell, the one flagSynopsis would write in;
+// "" for a boolean flag.
+func flagArg(synopsis string, f *flag.Flag) string {
+	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
+		return ""
+	}
+	words := strings.FieldsFunc(synopsis, func(r rune) bool { return r == ' ' || r == '[' || r == ']' })
+	for i, word := range words {
+		if word == dashes(f.Name)+f.Name && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && words[i+1] != "|" {
+			return words[i+1]
+		}
+	}
+	s := flagSynopsis(f)
+	return strings.TrimSuffix(s[strings.LastIndex(s, " ")+1:], "]")
+}
+
+// zeroDefault reports whether f's default is its type's zero value, which
+// flag.PrintDefaults leaves unsaid too.
+func zeroDefault(f *flag.Flag) bool {
+	switch f.DefValue {
+	case "", "0", "false", "0s", "[]":
+		return true
+	}
+	return false
+}
+
+// synopsisOf is the synopsis of the command name, "{flags}" if it has none.
+func synopsisOf(name string) string {
+	for _, c := range commands() {
+		if c.name == name {
+			return c.synopsis
+		}
+	}
+	return "{flags}"
 }
 
 // usageLine is the usage line of the command whose flag set fs is: its
 // synopsis, with every flag that the synopsis does not mention written in
 // at {flags}, in the flag set's (alphabetical) order.
 func usageLine(fs *flag.FlagSet) string {
-	synopsis := "{flags}"
-	for _, c := range commands() {
-		if c.name == fs.Name() {
-			synopsis = c.synopsis
-		}
-	}
+	synopsis := synopsisOf(fs.Name())
 	var extra []string
 	fs.VisitAll(func(f *flag.Flag) {
 		if !mentions(synopsis, f.Name) {

@@ -26,7 +26,7 @@ func TestUsageListsEveryFlag(t *testing.T) {
 	if len(listed) != len(commands()) {
 		t.Errorf("toolc help lists %d commands, want %d:\n%s", len(listed), len(commands()), help.stdout)
 	}
-	flagLine := regexp.MustCompile(`(?m)^  -(\S+)`)
+	flagLine := regexp.MustCompile(`(?m)^  --?(\S+)`)
 	readme := readmeSynopses(t)
 	for _, c := range commands() {
 		r := toolc(t, ".", c.name, "-h")
@@ -47,7 +47,7 @@ func TestUsageListsEveryFlag(t *testing.T) {
 			}
 		}
 		for _, w := range words {
-			if strings.HasPrefix(w, "-") && !regexp.MustCompile(`(?m)^  -`+regexp.QuoteMeta(strings.TrimLeft(w, "-"))+`\b`).MatchString(defaults) {
+			if strings.HasPrefix(w, "-") && !regexp.MustCompile(`(?m)^  --?`+regexp.QuoteMeta(strings.TrimLeft(w, "-"))+`\b`).MatchString(defaults) {
 				t.Errorf("toolc %s: usage %q names %s, which is not one of its flags", c.name, usage, w)
 			}
 		}
@@ -110,4 +110,25 @@ func readmeSynopses(t *testing.T) map[string][]string {
 
 func isCommand(name string) bool {
 	return slices.ContainsFunc(commands(), func(c command) bool { return c.name == name })
+}
+
+// TestFlagListSpellsUsage checks that the flag list under each usage line
+// spells every flag as the line does, "--catalog FILE" and not
+// "-catalog string", so that a user reading either reads the same.
+func TestFlagListSpellsUsage(t *testing.T) {
+	entry := regexp.MustCompile(`(?m)^  (-\S+)( \S+)?$`)
+	for _, c := range commands() {
+		r := toolc(t, ".", c.name, "-h")
+		first, defaults, _ := strings.Cut(r.stderr, "\n")
+		usage := strings.TrimPrefix(first, "usage: ")
+		entries := entry.FindAllStringSubmatch(defaults, -1)
+		if strings.Contains(usage, "-") && len(entries) == 0 {
+			t.Errorf("toolc %s -h lists no flags:\n%s", c.name, r.stderr)
+		}
+		for _, m := range entries {
+			if !strings.Contains(usage, m[1]+m[2]) {
+				t.Errorf("toolc %s -h lists %q, which its usage line %q does not spell so", c.name, m[1]+m[2], usage)
+			}
+		}
+	}
 }
