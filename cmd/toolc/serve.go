@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -10,6 +11,7 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
+	"sync"
 	"syscall"
 	"time"
 
@@ -203,6 +205,9 @@ func runServe(e env, args []string) int {
 		return status
 	}
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
+	if *sf.stdio {
+		return serveStdioWhileBuilding(ctx, stop, e, rt, cat, base, sf, secret)
+	}
 	running, status := startHandlers(ctx, e, "serve", cat, base)
 	if running == nil {
 		return status
@@ -219,6 +224,56 @@ func runServe(e env, args []string) int {
 	// the tool list for an hour (see runtime.MCPOptions.ListTTL).
 	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
 	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
+}
+
+// serveStdioWhileBuilding is toolc serve --stdio: the session starts at
+// once, so that the client's handshake is answered while the handlers
+// build (clients give up within seconds; mcp-go after 5 s), and the gate
+// holds tools/list and tools/call until they run. If they do not, the held
+// requests get an error, and toolc exits 1, as before.
+func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtime.Runtime, cat *catalog.Catalog, base string, sf serveFlags, secret []byte) int {
+	defer rpc.CleanupClients()
+	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
+	gate := runtime.NewGate()
+	srv.AddReceivingMiddleware(gate.Hold)
+	// The drain may come during the build, before there are handlers to
+	// stop: running is set once they run.
+	var mu sync.Mutex
+	var running map[string]*host.Plugin
+	stopHandlers := func(reason string) {
+		mu.Lock()
+		defer mu.Unlock()
+		if running != nil {
+			host.StopBecause(running, 0, reason)
+		}
+	}
+	served := make(chan int, 1)
+	go func() {
+		served <- serveMCP(ctx, stop, e, "serve", rt, srv, sf, stopHandlers)
+		stop() // the client hung up: stop the build too
+	}()
+	ps, status := startHandlers(ctx, e, "serve", cat, base)
+	if ps != nil {
+		defer host.Stop(ps, 0)
+		mu.Lock()
+		running = ps
+		mu.Unlock()
+		if _, err := rt.Swap(cat, host.Dispatchers(ps)); err != nil {
+			fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
+			ps, status = nil, exitFail
+		}
+	}
+	if ps == nil {
+		gate.Open(errors.New("its handlers did not build or start; toolc's standard error says why"))
+		cut := ctx.Err() != nil
+		stop()
+		if s := <-served; cut {
+			return s
+		}
+		return status
+	}
+	gate.Open(nil)
+	return <-served
 }
 
 // serveMCP serves until ctx ends: MCP over stdio, or MCP and the

@@ -18,60 +18,68 @@ import (
 )
 
 // slowBuild returns a GOFLAGS value under which every link of a handler
-// waits 7 s: longer than the 5 s that mcp-go's server/discover probe waits
-// for its answer. The go command runs the tool through the script, which
-// sleeps unless the go command is only asking the tool's version.
-func slowBuild(t *testing.T) string {
+// waits 7 s, longer than the 5 s that mcp-go's server/discover probe waits
+// for its answer, and then creates the file linked. The go command runs
+// the tool through the script, which sleeps unless the go command is only
+// asking the tool's version.
+func slowBuild(t *testing.T) (goflags, linked string) {
 	t.Helper()
-	script := filepath.Join(t.TempDir(), "slowlink")
-	body := "#!/bin/sh\ncase \"$1\" in */link) case \"$2\" in -V*) ;; *) sleep 7 ;; esac ;; esac\nexec \"$@\"\n"
+	tmp := t.TempDir()
+	script, linked := filepath.Join(tmp, "slowlink"), filepath.Join(tmp, "linked")
+	body := "#!/bin/sh\ncase \"$1\" in */link) case \"$2\" in -V*) ;; *) sleep 7; : >" + linked + " ;; esac ;; esac\nexec \"$@\"\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
-	return "GOFLAGS=-toolexec=" + script
+	return "GOFLAGS=-toolexec=" + script, linked
 }
 
-// TestDevStdioAnswersDuringFirstBuild: toolc dev --stdio answers the
-// handshake while its first handler build runs, so that mcp-go, with its
-// default options, connects to a server whose build takes longer than its
-// 5 s discover probe; its tools/list waits for the load and gets the real
-// tools, not the empty list of a server that has loaded nothing.
-func TestDevStdioAnswersDuringFirstBuild(t *testing.T) {
-	t.Parallel()
-	dir := newDevProject(t)
-	stderr := &lockedBuffer{}
-	env := append(os.Environ(), "TOOLC_CACHE="+t.TempDir(), slowBuild(t))
-	client := mcpgo.NewClient(mcpgotransport.NewStdioWithOptions(toolcBin, nil, []string{"dev", "--stdio", "./..."},
-		mcpgotransport.WithCommandFunc(func(ctx context.Context, command string, _, args []string) (*exec.Cmd, error) {
-			cmd := exec.Command(command, args...)
-			cmd.Dir, cmd.Env, cmd.Stderr = dir, env, stderr
-			return cmd, nil
-		})))
-	ctx, cancel := context.WithTimeout(context.Background(), devWait)
-	defer cancel()
-	if err := client.Start(ctx); err != nil {
-		t.Fatalf("mcp-go start: %v", err)
-	}
-	t.Cleanup(func() { client.Close() })
-	var init mcpgotypes.InitializeRequest
-	init.Params.ClientInfo = mcpgotypes.Implementation{Name: "toolc-mcp-go", Version: "1"}
-	if _, err := client.Initialize(ctx, init); err != nil {
-		t.Fatalf("mcp-go initialize, during the build: %v\nstderr:\n%s", err, stderr)
-	}
-	if strings.Contains(stderr.String(), "reloaded in ") {
-		t.Fatalf("the first build was over before mcp-go was initialized: the test proves nothing\nstderr:\n%s", stderr)
-	}
-	res, err := client.ListTools(ctx, mcpgotypes.ListToolsRequest{})
-	if err != nil {
-		t.Fatalf("tools/list: %v\nstderr:\n%s", err, stderr)
-	}
-	var names []string
-	for _, tool := range res.Tools {
-		names = append(names, tool.Name)
-	}
-	slices.Sort(names)
-	if want := []string{"svc_echo", "svc_slow"}; !slices.Equal(names, want) {
-		t.Errorf("tools/list = %v, want %v", names, want)
+// TestStdioAnswersDuringFirstBuild: toolc dev --stdio and toolc serve
+// --stdio answer the handshake while their first handler build runs, so
+// that mcp-go, with its default options, connects to a server whose build
+// takes longer than its 5 s discover probe; its tools/list waits for the
+// load and gets the real tools, not the empty list of a server that has
+// loaded nothing.
+func TestStdioAnswersDuringFirstBuild(t *testing.T) {
+	for _, command := range []string{"dev", "serve"} {
+		t.Run(command, func(t *testing.T) {
+			t.Parallel()
+			dir := newDevProject(t)
+			stderr := &lockedBuffer{}
+			goflags, linked := slowBuild(t)
+			env := append(os.Environ(), "TOOLC_CACHE="+t.TempDir(), goflags)
+			client := mcpgo.NewClient(mcpgotransport.NewStdioWithOptions(toolcBin, nil, []string{command, "--stdio", "./..."},
+				mcpgotransport.WithCommandFunc(func(ctx context.Context, name string, _, args []string) (*exec.Cmd, error) {
+					cmd := exec.Command(name, args...)
+					cmd.Dir, cmd.Env, cmd.Stderr = dir, env, stderr
+					return cmd, nil
+				})))
+			ctx, cancel := context.WithTimeout(context.Background(), devWait)
+			defer cancel()
+			if err := client.Start(ctx); err != nil {
+				t.Fatalf("mcp-go start: %v", err)
+			}
+			t.Cleanup(func() { client.Close() })
+			var init mcpgotypes.InitializeRequest
+			init.Params.ClientInfo = mcpgotypes.Implementation{Name: "toolc-mcp-go", Version: "1"}
+			if _, err := client.Initialize(ctx, init); err != nil {
+				t.Fatalf("mcp-go initialize, during the build: %v\nstderr:\n%s", err, stderr)
+			}
+			if _, err := os.Stat(linked); err == nil {
+				t.Fatalf("the handler was linked before mcp-go was initialized: the test proves nothing\nstderr:\n%s", stderr)
+			}
+			res, err := client.ListTools(ctx, mcpgotypes.ListToolsRequest{})
+			if err != nil {
+				t.Fatalf("tools/list: %v\nstderr:\n%s", err, stderr)
+			}
+			var names []string
+			for _, tool := range res.Tools {
+				names = append(names, tool.Name)
+			}
+			slices.Sort(names)
+			if want := []string{"svc_echo", "svc_slow"}; !slices.Equal(names, want) {
+				t.Errorf("tools/list = %v, want %v", names, want)
+			}
+		})
 	}
 }
 
@@ -108,5 +116,56 @@ func TestDevStdioFirstLoadFails(t *testing.T) {
 		if json.Unmarshal(sc.Bytes(), &msg) == nil && msg.ID == 2 && msg.Result != nil {
 			t.Errorf("tools/list of a server that loaded nothing = %s, want an error", sc.Bytes())
 		}
+	}
+}
+
+// TestServeStdioBuildFails: when toolc serve --stdio's handler does not
+// build, a tools/list held during the build is answered with an error,
+// not left waiting, and toolc exits 1 as it did before it served first.
+func TestServeStdioBuildFails(t *testing.T) {
+	t.Parallel()
+	dir := newDevProject(t)
+	writeDevFile(t, filepath.Join(dir, "handler", "main.go"), "package main\n\nfunc main() { undefined() }\n")
+	ctx, cancel := context.WithTimeout(context.Background(), devWait)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, toolcBin, "serve", "--stdio", "./...")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer stdin.Close()
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	stdin.Write([]byte(strings.Join([]string{
+		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
+		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
+		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
+	}, "\n") + "\n"))
+	var listed []byte
+	sc := bufio.NewScanner(stdout)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		var msg struct {
+			ID int `json:"id"`
+		}
+		if json.Unmarshal(sc.Bytes(), &msg) == nil && msg.ID == 2 {
+			listed = slices.Clone(sc.Bytes())
+		}
+	}
+	if !strings.Contains(string(listed), `"error"`) || !strings.Contains(string(listed), "did not build") {
+		t.Errorf("tools/list during a failed build = %s, want an error\nstderr:\n%s", listed, stderr)
+	}
+	var exit *exec.ExitError
+	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != exitFail {
+		t.Errorf("toolc serve exited with %v, want status %d\nstderr:\n%s", err, exitFail, stderr)
 	}
 }
