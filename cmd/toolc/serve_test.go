@@ -312,6 +312,15 @@ func TestServeHTTP(t *testing.T) {
 	}
 
 	// SIGTERM shuts the server down cleanly.
+	if err := terminate(t, cmd, 15*time.Second, all.String); err != nil {
+		t.Errorf("toolc serve after SIGTERM: %v\n%s", err, all.String())
+	}
+}
+
+// terminate sends cmd SIGTERM and returns how it exited, failing the test
+// if it has not within the time given; output says what it printed.
+func terminate(t *testing.T, cmd *exec.Cmd, within time.Duration, output func() string) error {
+	t.Helper()
 	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
 		t.Fatal(err)
 	}
@@ -319,11 +328,10 @@ func TestServeHTTP(t *testing.T) {
 	go func() { done <- cmd.Wait() }()
 	select {
 	case err := <-done:
-		if err != nil {
-			t.Errorf("toolc serve after SIGTERM: %v\n%s", err, all.String())
-		}
-	case <-time.After(15 * time.Second):
-		t.Fatalf("toolc serve did not stop after SIGTERM:\n%s", all.String())
+		return err
+	case <-time.After(within):
+		t.Fatalf("toolc did not stop within %v of SIGTERM:\n%s", within, output())
+		return nil
 	}
 }
 

@@ -131,20 +131,7 @@ func TestServeStdioBuildFails(t *testing.T) {
 	cmd := exec.CommandContext(ctx, toolcBin, "serve", "--stdio", "./...")
 	cmd.Dir = dir
 	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startStdio(t, cmd)
 	stdin.Write([]byte(strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,

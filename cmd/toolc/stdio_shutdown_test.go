@@ -24,20 +24,7 @@ func TestServeStdioElsewhere(t *testing.T) {
 	}
 	cmd := toolcCmd(t, "serve", "--stdio", abs)
 	cmd.Dir = t.TempDir()
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer stdin.Close()
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startStdio(t, cmd)
 	exited := make(chan error, 1)
 	lines := make(chan string, 4)
 	go func() {

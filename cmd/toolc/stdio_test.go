@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -20,19 +21,7 @@ import (
 func TestServeStdioMalformedLines(t *testing.T) {
 	t.Parallel()
 	cmd := toolcCmd(t, "serve", "--stdio", faultyPattern)
-	stderr := &lockedBuffer{}
-	cmd.Stderr = stderr
-	stdin, err := cmd.StdinPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
+	stdin, stdout, stderr := startStdio(t, cmd)
 	defer func() {
 		stdin.Close()
 		if err := cmd.Wait(); err != nil {
@@ -142,4 +131,27 @@ func TestServeStdioMalformedLines(t *testing.T) {
 	if inFlight.Error != nil || strings.Contains(string(inFlight.Result), `"isError":true`) {
 		t.Errorf("the call in flight: %+v %s", inFlight.Error, inFlight.Result)
 	}
+}
+
+// startStdio starts cmd, a toolc speaking MCP on stdio, and returns the
+// pipes to its stdin and from its stdout, and its stderr as written so far.
+// Closing stdin ends the session; the test closes it when it ends, in case
+// it did not.
+func startStdio(t *testing.T, cmd *exec.Cmd) (io.WriteCloser, io.ReadCloser, *lockedBuffer) {
+	t.Helper()
+	stderr := &lockedBuffer{}
+	cmd.Stderr = stderr
+	stdin, err := cmd.StdinPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { stdin.Close() })
+	stdout, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	return stdin, stdout, stderr
 }

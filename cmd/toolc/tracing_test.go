@@ -6,7 +6,6 @@ import (
 	"io"
 	"net/http"
 	"strings"
-	"syscall"
 	"testing"
 	"time"
 
@@ -69,18 +68,8 @@ func TestServeTracing(t *testing.T) {
 		t.Fatalf("%d batches exported before the shutdown, with a batch delay of ten minutes", n)
 	}
 
-	if err := cmd.Process.Signal(syscall.SIGTERM); err != nil {
-		t.Fatal(err)
-	}
-	done := make(chan error, 1)
-	go func() { done <- cmd.Wait() }()
-	select {
-	case err := <-done:
-		if err != nil {
-			t.Fatalf("toolc serve after SIGTERM: %v\n%s", err, stderr.String())
-		}
-	case <-time.After(20 * time.Second):
-		t.Fatalf("toolc serve did not stop after SIGTERM:\n%s", stderr.String())
+	if err := terminate(t, cmd, 20*time.Second, stderr.String); err != nil {
+		t.Fatalf("toolc serve after SIGTERM: %v\n%s", err, stderr.String())
 	}
 
 	for _, tc := range []struct{ traceparent, server string }{
