@@ -33,6 +33,7 @@ import (
 	"github.com/toolc/toolc/internal/lazydeadline"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/validate"
 )
 
 // Options bound what a call may cost. Zero values take the defaults.
@@ -205,8 +206,8 @@ type entry struct {
 	service  *catalog.Service
 	tool     *catalog.Tool
 	mcpName  string
-	args     *Validator
-	result   *Validator // nil without response fields
+	args     *validate.Validator
+	result   *validate.Validator // nil without response fields
 	dispatch Dispatcher
 	slots    chan struct{} // the service's, shared by its tools
 }
@@ -233,13 +234,13 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots 
 			continue
 		}
 		for _, t := range svc.Tools {
-			args, err := NewValidator(&t.Request)
+			args, err := validate.NewValidator(&t.Request)
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: %v", t.Name, err)
 			}
 			e := &entry{service: svc, tool: t, mcpName: t.ExposedMCPName(svc.Name), args: args, dispatch: d, slots: slots(svc.Name)}
 			if t.Response != nil {
-				if e.result, err = NewValidator(t.Response); err != nil {
+				if e.result, err = validate.NewValidator(t.Response); err != nil {
 					return nil, fmt.Errorf("tool %q response: %v", t.Name, err)
 				}
 			}

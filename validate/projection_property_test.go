@@ -1,4 +1,4 @@
-package runtime_test
+package validate_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/toolc/toolc/bench/corpus"
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
-	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/validate"
 )
 
 // TestValidatorHoldsToProjections is a property test over every tool of
@@ -47,7 +47,7 @@ func TestValidatorHoldsToProjections(t *testing.T) {
 			for _, strict := range []bool{false, true} {
 				schemas := projectedInputs(t, cat, target, strict)
 				for s, tool := range cat.Tools() {
-					v, err := runtime.NewValidator(&tool.Request)
+					v, err := validate.NewValidator(&tool.Request)
 					if err != nil {
 						t.Fatal(err)
 					}

@@ -1,4 +1,4 @@
-package runtime
+package validate
 
 import (
 	"errors"
@@ -369,6 +369,47 @@ func TestNewValidatorErrors(t *testing.T) {
 	a := &catalog.Field{Name: "a", Type: catalog.String}
 	if _, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{a, a}}); err == nil || err.Error() != `field "a" is declared twice` {
 		t.Errorf("a field declared twice: %v", err)
+	}
+}
+
+// TestOptions covers the options that an envelope, such as the body of
+// POST /v1/call, compiles with: a raw field takes any JSON value as it is,
+// and problems about the message as a whole use its name.
+func TestOptions(t *testing.T) {
+	msg := &catalog.Message{Fields: []*catalog.Field{
+		valField("name", catalog.String),
+		valOpt(valField("arguments", catalog.String)),
+	}}
+	v, err := NewValidator(msg, Naming("the body", "is"), RawField("arguments", "an object, or a JSON string holding one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args, out, err string }{
+		{`{"name":"a","arguments":{"x":[1, {"y":null}]}}`, `{"name":"a","arguments":{"x":[1, {"y":null}]}}`, ""},
+		{`{"name":"a","arguments":"{\"x\":1}"}`, `{"name":"a","arguments":"{\"x\":1}"}`, ""},
+		{`{"name":"a","arguments":7}`, `{"name":"a","arguments":7}`, ""},
+		{`{"name":"a"`, "", "the body is not valid JSON: "},
+		{`[]`, "", "the body must be a JSON object, not an array"},
+		{`{"name":1}`, "", `field "name" must be a string, not the number 1`},
+	} {
+		out, err := v.Validate([]byte(tc.args))
+		switch {
+		case tc.err == "" && (err != nil || string(out) != tc.out):
+			t.Errorf("Validate(%s) = %s, %v; want %s", tc.args, out, err, tc.out)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("Validate(%s) = %v; want an error starting %q", tc.args, err, tc.err)
+		}
+	}
+	// Without options, the same message is arguments, and "arguments" a string.
+	plain := mustNewValidator(t, msg)
+	if _, err := plain.Validate([]byte(`{"name":"a","arguments":{}}`)); err == nil || err.Error() != `field "arguments" must be a string, not an object` {
+		t.Errorf("without RawField: %v", err)
+	}
+	if _, err := plain.Validate([]byte(`[]`)); err == nil || err.Error() != "the arguments must be a JSON object, not an array" {
+		t.Errorf("without Naming: %v", err)
+	}
+	if _, err := NewValidator(msg, RawField("args", "anything")); err == nil || err.Error() != `RawField "args": the message has no such field` {
+		t.Errorf("RawField of a missing field: %v", err)
 	}
 }
 
