@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/lock"
 )
 
 func runCheck(e env, args []string) error {
@@ -19,7 +20,7 @@ func runCheck(e env, args []string) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	l, err := workingLock()
+	l, err := lock.LoadIfExists(lock.FileName)
 	if err != nil {
 		return err
 	}

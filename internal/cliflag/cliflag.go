@@ -64,7 +64,10 @@ func UsageLine(fs *flag.FlagSet, synopsis string) string {
 }
 
 // PrintDefaults lists the flags of fs, each as "--name ARG", with its
-// usage text and its default, where that is not its type's zero value.
+// usage text and its default, where that is not its type's zero value and
+// the usage text does not say it: a default taken from the environment,
+// "(default $TOOLC_TOKEN)", may be a secret, which -h and every usage
+// error would print.
 func PrintDefaults(w io.Writer, fs *flag.FlagSet, synopsis string) {
 	fs.VisitAll(func(f *flag.Flag) {
 		head := Dashes(f.Name) + f.Name
@@ -73,7 +76,7 @@ func PrintDefaults(w io.Writer, fs *flag.FlagSet, synopsis string) {
 		}
 		_, usage := flag.UnquoteUsage(f)
 		fmt.Fprintf(w, "  %s\n    \t%s", head, strings.ReplaceAll(usage, "\n", "\n    \t"))
-		if !zeroDefault(f) {
+		if !zeroDefault(f) && !strings.Contains(usage, "(default ") {
 			if reflect.Indirect(reflect.ValueOf(f.Value)).Kind() == reflect.String {
 				fmt.Fprintf(w, " (default %q)", f.DefValue)
 			} else {

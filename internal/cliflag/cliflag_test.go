@@ -53,4 +53,14 @@ func TestUsage(t *testing.T) {
 	if b.String() != want {
 		t.Errorf("PrintDefaults:\n%s\nwant:\n%s", b.String(), want)
 	}
+
+	// A default that the usage text names is not printed: it comes from
+	// the environment, and may be a secret.
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	fs.String("token", "s3cret", "require this token (default $TOKEN)")
+	b.Reset()
+	PrintDefaults(&b, fs, "{flags}")
+	if got := b.String(); got != "  --token VALUE\n    \trequire this token (default $TOKEN)\n" {
+		t.Errorf("PrintDefaults of a default from the environment: %q", got)
+	}
 }
