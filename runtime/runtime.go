@@ -247,6 +247,9 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots 
 			if prev := s.byName[t.Name]; prev != nil {
 				return nil, fmt.Errorf("tool %q is declared by services %q and %q", t.Name, prev.service.Name, svc.Name)
 			}
+			if err := s.checkNames(e); err != nil {
+				return nil, err
+			}
 			s.byName[t.Name] = e
 			s.byMCP[e.mcpName] = e
 		}
@@ -255,6 +258,23 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots 
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
 	return s, nil
+}
+
+// checkNames refuses a tool that a client could call by a name that
+// another tool already answers to, as function name or as MCP name: the
+// call would run whichever tool the lookup found first. The compiler's
+// unique-name and mcp-name rules refuse such a contract; this holds a
+// catalog that did not come through them (a hand-edited file) to the same.
+func (s *Snapshot) checkNames(e *entry) error {
+	for _, name := range []string{e.tool.Name, e.mcpName} {
+		for _, prev := range []*entry{s.byName[name], s.byMCP[name]} {
+			if prev != nil {
+				return fmt.Errorf("tool %q of service %q (MCP name %q) and tool %q of service %q (MCP name %q) can both be called as %q: the names a client can call, function names and MCP names, must be unique across the catalog",
+					prev.tool.Name, prev.service.Name, prev.mcpName, e.tool.Name, e.service.Name, e.mcpName, name)
+			}
+		}
+	}
+	return nil
 }
 
 // lookup finds a tool by function name or MCP name.

@@ -24,6 +24,13 @@ type stringFormat struct {
 	check func(string) bool
 }
 
+// Formats returns the names of the string formats that the validator
+// asserts, in the order that messages list them: the formats a contract may
+// name.
+func Formats() []string {
+	return []string{"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"}
+}
+
 var stringFormats = map[string]*stringFormat{
 	"date-time": {"date-time", `an RFC 3339 date-time such as "2026-05-01T09:30:00Z"`, isDateTime},
 	"date":      {"date", `an RFC 3339 full-date such as "2026-05-01"`, isDate},

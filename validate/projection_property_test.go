@@ -183,7 +183,7 @@ func validArgs(tool *catalog.Tool) (map[string]any, bool) {
 
 func validValue(f *catalog.Field) (any, bool) {
 	for _, ex := range f.Examples {
-		if f.CheckValue(ex) == nil {
+		if fits(f, ex) {
 			return ex, true
 		}
 	}
@@ -243,7 +243,13 @@ func validValue(f *catalog.Field) (any, bool) {
 		}
 		v = items
 	}
-	return v, f.CheckValue(v) == nil
+	return v, fits(f, v)
+}
+
+// fits reports whether v, a JSON-shaped value, fits the field.
+func fits(f *catalog.Field, v any) bool {
+	data, err := json.Marshal(v)
+	return err == nil && validate.CheckValue(f, "the value", data) == nil
 }
 
 // withNulls adds null for every optional field that args leaves out.
