@@ -30,6 +30,7 @@ import (
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/validate"
 )
 
 // Options configure the HTTP server.
@@ -74,7 +75,7 @@ func NewHandler(rt *runtime.Runtime, srv *mcp.Server, opts Options) http.Handler
 	}
 	mux.Handle("/mcp", mcpAuth(mcpserver.NewHTTPHandler(rt, srv, mcpOpts)))
 	mux.Handle("GET /v1/tools", auth(toolsHandler(rt)))
-	mux.Handle("POST /v1/call", auth(callHandler(rt, runtime.NewEnvelopeValidator(), opts.OAuth)))
+	mux.Handle("POST /v1/call", auth(callHandler(rt, newEnvelopeValidator(), opts.OAuth)))
 	mux.Handle("GET /healthz", healthHandler(rt, opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
 	// token too (Prometheus sends it with authorization: credentials),
@@ -265,7 +266,31 @@ const envelopeSlack = 64 << 10
 // The limit itself applies to the arguments once unescaped.
 func maxCallBody(limit int) int64 { return 6*int64(limit) + envelopeSlack }
 
-func callHandler(rt *runtime.Runtime, envelope *runtime.Validator, verifier *oauth.Verifier) http.Handler {
+// newEnvelopeValidator checks the body of POST /v1/call with the scanner
+// that checks arguments, so that the envelope is read exactly as they are:
+// keys case-sensitive and compared after their escapes are decoded
+// ("na\u006de" is "name"), a key given twice refused, unknown keys
+// refused (with the key meant, for "NAME"), nesting bounded, nothing after
+// the object. encoding/json alone would match "NAME" to name and keep the
+// last of two, so that a gateway that allowlists by name could be
+// bypassed with {"name":"ping","NAME":"other"}.
+//
+// A name is at most runtime.MaxCallName bytes: tool and MCP names are at
+// most 64, and an unknown name is quoted in the 404, which must not echo
+// megabytes.
+func newEnvelopeValidator() *validate.Validator {
+	one, most := int64(1), int64(runtime.MaxCallName)
+	v, err := validate.NewValidator(&catalog.Message{Fields: []*catalog.Field{
+		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, MaxLength: &most, Description: "the tool to call"},
+		{Name: "arguments", Type: catalog.String, Description: "an object, or a JSON string holding one"},
+	}}, validate.Naming("the body", "is"), validate.RawField("arguments", "an object, or a JSON string holding one"))
+	if err != nil {
+		panic(err) // a constant message
+	}
+	return v
+}
+
+func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oauth.Verifier) http.Handler {
 	limit := rt.Options().MaxArgumentBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
