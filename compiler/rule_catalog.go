@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/validate"
 )
 
 // A place is where a name is declared, for messages that name both places.
@@ -206,7 +207,7 @@ var ProviderLimitRule = &Rule{
 			var order []string
 			dialects := map[string][]string{}
 			for _, r := range fld.Reshapes(targets, p.strict || boolAt(f.tool.node, "strict")) {
-				if _, bounded := constraintTypes[r.Keyword]; bounded && !applies(r.Keyword, fld) || r.Keyword == "format" && !contains(formats, fld.Format) {
+				if _, bounded := constraintTypes[r.Keyword]; bounded && !applies(r.Keyword, fld) || r.Keyword == "format" && !contains(validate.Formats(), fld.Format) {
 					continue // the bounds rule reports a keyword that does not fit at all
 				}
 				if r.Keyword == "enum" && fld.Type != catalog.String && fld.Type != catalog.Integer {

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -11,6 +13,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/validate"
 )
 
 // EnumRule checks enums: providers reject empty or mixed enums, and Gemini
@@ -79,7 +82,7 @@ var EnumRule = &Rule{
 // runs, so a default that the field itself would reject is a latent bug.
 var DefaultRule = &Rule{
 	ID:       "default",
-	Doc:      "defaults only on optional fields, of the field's type, inside the enum and the bounds",
+	Doc:      "defaults only on optional fields, of the field's type, inside the enum, the bounds and the format",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
 		for f := range p.fields() {
@@ -99,8 +102,8 @@ var DefaultRule = &Rule{
 			if !knownType(fld) {
 				continue
 			}
-			if msg := checkNodeValue(fld, d); msg != "" {
-				p.Reportf(d.pos, "default of %s %s", f.describe(), msg)
+			for _, msg := range checkNodeValue(fld, "default of "+f.describe(), d) {
+				p.Reportf(d.pos, "%s", msg)
 			}
 		}
 	},
@@ -117,34 +120,63 @@ func knownType(f *catalog.Field) bool {
 	return false
 }
 
-// checkNodeValue checks a contract value against a field. It is stricter
-// than catalog's check in one way, as CUE is: 3.0 is a float, not an
-// integer.
-func checkNodeValue(f *catalog.Field, n *node) string {
+// checkNodeValue checks a contract value against a field with the code
+// that checks the field's value in every call (validate.CheckValue), and
+// returns a message for each problem, each starting with subject, which
+// names the value. Before that, the value must be one that JSON carries as
+// it is: CUE is stricter than JSON in one way, 3.0 is a float and not an
+// integer, and CUE's numbers have no 64-bit limits.
+func checkNodeValue(f *catalog.Field, subject string, n *node) []string {
 	if f.Type == catalog.Array && n.kind == kList {
 		for i, e := range n.elems {
 			if why := outOfRange(e, f.Items); why != "" {
-				return fmt.Sprintf("has %s at index %d, %s", describeNode(e), i, why)
+				return []string{fmt.Sprintf("%s has %s at index %d, %s", subject, describeNode(e), i, why)}
 			}
 		}
 	} else if why := outOfRange(n, f.Type); why != "" {
-		return fmt.Sprintf("is %s, %s", describeNode(n), why)
+		return []string{fmt.Sprintf("%s is %s, %s", subject, describeNode(n), why)}
 	}
 	v, ok := n.value()
 	if !ok {
-		return fmt.Sprintf("must be a plain value, not %s", n.kind)
+		return []string{fmt.Sprintf("%s must be a plain value, not %s", subject, n.kind)}
 	}
 	if f.Type == catalog.Integer && n.kind == kFloat {
 		// FormatNumber renders 3.0 as 3, which would read as no problem at all.
 		if s := catalog.FormatNumber(n.f); !strings.ContainsAny(s, ".eN") {
-			return fmt.Sprintf("must be an integer, not the number %s.0; write %s", s, s)
+			return []string{fmt.Sprintf("%s must be an integer, not the number %s.0; write %s", subject, s, s)}
 		}
-		return fmt.Sprintf("must be an integer, not the number %s", catalog.FormatValue(v))
+		return []string{fmt.Sprintf("%s must be an integer, not the number %s", subject, catalog.FormatValue(v))}
 	}
-	if err := f.CheckValue(v); err != nil {
-		return err.Error()
+	data, err := json.Marshal(v)
+	if err != nil {
+		return []string{fmt.Sprintf("%s must be a plain value: %v", subject, err)}
 	}
-	return ""
+	var problems *validate.ValidationError
+	if !errors.As(validate.CheckValue(checkable(f), subject, data), &problems) {
+		return nil
+	}
+	msgs := make([]string, len(problems.Problems))
+	for i, pr := range problems.Problems {
+		msgs[i] = pr.Message
+	}
+	return msgs
+}
+
+// checkable is f without the constraints that the validator would refuse
+// to compile, a pattern that is not RE2 or a format it does not know, so
+// that the value is still held to the rest; bounds reports those.
+func checkable(f *catalog.Field) *catalog.Field {
+	if f.Pattern == "" && f.Format == "" {
+		return f
+	}
+	cp := *f
+	if _, err := regexp.Compile(f.Pattern); err != nil {
+		cp.Pattern = ""
+	}
+	if !contains(validate.Formats(), f.Format) {
+		cp.Format = ""
+	}
+	return &cp
 }
 
 // outOfRange says why a contract number is no value of a field of type
@@ -176,10 +208,6 @@ func countRange(n *node) string {
 	}
 	return ""
 }
-
-// formats are the string formats that every target can express or carry in
-// a description.
-var formats = []string{"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"}
 
 // constraintTypes says which field types each constraint applies to.
 var constraintTypes = map[string][]string{
@@ -255,7 +283,8 @@ var BoundsRule = &Rule{
 					p.Reportf(pat.pos, "pattern of %s %s", f.describe(), msg)
 				}
 			}
-			if fm := n.get("format"); fm != nil && fm.kind == kString && !contains(formats, fm.str) {
+			if fm := n.get("format"); fm != nil && fm.kind == kString && !contains(validate.Formats(), fm.str) {
+				formats := validate.Formats()
 				p.Reportf(fm.pos, "format %q of %s is unknown%s; want one of %s", fm.str, f.describe(), suggest(fm.str, formats), strings.Join(formats, ", "))
 			}
 		}
@@ -437,8 +466,8 @@ var ExampleRule = &Rule{
 				if e.kind == kError || e.kind == kIncomplete {
 					continue
 				}
-				if msg := checkNodeValue(fld, e); msg != "" {
-					p.Reportf(e.pos, "example %s of %s %s", describeNode(e), f.describe(), msg)
+				for _, msg := range checkNodeValue(fld, fmt.Sprintf("example %s of %s", describeNode(e), f.describe()), e) {
+					p.Reportf(e.pos, "%s", msg)
 				}
 			}
 		}
@@ -454,16 +483,17 @@ func checkExample(p *Pass, t tool, i int, e, req *node) {
 			continue
 		}
 		fld := lowerer{}.field(fn)
-		if fn.kind != kStruct || !knownType(fld) || arg.kind == kError || arg.kind == kIncomplete {
-			continue
+		if fn.kind != kStruct || !knownType(fld) || arg.kind == kError || arg.kind == kIncomplete || arg.kind == kNull {
+			continue // null means absent, as in a call: see below
 		}
-		if msg := checkNodeValue(fld, arg); msg != "" {
-			p.Reportf(arg.pos, "%s: argument %q %s", where, arg.label, msg)
+		for _, msg := range checkNodeValue(fld, fmt.Sprintf("argument %q of %s", arg.label, where), arg) {
+			p.Reportf(arg.pos, "%s", msg)
 		}
 	}
 	var missing []string
 	for _, fn := range req.fields {
-		if fn.kind == kStruct && (lowerer{}).field(fn).Required && e.get(fn.label) == nil {
+		// A call that gives null for a field leaves it out (validate.Validator).
+		if arg := e.get(fn.label); fn.kind == kStruct && (lowerer{}).field(fn).Required && (arg == nil || arg.kind == kNull) {
 			missing = append(missing, strconv.Quote(fn.label))
 		}
 	}
