@@ -51,7 +51,7 @@ func reportCollisions(p *Pass, keys []string, byKey map[string][]place, msg func
 		}
 		for i, here := range places {
 			others := append(append([]place(nil), places[:i]...), places[i+1:]...)
-			p.Reportf(here.pos, "%s", msg(key, here, others))
+			p.reportf(here.pos, "%s", msg(key, here, others))
 		}
 	}
 }
@@ -64,13 +64,13 @@ func joinPlaces(ps []place) string {
 	return strings.Join(s, " and ")
 }
 
-// UniqueNameRule requires the names that a client can call to be unique
+// uniqueNameRule requires the names that a client can call to be unique
 // across the catalog: function names, which are tool names as they are (a
 // provider request with two tools of one name is rejected or, worse,
 // silently keeps one), and function names against MCP names, since toolc
 // answers a call to either (a call meant for one tool would run another).
 // MCP names against each other are mcp-name's.
-var UniqueNameRule = &Rule{
+var uniqueNameRule = &Rule{
 	ID:       "unique-name",
 	Doc:      "names a client can call are unique across the catalog: function names, and function names against MCP names; a duplicate names both places",
 	Severity: diag.Error,
@@ -141,7 +141,7 @@ func reportCrossNames(p *Pass, names []string, byFunction map[string][]place) {
 				}
 			}
 			if len(others) > 0 {
-				p.Reportf(f.pos, "tool %q can be called by its function name %q, which is also the MCP name of %s; %s: rename this tool, or pin another MCP name on the other one with mcp: name: \"...\"", name, name, joinPlaces(others), unique)
+				p.reportf(f.pos, "tool %q can be called by its function name %q, which is also the MCP name of %s; %s: rename this tool, or pin another MCP name on the other one with mcp: name: \"...\"", name, name, joinPlaces(others), unique)
 			}
 		}
 		for _, m := range mcps {
@@ -152,7 +152,7 @@ func reportCrossNames(p *Pass, names []string, byFunction map[string][]place) {
 				}
 			}
 			if len(others) > 0 {
-				p.Reportf(m.pos, "MCP name %q of tool %q is also the function name of %s; %s: pin another MCP name with mcp: name: \"...\", or rename the other tool", name, m.tool, joinPlaces(others), unique)
+				p.reportf(m.pos, "MCP name %q of tool %q is also the function name of %s; %s: pin another MCP name with mcp: name: \"...\", or rename the other tool", name, m.tool, joinPlaces(others), unique)
 			}
 		}
 	}
@@ -180,9 +180,9 @@ func exposedMCPName(t tool) (name string, pos token.Pos, ok bool) {
 
 var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// MCPNameRule checks the names that MCP clients see: service and tool
+// mcpNameRule checks the names that MCP clients see: service and tool
 // joined, or the name pinned with mcp.name.
-var MCPNameRule = &Rule{
+var mcpNameRule = &Rule{
 	ID:       "mcp-name",
 	Doc:      "exposed MCP names are valid (letters, digits, _ and -, at most 64) and unique",
 	Severity: diag.Error,
@@ -200,14 +200,14 @@ var MCPNameRule = &Rule{
 					// The schema rule leaves the key to this rule, and
 					// reports only values that are not concrete.
 					if pin.kind != kError && pin.kind != kIncomplete {
-						p.Reportf(pin.pos, "MCP name of tool %q must be a string, not %s", t.node.label, pin.kind)
+						p.reportf(pin.pos, "MCP name of tool %q must be a string, not %s", t.node.label, pin.kind)
 					}
 				case !mcpNameRE.MatchString(pin.str):
 					long := ""
 					if n := utf8.RuneCountInString(pin.str); n > catalog.MaxMCPName {
 						long = fmt.Sprintf("; it has %d", n)
 					}
-					p.Reportf(pin.pos, "MCP name %q of tool %q must be 1 to 64 letters, digits, underscores or hyphens%s", pin.str, t.node.label, long)
+					p.reportf(pin.pos, "MCP name %q of tool %q must be 1 to 64 letters, digits, underscores or hyphens%s", pin.str, t.node.label, long)
 				default:
 					pinned[pin.str] = true
 				}
@@ -251,69 +251,74 @@ const (
 // accepts.
 var openAIStrictFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 
-// ProviderLimitRule warns where a projection has to drop or reshape
+// providerLimitRule warns where a projection has to drop or reshape
 // something for one provider, so that the loss is a decision, not a
-// surprise.
-var ProviderLimitRule = &Rule{
-	ID:       "provider-limit",
-	Doc:      "warns where a target drops or reshapes something (OpenAI's 1024-character tool descriptions and 128 tools, the strict modes, Gemini's subset)",
-	Severity: diag.Warning,
-	Check: func(p *Pass) {
-		targets := p.targets
-		if targets == nil {
-			targets = catalog.Targets()
+// surprise: for the targets given (nil means every target, as toolc check
+// has it; toolc export passes the one it prints), and as if every tool were
+// strict when strict is set (toolc export --strict), else as each tool says.
+func providerLimitRule(targets []catalog.Target, strict bool) *Rule {
+	return &Rule{
+		ID:       "provider-limit",
+		Doc:      "warns where a target drops or reshapes something (OpenAI's 1024-character tool descriptions and 128 tools, the strict modes, Gemini's subset)",
+		Severity: diag.Warning,
+		Check:    func(p *Pass) { checkProviderLimits(p, targets, strict) },
+	}
+}
+
+func checkProviderLimits(p *Pass, targets []catalog.Target, strict bool) {
+	if targets == nil {
+		targets = catalog.Targets()
+	}
+	openAI := slices.Contains(targets, catalog.OpenAIChat) || slices.Contains(targets, catalog.OpenAIResponses)
+	count := 0
+	for t := range p.tools() {
+		count++
+		if !openAI {
+			break
 		}
-		openAI := slices.Contains(targets, catalog.OpenAIChat) || slices.Contains(targets, catalog.OpenAIResponses)
-		count := 0
-		for t := range p.tools() {
-			count++
-			if !openAI {
-				break
-			}
-			if count == openAIMaxTools+1 {
-				p.Reportf(t.node.pos, "the catalog has more than %d tools, OpenAI's limit per request; send a subset with an allowlist (toolc export --tools)", openAIMaxTools)
-			}
-			if d := t.node.get("description"); d != nil && d.kind == kString && utf8.RuneCountInString(d.str) > openAIMaxDescription {
-				p.Reportf(d.pos, "description of tool %q has %d characters; OpenAI accepts at most %d, so the OpenAI projections cut it to %d", t.node.label, utf8.RuneCountInString(d.str), openAIMaxDescription, openAIMaxDescription)
-			}
+		if count == openAIMaxTools+1 {
+			p.reportf(t.node.pos, "the catalog has more than %d tools, OpenAI's limit per request; send a subset with an allowlist (toolc export --tools)", openAIMaxTools)
 		}
-		for f := range p.fields() {
-			if f.message != "request" || f.node.kind != kStruct {
+		if d := t.node.get("description"); d != nil && d.kind == kString && utf8.RuneCountInString(d.str) > openAIMaxDescription {
+			p.reportf(d.pos, "description of tool %q has %d characters; OpenAI accepts at most %d, so the OpenAI projections cut it to %d", t.node.label, utf8.RuneCountInString(d.str), openAIMaxDescription, openAIMaxDescription)
+		}
+	}
+	for f := range p.fields() {
+		if f.message != "request" || f.node.kind != kStruct {
+			continue
+		}
+		fld := lowerer{}.field(f.node)
+		var order []string
+		dialects := map[string][]string{}
+		for _, r := range fld.Reshapes(targets, strict || boolAt(f.tool.node, "strict")) {
+			if _, bounded := constraintTypes[r.Keyword]; bounded && !applies(r.Keyword, fld) || r.Keyword == "format" && !contains(validate.Formats(), fld.Format) {
+				continue // the bounds rule reports a keyword that does not fit at all
+			}
+			if r.Keyword == "enum" && fld.Type != catalog.String && fld.Type != catalog.Integer {
+				continue // the enum rule rejects it
+			}
+			if r.Keyword == "format" && r.Target == "Gemini" {
+				// Gemini constrains no format but date-time; the format
+				// in the description tells the model all it would have.
 				continue
 			}
-			fld := lowerer{}.field(f.node)
-			var order []string
-			dialects := map[string][]string{}
-			for _, r := range fld.Reshapes(targets, p.strict || boolAt(f.tool.node, "strict")) {
-				if _, bounded := constraintTypes[r.Keyword]; bounded && !applies(r.Keyword, fld) || r.Keyword == "format" && !contains(validate.Formats(), fld.Format) {
-					continue // the bounds rule reports a keyword that does not fit at all
-				}
-				if r.Keyword == "enum" && fld.Type != catalog.String && fld.Type != catalog.Integer {
-					continue // the enum rule rejects it
-				}
-				if r.Keyword == "format" && r.Target == "Gemini" {
-					// Gemini constrains no format but date-time; the format
-					// in the description tells the model all it would have.
-					continue
-				}
-				if dialects[r.Keyword] == nil {
-					order = append(order, r.Keyword)
-				}
-				dialects[r.Keyword] = append(dialects[r.Keyword], r.Target)
+			if dialects[r.Keyword] == nil {
+				order = append(order, r.Keyword)
 			}
-			for _, key := range order {
-				enforced := ""
-				if key != "examples" {
-					enforced = ", and the runtime still enforces it"
-					if key == "default" {
-						enforced = ", and the runtime still applies it"
-					}
-				}
-				p.Reportf(f.node.get(key).pos, "%s cannot express %s on %s; %s it in the description instead%s",
-					joinAnd(dialects[key]), key, f.describe(), projectionsState(len(dialects[key])), enforced)
-			}
+			dialects[r.Keyword] = append(dialects[r.Keyword], r.Target)
 		}
-	},
+		for _, key := range order {
+			enforced := ""
+			if key != "examples" {
+				enforced = ", and the runtime still enforces it"
+				if key == "default" {
+					enforced = ", and the runtime still applies it"
+				}
+			}
+			p.reportf(f.node.get(key).pos, "%s cannot express %s on %s; %s it in the description instead%s",
+				joinAnd(dialects[key]), key, f.describe(), projectionsState(len(dialects[key])), enforced)
+		}
+	}
 }
 
 func joinAnd(s []string) string {
