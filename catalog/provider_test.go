@@ -30,6 +30,8 @@ var (
 		"anyOf", "propertyOrdering", "default", "items", "minimum", "maximum"}
 )
 
+func ptr[T any](v T) *T { return &v }
+
 // checkKeywords fails on any key of schema outside allowed.
 func checkKeywords(t *testing.T, where string, schema map[string]any, allowed []string) {
 	t.Helper()

@@ -9,59 +9,51 @@ import (
 	"github.com/toolc/toolc/tokens"
 )
 
-func runCheck(e env, args []string) int {
+func runCheck(e env, args []string) error {
 	fs := newFlags(e, "check")
 	formatName := fs.String("format", "text", "output format: "+strings.Join(diag.FormatNames(), ", "))
 	stats := fs.Bool("stats", false, "print what each tool's definition costs in tokens, per target (text format)")
-	patterns, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	format, err := diag.ParseFormat(*formatName)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
-		return exitUsage
+		return usageErr(err)
 	}
-	l, status := workingLock(e, "check")
-	if status != exitOK {
-		return status
+	if *stats && format != diag.Text {
+		return usagef("--stats prints a table, which --format %s has no room for", format)
+	}
+	l, err := workingLock()
+	if err != nil {
+		return err
 	}
 	res, err := compiler.Compile(compiler.Config{Lock: l}, patterns...)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
-		return exitUsage
+		return err
 	}
 	if err := diag.Print(e.stdout, format, res.Diagnostics, res.Source); err != nil {
-		fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
-		return exitUsage
+		return err
 	}
 	if format == diag.Text {
 		errs, warns := diag.Count(res.Diagnostics)
-		tools := 0
-		for _, s := range res.Catalog.Services {
-			tools += len(s.Tools)
-		}
 		fmt.Fprintf(e.stderr, "toolc check: %s, %s: %s, %s\n",
-			plural(len(res.Packages), "package"), plural(tools, "tool"), plural(errs, "error"), plural(warns, "warning"))
-		if tools > 0 && errs == 0 {
+			plural(len(res.Packages), "package"), plural(len(res.Catalog.ToolNames()), "tool"), plural(errs, "error"), plural(warns, "warning"))
+		if len(res.Catalog.ToolNames()) > 0 && errs == 0 {
 			costs, err := tokens.MeasureAll(res.Catalog, *stats)
 			if err == nil && *stats {
 				err = tokens.WriteTable(e.stdout, costs)
 			}
 			if err != nil {
-				fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
-				return exitUsage
+				return err
 			}
 			fmt.Fprintf(e.stderr, "toolc check: %s (--stats for each tool)\n", tokens.Summary(costs))
 		}
-	} else if *stats {
-		fmt.Fprintf(e.stderr, "toolc check: --stats prints a table, which --format %s has no room for\n", format)
-		return exitUsage
 	}
 	if res.HasErrors() {
-		return exitFail
+		return exitWith(exitFail)
 	}
-	return exitOK
+	return nil
 }
 
 func plural(n int, noun string) string {
