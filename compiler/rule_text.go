@@ -219,8 +219,7 @@ func schemaString(label string) string {
 // user"), requests to read credential files or send the conversation
 // away, and a description that names a tool of another service, which
 // steers a model from the tool a user meant (tool shadowing). A warning,
-// not an error: a security tool may describe exactly these things, and
-// // toolc:ignore injected-instruction REASON acknowledges it.
+// not an error: a security tool may describe exactly these things.
 var injectedInstructionRule = &Rule{
 	ID:       "injected-instruction",
 	Doc:      "(warning) no instructions aimed at the model in descriptions, titles, enum values, defaults or examples: <IMPORTANT> markers, \"ignore previous instructions\", \"do not tell the user\", credential files to read, a tool of another service",
@@ -270,8 +269,8 @@ var instructionChecks = []struct {
 		"an order to the model to drop its instructions"},
 	{regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention\s+(this\s+|it\s+)?to|notify|alert|reveal\s+(this\s+|it\s+)?to)\s+(the\s+)?user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\buser\s+(must|should)\s+not\s+(know|see|be\s+told|be\s+informed|notice)\b|\bhide\s+(this|it)\s+from\s+the\s+user\b`),
 		"an order to keep something from the user"},
-	{regexp.MustCompile(`(?i)~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/etc/(passwd|shadow)\b|\.aws/credentials\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|~/\.cursor\b|\.git-credentials\b|~/\.netrc\b`),
-		"a credential or configuration file that a tool description has no reason to name"},
+	{regexp.MustCompile(`(?i)\b(read|cat|open|send|include|pass|upload|copy|attach|print|output|access|fetch|load)\b[^.\n]{0,40}(~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/etc/(passwd|shadow)\b|\.aws/credentials\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|~/\.cursor\b|\.git-credentials\b|~/\.netrc\b)`),
+		"a request to read a credential or configuration file, which a tool has no reason to make"},
 	{regexp.MustCompile(`(?i)\b(send|forward|post|upload|pass|include|append|attach)\b[^.\n]{0,60}\b((conversation|chat)\s+history|system\s+prompt|(previous|prior|earlier)\s+messages|whole\s+conversation)\b`),
 		"a request for the conversation, which a tool has no reason to receive"},
 }
