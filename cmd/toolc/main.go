@@ -63,7 +63,9 @@ func usageErr(err error) error { return &exitError{exitUsage, err} }
 func usagef(format string, args ...any) error { return usageErr(fmt.Errorf(format, args...)) }
 
 // failf is a contract problem: exit status 1.
-func failf(format string, args ...any) error { return &exitError{exitFail, fmt.Errorf(format, args...)} }
+func failf(format string, args ...any) error {
+	return &exitError{exitFail, fmt.Errorf(format, args...)}
+}
 
 // exitWith is the error that exits with status, having printed nothing
 // more: nil for exitOK.
