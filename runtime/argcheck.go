@@ -51,12 +51,13 @@ func (s *Snapshot) Arguments(name string, args json.RawMessage) (given, valid js
 	if e == nil {
 		return nil, nil, fmt.Errorf("%w %s", ErrUnknownTool, QuoteName(name))
 	}
-	return e.arguments(args, s.maxArgs)
+	return e.arguments(name, args, s.maxArgs)
 }
 
 // arguments unwraps the string form, bounds the size and validates: the
-// one reading of a call's arguments.
-func (e *entry) arguments(args json.RawMessage, limit int) (given, valid json.RawMessage, err error) {
+// one reading of a call's arguments. called is the name the client called
+// the tool by, which the messages use.
+func (e *entry) arguments(called string, args json.RawMessage, limit int) (given, valid json.RawMessage, err error) {
 	// The limit is on the arguments themselves: in the string form, the
 	// string's escapes do not count.
 	given, err = unwrapStringArguments(args)
@@ -68,7 +69,7 @@ func (e *entry) arguments(args json.RawMessage, limit int) (given, valid json.Ra
 	}
 	valid, err = e.args.Validate(given)
 	if err != nil {
-		return nil, nil, fmt.Errorf("invalid arguments for %s: %v", e.Tool.Name, err)
+		return nil, nil, fmt.Errorf("invalid arguments for %s: %v", called, err)
 	}
 	return given, valid, nil
 }
