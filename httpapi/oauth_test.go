@@ -77,6 +77,12 @@ func TestOAuthScopes(t *testing.T) {
 	if res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "guarded_write_note", Arguments: map[string]any{"id": "n1"}}); err == nil {
 		t.Errorf("write_note without notes:write: %+v", res)
 	}
+	// The refusal's text names the tool by the MCP name the client called
+	// (go-sdk's client shows only the status, so the body is read here).
+	if r := runtimetest.Do(t, "POST", url+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"guarded_write_note","arguments":{"id":"n1"}}}`,
+		map[string]string{"Authorization": "Bearer " + reader, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}); r.Status != 403 || !strings.Contains(r.Body, `\"guarded_write_note\"`) || strings.Contains(r.Body, `\"write_note\"`) {
+		t.Errorf("MCP guarded_write_note with notes:read: %d %s, want 403 naming guarded_write_note", r.Status, r.Body)
+	}
 
 	post := func(token, body string) runtimetest.HTTPResult {
 		return runtimetest.Do(t, "POST", url+"/v1/call", body, map[string]string{"Authorization": "Bearer " + token})
@@ -84,6 +90,10 @@ func TestOAuthScopes(t *testing.T) {
 	r := post(reader, `{"name": "write_note", "arguments": {"id": "n1"}}`)
 	if ch := r.Header.Get("WWW-Authenticate"); r.Status != 403 || !strings.HasPrefix(ch, `Bearer error="insufficient_scope", scope="notes:use notes:write", resource_metadata=`) {
 		t.Errorf("/v1/call write_note with notes:read: %d %q %s", r.Status, ch, r.Body)
+	}
+	// The answer names the tool as the client called it.
+	if r := post(reader, `{"name": "guarded_write_note", "arguments": {"id": "n1"}}`); r.Status != 403 || !strings.Contains(r.Body, `\"guarded_write_note\"`) {
+		t.Errorf("/v1/call guarded_write_note with notes:read: %d %s, want 403 naming guarded_write_note", r.Status, r.Body)
 	}
 	writer := iss.Token(t, jose.ES256, "alice", "notes:use notes:read notes:write")
 	if res := runtimetest.DecodeCall(t, post(writer, `{"name": "write_note", "arguments": {"id": "n1"}}`)); res.IsError || res.Content[0].Text != "write_note n1" {
@@ -119,7 +129,9 @@ func TestOAuthScopes(t *testing.T) {
 	want := []string{
 		"alice test-client guarded_read_note ok",
 		"alice test-client guarded_write_note insufficient_scope",
+		"alice test-client guarded_write_note insufficient_scope",
 		"alice test-client write_note insufficient_scope",
+		"alice test-client guarded_write_note insufficient_scope",
 		"alice test-client write_note ok",
 		"alice test-client guarded_write_note ok",
 	}

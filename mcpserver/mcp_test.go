@@ -43,11 +43,7 @@ func normalize(t testing.TB, v any) any {
 // projection: names, titles, descriptions, schemas and annotations.
 func wantToolList(t testing.TB, c *runtimetest.MCPClient, cat *catalog.Catalog) {
 	t.Helper()
-	projected, err := cat.Project(catalog.MCP, catalog.ProjectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	want := normalize(t, projected).([]any)
+	want := normalize(t, cat.MCPTools()).([]any)
 	for _, tool := range want {
 		// go-sdk's ToolAnnotations hold readOnlyHint and idempotentHint as
 		// plain bools, always sent: a hint the contract leaves unset
@@ -150,8 +146,9 @@ func testMCPOverHTTP(t *testing.T, ts *httptest.Server, c *runtimetest.MCPClient
 			if err != nil {
 				t.Fatalf("echo %v: a JSON-RPC error, want an isError result: %v", args, err)
 			}
-			if !res.IsError || !strings.Contains(mcpText(res), "invalid arguments for echo") {
-				t.Errorf("echo %v = %+v (%q), want isError", args, res, mcpText(res))
+			// The message names the tool by the MCP name the client called.
+			if !res.IsError || !strings.Contains(mcpText(res), "invalid arguments for "+runtimetest.MCPName(t, "echo")+":") {
+				t.Errorf("echo %v = %+v (%q), want isError naming %s", args, res, mcpText(res), runtimetest.MCPName(t, "echo"))
 			}
 		}
 	})
