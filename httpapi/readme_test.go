@@ -1,4 +1,4 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"os"
@@ -15,7 +15,7 @@ func TestREADMECallerHandler(t *testing.T) {
 	}
 	_, section, _ := strings.Cut(string(readme), "\n### Who is calling: `plugins.CallerOf`\n")
 	section, _, _ = strings.Cut(section, "\n## ")
-	src, err := os.ReadFile("testdata/guarded/main.go")
+	src, err := os.ReadFile("../runtime/testdata/guarded/main.go")
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"bufio"
@@ -16,6 +16,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/internal/testsync"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
@@ -67,8 +68,8 @@ func errorsAs(err error, ne *net.Error) bool {
 // only ReadHeaderTimeout was set, and slow bodies and idle keep-alives
 // stayed open for good.
 func TestConnectionLimits(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{CallTimeout: 10 * time.Second}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{CallTimeout: 10 * time.Second}, p)
 	l := httpapi.ConnLimits{ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
 		IdleTimeout: 300 * time.Millisecond, CallTimeout: 10 * time.Second, MaxConns: 4}
 	addr := serveLimited(t, rt, httpapi.Options{}, l)
@@ -166,7 +167,7 @@ func TestConnectionLimits(t *testing.T) {
 			t.Fatal(err)
 		}
 		defer session.Close()
-		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: mcpName(t, "sleep"), Arguments: map[string]any{"ms": 1500},
+		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: runtimetest.MCPName(t, "sleep"), Arguments: map[string]any{"ms": 1500},
 			Meta: mcp.Meta{"progressToken": "p"}})
 		if err != nil || res.IsError {
 			t.Fatalf("a 1.5 s streamed call with 0.3 s timeouts: %v %+v", err, res)
@@ -179,8 +180,8 @@ func TestConnectionLimits(t *testing.T) {
 // session expires. Before, 20,000 initialize requests held 20,000 sessions
 // and goroutines for good.
 func TestSessionLimits(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	connect := func(t *testing.T, addr string) *mcp.ClientSession {
@@ -204,7 +205,7 @@ func TestSessionLimits(t *testing.T) {
 		busy := connect(t, addr)
 		calls := make(chan error, 1)
 		go func() {
-			_, err := busy.CallTool(ctx, &mcp.CallToolParams{Name: mcpName(t, "sleep"), Arguments: map[string]any{"ms": 2000}})
+			_, err := busy.CallTool(ctx, &mcp.CallToolParams{Name: runtimetest.MCPName(t, "sleep"), Arguments: map[string]any{"ms": 2000}})
 			calls <- err
 		}()
 		time.Sleep(200 * time.Millisecond) // the call is in flight
@@ -248,11 +249,11 @@ func TestSessionLimits(t *testing.T) {
 // which carries list_changed for as long as its client keeps it, is not cut
 // off by the write timeout, which bounds answers.
 func TestNotificationStreamOutlivesWriteTimeout(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{CallTimeout: 200 * time.Millisecond}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{CallTimeout: 200 * time.Millisecond}, p)
 	addr := serveLimited(t, rt, httpapi.Options{}, httpapi.ConnLimits{WriteTimeout: 200 * time.Millisecond, CallTimeout: 200 * time.Millisecond})
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": map[string]any{
-		"_meta": meta2026("2026-07-28"), "notifications": map[string]any{"toolsListChanged": true},
+		"_meta": runtimetest.Meta2026("2026-07-28"), "notifications": map[string]any{"toolsListChanged": true},
 	}})
 	req, _ := http.NewRequest("POST", "http://"+addr+"/mcp", bytes.NewReader(body))
 	for k, v := range map[string]string{"Content-Type": "application/json", "Accept": "application/json, text/event-stream",
@@ -276,11 +277,11 @@ func TestNotificationStreamOutlivesWriteTimeout(t *testing.T) {
 		changed <- false
 	}()
 	time.Sleep(time.Second) // twice the write timeout and the call timeout
-	sub, err := fixture.cat.Select("echo")
+	sub, err := runtimetest.Setup(t).Catalog.Select("echo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	if _, err := rt.Swap(sub, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(inprocHandlers()...)}); err != nil {
+	if _, err := rt.Swap(sub, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(runtimetest.InprocHandlers()...)}); err != nil {
 		t.Fatal(err)
 	}
 	select {

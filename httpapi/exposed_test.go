@@ -1,4 +1,4 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"context"

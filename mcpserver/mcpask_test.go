@@ -1,4 +1,4 @@
-package runtime_test
+package mcpserver_test
 
 import (
 	"bytes"
@@ -23,6 +23,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
@@ -187,7 +188,7 @@ func answeringClient(t testing.TB, url, revision string, asked *atomic.Int64, ro
 // 2025-11-25 is asked over its session. Either way the tool finishes.
 func TestAskRoundTrips(t *testing.T) {
 	ts, a := serveAsk(t, mcpserver.Options{})
-	for _, rev := range revisions {
+	for _, rev := range runtimetest.Revisions {
 		t.Run(rev, func(t *testing.T) {
 			var asked atomic.Int64
 			rounds := &retries{next: http.DefaultTransport}
@@ -232,9 +233,9 @@ func TestAskRoundTrips(t *testing.T) {
 // MissingRequiredClientCapability error naming it, in both revisions.
 func TestAskMissingCapability(t *testing.T) {
 	ts, a := serveAsk(t, mcpserver.Options{})
-	for _, rev := range revisions {
-		c := connectMCPAt(t, ts.URL, rev) // declares roots only
-		_, err := c.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{}})
+	for _, rev := range runtimetest.Revisions {
+		c := runtimetest.ConnectMCPAt(t, ts.URL, rev) // declares roots only
+		_, err := c.Session.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{}})
 		var rpcErr *jsonrpc.Error
 		if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeMissingRequiredClientCapabilities {
 			t.Errorf("%s: greet = %v, want error %d", rev, err, mcp.CodeMissingRequiredClientCapabilities)
@@ -269,7 +270,7 @@ var v2026 = map[string]string{"MCP-Protocol-Version": "2026-07-28"}
 // callParams are tools/call params at 2026-07-28, from a client that can
 // answer every kind of question.
 func callParams(tool string, args map[string]any, state string, responses map[string]any) map[string]any {
-	meta := meta2026("2026-07-28")
+	meta := runtimetest.Meta2026("2026-07-28")
 	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"elicitation": map[string]any{}, "sampling": map[string]any{}, "roots": map[string]any{}}
 	p := map[string]any{"name": tool, "arguments": args, "_meta": meta}
 	if state != "" {
@@ -286,10 +287,10 @@ var ada = map[string]any{"name": map[string]any{"action": "accept", "content": m
 // firstRound calls greet at url and returns its requestState.
 func firstRound(t *testing.T, url string, args map[string]any) string {
 	t.Helper()
-	r := rpc(t, url, "tools/call", callParams("greet", args, "", nil), v2026)
+	r := runtimetest.RPC(t, url, "tools/call", callParams("greet", args, "", nil), v2026)
 	state, _ := r.Result["requestState"].(string)
 	if r.Error != nil || r.Result["resultType"] != "input_required" || state == "" {
-		t.Fatalf("round 1 = %d %+v %+v, want an InputRequiredResult with a requestState", r.status, r.Result, r.Error)
+		t.Fatalf("round 1 = %d %+v %+v, want an InputRequiredResult with a requestState", r.Status, r.Result, r.Error)
 	}
 	if q, _ := r.Result["inputRequests"].(map[string]any)["name"].(map[string]any); q["method"] != "elicitation/create" {
 		t.Fatalf("round 1 asked %v", r.Result["inputRequests"])
@@ -330,9 +331,9 @@ func TestRequestStateBadInput(t *testing.T) {
 	}
 	for _, tc := range refused {
 		t.Run(tc.name, func(t *testing.T) {
-			r := rpc(t, tc.url, "tools/call", callParams(tc.tool, tc.args, tc.state, ada), v2026)
-			if r.status != http.StatusBadRequest || r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, tc.want) {
-				t.Errorf("= %d %+v %+v; want 400, -32602 and %q", r.status, r.Result, r.Error, tc.want)
+			r := runtimetest.RPC(t, tc.url, "tools/call", callParams(tc.tool, tc.args, tc.state, ada), v2026)
+			if r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, tc.want) {
+				t.Errorf("= %d %+v %+v; want 400, -32602 and %q", r.Status, r.Result, r.Error, tc.want)
 			}
 		})
 	}
@@ -354,9 +355,9 @@ func TestRequestStateBadInput(t *testing.T) {
 		"not the form's":           {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{"name": 42}}}},
 		"form left empty":          {state, map[string]any{"name": map[string]any{"action": "accept", "content": map[string]any{}}}},
 	} {
-		r := rpc(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, tc.state, tc.responses), v2026)
+		r := runtimetest.RPC(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, tc.state, tc.responses), v2026)
 		if r.Error != nil || r.Result["resultType"] != "input_required" {
-			t.Errorf("%s: %d %+v %+v, want the question asked again", name, r.status, r.Result, r.Error)
+			t.Errorf("%s: %d %+v %+v, want the question asked again", name, r.Status, r.Result, r.Error)
 		}
 	}
 	if n := a.answered.Load(); n != 0 {
@@ -366,9 +367,9 @@ func TestRequestStateBadInput(t *testing.T) {
 	// The honest round trip works, on this replica and on another that
 	// shares the key.
 	for _, url := range []string{ts.URL, replica.URL} {
-		r := rpc(t, url, "tools/call", callParams("greet", map[string]any{}, state, ada), v2026)
+		r := runtimetest.RPC(t, url, "tools/call", callParams("greet", map[string]any{}, state, ada), v2026)
 		if r.Error != nil || r.Result["resultType"] != "complete" || !strings.Contains(fmt.Sprint(r.Result["content"]), "Hello, Ada!") {
-			t.Errorf("round 2 at %s = %d %+v %+v", url, r.status, r.Result, r.Error)
+			t.Errorf("round 2 at %s = %d %+v %+v", url, r.Status, r.Result, r.Error)
 		}
 	}
 }
@@ -387,22 +388,22 @@ func TestAnswersWithoutState(t *testing.T) {
 		"unknown_extra_key":  map[string]any{"action": "accept", "content": map[string]any{"foo": "bar"}},
 		"another_unexpected": map[string]any{"action": "accept", "content": map[string]any{"baz": 123}},
 	}
-	r := rpc(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, "", extra), v2026)
+	r := runtimetest.RPC(t, ts.URL, "tools/call", callParams("greet", map[string]any{}, "", extra), v2026)
 	if r.Error != nil || r.Result["resultType"] != "complete" || !strings.Contains(fmt.Sprint(r.Result["content"]), "Hello, Ada!") {
-		t.Errorf("greet with the answer and extra keys = %d %+v %+v, want Hello, Ada!", r.status, r.Result, r.Error)
+		t.Errorf("greet with the answer and extra keys = %d %+v %+v, want Hello, Ada!", r.Status, r.Result, r.Error)
 	}
 	both := map[string]any{"step1": ada["name"], "step2": map[string]any{"action": "accept", "content": map[string]any{"color": "blue"}}}
-	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", both), v2026)
+	r = runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", both), v2026)
 	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
-		t.Errorf("steps with both answers = %d %+v %+v, want Ada likes blue", r.status, r.Result, r.Error)
+		t.Errorf("steps with both answers = %d %+v %+v, want Ada likes blue", r.Status, r.Result, r.Error)
 	}
 	// Only step1 answered: step2 is asked, and the state carries step1.
-	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", map[string]any{"step1": ada["name"]}), v2026)
+	r = runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", map[string]any{"step1": ada["name"]}), v2026)
 	s, _ := r.Result["requestState"].(string)
 	if r.Result["resultType"] != "input_required" || s == "" {
 		t.Fatalf("steps with step1 = %+v %+v, want step2 asked", r.Result, r.Error)
 	}
-	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s, map[string]any{"step2": both["step2"]}), v2026)
+	r = runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s, map[string]any{"step2": both["step2"]}), v2026)
 	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
 		t.Errorf("steps round 2 = %+v %+v, want Ada likes blue", r.Result, r.Error)
 	}
@@ -416,9 +417,9 @@ func TestAnswersWithoutState(t *testing.T) {
 // carries only the answer to its own question.
 func TestRequestStateCarriesEarlierAnswers(t *testing.T) {
 	ts, _ := serveAsk(t, mcpserver.Options{})
-	r := rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", nil), v2026)
+	r := runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", nil), v2026)
 	s1, _ := r.Result["requestState"].(string)
-	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s1, map[string]any{"step1": ada["name"]}), v2026)
+	r = runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s1, map[string]any{"step1": ada["name"]}), v2026)
 	s2, _ := r.Result["requestState"].(string)
 	if r.Result["resultType"] != "input_required" || s2 == "" || s2 == s1 {
 		t.Fatalf("round 2 = %+v %+v", r.Result, r.Error)
@@ -426,7 +427,7 @@ func TestRequestStateCarriesEarlierAnswers(t *testing.T) {
 	// A client that replays step1 with another name does not change it.
 	blue := map[string]any{"step2": map[string]any{"action": "accept", "content": map[string]any{"color": "blue"}},
 		"step1": map[string]any{"action": "accept", "content": map[string]any{"name": "Mallory"}}}
-	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s2, blue), v2026)
+	r = runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s2, blue), v2026)
 	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
 		t.Errorf("round 3 = %+v %+v, want Ada likes blue", r.Result, r.Error)
 	}
@@ -442,7 +443,7 @@ func TestRequestStateCarriesEarlierAnswers(t *testing.T) {
 // process; with a plugin each round adds one plugin call.
 func BenchmarkMRTRRound(b *testing.B) {
 	ts, _ := serveAsk(b, mcpserver.Options{})
-	for _, rev := range revisions {
+	for _, rev := range runtimetest.Revisions {
 		b.Run("rev="+rev, func(b *testing.B) {
 			var asked atomic.Int64
 			s := answeringClient(b, ts.URL, rev, &asked, nil)
@@ -482,8 +483,8 @@ func median(d []time.Duration) time.Duration {
 // call nor hands the handler the first caller's earlier answers, which the
 // state carries.
 func TestRequestStateBoundToCaller(t *testing.T) {
-	iss := newTestIssuer(t)
-	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.url, Resource: testResource})
+	iss := runtimetest.NewIssuer(t)
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.URL, Resource: runtimetest.TestResource})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -491,26 +492,26 @@ func TestRequestStateBoundToCaller(t *testing.T) {
 	as := func(token string) map[string]string {
 		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Authorization": "Bearer " + token}
 	}
-	alice, bob := iss.token(t, jose.RS256, "alice", ""), iss.token(t, jose.ES256, "bob", "")
-	otherClient := iss.tokenFor(t, "alice", "another-client")
+	alice, bob := iss.Token(t, jose.RS256, "alice", ""), iss.Token(t, jose.ES256, "bob", "")
+	otherClient := iss.TokenFor(t, "alice", "another-client")
 
-	r := rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", map[string]any{"step1": ada["name"]}), as(alice))
+	r := runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", map[string]any{"step1": ada["name"]}), as(alice))
 	state, _ := r.Result["requestState"].(string)
 	if r.Error != nil || r.Result["resultType"] != "input_required" || state == "" {
-		t.Fatalf("alice's first round = %d %+v %+v", r.status, r.Result, r.Error)
+		t.Fatalf("alice's first round = %d %+v %+v", r.Status, r.Result, r.Error)
 	}
 	blue := map[string]any{"step2": map[string]any{"action": "accept", "content": map[string]any{"color": "blue"}}}
 	for name, token := range map[string]string{"another user": bob, "another client": otherClient} {
-		r := rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, state, blue), as(token))
-		if r.status != http.StatusBadRequest || r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "issued to another caller") {
-			t.Errorf("%s with alice's state = %d %+v %+v; want 400, -32602, issued to another caller", name, r.status, r.Result, r.Error)
+		r := runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, state, blue), as(token))
+		if r.Status != http.StatusBadRequest || r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "issued to another caller") {
+			t.Errorf("%s with alice's state = %d %+v %+v; want 400, -32602, issued to another caller", name, r.Status, r.Result, r.Error)
 		}
 	}
 	if n := a.answered.Load(); n != 0 {
 		t.Fatalf("a handler finished with alice's answers for another caller (%d)", n)
 	}
-	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, state, blue), as(alice))
+	r = runtimetest.RPC(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, state, blue), as(alice))
 	if r.Error != nil || !strings.Contains(fmt.Sprint(r.Result["content"]), "Ada likes blue") {
-		t.Errorf("alice's second round = %d %+v %+v, want Ada likes blue", r.status, r.Result, r.Error)
+		t.Errorf("alice's second round = %d %+v %+v, want Ada likes blue", r.Status, r.Result, r.Error)
 	}
 }

@@ -1,4 +1,4 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"bufio"
@@ -18,6 +18,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
@@ -52,8 +53,8 @@ func soakSizes() soakSize {
 // and logs the figures for BENCHMARKS.md, beside the same flood against a
 // server without limits.
 func TestSoakSessionsAndConnections(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
 	size := soakSizes()
 	got := soak(t, rt, size)
 	t.Logf("limited: %s", got)
@@ -143,7 +144,7 @@ func soak(t *testing.T, rt *runtime.Runtime, size soakSize) soakFigures {
 		go func() {
 			defer calls.Done()
 			defer s.Close()
-			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: mcpName(t, "sleep"), Arguments: map[string]any{"ms": 3000}})
+			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: runtimetest.MCPName(t, "sleep"), Arguments: map[string]any{"ms": 3000}})
 			if err != nil || res.IsError {
 				lost.Add(1)
 			}

@@ -1,4 +1,4 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
@@ -28,7 +29,7 @@ import (
 // of the Authorization header, the audit line's key-value pairs boxed one
 // by one, and the token copied to be hashed.
 func TestAuthCallCost(t *testing.T) {
-	res, err := compiler.Compile(compiler.Config{}, "./testdata/guarded")
+	res, err := compiler.Compile(compiler.Config{Dir: runtimetest.Root()}, "./runtime/testdata/guarded")
 	if err != nil || res.HasErrors() {
 		t.Fatalf("%v %v", err, res.Diagnostics)
 	}
@@ -48,8 +49,8 @@ func TestAuthCallCost(t *testing.T) {
 	if _, err := rt.Swap(res.Catalog, map[string]runtime.Dispatcher{"guarded": runtime.Local(h("list_notes"), h("read_note"), h("write_note"))}); err != nil {
 		t.Fatal(err)
 	}
-	iss := newTestIssuer(t)
-	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.url, Resource: testResource})
+	iss := runtimetest.NewIssuer(t)
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.URL, Resource: runtimetest.TestResource})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -68,7 +69,7 @@ func TestAuthCallCost(t *testing.T) {
 		}
 	}
 	withToken := call(handler(httpapi.Options{Token: "s3cret-token"}), "s3cret-token")
-	withOAuth := call(handler(httpapi.Options{OAuth: v}), iss.token(t, jose.ES256, "alice", "notes:use notes:read"))
+	withOAuth := call(handler(httpapi.Options{OAuth: v}), iss.Token(t, jose.ES256, "alice", "notes:use notes:read"))
 
 	withToken()
 	if audit.Len() != 0 {

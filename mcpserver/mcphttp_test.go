@@ -1,4 +1,4 @@
-package runtime_test
+package mcpserver_test
 
 import (
 	"bufio"
@@ -16,70 +16,16 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
-
-// rpcAnswer is a JSON-RPC response as it arrives, in JSON or as the last
-// data line of an SSE stream.
-type rpcAnswer struct {
-	status int
-	header http.Header
-	ID     json.RawMessage
-	Result map[string]any
-	Error  *struct {
-		Code    int
-		Message string
-		Data    map[string]any
-	}
-}
-
-// meta2026 is the _meta every 2026-07-28 request carries.
-func meta2026(version string) map[string]any {
-	return map[string]any{
-		mcp.MetaKeyProtocolVersion:                   version,
-		"io.modelcontextprotocol/clientInfo":         map[string]any{"name": "raw", "version": "1"},
-		"io.modelcontextprotocol/clientCapabilities": map[string]any{},
-	}
-}
-
-// rpc POSTs one JSON-RPC request to /mcp with the headers, and decodes the
-// answer.
-func rpc(t testing.TB, url, method string, params map[string]any, header map[string]string) rpcAnswer {
-	t.Helper()
-	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": 7, "method": method, "params": params})
-	h := map[string]string{"Accept": "application/json, text/event-stream", "Mcp-Method": method}
-	if name, ok := params["name"].(string); ok {
-		h["Mcp-Name"] = name
-	}
-	if uri, ok := params["uri"].(string); ok && method == "resources/read" {
-		h["Mcp-Name"] = uri
-	}
-	for k, v := range header {
-		h[k] = v
-	}
-	r := do(t, "POST", url+"/mcp", string(body), h)
-	out := rpcAnswer{status: r.status, header: r.header}
-	data := r.body
-	if strings.HasPrefix(r.header.Get("Content-Type"), "text/event-stream") {
-		data = ""
-		for _, line := range strings.Split(r.body, "\n") {
-			if d, ok := strings.CutPrefix(line, "data: "); ok {
-				data = d
-			}
-		}
-	}
-	if err := json.Unmarshal([]byte(data), &out); err != nil {
-		t.Fatalf("%s %s: status %d, body %q: %v", method, header, r.status, r.body, err)
-	}
-	return out
-}
 
 // TestMCPEndpointRevisions: one URL routes each request by its revision,
 // and answers a revision it does not speak, or a 2026-07-28 request
 // without its header, with the spec's errors.
 func TestMCPEndpointRevisions(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	srv := mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1", ListTTL: 90 * time.Second})
 	for _, stateless := range []bool{false, true} {
 		ts := httptest.NewServer(httpapi.NewHandler(rt, srv, httpapi.Options{MCP: mcpserver.HTTPOptions{Stateless: stateless}}))
@@ -87,22 +33,22 @@ func TestMCPEndpointRevisions(t *testing.T) {
 		v2026 := map[string]string{"MCP-Protocol-Version": "2026-07-28"}
 
 		// A legacy initialize gets a session, unless there are none.
-		init := rpc(t, ts.URL, "initialize", map[string]any{
+		init := runtimetest.RPC(t, ts.URL, "initialize", map[string]any{
 			"protocolVersion": "2025-06-18", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
 		}, nil)
 		if init.Error != nil || init.Result["protocolVersion"] != "2025-06-18" {
 			t.Errorf("stateless=%v: initialize at 2025-06-18 = %+v %v", stateless, init.Result, init.Error)
 		}
-		if id := init.header.Get("Mcp-Session-Id"); (id != "") == stateless {
+		if id := init.Header.Get("Mcp-Session-Id"); (id != "") == stateless {
 			t.Errorf("stateless=%v: initialize answered with session %q", stateless, id)
 		}
 
 		// A 2026-07-28 request is answered on its own, without a session.
-		list := rpc(t, ts.URL, "tools/list", map[string]any{"_meta": meta2026("2026-07-28")}, v2026)
-		if list.status != 200 || list.Error != nil || len(list.Result["tools"].([]any)) == 0 {
-			t.Fatalf("stateless=%v: 2026-07-28 tools/list = %d %+v %v", stateless, list.status, list.Result, list.Error)
+		list := runtimetest.RPC(t, ts.URL, "tools/list", map[string]any{"_meta": runtimetest.Meta2026("2026-07-28")}, v2026)
+		if list.Status != 200 || list.Error != nil || len(list.Result["tools"].([]any)) == 0 {
+			t.Fatalf("stateless=%v: 2026-07-28 tools/list = %d %+v %v", stateless, list.Status, list.Result, list.Error)
 		}
-		if id := list.header.Get("Mcp-Session-Id"); id != "" {
+		if id := list.Header.Get("Mcp-Session-Id"); id != "" {
 			t.Errorf("stateless=%v: a 2026-07-28 request was given session %q", stateless, id)
 		}
 		if string(list.ID) != "7" {
@@ -117,17 +63,17 @@ func TestMCPEndpointRevisions(t *testing.T) {
 			code   int
 		}{
 			// A revision nobody speaks, named in the header.
-			{"future", map[string]any{"_meta": meta2026("2099-01-01")}, map[string]string{"MCP-Protocol-Version": "2099-01-01"}, 400, mcp.CodeUnsupportedProtocolVersion},
+			{"future", map[string]any{"_meta": runtimetest.Meta2026("2099-01-01")}, map[string]string{"MCP-Protocol-Version": "2099-01-01"}, 400, mcp.CodeUnsupportedProtocolVersion},
 			{"past", map[string]any{}, map[string]string{"MCP-Protocol-Version": "2023-01-01"}, 400, mcp.CodeUnsupportedProtocolVersion},
 			{"garbage", map[string]any{}, map[string]string{"MCP-Protocol-Version": "v999.0.0"}, 400, mcp.CodeUnsupportedProtocolVersion},
 			// A 2026-07-28 request without its header.
-			{"no header", map[string]any{"_meta": meta2026("2026-07-28")}, nil, 400, mcp.CodeHeaderMismatch},
+			{"no header", map[string]any{"_meta": runtimetest.Meta2026("2026-07-28")}, nil, 400, mcp.CodeHeaderMismatch},
 			// Header and _meta disagree.
-			{"mismatch", map[string]any{"_meta": meta2026("2025-11-25")}, v2026, 400, mcp.CodeHeaderMismatch},
+			{"mismatch", map[string]any{"_meta": runtimetest.Meta2026("2025-11-25")}, v2026, 400, mcp.CodeHeaderMismatch},
 		} {
-			a := rpc(t, ts.URL, "tools/list", tc.params, tc.header)
-			if a.status != tc.status || a.Error == nil || a.Error.Code != tc.code {
-				t.Errorf("stateless=%v %s: %d %+v, want %d and code %d", stateless, tc.name, a.status, a.Error, tc.status, tc.code)
+			a := runtimetest.RPC(t, ts.URL, "tools/list", tc.params, tc.header)
+			if a.Status != tc.status || a.Error == nil || a.Error.Code != tc.code {
+				t.Errorf("stateless=%v %s: %d %+v, want %d and code %d", stateless, tc.name, a.Status, a.Error, tc.status, tc.code)
 				continue
 			}
 			if string(a.ID) != "7" {
@@ -148,42 +94,42 @@ func TestMCPEndpointRevisions(t *testing.T) {
 // not serve are "method not found", 404 for a 2026-07-28 request; list
 // results carry the caching hints the server was given.
 func TestMCPDeclaresWhatItServes(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	srv := mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1", ListTTL: 90 * time.Second})
 	ts := httptest.NewServer(httpapi.NewHandler(rt, srv, httpapi.Options{}))
 	t.Cleanup(ts.Close)
 	v2026 := map[string]string{"MCP-Protocol-Version": "2026-07-28"}
 	want := map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}
 
-	disc := rpc(t, ts.URL, "server/discover", map[string]any{"_meta": meta2026("2026-07-28")}, v2026)
+	disc := runtimetest.RPC(t, ts.URL, "server/discover", map[string]any{"_meta": runtimetest.Meta2026("2026-07-28")}, v2026)
 	if disc.Error != nil || !reflect.DeepEqual(disc.Result["capabilities"], want) {
 		t.Errorf("server/discover capabilities = %v %v, want %v", disc.Result["capabilities"], disc.Error, want)
 	}
-	init := rpc(t, ts.URL, "initialize", map[string]any{
+	init := runtimetest.RPC(t, ts.URL, "initialize", map[string]any{
 		"protocolVersion": "2025-11-25", "capabilities": map[string]any{}, "clientInfo": map[string]any{"name": "raw", "version": "1"},
 	}, nil)
 	if !reflect.DeepEqual(init.Result["capabilities"], want) {
 		t.Errorf("initialize capabilities = %v, want %v", init.Result["capabilities"], want)
 	}
-	session := map[string]string{"Mcp-Session-Id": init.header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
+	session := map[string]string{"Mcp-Session-Id": init.Header.Get("Mcp-Session-Id"), "MCP-Protocol-Version": "2025-11-25"}
 
 	for _, method := range []string{"prompts/list", "prompts/get", "resources/list", "resources/templates/list", "resources/read", "completion/complete", "no/such/method", "tasks/get"} {
-		params := map[string]any{"name": "x", "uri": "test://x", "_meta": meta2026("2026-07-28")}
-		if a := rpc(t, ts.URL, method, params, v2026); a.status != 404 || a.Error == nil || a.Error.Code != -32601 {
-			t.Errorf("2026-07-28 %s = %d %+v, want 404 and -32601", method, a.status, a.Error)
+		params := map[string]any{"name": "x", "uri": "test://x", "_meta": runtimetest.Meta2026("2026-07-28")}
+		if a := runtimetest.RPC(t, ts.URL, method, params, v2026); a.Status != 404 || a.Error == nil || a.Error.Code != -32601 {
+			t.Errorf("2026-07-28 %s = %d %+v, want 404 and -32601", method, a.Status, a.Error)
 		}
 		delete(params, "_meta")
-		if a := rpc(t, ts.URL, method, params, session); a.Error == nil || a.Error.Code != -32601 {
-			t.Errorf("2025-11-25 %s = %d %+v %v, want -32601", method, a.status, a.Error, a.Result)
+		if a := runtimetest.RPC(t, ts.URL, method, params, session); a.Error == nil || a.Error.Code != -32601 {
+			t.Errorf("2025-11-25 %s = %d %+v %v, want -32601", method, a.Status, a.Error, a.Result)
 		}
 	}
 
 	// The session outlives the methods it was refused.
-	if a := rpc(t, ts.URL, "tools/list", map[string]any{}, session); a.Error != nil || a.Result["tools"] == nil {
-		t.Errorf("2025-11-25 tools/list after the refused methods = %d %+v", a.status, a.Error)
+	if a := runtimetest.RPC(t, ts.URL, "tools/list", map[string]any{}, session); a.Error != nil || a.Result["tools"] == nil {
+		t.Errorf("2025-11-25 tools/list after the refused methods = %d %+v", a.Status, a.Error)
 	}
 
-	for _, res := range []rpcAnswer{disc, rpc(t, ts.URL, "tools/list", map[string]any{"_meta": meta2026("2026-07-28")}, v2026)} {
+	for _, res := range []runtimetest.RPCAnswer{disc, runtimetest.RPC(t, ts.URL, "tools/list", map[string]any{"_meta": runtimetest.Meta2026("2026-07-28")}, v2026)} {
 		if res.Result["ttlMs"] != 90000.0 || res.Result["cacheScope"] != "public" {
 			t.Errorf("caching hints ttlMs=%v cacheScope=%v, want 90000 and public", res.Result["ttlMs"], res.Result["cacheScope"])
 		}
@@ -195,11 +141,11 @@ func TestMCPDeclaresWhatItServes(t *testing.T) {
 // changes the tools sends notifications/tools/list_changed on it, both
 // tagged with the listen request's id as the subscription id.
 func TestMCPListenStream(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
-	ts := serveHTTP(t, rt, httpapi.Options{})
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": map[string]any{
-		"_meta":         meta2026("2026-07-28"),
+		"_meta":         runtimetest.Meta2026("2026-07-28"),
 		"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": true},
 	}})
 	ctx, cancel := context.WithCancel(context.Background())
@@ -257,12 +203,12 @@ func TestMCPListenStream(t *testing.T) {
 		t.Errorf("acknowledged %v, want toolsListChanged only", got)
 	}
 
-	sub, err := fixture.cat.Select("echo")
+	sub, err := runtimetest.Setup(t).Catalog.Select("echo")
 	if err != nil {
 		t.Fatal(err)
 	}
-	for i, cat := range []*catalog.Catalog{sub, fixture.cat} {
-		if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(inprocHandlers()...)}); err != nil {
+	for i, cat := range []*catalog.Catalog{sub, runtimetest.Setup(t).Catalog} {
+		if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(runtimetest.InprocHandlers()...)}); err != nil {
 			t.Fatal(err)
 		}
 		f := next("notifications/tools/list_changed")
@@ -278,12 +224,12 @@ func TestMCPListenStream(t *testing.T) {
 // characters a header may not is a 400 with HeaderMismatch; the handler
 // never runs.
 func TestMCPParamHeaders(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, httpapi.Options{})
-	name := mcpName(t, "route")
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
+	name := runtimetest.MCPName(t, "route")
 
 	// The projection declares the headers.
-	list := rpc(t, ts.URL, "tools/list", map[string]any{"_meta": meta2026("2026-07-28")}, map[string]string{"MCP-Protocol-Version": "2026-07-28"})
+	list := runtimetest.RPC(t, ts.URL, "tools/list", map[string]any{"_meta": runtimetest.Meta2026("2026-07-28")}, map[string]string{"MCP-Protocol-Version": "2026-07-28"})
 	var headers map[string]any
 	for _, tl := range list.Result["tools"].([]any) {
 		if tl := tl.(map[string]any); tl["name"] == name {
@@ -324,12 +270,12 @@ func TestMCPParamHeaders(t *testing.T) {
 		for k, v := range tc.header {
 			header[k] = v
 		}
-		a := rpc(t, ts.URL, "tools/call", map[string]any{"name": name, "arguments": tc.args, "_meta": meta2026("2026-07-28")}, header)
+		a := runtimetest.RPC(t, ts.URL, "tools/call", map[string]any{"name": name, "arguments": tc.args, "_meta": runtimetest.Meta2026("2026-07-28")}, header)
 		switch {
-		case tc.ok && (a.status != 200 || a.Error != nil || a.Result["isError"] == true):
-			t.Errorf("%s: %d %+v %v, want a result", tc.name, a.status, a.Error, a.Result)
-		case !tc.ok && (a.status != 400 || a.Error == nil || a.Error.Code != mcp.CodeHeaderMismatch):
-			t.Errorf("%s: %d %+v %v, want 400 and HeaderMismatch (-32020)", tc.name, a.status, a.Error, a.Result)
+		case tc.ok && (a.Status != 200 || a.Error != nil || a.Result["isError"] == true):
+			t.Errorf("%s: %d %+v %v, want a result", tc.name, a.Status, a.Error, a.Result)
+		case !tc.ok && (a.Status != 400 || a.Error == nil || a.Error.Code != mcp.CodeHeaderMismatch):
+			t.Errorf("%s: %d %+v %v, want 400 and HeaderMismatch (-32020)", tc.name, a.Status, a.Error, a.Result)
 		case !tc.ok && string(a.ID) != "7":
 			t.Errorf("%s: error id %s", tc.name, a.ID)
 		}
@@ -340,21 +286,21 @@ func TestMCPParamHeaders(t *testing.T) {
 // request without a version header, when they are too large or no JSON,
 // get an error status, not a hang or a panic, and the server goes on.
 func TestMCPEndpointBadBodies(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, httpapi.Options{})
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
 	h := map[string]string{"Accept": "application/json, text/event-stream"}
 	huge := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("x", mcp.DefaultMaxRequestBodyBytes) + `"}}`
-	if r := do(t, "POST", ts.URL+"/mcp", huge, h); r.status != http.StatusRequestEntityTooLarge {
-		t.Errorf("a body over the bound: %d %.200s", r.status, r.body)
+	if r := runtimetest.Do(t, "POST", ts.URL+"/mcp", huge, h); r.Status != http.StatusRequestEntityTooLarge {
+		t.Errorf("a body over the bound: %d %.200s", r.Status, r.Body)
 	}
 	for _, body := range []string{`{"jsonrpc":`, `[]`, `"x"`, `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":7}}`} {
 		// A 4xx, or a JSON-RPC error: go-sdk answers a legacy request
 		// outside a session with one.
-		if r := do(t, "POST", ts.URL+"/mcp", body, h); (r.status < 400 || r.status >= 500) && !strings.Contains(r.body, `"error":`) {
-			t.Errorf("body %s: %d %.200s, want a 4xx or a JSON-RPC error", body, r.status, r.body)
+		if r := runtimetest.Do(t, "POST", ts.URL+"/mcp", body, h); (r.Status < 400 || r.Status >= 500) && !strings.Contains(r.Body, `"error":`) {
+			t.Errorf("body %s: %d %.200s, want a 4xx or a JSON-RPC error", body, r.Status, r.Body)
 		}
 	}
-	list := rpc(t, ts.URL, "tools/list", map[string]any{"_meta": meta2026("2026-07-28")}, map[string]string{"MCP-Protocol-Version": "2026-07-28"})
+	list := runtimetest.RPC(t, ts.URL, "tools/list", map[string]any{"_meta": runtimetest.Meta2026("2026-07-28")}, map[string]string{"MCP-Protocol-Version": "2026-07-28"})
 	if list.Error != nil {
 		t.Errorf("after the bad bodies, tools/list = %+v", list.Error)
 	}

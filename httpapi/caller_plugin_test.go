@@ -1,4 +1,4 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"bytes"
@@ -18,6 +18,7 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/internal/testsync"
 	"github.com/toolc/toolc/oauth"
 	pluginrpc "github.com/toolc/toolc/plugins/rpc"
@@ -26,7 +27,7 @@ import (
 
 func guardedCatalog(t *testing.T) *catalog.Catalog {
 	t.Helper()
-	res, err := compiler.Compile(compiler.Config{}, "./testdata/guarded")
+	res, err := compiler.Compile(compiler.Config{Dir: runtimetest.Root()}, "./runtime/testdata/guarded")
 	if err != nil || res.HasErrors() {
 		t.Fatalf("%v %v", err, res.Diagnostics)
 	}
@@ -35,18 +36,18 @@ func guardedCatalog(t *testing.T) *catalog.Catalog {
 
 // servePlugin serves cat with d, over OAuth and, on a second server, with
 // a shared token, and returns the two URLs and the issuer.
-func servePlugin(t *testing.T, cat *catalog.Catalog, d runtime.Dispatcher) (oauthURL, tokenURL string, iss *testIssuer) {
+func servePlugin(t *testing.T, cat *catalog.Catalog, d runtime.Dispatcher) (oauthURL, tokenURL string, iss *runtimetest.Issuer) {
 	t.Helper()
 	rt := runtime.New(runtime.Options{})
 	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"guarded": d}); err != nil {
 		t.Fatal(err)
 	}
-	iss = newTestIssuer(t)
-	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.url, Resource: testResource})
+	iss = runtimetest.NewIssuer(t)
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.URL, Resource: runtimetest.TestResource})
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveHTTP(t, rt, httpapi.Options{OAuth: v}).URL, serveHTTP(t, rt, httpapi.Options{Token: "s3cret"}).URL, iss
+	return runtimetest.ServeHTTP(t, rt, httpapi.Options{OAuth: v}).URL, runtimetest.ServeHTTP(t, rt, httpapi.Options{Token: "s3cret"}).URL, iss
 }
 
 // TestCallerAcrossPlugin: the README's handler (testdata/guarded/main.go),
@@ -56,7 +57,7 @@ func TestCallerAcrossPlugin(t *testing.T) {
 	cat := guardedCatalog(t)
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
-	bin, err := host.Build(ctx, t.TempDir(), ".", cat.Services[0])
+	bin, err := host.Build(ctx, t.TempDir(), runtimetest.Root(), cat.Services[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -67,16 +68,16 @@ func TestCallerAcrossPlugin(t *testing.T) {
 	}
 	t.Cleanup(func() { host.Stop(ps, 0) })
 	url, tokenURL, iss := servePlugin(t, cat, ps["guarded"])
-	tok := iss.token(t, jose.RS256, "alice", "notes:use notes:read")
+	tok := iss.Token(t, jose.RS256, "alice", "notes:use notes:read")
 	const want = `{"tool":"read_note","id":"n1","subject":"alice","client":"test-client","scopes":["notes:use","notes:read"]}`
 
-	r := do(t, "POST", url+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + tok})
-	if res := decodeCall(t, r); res.IsError || len(res.Content) != 1 || res.Content[0].Text != want {
+	r := runtimetest.Do(t, "POST", url+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + tok})
+	if res := runtimetest.DecodeCall(t, r); res.IsError || len(res.Content) != 1 || res.Content[0].Text != want {
 		t.Errorf("/v1/call: %+v, want %s", res, want)
 	}
 	for _, revision := range []string{"2025-06-18", "2026-07-28"} {
 		c := mcp.NewClient(&mcp.Implementation{Name: "caller-test", Version: "0"}, nil)
-		s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{tok}}},
+		s, err := c.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: runtimetest.BearerTransport{Token: tok}}},
 			&mcp.ClientSessionOptions{ProtocolVersion: revision})
 		if err != nil {
 			t.Fatal(err)
@@ -87,8 +88,8 @@ func TestCallerAcrossPlugin(t *testing.T) {
 			t.Errorf("MCP %s: %+v %v, want %s", revision, res, err, want)
 		}
 	}
-	r = do(t, "POST", tokenURL+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer s3cret"})
-	if res := decodeCall(t, r); !res.IsError || res.Content[0].Text != "read_note acts for a signed-in user; serve it with --auth-issuer" {
+	r = runtimetest.Do(t, "POST", tokenURL+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer s3cret"})
+	if res := runtimetest.DecodeCall(t, r); !res.IsError || res.Content[0].Text != "read_note acts for a signed-in user; serve it with --auth-issuer" {
 		t.Errorf("/v1/call with --token: %+v, want the handler's refusal of an anonymous caller", res)
 	}
 	if t.Failed() {
@@ -114,18 +115,18 @@ func TestTokenNeverReachesPlugin(t *testing.T) {
 	}
 	t.Cleanup(func() { p.Close(0) })
 	url, _, iss := servePlugin(t, guardedCatalog(t), p)
-	tok := iss.token(t, jose.ES256, "alice", "notes:use notes:read notes:write")
+	tok := iss.Token(t, jose.ES256, "alice", "notes:use notes:read notes:write")
 	auth := map[string]string{"Authorization": "Bearer " + tok}
 
 	for _, body := range []string{
 		`{"name": "read_note", "arguments": {"id": "n1"}}`,
 		`{"name": "list_notes", "arguments": {}}`,
 	} {
-		if r := do(t, "POST", url+"/v1/call", body, auth); r.status != 200 || !strings.Contains(r.body, `"text":"caller"`) {
-			t.Fatalf("/v1/call %s: %d %s, want the raw plugin's caller block", body, r.status, r.body)
+		if r := runtimetest.Do(t, "POST", url+"/v1/call", body, auth); r.Status != 200 || !strings.Contains(r.Body, `"text":"caller"`) {
+			t.Fatalf("/v1/call %s: %d %s, want the raw plugin's caller block", body, r.Status, r.Body)
 		}
 	}
-	s := mcpSession(t, url, tok)
+	s := runtimetest.MCPSession(t, url, tok)
 	if _, err := s.ListTools(context.Background(), nil); err != nil {
 		t.Fatal(err)
 	}

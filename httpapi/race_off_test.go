@@ -1,6 +1,6 @@
 //go:build !race
 
-package runtime_test
+package httpapi_test
 
 // raceOn: the race detector's sync.Pool drops values at random, so that
 // allocation counts vary from run to run under it.

@@ -1,22 +1,19 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
 	"strings"
-	"sync"
 	"testing"
 	"unicode/utf8"
 
-	"github.com/toolc/toolc/catalog"
-	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -26,20 +23,9 @@ import (
 // which answer with their own names, so that a test sees which one ran,
 // and measure, which says how long its text is.
 
-var envelopeCatalog = sync.OnceValues(func() (*catalog.Catalog, error) {
-	res, err := compiler.Compile(compiler.Config{}, "./testdata/envelope")
-	if err != nil {
-		return nil, err
-	}
-	if res.HasErrors() {
-		return nil, errors.New("testdata/envelope does not compile")
-	}
-	return res.Catalog, nil
-})
-
 func envelopeHandler(t testing.TB, opts runtime.Options, httpOpts ...httpapi.Options) http.Handler {
 	t.Helper()
-	cat, err := envelopeCatalog()
+	cat, err := runtimetest.EnvelopeCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,12 +45,12 @@ func envelopeHandler(t testing.TB, opts runtime.Options, httpOpts ...httpapi.Opt
 }
 
 // postCall sends body to /v1/call through h, in process.
-func postCall(h http.Handler, body []byte) httpResult {
+func postCall(h http.Handler, body []byte) runtimetest.HTTPResult {
 	req := httptest.NewRequest("POST", "/v1/call", bytes.NewReader(body))
 	req.Header.Set("Content-Type", "application/json")
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	return httpResult{w.Code, w.Header(), w.Body.String()}
+	return runtimetest.HTTPResult{Status: w.Code, Header: w.Header(), Body: w.Body.String()}
 }
 
 // TestHTTPCallEnvelope: the envelope is read exactly. Keys are
@@ -123,23 +109,23 @@ func TestHTTPCallEnvelope(t *testing.T) {
 	}
 	for _, tt := range tests {
 		r := postCall(h, []byte(tt.body))
-		if r.status != tt.status {
-			t.Errorf("%.80s: status %d, want %d: %.300s", tt.body, r.status, tt.status, r.body)
+		if r.Status != tt.status {
+			t.Errorf("%.80s: status %d, want %d: %.300s", tt.body, r.Status, tt.status, r.Body)
 			continue
 		}
 		if tt.status == 200 {
-			var res callResponse
-			if err := json.Unmarshal([]byte(r.body), &res); err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != tt.says[0] {
-				t.Errorf("%.80s: ran %s, want %s", tt.body, r.body, tt.says[0])
+			var res runtimetest.CallResponse
+			if err := json.Unmarshal([]byte(r.Body), &res); err != nil || res.IsError || len(res.Content) != 1 || res.Content[0].Text != tt.says[0] {
+				t.Errorf("%.80s: ran %s, want %s", tt.body, r.Body, tt.says[0])
 			}
 			continue
 		}
-		if !strings.Contains(r.body, `"error":`) {
-			t.Errorf("%.80s: body %q is no error", tt.body, r.body)
+		if !strings.Contains(r.Body, `"error":`) {
+			t.Errorf("%.80s: body %q is no error", tt.body, r.Body)
 		}
 		for _, s := range tt.says {
-			if !strings.Contains(r.body, s) {
-				t.Errorf("%.80s: %.300s does not say %s", tt.body, r.body, s)
+			if !strings.Contains(r.Body, s) {
+				t.Errorf("%.80s: %.300s does not say %s", tt.body, r.Body, s)
 			}
 		}
 	}
@@ -155,15 +141,15 @@ func TestHTTPCallArgumentLimit(t *testing.T) {
 	measured := func(body []byte) int {
 		t.Helper()
 		r := postCall(h, body)
-		if r.status != 200 {
-			t.Fatalf("status %d: %.300s", r.status, r.body)
+		if r.Status != 200 {
+			t.Fatalf("status %d: %.300s", r.Status, r.Body)
 		}
 		var res struct {
 			StructuredContent struct{ Bytes int }
 			IsError           bool
 		}
-		if err := json.Unmarshal([]byte(r.body), &res); err != nil || res.IsError {
-			t.Fatalf("%.300s", r.body)
+		if err := json.Unmarshal([]byte(r.Body), &res); err != nil || res.IsError {
+			t.Fatalf("%.300s", r.Body)
 		}
 		return res.StructuredContent.Bytes
 	}
@@ -217,13 +203,13 @@ func TestHTTPCallArgumentLimit(t *testing.T) {
 	over := argsOf(limit + 1)
 	for _, body := range [][]byte{stringForm(over), objectForm(over)} {
 		r := postCall(h, body)
-		wantStatus(t, r, http.StatusOK, `"isError":true`, "the arguments are 1048577 bytes, over the limit of 1048576; send less")
+		runtimetest.WantStatus(t, r, http.StatusOK, `"isError":true`, "the arguments are 1048577 bytes, over the limit of 1048576; send less")
 	}
 	huge := append(objectForm(argsOf(limit)), bytes.Repeat([]byte(" "), 6*limit)...)
-	wantStatus(t, postCall(h, huge), http.StatusRequestEntityTooLarge, "request body over", "the arguments may be at most 1048576 bytes")
+	runtimetest.WantStatus(t, postCall(h, huge), http.StatusRequestEntityTooLarge, "request body over", "the arguments may be at most 1048576 bytes")
 
 	// The same limit holds for calls that do not come through HTTP.
-	cat, _ := envelopeCatalog()
+	cat, _ := runtimetest.EnvelopeCatalog()
 	rt := runtime.New(runtime.Options{})
 	rt.Swap(cat, map[string]runtime.Dispatcher{"envelope": runtime.Local(
 		plugins.Handle("measure", func(_ context.Context, req struct{ Text string }) (*plugins.Result, error) {
@@ -268,36 +254,36 @@ func FuzzHTTPCall(f *testing.F) {
 		name, args, verdict := refEnvelope(body)
 		switch {
 		case verdict != "":
-			if r.status != http.StatusBadRequest {
-				t.Fatalf("%q: status %d, but the reference refuses it (%s): %s", body, r.status, verdict, r.body)
+			if r.Status != http.StatusBadRequest {
+				t.Fatalf("%q: status %d, but the reference refuses it (%s): %s", body, r.Status, verdict, r.Body)
 			}
 		case len(args) > limit && (name == "ping" || name == "other" || name == "measure"):
-			if r.status != http.StatusOK || !strings.Contains(r.body, "over the limit of 256") {
-				t.Fatalf("%q: status %d for arguments of %d bytes: %s", body, r.status, len(args), r.body)
+			if r.Status != http.StatusOK || !strings.Contains(r.Body, "over the limit of 256") {
+				t.Fatalf("%q: status %d for arguments of %d bytes: %s", body, r.Status, len(args), r.Body)
 			}
 		case name != "ping" && name != "other" && name != "measure":
-			if r.status != http.StatusNotFound {
-				t.Fatalf("%q: status %d for tool %q: %s", body, r.status, name, r.body)
+			if r.Status != http.StatusNotFound {
+				t.Fatalf("%q: status %d for tool %q: %s", body, r.Status, name, r.Body)
 			}
 		default:
-			if r.status != http.StatusOK {
-				t.Fatalf("%q: status %d, but the reference reads a call of %q: %s", body, r.status, name, r.body)
+			if r.Status != http.StatusOK {
+				t.Fatalf("%q: status %d, but the reference reads a call of %q: %s", body, r.Status, name, r.Body)
 			}
-			var res callResponse
-			if err := json.Unmarshal([]byte(r.body), &res); err != nil {
+			var res runtimetest.CallResponse
+			if err := json.Unmarshal([]byte(r.Body), &res); err != nil {
 				t.Fatal(err)
 			}
 			// A tool error (arguments that are no object, say) names the
 			// tool too.
 			if len(res.Content) != 1 || !res.IsError && name != "measure" && res.Content[0].Text != name ||
 				res.IsError && !strings.Contains(res.Content[0].Text, " "+name+":") && !strings.HasPrefix(res.Content[0].Text, "the arguments are a malformed JSON string") {
-				t.Fatalf("%q: the reference reads a call of %q, but this ran %s", body, name, r.body)
+				t.Fatalf("%q: the reference reads a call of %q, but this ran %s", body, name, r.Body)
 			}
 		}
-		if r.status >= 400 {
+		if r.Status >= 400 {
 			var e struct{ Error string }
-			if json.Unmarshal([]byte(r.body), &e) != nil || e.Error == "" {
-				t.Fatalf("%q: status %d without an error message: %s", body, r.status, r.body)
+			if json.Unmarshal([]byte(r.Body), &e) != nil || e.Error == "" {
+				t.Fatalf("%q: status %d without an error message: %s", body, r.Status, r.Body)
 			}
 		}
 	})
@@ -392,7 +378,7 @@ func TestUnknownLongToolName(t *testing.T) {
 	ts := httptest.NewServer(envelopeHandler(t, runtime.Options{}))
 	defer ts.Close()
 	name := strings.Repeat("é", 3000) // 6000 bytes, cut between characters
-	r := rpc(t, ts.URL, "tools/call", map[string]any{"_meta": meta2026("2026-07-28"), "name": name, "arguments": map[string]any{}},
+	r := runtimetest.RPC(t, ts.URL, "tools/call", map[string]any{"_meta": runtimetest.Meta2026("2026-07-28"), "name": name, "arguments": map[string]any{}},
 		map[string]string{"MCP-Protocol-Version": "2026-07-28"})
 	if r.Error == nil {
 		t.Fatalf("tools/call of a 6000-byte name: %+v, want an error", r.Result)

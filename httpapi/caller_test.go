@@ -1,4 +1,4 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"context"
@@ -12,6 +12,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -23,17 +24,17 @@ import (
 // caller; and an embedder's own plugins.WithCaller reaches it through
 // Runtime.Call.
 func TestCallerInProcess(t *testing.T) {
-	url, iss, _ := guardedServer(t)
-	tok := iss.token(t, jose.RS256, "alice", "notes:use notes:read")
+	url, iss, _ := runtimetest.GuardedServer(t)
+	tok := iss.Token(t, jose.RS256, "alice", "notes:use notes:read")
 	const want = "caller alice test-client notes:use notes:read"
 
-	r := do(t, "POST", url+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + tok})
-	if res := decodeCall(t, r); len(res.Content) != 2 || res.Content[1].Text != want {
+	r := runtimetest.Do(t, "POST", url+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + tok})
+	if res := runtimetest.DecodeCall(t, r); len(res.Content) != 2 || res.Content[1].Text != want {
 		t.Errorf("/v1/call: %+v, want the caller block %q", res, want)
 	}
 	for _, revision := range []string{"2025-06-18", "2026-07-28"} {
 		c := mcp.NewClient(&mcp.Implementation{Name: "caller-test", Version: "0"}, nil)
-		s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: bearerTransport{tok}}},
+		s, err := c.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: url + "/mcp", HTTPClient: &http.Client{Transport: runtimetest.BearerTransport{Token: tok}}},
 			&mcp.ClientSessionOptions{ProtocolVersion: revision})
 		if err != nil {
 			t.Fatal(err)
@@ -46,10 +47,10 @@ func TestCallerInProcess(t *testing.T) {
 	}
 
 	// A shared token says that the client knows it, not who it is.
-	rt, _ := guardedRuntime(t)
-	ts := serveHTTP(t, rt, httpapi.Options{Token: "s3cret"})
-	r = do(t, "POST", ts.URL+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer s3cret"})
-	if res := decodeCall(t, r); len(res.Content) != 1 || res.Content[0].Text != "read_note n1" {
+	rt, _ := runtimetest.GuardedRuntime(t)
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{Token: "s3cret"})
+	r = runtimetest.Do(t, "POST", ts.URL+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer s3cret"})
+	if res := runtimetest.DecodeCall(t, r); len(res.Content) != 1 || res.Content[0].Text != "read_note n1" {
 		t.Errorf("/v1/call with --token: %+v, want no caller", res)
 	}
 	if res, err := rt.Call(context.Background(), "read_note", json.RawMessage(`{"id":"n1"}`)); err != nil || len(res.Content) != 1 {
@@ -77,17 +78,17 @@ func TestCallerInProcess(t *testing.T) {
 func TestAuditArguments(t *testing.T) {
 	const secret = "diary-entry-4711"
 	for _, on := range []bool{false, true} {
-		url, iss, audit := guardedServer(t, runtime.Options{AuditArguments: on})
-		auth := map[string]string{"Authorization": "Bearer " + iss.token(t, jose.ES256, "alice", "notes:use notes:read")}
+		url, iss, audit := runtimetest.GuardedServer(t, runtime.Options{AuditArguments: on})
+		auth := map[string]string{"Authorization": "Bearer " + iss.Token(t, jose.ES256, "alice", "notes:use notes:read")}
 		for _, body := range []string{
 			`{"name": "read_note", "arguments": {"id": "` + secret + `"}}`,
 			`{"name": "read_note", "arguments": "{\"id\": \"` + secret + `\"}"}`,
 			`{"name": "write_note", "arguments": {"id": "` + secret + `"}}`,        // refused: notes:write
 			`{"name": "read_note", "arguments": {"id": 7, "x": "` + secret + `"}}`, // invalid
 		} {
-			do(t, "POST", url+"/v1/call", body, auth)
+			runtimetest.Do(t, "POST", url+"/v1/call", body, auth)
 		}
-		s := mcpSession(t, url, iss.token(t, jose.ES256, "alice", "notes:use notes:read"))
+		s := runtimetest.MCPSession(t, url, iss.Token(t, jose.ES256, "alice", "notes:use notes:read"))
 		s.CallTool(context.Background(), &mcp.CallToolParams{Name: "guarded_read_note", Arguments: map[string]any{"id": secret}})
 		log := audit.String()
 		if n := strings.Count(log, `"audit":true`); n != 5 {

@@ -1,4 +1,4 @@
-package runtime_test
+package mcpserver_test
 
 import (
 	"bytes"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -38,7 +39,7 @@ func (s *syncBuffer) String() string {
 // session ends. go-sdk alone fails every write once its reader has seen
 // the end of the input, so a call still running there was never answered.
 func TestStdioAnswersBeforeEOF(t *testing.T) {
-	cat, err := envelopeCatalog()
+	cat, err := runtimetest.EnvelopeCatalog()
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,4 +1,4 @@
-package runtime_test
+package mcpserver_test
 
 import (
 	"context"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
@@ -17,7 +18,7 @@ import (
 // until the gate opens, then answers it with the loaded tools; a gate
 // opened with an error answers the held requests with it.
 func TestGate(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	for _, loadErr := range []error{nil, errors.New("the handler did not build")} {
 		srv := mcpserver.New(rt, mcpserver.Options{})
 		gate := mcpserver.NewGate()

@@ -1,4 +1,4 @@
-package runtime_test
+package mcpserver_test
 
 import (
 	"context"
@@ -17,6 +17,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -30,7 +31,7 @@ import (
 //   - ref: the go-sdk reference, an mcp.Server with the tool in process,
 //     behind go-sdk's StreamableHTTPHandler in the mode the revision needs
 //     (stateless for 2026-07-28, sessions for 2025-11-25);
-//   - local: toolc's runtime.NewHTTPHandler with the handler in process;
+//   - local: toolc's httpapi.NewHandler with the handler in process;
 //   - plugin: the same with the handler in the faulty plugin, as toolc
 //     serve runs it.
 //
@@ -39,17 +40,17 @@ import (
 // order clients, revision, server, so that each trio is measured at one
 // moment of the machine's load; run it with -count for rounds.
 func BenchmarkMCPRevisions(b *testing.B) {
-	setup(b)
+	runtimetest.Setup(b)
 	servers := []struct {
 		name string
 		url  string
 	}{
 		{"ref", refMCPServer(b)},
 		{"local", toolcMCPServer(b, runtime.Local(sayHandler()))},
-		{"plugin", toolcMCPServer(b, startFaulty(b))},
+		{"plugin", toolcMCPServer(b, runtimetest.StartFaulty(b))},
 	}
 	for _, clients := range []int{1, 8, 64} {
-		for _, rev := range revisions {
+		for _, rev := range runtimetest.Revisions {
 			for _, srv := range servers {
 				b.Run(fmt.Sprintf("clients=%d/rev=%s/server=%s", clients, rev, srv.name), func(b *testing.B) {
 					benchMCPCalls(b, srv.url, rev, clients)
@@ -71,8 +72,8 @@ func sayHandler() plugins.Handler {
 // toolcMCPServer serves the faulty service's say through d, as toolc serve
 // does.
 func toolcMCPServer(b *testing.B, d runtime.Dispatcher) string {
-	setup(b)
-	cat, err := fixture.cat.Select("say")
+	runtimetest.Setup(b)
+	cat, err := runtimetest.Setup(b).Catalog.Select("say")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -80,7 +81,7 @@ func toolcMCPServer(b *testing.B, d runtime.Dispatcher) string {
 	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"faulty": d}); err != nil {
 		b.Fatal(err)
 	}
-	return serveHTTP(b, rt, httpapi.Options{}).URL + "/mcp"
+	return runtimetest.ServeHTTP(b, rt, httpapi.Options{}).URL + "/mcp"
 }
 
 // refMCPServer serves say from a plain go-sdk server, with the tool's MCP
@@ -89,7 +90,7 @@ func toolcMCPServer(b *testing.B, d runtime.Dispatcher) string {
 func refMCPServer(b *testing.B) string {
 	srv := mcp.NewServer(&mcp.Implementation{Name: "ref", Version: "1"}, nil)
 	srv.AddTool(&mcp.Tool{
-		Name:        mcpName(b, "say"),
+		Name:        runtimetest.MCPName(b, "say"),
 		InputSchema: json.RawMessage(`{"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false}`),
 	}, func(_ context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		var args struct{ Text string }
@@ -133,7 +134,7 @@ func benchMCPCalls(b *testing.B, url, rev string, clients int) {
 		b.Cleanup(func() { s.Close() })
 		sessions[i] = s
 	}
-	params := &mcp.CallToolParams{Name: mcpName(b, "say"), Arguments: benchArgs}
+	params := &mcp.CallToolParams{Name: runtimetest.MCPName(b, "say"), Arguments: runtimetest.BenchArgs}
 	latencies := make([][]time.Duration, clients)
 	var next atomic.Int64
 	var wg sync.WaitGroup
@@ -186,7 +187,7 @@ func benchMCPCalls(b *testing.B, url, rev string, clients int) {
 // ratio to ref, and the 1-minute load average before and after. Each
 // sub-benchmark runs its rounds once: run it with -benchtime 1x.
 func BenchmarkMCPRevisionsPaired(b *testing.B) {
-	setup(b)
+	runtimetest.Setup(b)
 	rounds, slice := 15, 300*time.Millisecond
 	if v := os.Getenv("TOOLC_MCP_ROUNDS"); v != "" {
 		fmt.Sscan(v, &rounds)
@@ -202,10 +203,10 @@ func BenchmarkMCPRevisionsPaired(b *testing.B) {
 	}{
 		{"ref", refMCPServer(b)},
 		{"local", toolcMCPServer(b, runtime.Local(sayHandler()))},
-		{"plugin", toolcMCPServer(b, startFaulty(b))},
+		{"plugin", toolcMCPServer(b, runtimetest.StartFaulty(b))},
 	}
 	for _, clients := range []int{1, 8, 64} {
-		for _, rev := range revisions {
+		for _, rev := range runtimetest.Revisions {
 			b.Run(fmt.Sprintf("clients=%d/rev=%s", clients, rev), func(b *testing.B) {
 				load0 := loadAverage()
 				sessions := make([][]*mcp.ClientSession, len(servers))
@@ -280,7 +281,7 @@ func connectBenchClients(b *testing.B, url, rev string, n int) []*mcp.ClientSess
 // for d, and returns the calls per second and every call's latency,
 // sorted.
 func callFor(b *testing.B, sessions []*mcp.ClientSession, d time.Duration) (float64, []time.Duration) {
-	params := &mcp.CallToolParams{Name: mcpName(b, "say"), Arguments: benchArgs}
+	params := &mcp.CallToolParams{Name: runtimetest.MCPName(b, "say"), Arguments: runtimetest.BenchArgs}
 	latencies := make([][]time.Duration, len(sessions))
 	start := time.Now()
 	end := start.Add(d)

@@ -1,4 +1,4 @@
-package runtime_test
+package httpapi_test
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
@@ -28,7 +29,7 @@ import (
 // sending a longer header from that of checking it), and an RS256 and an
 // ES256 access token (keys cached).
 func callAuthSetup(b *testing.B) (tokenH, oauthH, quietH, longH http.Handler, rs, es, long string) {
-	res, err := compiler.Compile(compiler.Config{}, "./testdata/guarded")
+	res, err := compiler.Compile(compiler.Config{Dir: runtimetest.Root()}, "./runtime/testdata/guarded")
 	if err != nil || res.HasErrors() {
 		b.Fatalf("%v %v", err, res.Diagnostics)
 	}
@@ -45,8 +46,8 @@ func callAuthSetup(b *testing.B) (tokenH, oauthH, quietH, longH http.Handler, rs
 	if _, err := quiet.Swap(res.Catalog, map[string]runtime.Dispatcher{"guarded": runtime.Local(h("list_notes"), h("read_note"), h("write_note"))}); err != nil {
 		b.Fatal(err)
 	}
-	iss := newTestIssuer(b)
-	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.url, Resource: testResource})
+	iss := runtimetest.NewIssuer(b)
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.URL, Resource: runtimetest.TestResource})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -54,7 +55,7 @@ func callAuthSetup(b *testing.B) (tokenH, oauthH, quietH, longH http.Handler, rs
 	handler := func(rt *runtime.Runtime, opts httpapi.Options) http.Handler {
 		return httpapi.NewHandler(rt, mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1"}), opts)
 	}
-	rs, es = iss.token(b, jose.RS256, "alice", scopes), iss.token(b, jose.ES256, "alice", scopes)
+	rs, es = iss.Token(b, jose.RS256, "alice", scopes), iss.Token(b, jose.ES256, "alice", scopes)
 	long = strings.Repeat("t", len(es))
 	return handler(rt, httpapi.Options{Token: "s3cret-token"}), handler(rt, httpapi.Options{OAuth: v}), handler(quiet, httpapi.Options{OAuth: v}),
 		handler(rt, httpapi.Options{Token: long}), rs, es, long
@@ -128,10 +129,10 @@ func BenchmarkCallAuthPaired(b *testing.B) {
 		for b.Loop() {
 			for j := range guards {
 				g := guards[(n+j)%len(guards)]
-				cpu, start := selfCPU(b), time.Now()
+				cpu, start := runtimetest.SelfCPU(b), time.Now()
 				g.call()
 				g.total += time.Since(start)
-				g.cpu += selfCPU(b) - cpu
+				g.cpu += runtimetest.SelfCPU(b) - cpu
 			}
 			n++
 		}

@@ -1,5 +1,5 @@
 //go:build race
 
-package runtime_test
+package httpapi_test
 
 const raceOn = true

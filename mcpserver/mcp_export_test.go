@@ -1,4 +1,4 @@
-package runtime_test
+package mcpserver_test
 
 import (
 	"bytes"
