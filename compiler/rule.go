@@ -61,6 +61,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		authScopeRule,
 		handlerRule,
 		providerLimitRule(cfg.Targets, cfg.Strict),
+		tokenBudgetRule,
 		stableNameRule(cfg.Lock, patterns),
 	}
 }

@@ -35,6 +35,23 @@ type Change struct {
 	// named; a reader looking for a position stops at the last key it
 	// finds.
 	Path []string
+	// Tokens, on a change of what a tool or a request costs in tokens
+	// (rule token-growth, made by package tokens, not by Diff), are its
+	// counts before and after, per target.
+	Tokens []TokenCount
+}
+
+// TokenCount is what a tool, or a request, costs in one target's tokens
+// before and after a change.
+type TokenCount struct {
+	// Target is a projection target, or "openai" for openai-chat and
+	// openai-responses, which cost the same.
+	Target string `json:"target"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+	// Estimate says that the counts are estimates: the provider publishes
+	// no tokenizer.
+	Estimate bool `json:"estimate,omitempty"`
 }
 
 // Kind is one kind of change, with the rule ID that reports it.

@@ -18,6 +18,7 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/lock"
+	"github.com/toolc/toolc/tokens"
 
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/revtree"
@@ -123,7 +124,12 @@ func runDiff(e env, args []string) error {
 		return failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
 	}
 	changes := compiler.Diff(res, old)
-	if err := printChanges(e.stdout, format, changes); err != nil {
+	// What the tools cost per request, before and after (package tokens).
+	growth, err := tokenGrowth(old, res.Catalog, patterns)
+	if err != nil {
+		return err
+	}
+	if err := printChanges(e.stdout, format, append(changes, growth...)); err != nil {
 		return err
 	}
 	var breaking, allowed, compatible int
@@ -143,11 +149,31 @@ func runDiff(e env, args []string) error {
 		} else {
 			fmt.Fprintf(e.stderr, "toolc diff: against %s: %d breaking, %d allowed by a major version bump, %d compatible\n", label, breaking, allowed, compatible)
 		}
+		if len(growth) > 0 {
+			fmt.Fprintf(e.stderr, "toolc diff: tokens: %s\n", growth[0].Message)
+		}
 	}
 	if breaking > 0 {
 		return exitWith(exitFail)
 	}
 	return nil
+}
+
+// tokenGrowth compares what the tools in the patterns cost per request
+// in each target, at old and now. A lock file holds no examples and no
+// strict marks, so against one both sides are counted as a lock records
+// them.
+func tokenGrowth(old *lock.Lock, now *catalog.Catalog, patterns []string) ([]lock.Change, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	in, _ := old.Split(wd, patterns)
+	before, exact := in.Catalog()
+	if !exact {
+		now, _ = lock.FromCatalog(now).Strip().Catalog()
+	}
+	return tokens.Growth(before, now)
 }
 
 // loadAgainst reads what diff compares with: toolc.lock by default, a file
@@ -370,10 +396,12 @@ func printChanges(w io.Writer, f diag.Format, changes []lock.Change) error {
 			Tool     string `json:"tool"`
 			Field    string `json:"field"`
 			Message  string `json:"message"`
+			// Tokens are a token-growth change's counts.
+			Tokens []lock.TokenCount `json:"tokens,omitempty"`
 		}
 		out := make([]change, len(changes))
 		for i, c := range changes {
-			out[i] = change{c.Pos.File, c.Pos.Line, c.Pos.Column, c.Rule, c.Breaking, c.Allowed, c.Service, c.Tool, c.Field, c.Message}
+			out[i] = change{c.Pos.File, c.Pos.Line, c.Pos.Column, c.Rule, c.Breaking, c.Allowed, c.Service, c.Tool, c.Field, c.Message, c.Tokens}
 		}
 		enc := json.NewEncoder(bw)
 		enc.SetIndent("", "  ")
