@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/diag"
 )
 
 // Change is one difference between two locks.
@@ -43,16 +44,7 @@ type Change struct {
 
 // TokenCount is what a tool, or a request, costs in one target's tokens
 // before and after a change.
-type TokenCount struct {
-	// Target is a projection target, or "openai" for openai-chat and
-	// openai-responses, which cost the same.
-	Target string `json:"target"`
-	Before int    `json:"before"`
-	After  int    `json:"after"`
-	// Estimate says that the counts are estimates: the provider publishes
-	// no tokenizer.
-	Estimate bool `json:"estimate,omitempty"`
-}
+type TokenCount = diag.TokenCount
 
 // Kind is one kind of change, with the rule ID that reports it.
 type Kind struct {
