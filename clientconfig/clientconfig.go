@@ -55,7 +55,9 @@ func Clients() []Client {
 		},
 		{
 			ID: "vscode", Name: "VS Code", serversKey: "servers", typed: true,
-			place:  func(e Env) (string, []string, error) { return filepath.Join(e.ProjectDir, ".vscode", "mcp.json"), nil, nil },
+			place: func(e Env) (string, []string, error) {
+				return filepath.Join(e.ProjectDir, ".vscode", "mcp.json"), nil, nil
+			},
 			Reload: "Open this directory in VS Code, and start the server from .vscode/mcp.json (or the MCP: List Servers command).",
 		},
 	}
