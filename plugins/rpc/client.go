@@ -33,7 +33,13 @@ type ClientConfig struct {
 	// Path is the plugin binary; a bare name is looked up in PATH.
 	Path string
 	Args []string
-	// Env is added to the host's environment, and wins over it.
+	// PassEnv names the variables of the host's environment that the
+	// plugin gets beyond the few that every plugin gets (see env.go): by
+	// name, or by a prefix and "*" (MYAPP_*). $TOOLC_TOKEN and
+	// $TOOLC_STATE_KEY are never passed.
+	PassEnv []string
+	// Env is added to the plugin's environment, and wins over what it gets
+	// from the host's.
 	Env []string
 	// StartTimeout bounds the launch, handshake and Describe; 0 means
 	// DefaultStartTimeout.
@@ -109,9 +115,11 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	var mu sync.Mutex
 	prefix := "[" + cfg.Service + "] "
 
-	// go-plugin would append the host's environment after ours, so that
-	// the host's value of a variable would win; we want Env to win.
-	env := append(os.Environ(), cfg.Env...)
+	// Not the host's environment, which holds toolc's secrets: the part
+	// of it a plugin needs, what PassEnv names, and Env (see env.go).
+	// go-plugin would add the host's whole environment; SkipHostEnv
+	// below stops it.
+	env := pluginEnv(os.Environ(), cfg.PassEnv, cfg.Env)
 	cmd := exec.Command(path, cfg.Args...)
 	cmd.Env = env
 

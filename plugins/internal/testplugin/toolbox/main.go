@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/toolc/toolc/plugins"
@@ -108,6 +110,15 @@ func main() {
 		}),
 		plugins.Handle("getenv", func(_ context.Context, req struct{ Name string }) (*plugins.Result, error) {
 			return plugins.Text(os.Getenv(req.Name)), nil
+		}),
+		plugins.Handle("environ", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			// The plugin's environment, and that of a program it starts,
+			// as a shell's env prints it.
+			child, err := exec.CommandContext(ctx, "env").Output()
+			if err != nil {
+				return nil, fmt.Errorf("env: %v", err)
+			}
+			return plugins.JSON(map[string]any{"self": os.Environ(), "child": strings.Split(strings.TrimSpace(string(child)), "\n")})
 		}),
 	)
 }
