@@ -2,8 +2,6 @@ package rpc
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -76,6 +74,9 @@ type Client struct {
 	version int
 	// run is the process's runner; nil where go-plugin's own runs it.
 	run *procRunner
+	// release removes a private copy of a pinned binary, which Windows
+	// keeps while it runs; nil if there is none.
+	release func()
 }
 
 // Start launches the plugin binary, performs the handshake and asks it
@@ -120,7 +121,22 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	// go-plugin would add the host's whole environment; SkipHostEnv
 	// below stops it.
 	env := pluginEnv(os.Environ(), cfg.PassEnv, cfg.Env)
-	cmd := exec.Command(path, cfg.Args...)
+
+	// A pinned binary runs from the file whose checksum was taken, not
+	// from its name again (see pin.go).
+	exe := path
+	var pinnedBin *pinned
+	if cfg.Checksum != nil {
+		if pinnedBin, err = pin(path, cfg.Checksum); err != nil {
+			return nil, err
+		}
+		exe = pinnedBin.exe
+		if testHookPinned != nil {
+			testHookPinned(path)
+		}
+	}
+	cmd := exec.Command(exe, cfg.Args...)
+	cmd.Args[0] = path // the plugin's os.Args[0] is its name, not /proc/self/fd/N
 	cmd.Env = env
 
 	pcfg := &plugin.ClientConfig{
@@ -145,18 +161,9 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	var run *procRunner
 	if haveRunner {
 		// The output on fd 1 after the handshake is logged like stderr.
-		pcfg.RunnerFunc = newRunner(path, cfg.Args, env, &lineWriter{mu: &mu, out: stderr, prefix: prefix}, &run)
+		pcfg.RunnerFunc = newRunner(cmd, &lineWriter{mu: &mu, out: stderr, prefix: prefix}, &run)
 	} else {
 		pcfg.Cmd = cmd
-	}
-	if cfg.Checksum != nil {
-		// go-plugin checks the checksum only of a Cmd it runs itself.
-		sc := &plugin.SecureConfig{Checksum: cfg.Checksum, Hash: sha256.New()}
-		if ok, err := sc.Check(path); err != nil {
-			return nil, fmt.Errorf("checksum: %w", err)
-		} else if !ok {
-			return nil, explainStartError(plugin.ErrChecksumsDoNotMatch, path, cfg.Checksum, nil)
-		}
 	}
 	pc := plugin.NewClient(pcfg)
 
@@ -169,6 +176,13 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		c, err := handshake(pc, cmd, cfg, timeout, &run)
 		if err != nil {
 			pc.Kill()
+		}
+		if pinnedBin != nil {
+			// The process runs from the pinned file now, or never will.
+			pinnedBin.release()
+			if c != nil {
+				c.release = pinnedBin.release
+			}
 		}
 		ch <- started{c, err}
 	}()
@@ -193,7 +207,7 @@ func handshake(pc *plugin.Client, cmd *exec.Cmd, cfg ClientConfig, timeout time.
 	// pc.Client, on this goroutine.
 	run := *made
 	if err != nil {
-		return nil, explainStartError(err, cmd.Path, cfg.Checksum, run)
+		return nil, explainStartError(err, run)
 	}
 	raw, err := proto.Dispense(pluginName)
 	if err != nil {
@@ -225,7 +239,7 @@ func hostPlugins() map[int]plugin.PluginSet {
 
 // explainStartError says what go-plugin's start errors mean for toolc, in
 // one line: go-plugin's own texts run to many lines of generic advice.
-func explainStartError(err error, path string, want []byte, run *procRunner) error {
+func explainStartError(err error, run *procRunner) error {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	exitedEarly := strings.Contains(msg, "plugin exited before we could connect") || msg == "Unrecognized remote plugin message: "
 	if exitedEarly && run != nil {
@@ -244,13 +258,6 @@ func explainStartError(err error, path string, want []byte, run *procRunner) err
 		return fmt.Errorf("the plugin ended during its start (%s), before the go-plugin handshake: %s", status, words)
 	}
 	switch {
-	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
-		got := "unreadable"
-		if b, err := os.ReadFile(path); err == nil {
-			sum := sha256.Sum256(b)
-			got = hex.EncodeToString(sum[:])
-		}
-		return fmt.Errorf("checksum mismatch: binary has sha256 %s, want %s", got, hex.EncodeToString(want))
 	case strings.Contains(msg, "incompatible API version"):
 		return fmt.Errorf("plugin speaks another protocol version than this host (%d to %d); rebuild it against this toolc: %s", minProtocolVersion, ProtocolVersion, msg)
 	case strings.Contains(msg, "plugin exited before we could connect"),
@@ -306,11 +313,21 @@ func (c *Client) KillNow() {
 		c.cmd.Process.Kill()
 	}
 	c.pc.Kill()
+	c.released()
 }
 
 // Kill stops the plugin: gracefully if it answers, else by force. It
 // returns once the process is gone, and may be called more than once.
-func (c *Client) Kill() { c.pc.Kill() }
+func (c *Client) Kill() {
+	c.pc.Kill()
+	c.released()
+}
+
+func (c *Client) released() {
+	if c.release != nil {
+		c.release()
+	}
+}
 
 // Call runs tool in the plugin. Progress and log events reach onEvent (if
 // non-nil) in the order the handler sent them, all before Call returns.
