@@ -49,6 +49,9 @@ func TestPinnedBinaryIsWhatRuns(t *testing.T) {
 	cfg := ClientConfig{Service: "toolbox", Path: path, Checksum: sum[:], Stderr: &testsync.Buffer{}}
 	c, err := Start(context.Background(), cfg)
 	if err != nil {
+		if _, serr := os.Stat(ran); serr == nil {
+			t.Fatalf("the impostor ran in place of the pinned binary: Start: %v", err)
+		}
 		t.Fatalf("Start: %v", err)
 	}
 	defer c.Kill()
