@@ -225,6 +225,11 @@ func TestBigResult(t *testing.T) {
 	if len(text(res)) > 200 {
 		t.Errorf("the tool error holds %d bytes", len(text(res)))
 	}
+	// Far over the limit, the result is refused as it arrives from the
+	// plugin, before the host reads it (see plugins/rpc's bounds), with
+	// the same kind of error.
+	res = call(t, rt, "big_result", `{"bytes": 1048576}`)
+	wantToolError(t, res, "the result of big_result is over the limit of 4096 bytes: the handler sent a message of 10485", "refused before it was read")
 
 	// The default limit, 4 MiB, well over gRPC's own default of 4 MB.
 	rt = newRuntime(t, runtime.Options{}, startFaulty(t))

@@ -393,6 +393,9 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		// cheaper. This side's timer is what ends a call whose plugin
 		// no longer answers; the plugin's copy of the deadline is lazy.
 		ctx, release = context.WithDeadline(ctx, deadline)
+		// The client refuses a result over the limit as it arrives,
+		// rather than receive it whole for checkResult to refuse.
+		ctx = plugins.WithResultLimit(ctx, rt.opts.MaxResultBytes)
 	}
 	defer release()
 
@@ -404,6 +407,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	callerDeadline, callerHas := caller.Deadline()
 	ownDeadline, _ := ctx.Deadline()
 	callersFirst := callerHas && !callerDeadline.After(ownDeadline)
+	var tooLarge *plugins.ResultTooLargeError
 	switch {
 	case err != nil && caller.Err() != nil:
 		// The caller gave up (its own deadline or cancellation), not the
@@ -415,6 +419,8 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		return toolError("%s did not finish within %s and was cancelled", e.tool.Name, rt.opts.CallTimeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
+	case errors.As(err, &tooLarge):
+		return toolError("the result of %s is over the limit of %d bytes: %v", e.tool.Name, rt.opts.MaxResultBytes, tooLarge), "result", nil
 	case err != nil:
 		rt.opts.Logger.Warn("handler failed", "service", e.service.Name, "tool", e.tool.Name, "error", err)
 		return toolError("the handler of %s failed: %v", e.tool.Name, err), "handler", nil

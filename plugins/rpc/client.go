@@ -11,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -77,6 +78,8 @@ type Client struct {
 	// release removes a private copy of a pinned binary, which Windows
 	// keeps while it runs; nil if there is none.
 	release func()
+	// recv is the receive bound of the last limit a call had.
+	recv atomic.Pointer[recvOption]
 }
 
 // Start launches the plugin binary, performs the handshake and asks it
@@ -357,9 +360,13 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		req.TimeoutNanos = max(int64(time.Until(d)), 1)
 		rpcCtx = withoutDeadline{ctx}
 	}
-	stream, err := c.rpc.Call(withTraceContext(ctx, rpcCtx), req)
+	// The runtime's bound on the result bounds every message of the call
+	// as gRPC receives it: a larger one is refused from its header, before
+	// a byte of it is read or held.
+	limit := plugins.ResultLimit(ctx)
+	stream, err := c.rpc.Call(withTraceContext(ctx, rpcCtx), req, c.recvLimit(limit)...)
 	if err != nil {
-		return nil, c.callError(ctx, tool, err)
+		return nil, c.callError(ctx, tool, limit, err)
 	}
 	// The stream is read to its end, even past the result: that ends it
 	// the way gRPC expects, where returning early would leave it open
@@ -367,6 +374,7 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	// gRPC then resets with a frame of its own to the plugin. Only a
 	// panicking onEvent leaves early; the rest is read in the background.
 	finished := false
+	var gate eventGate
 	defer func() {
 		if !finished {
 			go drain(stream)
@@ -376,26 +384,29 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		ev, err := stream.Recv()
 		if err == io.EOF {
 			finished = true
+			gate.report(onEvent, c.service)
 			return nil, fmt.Errorf("plugins: service %q: tool %s: the plugin ended the call without a result", c.service, tool)
 		}
 		if err != nil {
 			finished = true
-			return nil, c.callError(ctx, tool, err)
+			gate.report(onEvent, c.service)
+			return nil, c.callError(ctx, tool, limit, err)
 		}
 		switch e := ev.Event.(type) {
 		case *pb.CallEvent_Result:
 			drain(stream) // the status follows the result at once
 			finished = true
+			gate.report(onEvent, c.service)
 			return resultFromPB(e.Result), nil
 		case *pb.CallEvent_Progress:
-			if onEvent != nil {
+			if onEvent != nil && gate.allow() {
 				p := e.Progress
-				onEvent(plugins.Event{Progress: &plugins.ProgressEvent{Progress: p.Progress, Total: p.Total, Message: p.Message}})
+				onEvent(plugins.Event{Progress: &plugins.ProgressEvent{Progress: p.Progress, Total: p.Total, Message: cut(p.Message, maxEventMessage)}})
 			}
 		case *pb.CallEvent_Log:
-			if onEvent != nil {
+			if onEvent != nil && gate.allow() {
 				l := e.Log
-				onEvent(plugins.Event{Log: &plugins.LogEvent{Level: l.Level, Logger: l.Logger, Message: l.Message}})
+				onEvent(plugins.Event{Log: &plugins.LogEvent{Level: cut(l.Level, maxEventName), Logger: cut(l.Logger, maxEventName), Message: cut(l.Message, maxEventMessage)}})
 			}
 		}
 	}
@@ -419,7 +430,7 @@ func drain(stream pb.Plugin_CallClient) {
 	}
 }
 
-func (c *Client) callError(ctx context.Context, tool string, err error) error {
+func (c *Client) callError(ctx context.Context, tool string, limit int, err error) error {
 	// Report the end of the caller's context as its own error, so that
 	// errors.Is(err, context.DeadlineExceeded) works, even when the plugin
 	// noticed the deadline first.
@@ -431,6 +442,18 @@ func (c *Client) callError(ctx context.Context, tool string, err error) error {
 		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.DeadlineExceeded)
 	case codes.Canceled:
 		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.Canceled)
+	}
+	if st := status.Convert(err); st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "received message") {
+		// gRPC's own words: "grpc: received message larger than max (N
+		// vs. M)".
+		tooLarge := &plugins.ResultTooLargeError{Limit: limit}
+		if limit <= 0 {
+			tooLarge.Limit = MaxMessageSize
+		}
+		if _, after, ok := strings.Cut(st.Message(), "larger than max ("); ok {
+			fmt.Sscanf(after, "%d", &tooLarge.Size)
+		}
+		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, tooLarge)
 	}
 	if st := status.Convert(err); st.Code() == codes.Internal && strings.Contains(st.Message(), "invalid UTF-8") {
 		// A plugin built against an SDK that sent text as it got it.

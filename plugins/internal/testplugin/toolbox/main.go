@@ -87,6 +87,20 @@ func main() {
 			plugins.Progress(ctx, 3, 3, "three")
 			return plugins.Text("done"), nil
 		}),
+		plugins.Handle("flood", func(ctx context.Context, req struct{ Events, Bytes int }) (*plugins.Result, error) {
+			msg := strings.Repeat("x", req.Bytes)
+			for i := range req.Events {
+				if i%2 == 0 {
+					plugins.Log(ctx, "info", msg)
+				} else {
+					plugins.Progress(ctx, float64(i), float64(req.Events), msg)
+				}
+			}
+			return plugins.Text("flooded"), nil
+		}),
+		plugins.Handle("big", func(_ context.Context, req struct{ Bytes int }) (*plugins.Result, error) {
+			return plugins.Text(strings.Repeat("x", req.Bytes)), nil
+		}),
 		plugins.Handle("wait", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
 			plugins.Progress(ctx, 0, 0, "started")
 			select {
