@@ -200,8 +200,8 @@ func TestCacheDir(t *testing.T) {
 // TestPluginEnvironment starts a plugin with them).
 func TestPluginEnvVar(t *testing.T) {
 	for env, want := range map[string][]string{
-		"":                             nil,
-		"WEATHER_API_KEY":              {"WEATHER_API_KEY"},
+		"":                            nil,
+		"WEATHER_API_KEY":             {"WEATHER_API_KEY"},
 		"A_KEY,B_*  C\tD, ,":          {"A_KEY", "B_*", "C", "D"},
 		" TOOLC_FILESEARCH_ROOT PG* ": {"TOOLC_FILESEARCH_ROOT", "PG*"},
 	} {
