@@ -229,7 +229,7 @@ func TestBigResult(t *testing.T) {
 	// plugin, before the host reads it (see plugins/rpc's bounds), with
 	// the same kind of error.
 	res = call(t, rt, "big_result", `{"bytes": 1048576}`)
-	wantToolError(t, res, "the result of big_result is over the limit of 4096 bytes: the handler sent a message of 10485", "refused before it was read")
+	wantToolError(t, res, "the result of big_result is 10485", " bytes, over the limit of 4096; it was refused as it arrived, before the host read it")
 
 	// The default limit, 4 MiB, well over gRPC's own default of 4 MB.
 	rt = newRuntime(t, runtime.Options{}, startFaulty(t))

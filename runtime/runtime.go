@@ -419,8 +419,10 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 		return toolError("%s did not finish within %s and was cancelled", e.tool.Name, rt.opts.CallTimeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
+	case errors.As(err, &tooLarge) && tooLarge.Size > 0:
+		return toolError("the result of %s is %d bytes, over the limit of %d; it was refused as it arrived, before the host read it", e.tool.Name, tooLarge.Size, rt.opts.MaxResultBytes), "result", nil
 	case errors.As(err, &tooLarge):
-		return toolError("the result of %s is over the limit of %d bytes: %v", e.tool.Name, rt.opts.MaxResultBytes, tooLarge), "result", nil
+		return toolError("the result of %s is over the limit of %d bytes; it was refused as it arrived, before the host read it", e.tool.Name, rt.opts.MaxResultBytes), "result", nil
 	case err != nil:
 		rt.opts.Logger.Warn("handler failed", "service", e.service.Name, "tool", e.tool.Name, "error", err)
 		return toolError("the handler of %s failed: %v", e.tool.Name, err), "handler", nil
