@@ -63,17 +63,6 @@ type Tool struct {
 	Scopes []string `json:"scopes,omitempty"`
 }
 
-// Allows reports whether a caller granted the given scopes may see and
-// call the tool: it holds every scope the tool needs.
-func (t *Tool) Allows(granted func(scope string) bool) bool {
-	for _, s := range t.Scopes {
-		if !granted(s) {
-			return false
-		}
-	}
-	return true
-}
-
 // Annotations are behaviour hints. Nil means unset, which MCP distinguishes
 // from false.
 type Annotations struct {

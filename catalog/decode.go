@@ -229,12 +229,8 @@ func special8(x uint64) uint64 {
 	return (x | ctl | (quote-ones8)&^quote | (back-ones8)&^back) & highs8
 }
 
-// plain8 reports whether none of the eight bytes in x is special (see
-// special8).
-func plain8(x uint64) bool { return special8(x) == 0 }
-
-// plainRun returns the length of the run of plain bytes (see plain8) at
-// the start of b, counted eight bytes at a time.
+// plainRun returns the length of the run of plain bytes (none of those
+// special8 marks) at the start of b, counted eight bytes at a time.
 func plainRun(b []byte) int {
 	j := 0
 	for j+8 <= len(b) {
@@ -456,19 +452,6 @@ func (d *decoder) int64(out **int64) bool {
 	d.intSlab[0] = v
 	*out = &d.intSlab[0]
 	d.intSlab = d.intSlab[1:]
-	return true
-}
-
-func (d *decoder) int(out *int) bool {
-	text, ok := d.number()
-	if !ok {
-		return false
-	}
-	v, err := strconv.ParseInt(string(text), 10, 64)
-	if err != nil || v != int64(int(v)) {
-		return false
-	}
-	*out = int(v)
 	return true
 }
 

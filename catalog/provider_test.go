@@ -16,7 +16,8 @@ import (
 // example. The golden files pin the bytes; these tests say why they are
 // right.
 
-// jsonSchemaKeywords are the keywords a JSON Schema projection may use.
+// The keywords a projection may use: objectKeywords and propertyKeywords
+// in a JSON Schema one, of an object and of a property.
 var (
 	objectKeywords   = []string{"type", "description", "properties", "required", "additionalProperties"}
 	propertyKeywords = []string{"type", "description", "enum", "default", "format", "pattern", "minLength", "maxLength",
@@ -29,6 +30,8 @@ var (
 		"properties", "required", "minProperties", "maxProperties", "minLength", "maxLength", "pattern", "example",
 		"anyOf", "propertyOrdering", "default", "items", "minimum", "maximum"}
 )
+
+func ptr[T any](v T) *T { return &v }
 
 // checkKeywords fails on any key of schema outside allowed.
 func checkKeywords(t *testing.T, where string, schema map[string]any, allowed []string) {

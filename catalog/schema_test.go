@@ -14,6 +14,7 @@ import (
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/validate"
 )
 
 // jsonSchemaTargets are the targets whose schemas are JSON Schema 2020-12.
@@ -114,13 +115,13 @@ func obj(t *testing.T, v any) map[string]any {
 }
 
 // compileSchema validates doc against the JSON Schema 2020-12 meta-schema
-// and compiles it. Formats are annotations, as 2020-12 has them by
-// default: toolc's own checks (Field.CheckValue) do not assert formats
-// either.
+// and compiles it, with format assertions on, as toolc's validator has
+// them.
 func compileSchema(t *testing.T, url string, doc map[string]any) *jsonschema.Schema {
 	t.Helper()
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
+	c.AssertFormat()
 	meta, err := c.Compile("https://json-schema.org/draft/2020-12/schema")
 	if err != nil {
 		t.Fatal(err)
@@ -401,11 +402,18 @@ func validValue(f *catalog.Field) (any, bool) {
 		candidates = append(candidates, distinctItems(f.Items, n))
 	}
 	for _, c := range candidates {
-		if f.CheckValue(c) == nil {
+		if fits(f, c) {
 			return c, true
 		}
 	}
 	return nil, false
+}
+
+// fits reports whether v, a JSON-shaped value, fits the field, to toolc's
+// validator.
+func fits(f *catalog.Field, v any) bool {
+	data, err := json.Marshal(v)
+	return err == nil && validate.CheckValue(f, "the value", data) == nil
 }
 
 func distinctItems(t catalog.Type, n int) []any {
@@ -431,41 +439,28 @@ func nonMatching(f *catalog.Field) (string, bool) {
 	cp := *f
 	cp.Pattern = ""
 	for _, s := range []string{"/abs", "..\\up", "!", "a b c", "-", "", "ZZ"} {
-		if cp.CheckValue(s) == nil && f.CheckValue(s) != nil {
+		if fits(&cp, s) && !fits(f, s) {
 			return s, true
 		}
 	}
 	return "", false
 }
 
-// checkArgs is the verdict of toolc's own checks on a set of arguments:
-// no unknown field, every required field present, every value fitting its
-// field (Field.CheckValue).
-func checkArgs(req *catalog.Message, args map[string]any) error {
-	for name := range args {
-		if req.Field(name) == nil {
-			return fmt.Errorf("unknown field %q", name)
-		}
+// checkArgs is the verdict of toolc's validator, which the runtime runs on
+// every call, on arguments as they come over the wire.
+func checkArgs(t *testing.T, req *catalog.Message, data []byte) error {
+	t.Helper()
+	v, err := validate.NewValidator(req)
+	if err != nil {
+		t.Fatal(err)
 	}
-	for _, f := range req.Fields {
-		v, ok := args[f.Name]
-		if !ok {
-			if f.Required {
-				return fmt.Errorf("%s is missing", f.Name)
-			}
-			continue
-		}
-		if err := f.CheckValue(v); err != nil {
-			return fmt.Errorf("%s %v", f.Name, err)
-		}
-	}
-	return nil
+	_, err = v.Validate(data)
+	return err
 }
 
-// wire encodes args as a model would send them and decodes them again:
-// for the schema, with json.Numbers; for CheckValue, with integers as
-// int64 and other numbers as float64.
-func wire(t *testing.T, args map[string]any) (forSchema any, forCheck map[string]any) {
+// wire encodes args as a model would send them, and decodes them again for
+// the schema, with json.Numbers.
+func wire(t *testing.T, args map[string]any) (forSchema any, data []byte) {
 	t.Helper()
 	data, err := json.Marshal(args)
 	if err != nil {
@@ -475,39 +470,14 @@ func wire(t *testing.T, args map[string]any) (forSchema any, forCheck map[string
 	if err != nil {
 		t.Fatal(err)
 	}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.UseNumber()
-	if err := dec.Decode(&forCheck); err != nil {
-		t.Fatal(err)
-	}
-	for k, v := range forCheck {
-		forCheck[k] = plainNumbers(v)
-	}
-	return forSchema, forCheck
-}
-
-func plainNumbers(v any) any {
-	switch x := v.(type) {
-	case json.Number:
-		if i, err := x.Int64(); err == nil {
-			return i
-		}
-		f, _ := x.Float64()
-		return f
-	case []any:
-		out := make([]any, len(x))
-		for i := range x {
-			out[i] = plainNumbers(x[i])
-		}
-		return out
-	}
-	return v
+	return forSchema, data
 }
 
 // TestSchemaVerdicts validates sample arguments against every projected
 // JSON Schema, in both modes: valid samples pass and invalid ones fail.
-// Where the projection is not strict, toolc's own checks
-// (Field.CheckValue) must give the same verdict. Where it is strict,
+// Where the projection is not strict, toolc's validator must give the
+// same verdict, but for null for an optional field, which it reads as
+// absent (see package validate). Where it is strict,
 // samples that only break a bound are skipped (the bound may have moved
 // into the description), and for OpenAI, whose strict mode requires every
 // property, absent optional fields are sent as null, as the model sends
@@ -536,16 +506,16 @@ func TestSchemaVerdicts(t *testing.T) {
 								}
 								want = want || s.nullField != ""
 							}
-							forSchema, forCheck := wire(t, args)
+							forSchema, data := wire(t, args)
 							schemaErr := sch.Validate(forSchema)
 							if (schemaErr == nil) != want {
 								t.Errorf("tool %s, %s %s: schema verdict %v, want valid=%v\nschema: %s",
 									p.tool.Name, s.name, argsJSON(args), errText(schemaErr), want, argsJSON(p.input))
 							}
-							if !p.strict {
-								checkErr := checkArgs(&p.tool.Request, forCheck)
+							if !p.strict && s.nullField == "" {
+								checkErr := checkArgs(t, &p.tool.Request, data)
 								if (checkErr == nil) != (schemaErr == nil) {
-									t.Errorf("tool %s, %s %s: CheckValue says %v, the JSON Schema says %v",
+									t.Errorf("tool %s, %s %s: the validator says %v, the JSON Schema says %v",
 										p.tool.Name, s.name, argsJSON(args), errText(checkErr), errText(schemaErr))
 								}
 							}
@@ -630,7 +600,7 @@ func errText(err error) string {
 }
 
 // TestSamplesBreakOneRule checks the sample generator itself: each invalid
-// sample is rejected by toolc's own checks, so that the schema verdicts
+// sample is rejected by toolc's validator, so that the schema verdicts
 // above test the schemas and not a generator that produced valid
 // arguments by mistake.
 func TestSamplesBreakOneRule(t *testing.T) {
@@ -644,10 +614,11 @@ func TestSamplesBreakOneRule(t *testing.T) {
 				}
 			}
 			for _, s := range samples(t, tl) {
-				_, args := wire(t, s.args)
-				err := checkArgs(&tl.Request, args)
-				if (err == nil) != s.valid {
-					t.Errorf("%s %s: checkArgs = %v, want valid=%v", tool, s.name, err, s.valid)
+				_, data := wire(t, s.args)
+				err := checkArgs(t, &tl.Request, data)
+				// The validator reads null for an optional field as absent.
+				if valid := s.valid || s.nullField != ""; (err == nil) != valid {
+					t.Errorf("%s %s: checkArgs = %v, want valid=%v", tool, s.name, err, valid)
 				}
 				if i := strings.Index(s.name, ": "); i >= 0 {
 					kinds[s.name[i+2:]] = true

@@ -41,8 +41,6 @@ type Config struct {
 	// Dir is the working directory: patterns are resolved and positions
 	// reported relative to it. Empty means the process's.
 	Dir string
-	// Rules are the rules to run; nil means all of Rules().
-	Rules []*Rule
 	// Lock is what the stable-name rule compares the contracts with, as
 	// toolc check and toolc build load it from toolc.lock; nil turns the
 	// rule off. Only the lock's services in directories that the patterns
@@ -170,13 +168,8 @@ func (s *Session) Compile() (*Result, error) {
 	}
 	wd := s.wd
 	res := &Result{Packages: pkgs, wd: wd, patterns: s.patterns}
-	rules := s.cfg.Rules
-	if rules == nil {
-		rules = Rules()
-	}
-	for _, r := range rules {
-		r.Check(&Pass{Rule: r, Packages: pkgs, wd: wd, diags: &res.Diagnostics, lock: s.cfg.Lock, patterns: s.patterns,
-			targets: s.cfg.Targets, strict: s.cfg.Strict})
+	for _, r := range rules(s.cfg, s.patterns) {
+		r.Check(&Pass{rule: r, packages: pkgs, wd: wd, diags: &res.Diagnostics})
 	}
 	diag.Sort(res.Diagnostics)
 	res.Diagnostics = diag.Compact(res.Diagnostics)

@@ -13,14 +13,14 @@ import (
 	"cuelang.org/go/cue/parser"
 	"cuelang.org/go/cue/token"
 
-	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
-	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/schema"
 )
 
 // Rule is one check that toolc holds contracts to. Rules are values: adding
-// a rule means adding one Rule and one fixture under testdata/rules.
+// a rule means adding one Rule and one fixture under testdata/rules. A rule
+// that needs configuration, such as the lock that stable-name compares
+// with, is made by a function that takes it, and its Check keeps it.
 type Rule struct {
 	// ID names the rule in diagnostics; scripts match on it, so it never
 	// changes once released.
@@ -34,28 +34,34 @@ type Rule struct {
 	Check func(*Pass)
 }
 
-// Rules returns toolc's rules in the order `toolc rules` lists them.
-func Rules() []*Rule {
+// Rules returns toolc's rules in the order `toolc rules` lists them,
+// configured as `toolc check` runs them without a lock file.
+func Rules() []*Rule { return rules(Config{}, nil) }
+
+// rules returns the rules of one run: provider-limit warns about cfg's
+// targets, and stable-name compares cfg's lock with the contracts of the
+// services in the directories that the patterns cover.
+func rules(cfg Config, patterns []string) []*Rule {
 	return []*Rule{
-		SyntaxRule,
-		SchemaRule,
-		ServiceNameRule,
-		ToolNameRule,
-		FieldNameRule,
-		DescriptionRule,
-		SingleRequestRule,
-		FlatFieldsRule,
-		EnumRule,
-		DefaultRule,
-		BoundsRule,
-		ExampleRule,
-		UniqueNameRule,
-		MCPNameRule,
-		MCPHeaderRule,
-		AuthScopeRule,
-		HandlerRule,
-		ProviderLimitRule,
-		StableNameRule,
+		syntaxRule,
+		schemaRule,
+		serviceNameRule,
+		toolNameRule,
+		fieldNameRule,
+		descriptionRule,
+		singleRequestRule,
+		flatFieldsRule,
+		enumRule,
+		defaultRule,
+		boundsRule,
+		exampleRule,
+		uniqueNameRule,
+		mcpNameRule,
+		mcpHeaderRule,
+		authScopeRule,
+		handlerRule,
+		providerLimitRule(cfg.Targets, cfg.Strict),
+		stableNameRule(cfg.Lock, patterns),
 	}
 }
 
@@ -75,37 +81,30 @@ type Package struct {
 // Pass is what a rule's Check sees: every package of the run, and a way to
 // report.
 type Pass struct {
-	Rule     *Rule
-	Packages []*Package
-
+	rule     *Rule
+	packages []*Package
+	// wd is the directory that positions are reported relative to.
 	wd    string
 	diags *[]diag.Diagnostic
-	// lock and patterns are what stable-name compares with, and which of
-	// the lock's services the run covers.
-	lock     *lock.Lock
-	patterns []string
-	// targets and strict are what provider-limit warns about (see Config).
-	targets []catalog.Target
-	strict  bool
 }
 
-// Reportf reports a problem at pos.
-func (p *Pass) Reportf(pos token.Pos, format string, args ...any) {
+// reportf reports a problem at pos.
+func (p *Pass) reportf(pos token.Pos, format string, args ...any) {
 	*p.diags = append(*p.diags, diag.Diagnostic{
 		Pos:      p.position(pos),
-		Severity: p.Rule.Severity,
-		Rule:     p.Rule.ID,
+		Severity: p.rule.Severity,
+		Rule:     p.rule.ID,
 		Message:  fmt.Sprintf(format, args...),
 	})
 }
 
-// Warnf reports a warning at pos under the rule's ID, for a rule whose
+// warnf reports a warning at pos under the rule's ID, for a rule whose
 // other findings are errors (field-name's mixed styles).
-func (p *Pass) Warnf(pos token.Pos, format string, args ...any) {
+func (p *Pass) warnf(pos token.Pos, format string, args ...any) {
 	*p.diags = append(*p.diags, diag.Diagnostic{
 		Pos:      p.position(pos),
 		Severity: diag.Warning,
-		Rule:     p.Rule.ID,
+		Rule:     p.rule.ID,
 		Message:  fmt.Sprintf(format, args...),
 	})
 }
@@ -133,7 +132,7 @@ func (p *Pass) reportCUE(pkg *Package, err cueerrors.Error) {
 			break
 		}
 	}
-	p.Reportf(pos, "%s", msg)
+	p.reportf(pos, "%s", msg)
 }
 
 // undefinedDefinition returns the name in "undefined field: #Servce".
@@ -207,7 +206,7 @@ type field struct {
 
 func (p *Pass) services() iter.Seq[service] {
 	return func(yield func(service) bool) {
-		for _, pkg := range p.Packages {
+		for _, pkg := range p.packages {
 			if pkg.root != nil && pkg.root.kind == kStruct {
 				if !yield(service{pkg, pkg.root}) {
 					return

@@ -7,12 +7,12 @@ import (
 	"github.com/toolc/toolc/diag"
 )
 
-// AuthScopeRule checks the OAuth scopes that auth.scopes of a service or a
+// authScopeRule checks the OAuth scopes that auth.scopes of a service or a
 // tool requires. A scope goes into WWW-Authenticate challenges, Protected
 // Resource Metadata and the authorization request of every client, so one
 // that RFC 6749 does not allow would break them all at run time, far from
 // the contract.
-var AuthScopeRule = &Rule{
+var authScopeRule = &Rule{
 	ID:       "auth-scope",
 	Doc:      "auth.scopes of a service or tool is a list of OAuth scopes, each an RFC 6749 scope-token (printable ASCII but space, \" and \\), listed once",
 	Severity: diag.Error,
@@ -32,24 +32,24 @@ func checkScopes(p *Pass, owner *node, where string) {
 	case scopes == nil || scopes.kind == kError:
 		return
 	case scopes.kind == kIncomplete:
-		p.Reportf(scopes.pos, "auth.scopes of %s must be a concrete list of strings, not %s", where, scopes.str)
+		p.reportf(scopes.pos, "auth.scopes of %s must be a concrete list of strings, not %s", where, scopes.str)
 		return
 	case scopes.kind != kList:
-		p.Reportf(scopes.pos, "auth.scopes of %s must be a list of strings such as [\"orders:read\"], not %s", where, scopes.kind)
+		p.reportf(scopes.pos, "auth.scopes of %s must be a list of strings such as [\"orders:read\"], not %s", where, scopes.kind)
 		return
 	}
 	var seen []string
 	for _, e := range scopes.elems {
 		if e.kind != kString {
-			p.Reportf(e.pos, "auth.scopes of %s holds %s; a scope is a string such as \"orders:read\"", where, e.kind)
+			p.reportf(e.pos, "auth.scopes of %s holds %s; a scope is a string such as \"orders:read\"", where, e.kind)
 			continue
 		}
 		if bad := scopeProblem(e.str); bad != "" {
-			p.Reportf(e.pos, "scope %q in auth.scopes of %s %s; an OAuth scope (RFC 6749) is printable ASCII without space, \" or \\", e.str, where, bad)
+			p.reportf(e.pos, "scope %q in auth.scopes of %s %s; an OAuth scope (RFC 6749) is printable ASCII without space, \" or \\", e.str, where, bad)
 			continue
 		}
 		if slices.Contains(seen, e.str) {
-			p.Reportf(e.pos, "scope %q is listed twice in auth.scopes of %s", e.str, where)
+			p.reportf(e.pos, "scope %q is listed twice in auth.scopes of %s", e.str, where)
 			continue
 		}
 		seen = append(seen, e.str)

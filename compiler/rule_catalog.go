@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/validate"
 )
 
 // A place is where a name is declared, for messages that name both places.
@@ -50,7 +51,7 @@ func reportCollisions(p *Pass, keys []string, byKey map[string][]place, msg func
 		}
 		for i, here := range places {
 			others := append(append([]place(nil), places[:i]...), places[i+1:]...)
-			p.Reportf(here.pos, "%s", msg(key, here, others))
+			p.reportf(here.pos, "%s", msg(key, here, others))
 		}
 	}
 }
@@ -63,12 +64,15 @@ func joinPlaces(ps []place) string {
 	return strings.Join(s, " and ")
 }
 
-// UniqueNameRule requires function names, which are tool names as they
-// are, to be unique across the catalog: a provider request with two tools
-// of one name is rejected or, worse, silently keeps one.
-var UniqueNameRule = &Rule{
+// uniqueNameRule requires the names that a client can call to be unique
+// across the catalog: function names, which are tool names as they are (a
+// provider request with two tools of one name is rejected or, worse,
+// silently keeps one), and function names against MCP names, since toolc
+// answers a call to either (a call meant for one tool would run another).
+// MCP names against each other are mcp-name's.
+var uniqueNameRule = &Rule{
 	ID:       "unique-name",
-	Doc:      "function names are unique across the catalog; a duplicate names both places",
+	Doc:      "names a client can call are unique across the catalog: function names, and function names against MCP names; a duplicate names both places",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
 		tools, services := map[string][]place{}, map[string][]place{}
@@ -94,14 +98,91 @@ var UniqueNameRule = &Rule{
 		reportCollisions(p, toolKeys, tools, func(name string, _ place, others []place) string {
 			return fmt.Sprintf("tool %q is also declared at %s; function names must be unique across the catalog: rename one", name, joinPlaces(others))
 		})
+		reportCrossNames(p, toolKeys, tools)
 	},
+}
+
+// reportCrossNames reports function names that are another tool's MCP
+// name, at both places: the tool, and the other tool's MCP name (its
+// mcp.name, or the tool when the name is derived).
+func reportCrossNames(p *Pass, names []string, byFunction map[string][]place) {
+	type exposed struct {
+		place
+		decl token.Pos // the tool's declaration
+	}
+	byMCP := map[string][]exposed{}
+	for t := range p.tools() {
+		if name, pos, ok := exposedMCPName(t); ok {
+			byMCP[name] = append(byMCP[name], exposed{place{p, t.name(), t.node.label, pos}, t.node.pos})
+		}
+	}
+	// A tool declared in a file that CUE merges into two packages is one
+	// tool, at one position.
+	same := func(a, b token.Pos) bool { return p.position(a) == p.position(b) }
+	const unique = "a client can call a tool by either name, so function names and MCP names must be unique together, or a call meant for one tool runs another"
+	for _, name := range names {
+		var fns []place
+		for _, f := range byFunction[name] {
+			if !slices.ContainsFunc(fns, func(o place) bool { return same(o.pos, f.pos) }) {
+				fns = append(fns, f)
+			}
+		}
+		var mcps []exposed
+		for _, m := range byMCP[name] {
+			if !slices.ContainsFunc(mcps, func(o exposed) bool { return same(o.pos, m.pos) }) {
+				mcps = append(mcps, m)
+			}
+		}
+		for _, f := range fns {
+			var others []place
+			for _, m := range mcps {
+				if !same(m.decl, f.pos) {
+					others = append(others, m.place)
+				}
+			}
+			if len(others) > 0 {
+				p.reportf(f.pos, "tool %q can be called by its function name %q, which is also the MCP name of %s; %s: rename this tool, or pin another MCP name on the other one with mcp: name: \"...\"", name, name, joinPlaces(others), unique)
+			}
+		}
+		for _, m := range mcps {
+			var others []place
+			for _, f := range fns {
+				if !same(m.decl, f.pos) {
+					others = append(others, f)
+				}
+			}
+			if len(others) > 0 {
+				p.reportf(m.pos, "MCP name %q of tool %q is also the function name of %s; %s: pin another MCP name with mcp: name: \"...\", or rename the other tool", name, m.tool, joinPlaces(others), unique)
+			}
+		}
+	}
+}
+
+// exposedMCPName returns the name under which MCP clients see a tool, and
+// where it is written: its mcp.name, or at the tool the name derived from
+// the service's and the tool's. ok is false while it has none: a pinned
+// name that is not a valid one (mcp-name reports it), or no service name.
+func exposedMCPName(t tool) (name string, pos token.Pos, ok bool) {
+	if t.node.kind != kStruct {
+		return "", token.NoPos, false
+	}
+	if pin := t.node.get("mcp").get("name"); pin != nil {
+		if pin.kind != kString || !mcpNameRE.MatchString(pin.str) {
+			return "", token.NoPos, false
+		}
+		return pin.str, pin.pos, true
+	}
+	if t.name() == "" {
+		return "", token.NoPos, false
+	}
+	return catalog.MCPName(t.name(), t.node.label), t.node.pos, true
 }
 
 var mcpNameRE = regexp.MustCompile(`^[A-Za-z0-9_-]{1,64}$`)
 
-// MCPNameRule checks the names that MCP clients see: service and tool
+// mcpNameRule checks the names that MCP clients see: service and tool
 // joined, or the name pinned with mcp.name.
-var MCPNameRule = &Rule{
+var mcpNameRule = &Rule{
 	ID:       "mcp-name",
 	Doc:      "exposed MCP names are valid (letters, digits, _ and -, at most 64) and unique",
 	Severity: diag.Error,
@@ -110,34 +191,32 @@ var MCPNameRule = &Rule{
 		var keys []string
 		pinned := map[string]bool{}
 		for t := range p.tools() {
-			svc := t.name()
 			if t.node.kind != kStruct {
 				continue
 			}
-			name := catalog.MCPName(svc, t.node.label)
-			pos := t.node.pos
 			if pin := t.node.get("mcp").get("name"); pin != nil {
-				if pin.kind != kString {
+				switch {
+				case pin.kind != kString:
 					// The schema rule leaves the key to this rule, and
 					// reports only values that are not concrete.
 					if pin.kind != kError && pin.kind != kIncomplete {
-						p.Reportf(pin.pos, "MCP name of tool %q must be a string, not %s", t.node.label, pin.kind)
+						p.reportf(pin.pos, "MCP name of tool %q must be a string, not %s", t.node.label, pin.kind)
 					}
-					continue
-				}
-				name, pos = pin.str, pin.pos
-				if !mcpNameRE.MatchString(name) {
+				case !mcpNameRE.MatchString(pin.str):
 					long := ""
-					if n := utf8.RuneCountInString(name); n > catalog.MaxMCPName {
+					if n := utf8.RuneCountInString(pin.str); n > catalog.MaxMCPName {
 						long = fmt.Sprintf("; it has %d", n)
 					}
-					p.Reportf(pin.pos, "MCP name %q of tool %q must be 1 to 64 letters, digits, underscores or hyphens%s", name, t.node.label, long)
-					continue
+					p.reportf(pin.pos, "MCP name %q of tool %q must be 1 to 64 letters, digits, underscores or hyphens%s", pin.str, t.node.label, long)
+				default:
+					pinned[pin.str] = true
 				}
-				pinned[name] = true
-			} else if svc == "" {
+			}
+			name, pos, ok := exposedMCPName(t)
+			if !ok {
 				continue
 			}
+			svc := t.name()
 			if byName[name] == nil {
 				keys = append(keys, name)
 			}
@@ -172,69 +251,74 @@ const (
 // accepts.
 var openAIStrictFormats = []string{"date-time", "time", "date", "duration", "email", "hostname", "ipv4", "ipv6", "uuid"}
 
-// ProviderLimitRule warns where a projection has to drop or reshape
+// providerLimitRule warns where a projection has to drop or reshape
 // something for one provider, so that the loss is a decision, not a
-// surprise.
-var ProviderLimitRule = &Rule{
-	ID:       "provider-limit",
-	Doc:      "warns where a target drops or reshapes something (OpenAI's 1024-character tool descriptions and 128 tools, the strict modes, Gemini's subset)",
-	Severity: diag.Warning,
-	Check: func(p *Pass) {
-		targets := p.targets
-		if targets == nil {
-			targets = catalog.Targets()
+// surprise: for the targets given (nil means every target, as toolc check
+// has it; toolc export passes the one it prints), and as if every tool were
+// strict when strict is set (toolc export --strict), else as each tool says.
+func providerLimitRule(targets []catalog.Target, strict bool) *Rule {
+	return &Rule{
+		ID:       "provider-limit",
+		Doc:      "warns where a target drops or reshapes something (OpenAI's 1024-character tool descriptions and 128 tools, the strict modes, Gemini's subset)",
+		Severity: diag.Warning,
+		Check:    func(p *Pass) { checkProviderLimits(p, targets, strict) },
+	}
+}
+
+func checkProviderLimits(p *Pass, targets []catalog.Target, strict bool) {
+	if targets == nil {
+		targets = catalog.Targets()
+	}
+	openAI := slices.Contains(targets, catalog.OpenAIChat) || slices.Contains(targets, catalog.OpenAIResponses)
+	count := 0
+	for t := range p.tools() {
+		count++
+		if !openAI {
+			break
 		}
-		openAI := slices.Contains(targets, catalog.OpenAIChat) || slices.Contains(targets, catalog.OpenAIResponses)
-		count := 0
-		for t := range p.tools() {
-			count++
-			if !openAI {
-				break
-			}
-			if count == openAIMaxTools+1 {
-				p.Reportf(t.node.pos, "the catalog has more than %d tools, OpenAI's limit per request; send a subset with an allowlist (toolc export --tools)", openAIMaxTools)
-			}
-			if d := t.node.get("description"); d != nil && d.kind == kString && utf8.RuneCountInString(d.str) > openAIMaxDescription {
-				p.Reportf(d.pos, "description of tool %q has %d characters; OpenAI accepts at most %d, so the OpenAI projections cut it to %d", t.node.label, utf8.RuneCountInString(d.str), openAIMaxDescription, openAIMaxDescription)
-			}
+		if count == openAIMaxTools+1 {
+			p.reportf(t.node.pos, "the catalog has more than %d tools, OpenAI's limit per request; send a subset with an allowlist (toolc export --tools)", openAIMaxTools)
 		}
-		for f := range p.fields() {
-			if f.message != "request" || f.node.kind != kStruct {
+		if d := t.node.get("description"); d != nil && d.kind == kString && utf8.RuneCountInString(d.str) > openAIMaxDescription {
+			p.reportf(d.pos, "description of tool %q has %d characters; OpenAI accepts at most %d, so the OpenAI projections cut it to %d", t.node.label, utf8.RuneCountInString(d.str), openAIMaxDescription, openAIMaxDescription)
+		}
+	}
+	for f := range p.fields() {
+		if f.message != "request" || f.node.kind != kStruct {
+			continue
+		}
+		fld := lowerer{}.field(f.node)
+		var order []string
+		dialects := map[string][]string{}
+		for _, r := range fld.Reshapes(targets, strict || boolAt(f.tool.node, "strict")) {
+			if _, bounded := constraintTypes[r.Keyword]; bounded && !applies(r.Keyword, fld) || r.Keyword == "format" && !contains(validate.Formats(), fld.Format) {
+				continue // the bounds rule reports a keyword that does not fit at all
+			}
+			if r.Keyword == "enum" && fld.Type != catalog.String && fld.Type != catalog.Integer {
+				continue // the enum rule rejects it
+			}
+			if r.Keyword == "format" && r.Target == "Gemini" {
+				// Gemini constrains no format but date-time; the format
+				// in the description tells the model all it would have.
 				continue
 			}
-			fld := lowerer{}.field(f.node)
-			var order []string
-			dialects := map[string][]string{}
-			for _, r := range fld.Reshapes(targets, p.strict || boolAt(f.tool.node, "strict")) {
-				if _, bounded := constraintTypes[r.Keyword]; bounded && !applies(r.Keyword, fld) || r.Keyword == "format" && !contains(formats, fld.Format) {
-					continue // the bounds rule reports a keyword that does not fit at all
-				}
-				if r.Keyword == "enum" && fld.Type != catalog.String && fld.Type != catalog.Integer {
-					continue // the enum rule rejects it
-				}
-				if r.Keyword == "format" && r.Target == "Gemini" {
-					// Gemini constrains no format but date-time; the format
-					// in the description tells the model all it would have.
-					continue
-				}
-				if dialects[r.Keyword] == nil {
-					order = append(order, r.Keyword)
-				}
-				dialects[r.Keyword] = append(dialects[r.Keyword], r.Target)
+			if dialects[r.Keyword] == nil {
+				order = append(order, r.Keyword)
 			}
-			for _, key := range order {
-				enforced := ""
-				if key != "examples" {
-					enforced = ", and the runtime still enforces it"
-					if key == "default" {
-						enforced = ", and the runtime still applies it"
-					}
-				}
-				p.Reportf(f.node.get(key).pos, "%s cannot express %s on %s; %s it in the description instead%s",
-					joinAnd(dialects[key]), key, f.describe(), projectionsState(len(dialects[key])), enforced)
-			}
+			dialects[r.Keyword] = append(dialects[r.Keyword], r.Target)
 		}
-	},
+		for _, key := range order {
+			enforced := ""
+			if key != "examples" {
+				enforced = ", and the runtime still enforces it"
+				if key == "default" {
+					enforced = ", and the runtime still applies it"
+				}
+			}
+			p.reportf(f.node.get(key).pos, "%s cannot express %s on %s; %s it in the description instead%s",
+				joinAnd(dialects[key]), key, f.describe(), projectionsState(len(dialects[key])), enforced)
+		}
+	}
 }
 
 func joinAnd(s []string) string {

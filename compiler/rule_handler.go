@@ -10,7 +10,7 @@ import (
 	"github.com/toolc/toolc/internal/inputfile"
 )
 
-// HandlerRule checks that a service's handler directory, when it holds Go
+// handlerRule checks that a service's handler directory, when it holds Go
 // code, holds a main package: toolc builds the handler with go build and
 // runs the result as a plugin, and go build of any other package makes no
 // program (toolc serve used to fail with "permission denied" on it).
@@ -23,7 +23,7 @@ import (
 // (runtime.Local), which toolc gen go supports, and only toolc serve, call
 // and dev need a main package, and say so themselves when they meet one
 // that is not.
-var HandlerRule = &Rule{
+var handlerRule = &Rule{
 	ID:       "handler",
 	Doc:      "the handler directory (the contract's, or the one handler: names) holds a Go main package, if it holds Go code",
 	Severity: diag.Warning,
@@ -38,24 +38,24 @@ var HandlerRule = &Rule{
 				rel = h.str
 			}
 			dir := filepath.Join(s.pkg.Dir, filepath.FromSlash(rel))
-			name := HandlerPackage(dir)
+			name := handlerPackage(dir)
 			if name == "" || name == "main" {
 				continue
 			}
 			if h != nil {
-				p.Reportf(h.pos, "handler %q holds Go package %s, not a main package: toolc builds the handler into a program and runs it; point handler: at a main package whose main calls Serve (toolc serve and dev cannot run it; a service that embeds the catalog and runs its Handlers in process can)", rel, name)
+				p.reportf(h.pos, "handler %q holds Go package %s, not a main package: toolc builds the handler into a program and runs it; point handler: at a main package whose main calls Serve (toolc serve and dev cannot run it; a service that embeds the catalog and runs its Handlers in process can)", rel, name)
 			} else {
-				p.Reportf(s.root.pos, "the contract's directory holds Go package %s, which toolc would build as the service's handler, but a handler must be a main package: make it package main with a main that calls Serve, or set handler: to the directory of one (toolc serve and dev cannot run it; a service that embeds the catalog and runs its Handlers in process can)", name)
+				p.reportf(s.root.pos, "the contract's directory holds Go package %s, which toolc would build as the service's handler, but a handler must be a main package: make it package main with a main that calls Serve, or set handler: to the directory of one (toolc serve and dev cannot run it; a service that embeds the catalog and runs its Handlers in process can)", name)
 			}
 		}
 	},
 }
 
-// HandlerPackage returns the name of the Go package in dir that go build
+// handlerPackage returns the name of the Go package in dir that go build
 // would build for the current platform, or "" when there is none (no Go
 // files, or a directory that does not exist) or it cannot tell (files of
 // several packages, which go build reports itself).
-func HandlerPackage(dir string) string {
+func handlerPackage(dir string) string {
 	ctxt := build.Default
 	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
 	pkg, err := ctxt.ImportDir(dir, 0)

@@ -7,11 +7,11 @@ import (
 	"github.com/toolc/toolc/diag"
 )
 
-// MCPHeaderRule checks the headers that mcp: header mirrors arguments into
+// mcpHeaderRule checks the headers that mcp: header mirrors arguments into
 // (SEP-2243). MCP clients must drop a tool whose x-mcp-header is not
 // valid, so each of these would make the tool vanish from a 2026-07-28
 // client's list rather than fail loudly.
-var MCPHeaderRule = &Rule{
+var mcpHeaderRule = &Rule{
 	ID:       "mcp-header",
 	Doc:      "mcp.header names an HTTP token, unique in its tool (case-insensitive), on a request field of type string, integer or boolean",
 	Severity: diag.Error,
@@ -28,20 +28,20 @@ var MCPHeaderRule = &Rule{
 				continue
 			}
 			if f.message != "request" {
-				p.Reportf(h.pos, "mcp.header on %s: only request fields are sent in headers", f.describe())
+				p.reportf(h.pos, "mcp.header on %s: only request fields are sent in headers", f.describe())
 				continue
 			}
 			if typ := stringAt(f.node, "type"); typ != "string" && typ != "integer" && typ != "boolean" {
-				p.Reportf(h.pos, "mcp.header on %s of type %s: a header carries only a string, integer or boolean", f.describe(), typ)
+				p.reportf(h.pos, "mcp.header on %s of type %s: a header carries only a string, integer or boolean", f.describe(), typ)
 				continue
 			}
 			if bad := headerNameProblem(h.str); bad != "" {
-				p.Reportf(h.pos, "mcp.header %q on %s %s; a header name is letters, digits and !#$%%&'*+-.^_`|~", h.str, f.describe(), bad)
+				p.reportf(h.pos, "mcp.header %q on %s %s; a header name is letters, digits and !#$%%&'*+-.^_`|~", h.str, f.describe(), bad)
 				continue
 			}
 			key := strings.ToLower(h.str)
 			if other, ok := seen[f.tool.node][key]; ok {
-				p.Reportf(h.pos, "mcp.header %q on %s is also the header of %s (header names ignore case)", h.str, f.describe(), other.describe())
+				p.reportf(h.pos, "mcp.header %q on %s is also the header of %s (header names ignore case)", h.str, f.describe(), other.describe())
 				continue
 			}
 			if seen[f.tool.node] == nil {

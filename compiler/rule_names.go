@@ -17,8 +17,8 @@ var (
 	semver        = regexp.MustCompile(`^(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)\.(0|[1-9][0-9]*)(-[0-9A-Za-z.-]+)?(\+[0-9A-Za-z.-]+)?$`)
 )
 
-// ServiceNameRule checks the service name, which prefixes every MCP name.
-var ServiceNameRule = &Rule{
+// serviceNameRule checks the service name, which prefixes every MCP name.
+var serviceNameRule = &Rule{
 	ID:       "service-name",
 	Doc:      "service name format: lower-case letters, digits and hyphens, starting with a letter, at most 64 characters",
 	Severity: diag.Error,
@@ -28,22 +28,22 @@ var ServiceNameRule = &Rule{
 			switch {
 			case n == nil:
 				if len(s.pkg.loadErrs) == 0 {
-					p.Reportf(s.root.pos, "service has no name; add name: %q", suggestName(pathBase(s.pkg.Dir), '-'))
+					p.reportf(s.root.pos, "service has no name; add name: %q", suggestName(pathBase(s.pkg.Dir), '-'))
 				}
 			case n.kind == kString && !serviceNameRE.MatchString(n.str):
-				p.Reportf(n.pos, "service name %q must be lower-case letters, digits and hyphens, start with a letter and be at most 64 characters%s",
+				p.reportf(n.pos, "service name %q must be lower-case letters, digits and hyphens, start with a letter and be at most 64 characters%s",
 					n.str, try(n.str, suggestName(n.str, '-')))
 			case n.kind != kString && n.kind != kError && n.kind != kIncomplete:
-				p.Reportf(n.pos, "service name must be a string, not %s", n.kind)
+				p.reportf(n.pos, "service name must be a string, not %s", n.kind)
 			}
 		}
 	},
 }
 
-// ToolNameRule checks tool names, which models see as function names: a
+// toolNameRule checks tool names, which models see as function names: a
 // lower-case letter, then letters, digits, underscores and hyphens, which
 // OpenAI, Anthropic, Gemini, Bedrock and MCP all accept.
-var ToolNameRule = &Rule{
+var toolNameRule = &Rule{
 	ID:       "tool-name",
 	Doc:      "tool name format: a lower-case letter, then letters, digits, underscores or hyphens, at most 64 characters, which every target accepts",
 	Severity: diag.Error,
@@ -58,17 +58,17 @@ var ToolNameRule = &Rule{
 				// A port of an MCP server whose clients call this name.
 				keep = fmt.Sprintf("; to keep the name MCP clients call, add mcp: name: %q to the renamed tool", name)
 			}
-			p.Reportf(t.node.pos, "tool name %q must start with a lower-case letter and hold only letters, digits, underscores and hyphens, at most 64 characters%s%s",
+			p.reportf(t.node.pos, "tool name %q must start with a lower-case letter and hold only letters, digits, underscores and hyphens, at most 64 characters%s%s",
 				name, tryRename(name, suggestName(name, '_'), "models, prompts and clients that call "+strconv.Quote(name)+" must change too"), keep)
 		}
 	},
 }
 
-// FieldNameRule checks field names, which are the parameter names on the
+// fieldNameRule checks field names, which are the parameter names on the
 // wire: snake_case or lowerCamelCase, as real servers name them (GitHub's
 // perPage, Playwright's doubleClick). A tool that mixes the two draws a
 // warning.
-var FieldNameRule = &Rule{
+var fieldNameRule = &Rule{
 	ID:       "field-name",
 	Doc:      "field name format: snake_case or lowerCamelCase, starting with a lower-case letter, at most 64 characters; mixing the two in one tool is a warning",
 	Severity: diag.Error,
@@ -83,7 +83,7 @@ var FieldNameRule = &Rule{
 		for f := range p.fields() {
 			name := f.node.label
 			if !wireNameRE.MatchString(name) {
-				p.Reportf(f.node.pos, "%s field name %q must be snake_case or lowerCamelCase: a lower-case letter, then lower-case letters, digits and underscores, or letters and digits, at most 64 characters%s",
+				p.reportf(f.node.pos, "%s field name %q must be snake_case or lowerCamelCase: a lower-case letter, then lower-case letters, digits and underscores, or letters and digits, at most 64 characters%s",
 					f.message, name, tryRename(name, suggestName(name, '_'), "calls that send "+strconv.Quote(name)+" are rejected"))
 				continue
 			}
@@ -103,7 +103,7 @@ var FieldNameRule = &Rule{
 				other = "lowerCamelCase"
 			}
 			if o := first[k][other]; o != nil && first[k][style] == f.node {
-				p.Warnf(f.node.pos, "%s is %s, but %s field %q of the same tool is %s; one style per tool is easier for a model to follow (rename only before clients depend on the names)",
+				p.warnf(f.node.pos, "%s is %s, but %s field %q of the same tool is %s; one style per tool is easier for a model to follow (rename only before clients depend on the names)",
 					f.describe(), style, f.message, o.label, other)
 			}
 		}

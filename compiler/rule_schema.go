@@ -9,14 +9,14 @@ import (
 	"github.com/toolc/toolc/internal/editdist"
 )
 
-// SyntaxRule reports CUE syntax and load errors: files that do not parse,
+// syntaxRule reports CUE syntax and load errors: files that do not parse,
 // imports that do not resolve, references to nothing.
-var SyntaxRule = &Rule{
+var syntaxRule = &Rule{
 	ID:       "syntax",
 	Doc:      "CUE syntax and load errors",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
-		for _, pkg := range p.Packages {
+		for _, pkg := range p.packages {
 			for _, err := range pkg.loadErrs {
 				p.reportCUE(pkg, err)
 			}
@@ -24,15 +24,15 @@ var SyntaxRule = &Rule{
 	},
 }
 
-// SchemaRule reports what does not fit the contract language when no more
+// schemaRule reports what does not fit the contract language when no more
 // specific rule names the problem: unknown keys, values of the wrong kind,
 // missing keys, values that are not concrete, and conflicts that CUE found.
-var SchemaRule = &Rule{
+var schemaRule = &Rule{
 	ID:       "schema",
 	Doc:      "the contract does not fit the schema, and no more specific rule names the problem",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
-		for _, pkg := range p.Packages {
+		for _, pkg := range p.packages {
 			for _, err := range pkg.evalErrs {
 				p.reportCUE(pkg, err)
 			}
@@ -43,7 +43,7 @@ var SchemaRule = &Rule{
 				if pkg.root.kind == kError {
 					continue // the evaluation error says why
 				}
-				p.Reportf(pkg.root.pos, "the package's root value must be a service, schema.#Service & {...}; it is %s", pkg.root.kind)
+				p.reportf(pkg.root.pos, "the package's root value must be a service, schema.#Service & {...}; it is %s", pkg.root.kind)
 				continue
 			}
 			checkService(p, pkg.root)
@@ -158,24 +158,24 @@ var fieldTypes = []string{"string", "integer", "number", "boolean", "array"}
 func checkService(p *Pass, root *node) {
 	checkShape(p, root, serviceShape, "service")
 	if root.get("version") == nil {
-		p.Reportf(root.pos, "service has no version; add version: \"1.0.0\" (semantic versioning)")
+		p.reportf(root.pos, "service has no version; add version: \"1.0.0\" (semantic versioning)")
 	} else if v := root.get("version"); v.kind == kString && !semver.MatchString(v.str) {
-		p.Reportf(v.pos, "version %q is not a semantic version such as 1.2.0", v.str)
+		p.reportf(v.pos, "version %q is not a semantic version such as 1.2.0", v.str)
 	}
 	if h := root.get("handler"); h != nil && h.kind == kString && strings.TrimSpace(h.str) == "" {
-		p.Reportf(h.pos, "handler must name a Go main package relative to the contract, such as \"./cmd/handler\"")
+		p.reportf(h.pos, "handler must name a Go main package relative to the contract, such as \"./cmd/handler\"")
 	}
 	checkBlank(p, root.get("mcp").get("title"), "mcp title of the service")
 	tools := root.get("tools")
 	if tools == nil {
-		p.Reportf(root.pos, "service declares no tools; add tools: my_tool: {description: ..., request: fields: {...}}")
+		p.reportf(root.pos, "service declares no tools; add tools: my_tool: {description: ..., request: fields: {...}}")
 		return
 	}
 	for _, t := range tools.structFields() {
 		where := fmt.Sprintf("tool %q", t.label)
 		if t.kind != kStruct {
 			if t.kind != kError && t.kind != kIncomplete {
-				p.Reportf(t.pos, "%s must be a struct with a description and a request; it is %s", where, t.kind)
+				p.reportf(t.pos, "%s must be a struct with a description and a request; it is %s", where, t.kind)
 			}
 			continue
 		}
@@ -190,7 +190,7 @@ func checkService(p *Pass, root *node) {
 			checkShape(p, m, messageShape, mwhere)
 			fields := m.get("fields")
 			if fields == nil {
-				p.Reportf(m.pos, "%s has no fields; write fields: {} when there are none", mwhere)
+				p.reportf(m.pos, "%s has no fields; write fields: {} when there are none", mwhere)
 				continue
 			}
 			for _, f := range fields.structFields() {
@@ -204,14 +204,14 @@ func checkService(p *Pass, root *node) {
 // show nothing where it expects a name.
 func checkBlank(p *Pass, n *node, what string) {
 	if n != nil && n.kind == kString && strings.TrimSpace(n.str) == "" {
-		p.Reportf(n.pos, "%s is blank; give it a few words, or drop it", what)
+		p.reportf(n.pos, "%s is blank; give it a few words, or drop it", what)
 	}
 }
 
 func checkField(p *Pass, f *node, where string) {
 	if f.kind != kStruct {
 		if f.kind != kError && f.kind != kIncomplete {
-			p.Reportf(f.pos, "%s must be a struct such as {type: \"string\", description: \"...\"}; it is %s", where, f.kind)
+			p.reportf(f.pos, "%s must be a struct such as {type: \"string\", description: \"...\"}; it is %s", where, f.kind)
 		}
 		return
 	}
@@ -221,9 +221,9 @@ func checkField(p *Pass, f *node, where string) {
 	case t == nil && nestedObject(f):
 		// flat-fields reports it: the missing type is the nesting.
 	case t == nil:
-		p.Reportf(f.pos, "%s has no type; add type: one of %s", where, strings.Join(fieldTypes, ", "))
+		p.reportf(f.pos, "%s has no type; add type: one of %s", where, strings.Join(fieldTypes, ", "))
 	case t.kind == kString && !slices.Contains(fieldTypes, t.str) && !nestedTypes[t.str]:
-		p.Reportf(t.pos, "%s has unknown type %q%s; want one of %s", where, t.str, suggestType(t.str, fieldTypes), strings.Join(fieldTypes, ", "))
+		p.reportf(t.pos, "%s has unknown type %q%s; want one of %s", where, t.str, suggestType(t.str, fieldTypes), strings.Join(fieldTypes, ", "))
 	}
 }
 
@@ -236,15 +236,15 @@ func checkShape(p *Pass, n *node, s shape, where string) {
 			if s.claim != nil && s.claim(k) != "" {
 				continue
 			}
-			p.Reportf(k.pos, "unknown key %q in %s%s", k.label, where, suggest(k.label, keysOf(s)))
+			p.reportf(k.pos, "unknown key %q in %s%s", k.label, where, suggest(k.label, keysOf(s)))
 			continue
 		}
 		if k.kind == kIncomplete {
 			if t := cueTypeName(k.str); t != "" && (k.label == "type" || k.label == "items") {
-				p.Reportf(k.pos, "%s of %s must be the string %q, not the CUE type %s", k.label, where, t, k.str)
+				p.reportf(k.pos, "%s of %s must be the string %q, not the CUE type %s", k.label, where, t, k.str)
 				continue
 			}
-			p.Reportf(k.pos, "%s of %s must be a concrete value, not %s", k.label, where, k.str)
+			p.reportf(k.pos, "%s of %s must be a concrete value, not %s", k.label, where, k.str)
 			continue
 		}
 		if spec.owner != "" || spec.kinds == nil || k.kind == kError {
@@ -254,7 +254,7 @@ func checkShape(p *Pass, n *node, s shape, where string) {
 			continue // a number out of range: bounds reports it
 		}
 		if !slices.Contains(spec.kinds, k.kind) {
-			p.Reportf(k.pos, "%s of %s must be %s, not %s%s", k.label, where, kindList(spec.kinds), k.kind, nullableHint(k))
+			p.reportf(k.pos, "%s of %s must be %s, not %s%s", k.label, where, kindList(spec.kinds), k.kind, nullableHint(k))
 			continue
 		}
 		if spec.sub.keys != nil {

@@ -8,9 +8,9 @@ import (
 	"github.com/toolc/toolc/diag"
 )
 
-// DescriptionRule requires a description wherever a model reads one: it is
+// descriptionRule requires a description wherever a model reads one: it is
 // all that tells a model what a tool or a parameter is for.
-var DescriptionRule = &Rule{
+var descriptionRule = &Rule{
 	ID:       "description",
 	Doc:      "service, tool and every field have a non-empty description",
 	Severity: diag.Error,
@@ -43,18 +43,18 @@ func checkDescription(p *Pass, n *node, where string, required bool) {
 	switch {
 	case d == nil:
 		if required {
-			p.Reportf(n.pos, "%s has no description; add description: \"...\" saying what it is for", where)
+			p.reportf(n.pos, "%s has no description; add description: \"...\" saying what it is for", where)
 		}
 	case d.kind == kString && strings.TrimSpace(d.str) == "":
-		p.Reportf(d.pos, "description of %s is blank; say what it is for", where)
+		p.reportf(d.pos, "description of %s is blank; say what it is for", where)
 	case d.kind != kString && d.kind != kError && d.kind != kIncomplete:
-		p.Reportf(d.pos, "description of %s must be a string, not %s", where, d.kind)
+		p.reportf(d.pos, "description of %s must be a string, not %s", where, d.kind)
 	}
 }
 
-// SingleRequestRule requires exactly one request per tool: a model fills in
+// singleRequestRule requires exactly one request per tool: a model fills in
 // one argument object per call, so a second request type is ambiguous.
-var SingleRequestRule = &Rule{
+var singleRequestRule = &Rule{
 	ID:       "single-request",
 	Doc:      "exactly one request per tool (a request2: or requests: key gets this, not schema)",
 	Severity: diag.Error,
@@ -74,19 +74,19 @@ var SingleRequestRule = &Rule{
 				if req == nil {
 					// One misnamed request is one problem, not a missing
 					// request plus an extra one.
-					p.Reportf(k.pos, "tool %q declares %q but no request; a tool takes exactly one request: name it request, a struct with fields", name, k.label)
+					p.reportf(k.pos, "tool %q declares %q but no request; a tool takes exactly one request: name it request, a struct with fields", name, k.label)
 				} else {
-					p.Reportf(k.pos, "tool %q declares %q besides its request; a tool takes exactly one request: merge the fields into request, or split the tool in two", name, k.label)
+					p.reportf(k.pos, "tool %q declares %q besides its request; a tool takes exactly one request: merge the fields into request, or split the tool in two", name, k.label)
 				}
 			}
 			switch {
 			case req == nil && others > 0:
 			case req == nil:
-				p.Reportf(t.node.pos, "tool %q has no request; declare exactly one: request: fields: {...} (fields: {} when it takes no arguments)", name)
+				p.reportf(t.node.pos, "tool %q has no request; declare exactly one: request: fields: {...} (fields: {} when it takes no arguments)", name)
 			case req.kind == kList:
-				p.Reportf(req.pos, "request of tool %q is a list; a tool takes exactly one request: a struct with fields", name)
+				p.reportf(req.pos, "request of tool %q is a list; a tool takes exactly one request: a struct with fields", name)
 			case req.kind != kStruct && req.kind != kError && req.kind != kIncomplete:
-				p.Reportf(req.pos, "request of tool %q must be a struct with fields, not %s", name, req.kind)
+				p.reportf(req.pos, "request of tool %q must be a struct with fields, not %s", name, req.kind)
 			}
 		}
 	},
@@ -99,10 +99,10 @@ var nestedTypes = map[string]bool{"object": true, "map": true, "struct": true, "
 // scalarTypes are the element types an array may have.
 var scalarTypes = []string{"string", "integer", "number", "boolean"}
 
-// FlatFieldsRule keeps requests flat: annotation-based libraries silently
+// flatFieldsRule keeps requests flat: annotation-based libraries silently
 // turn nested types into a bare object, and models fill nested objects in
 // less reliably than flat parameters.
-var FlatFieldsRule = &Rule{
+var flatFieldsRule = &Rule{
 	ID:       "flat-fields",
 	Doc:      "only scalars and arrays of scalars: no object, no array without items, no arrays of arrays or objects",
 	Severity: diag.Error,
@@ -117,7 +117,7 @@ var FlatFieldsRule = &Rule{
 			if t := n.get("type"); t != nil && t.kind == kString {
 				typ = t.str
 				if nestedTypes[typ] {
-					p.Reportf(t.pos, "%s has type %q; contracts are flat: split it into scalar fields such as %s_id and %s_name, or pass it as a string", f.describe(), typ, name, name)
+					p.reportf(t.pos, "%s has type %q; contracts are flat: split it into scalar fields such as %s_id and %s_name, or pass it as a string", f.describe(), typ, name, name)
 				}
 			}
 			var objects []string
@@ -127,7 +127,7 @@ var FlatFieldsRule = &Rule{
 					break // the type says it already: one object, one diagnostic
 				}
 				if k.label == "fields" || k.label == "properties" {
-					p.Reportf(k.pos, "%s nests %s; contracts are flat: move them up into the %s, prefixed with %s_", f.describe(), k.label, f.message, name)
+					p.reportf(k.pos, "%s nests %s; contracts are flat: move them up into the %s, prefixed with %s_", f.describe(), k.label, f.message, name)
 					continue
 				}
 				if objectPos == nil {
@@ -137,28 +137,28 @@ var FlatFieldsRule = &Rule{
 			}
 			if objectPos != nil {
 				// One diagnostic for the nested object, not one per member.
-				p.Reportf(objectPos.pos, "%s nests %s as %s; contracts are flat: make %s fields of the %s, such as %s_%s",
+				p.reportf(objectPos.pos, "%s nests %s as %s; contracts are flat: make %s fields of the %s, such as %s_%s",
 					f.describe(), strings.Join(objects, " and "), plural(len(objects), "an object", "objects"), plural(len(objects), "it", "them"), f.message, name, objectPos.label)
 			}
 			items := n.get("items")
 			switch {
 			case typ == "array" && items == nil:
-				p.Reportf(n.pos, "array %s has no items; add items: one of %s", f.describe(), strings.Join(scalarTypes, ", "))
+				p.reportf(n.pos, "array %s has no items; add items: one of %s", f.describe(), strings.Join(scalarTypes, ", "))
 			case typ != "array" && typ != "" && !nestedTypes[typ] && items != nil:
-				p.Reportf(items.pos, "items is only for array fields, and %s is of type %q", f.describe(), typ)
+				p.reportf(items.pos, "items is only for array fields, and %s is of type %q", f.describe(), typ)
 			case items == nil || typ != "array":
 			case items.kind == kStruct && isScalarEnumItems(items):
 				// JSON Schema's way of writing a multi-select.
-				p.Reportf(items.pos, "items of %s must be a type name: write items: %q, and the enum on the field (enum: [...] lists the values of the items)",
+				p.reportf(items.pos, "items of %s must be a type name: write items: %q, and the enum on the field (enum: [...] lists the values of the items)",
 					f.describe(), items.get("type").str)
 			case items.kind == kStruct || items.kind == kList:
-				p.Reportf(items.pos, "items of %s must be a scalar type name; arrays of objects or arrays are not flat: use several array fields side by side", f.describe())
+				p.reportf(items.pos, "items of %s must be a scalar type name; arrays of objects or arrays are not flat: use several array fields side by side", f.describe())
 			case items.kind == kString && (items.str == "array" || nestedTypes[items.str]):
-				p.Reportf(items.pos, "%s is an array of %s; only arrays of %s are flat", f.describe(), items.str, strings.Join(scalarTypes, ", "))
+				p.reportf(items.pos, "%s is an array of %s; only arrays of %s are flat", f.describe(), items.str, strings.Join(scalarTypes, ", "))
 			case items.kind == kString && !contains(scalarTypes, items.str):
-				p.Reportf(items.pos, "items of %s is %q%s; want one of %s", f.describe(), items.str, suggestType(items.str, scalarTypes), strings.Join(scalarTypes, ", "))
+				p.reportf(items.pos, "items of %s is %q%s; want one of %s", f.describe(), items.str, suggestType(items.str, scalarTypes), strings.Join(scalarTypes, ", "))
 			case items.kind != kString && items.kind != kError && items.kind != kIncomplete:
-				p.Reportf(items.pos, "items of %s must be a type name such as \"string\", not %s", f.describe(), items.kind)
+				p.reportf(items.pos, "items of %s must be a type name such as \"string\", not %s", f.describe(), items.kind)
 			}
 		}
 	},

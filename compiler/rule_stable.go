@@ -11,34 +11,37 @@ import (
 	"github.com/toolc/toolc/lock"
 )
 
-// StableNameRule holds the contracts to the lock file: a tool's name, its
+// stableNameRule holds the contracts to the lock file l: a tool's name, its
 // MCP name and its request are a contract with every model, prompt and
-// client that uses it. It runs when Config.Lock is set, as toolc check and
-// toolc build set it when toolc.lock exists, and reports every breaking
-// change (lock.Diff) at the key of the new contract that made it. A service
-// whose major version went up may break its own tools; toolc lock accepts
-// an intended change.
-var StableNameRule = &Rule{
-	ID:       "stable-name",
-	Doc:      "against toolc.lock: no tool or field removed or renamed, no MCP name changed, no request made stricter, no response field removed or changed, unless the service's major version went up",
-	Severity: diag.Error,
-	Check: func(p *Pass) {
-		if p.lock == nil {
-			return
-		}
-		for _, c := range stableChanges(p.wd, p.patterns, p.Packages, p.lock) {
-			if !c.Breaking || c.Allowed {
-				continue
+// client that uses it. It compares the lock's services in the directories
+// that the patterns cover, and reports every breaking change (lock.Diff) at
+// the key of the new contract that made it; with no lock it reports
+// nothing (toolc check and toolc build pass toolc.lock when it exists). A
+// service whose major version went up may break its own tools; toolc lock
+// accepts an intended change.
+func stableNameRule(l *lock.Lock, patterns []string) *Rule {
+	return &Rule{
+		ID:       "stable-name",
+		Doc:      "against toolc.lock: no tool or field removed or renamed, no MCP name changed, no request made stricter, no response field removed or changed, unless the service's major version went up",
+		Severity: diag.Error,
+		Check: func(p *Pass) {
+			if l == nil {
+				return
 			}
-			msg := c.Message
-			if c.Pos.Line == 0 {
-				msg += "; if that is intended, accept it with toolc lock"
-			} else {
-				msg += fmt.Sprintf("; if that is intended, accept it with toolc lock, or bump the major version of service %q to allow it", c.Service)
+			for _, c := range stableChanges(p.wd, patterns, p.packages, l) {
+				if !c.Breaking || c.Allowed {
+					continue
+				}
+				msg := c.Message
+				if c.Pos.Line == 0 {
+					msg += "; if that is intended, accept it with toolc lock"
+				} else {
+					msg += fmt.Sprintf("; if that is intended, accept it with toolc lock, or bump the major version of service %q to allow it", c.Service)
+				}
+				p.reportAt(diag.Position{File: filepath.FromSlash(c.Pos.File), Line: c.Pos.Line, Column: c.Pos.Column}, "%s", msg)
 			}
-			p.reportAt(diag.Position{File: filepath.FromSlash(c.Pos.File), Line: c.Pos.Line, Column: c.Pos.Column}, "%s", msg)
-		}
-	},
+		},
+	}
 }
 
 // reportAt reports a problem at a position that is already in diagnostic
@@ -46,8 +49,8 @@ var StableNameRule = &Rule{
 func (p *Pass) reportAt(pos diag.Position, format string, args ...any) {
 	*p.diags = append(*p.diags, diag.Diagnostic{
 		Pos:      pos,
-		Severity: p.Rule.Severity,
-		Rule:     p.Rule.ID,
+		Severity: p.rule.Severity,
+		Rule:     p.rule.ID,
 		Message:  fmt.Sprintf(format, args...),
 	})
 }

@@ -1,6 +1,8 @@
 package compiler
 
 import (
+	"encoding/json"
+	"errors"
 	"fmt"
 	"math"
 	"regexp"
@@ -11,11 +13,12 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/validate"
 )
 
-// EnumRule checks enums: providers reject empty or mixed enums, and Gemini
+// enumRule checks enums: providers reject empty or mixed enums, and Gemini
 // takes them only on strings.
-var EnumRule = &Rule{
+var enumRule = &Rule{
 	ID:       "enum",
 	Doc:      "enums are non-empty, unique, of the field's type, and only on string and integer fields and arrays of them (the items' values)",
 	Severity: diag.Error,
@@ -26,7 +29,7 @@ var EnumRule = &Rule{
 				continue
 			}
 			if e.kind != kList {
-				p.Reportf(e.pos, "enum of %s must be a list of values, not %s", f.describe(), e.kind)
+				p.reportf(e.pos, "enum of %s must be a list of values, not %s", f.describe(), e.kind)
 				continue
 			}
 			typ := stringAt(f.node, "type")
@@ -38,18 +41,18 @@ var EnumRule = &Rule{
 				case "":
 					continue // flat-fields reports the missing items
 				default:
-					p.Reportf(e.pos, "enum is only allowed on string and integer fields and on arrays of strings or integers, and %s is an array of %ss", f.describe(), items)
+					p.reportf(e.pos, "enum is only allowed on string and integer fields and on arrays of strings or integers, and %s is an array of %ss", f.describe(), items)
 					continue
 				}
 			}
 			if typ != "string" && typ != "integer" {
 				if typ != "" {
-					p.Reportf(e.pos, "enum is only allowed on string and integer fields and on arrays of strings or integers, and %s is of type %q", f.describe(), typ)
+					p.reportf(e.pos, "enum is only allowed on string and integer fields and on arrays of strings or integers, and %s is of type %q", f.describe(), typ)
 				}
 				continue
 			}
 			if len(e.elems) == 0 {
-				p.Reportf(e.pos, "enum of %s is empty; list the allowed values, or drop the enum", f.describe())
+				p.reportf(e.pos, "enum of %s is empty; list the allowed values, or drop the enum", f.describe())
 				continue
 			}
 			want := kString
@@ -62,11 +65,11 @@ var EnumRule = &Rule{
 				switch {
 				case x.kind == kError || x.kind == kIncomplete:
 				case want == kInt && outOfRange(x, catalog.Integer) != "":
-					p.Reportf(x.pos, "enum of %s has %s, %s", f.describe(), describeNode(x), outOfRange(x, catalog.Integer))
+					p.reportf(x.pos, "enum of %s has %s, %s", f.describe(), describeNode(x), outOfRange(x, catalog.Integer))
 				case x.kind != want || !ok:
-					p.Reportf(x.pos, "enum value %s of %s is not %s", describeNode(x), f.describe(), article(typ))
+					p.reportf(x.pos, "enum value %s of %s is not %s", describeNode(x), f.describe(), article(typ))
 				case seen[v]:
-					p.Reportf(x.pos, "enum value %s of %s is listed twice", catalog.FormatValue(v), f.describe())
+					p.reportf(x.pos, "enum value %s of %s is listed twice", catalog.FormatValue(v), f.describe())
 				default:
 					seen[v] = true
 				}
@@ -75,11 +78,11 @@ var EnumRule = &Rule{
 	},
 }
 
-// DefaultRule checks defaults: the runtime fills them in before a handler
+// defaultRule checks defaults: the runtime fills them in before a handler
 // runs, so a default that the field itself would reject is a latent bug.
-var DefaultRule = &Rule{
+var defaultRule = &Rule{
 	ID:       "default",
-	Doc:      "defaults only on optional fields, of the field's type, inside the enum and the bounds",
+	Doc:      "defaults only on optional fields, of the field's type, inside the enum, the bounds and the format",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
 		for f := range p.fields() {
@@ -88,19 +91,19 @@ var DefaultRule = &Rule{
 				continue
 			}
 			if f.message == "response" {
-				p.Reportf(d.pos, "%s has a default, which means nothing in a response: the handler's result supplies every response value; drop it", f.describe())
+				p.reportf(d.pos, "%s has a default, which means nothing in a response: the handler's result supplies every response value; drop it", f.describe())
 				continue
 			}
 			if r := f.node.get("required"); r == nil || r.kind == kBool && r.b {
-				p.Reportf(d.pos, "%s is required, so its default would never apply; add required: false, or drop the default", f.describe())
+				p.reportf(d.pos, "%s is required, so its default would never apply; add required: false, or drop the default", f.describe())
 				continue
 			}
 			fld := lowerer{}.field(f.node)
 			if !knownType(fld) {
 				continue
 			}
-			if msg := checkNodeValue(fld, d); msg != "" {
-				p.Reportf(d.pos, "default of %s %s", f.describe(), msg)
+			for _, msg := range checkNodeValue(fld, "default of "+f.describe(), d) {
+				p.reportf(d.pos, "%s", msg)
 			}
 		}
 	},
@@ -117,34 +120,63 @@ func knownType(f *catalog.Field) bool {
 	return false
 }
 
-// checkNodeValue checks a contract value against a field. It is stricter
-// than catalog's check in one way, as CUE is: 3.0 is a float, not an
-// integer.
-func checkNodeValue(f *catalog.Field, n *node) string {
+// checkNodeValue checks a contract value against a field with the code
+// that checks the field's value in every call (validate.CheckValue), and
+// returns a message for each problem, each starting with subject, which
+// names the value. Before that, the value must be one that JSON carries as
+// it is: CUE is stricter than JSON in one way, 3.0 is a float and not an
+// integer, and CUE's numbers have no 64-bit limits.
+func checkNodeValue(f *catalog.Field, subject string, n *node) []string {
 	if f.Type == catalog.Array && n.kind == kList {
 		for i, e := range n.elems {
 			if why := outOfRange(e, f.Items); why != "" {
-				return fmt.Sprintf("has %s at index %d, %s", describeNode(e), i, why)
+				return []string{fmt.Sprintf("%s has %s at index %d, %s", subject, describeNode(e), i, why)}
 			}
 		}
 	} else if why := outOfRange(n, f.Type); why != "" {
-		return fmt.Sprintf("is %s, %s", describeNode(n), why)
+		return []string{fmt.Sprintf("%s is %s, %s", subject, describeNode(n), why)}
 	}
 	v, ok := n.value()
 	if !ok {
-		return fmt.Sprintf("must be a plain value, not %s", n.kind)
+		return []string{fmt.Sprintf("%s must be a plain value, not %s", subject, n.kind)}
 	}
 	if f.Type == catalog.Integer && n.kind == kFloat {
 		// FormatNumber renders 3.0 as 3, which would read as no problem at all.
 		if s := catalog.FormatNumber(n.f); !strings.ContainsAny(s, ".eN") {
-			return fmt.Sprintf("must be an integer, not the number %s.0; write %s", s, s)
+			return []string{fmt.Sprintf("%s must be an integer, not the number %s.0; write %s", subject, s, s)}
 		}
-		return fmt.Sprintf("must be an integer, not the number %s", catalog.FormatValue(v))
+		return []string{fmt.Sprintf("%s must be an integer, not the number %s", subject, catalog.FormatValue(v))}
 	}
-	if err := f.CheckValue(v); err != nil {
-		return err.Error()
+	data, err := json.Marshal(v)
+	if err != nil {
+		return []string{fmt.Sprintf("%s must be a plain value: %v", subject, err)}
 	}
-	return ""
+	var problems *validate.ValidationError
+	if !errors.As(validate.CheckValue(checkable(f), subject, data), &problems) {
+		return nil
+	}
+	msgs := make([]string, len(problems.Problems))
+	for i, pr := range problems.Problems {
+		msgs[i] = pr.Message
+	}
+	return msgs
+}
+
+// checkable is f without the constraints that the validator would refuse
+// to compile, a pattern that is not RE2 or a format it does not know, so
+// that the value is still held to the rest; bounds reports those.
+func checkable(f *catalog.Field) *catalog.Field {
+	if f.Pattern == "" && f.Format == "" {
+		return f
+	}
+	cp := *f
+	if _, err := regexp.Compile(f.Pattern); err != nil {
+		cp.Pattern = ""
+	}
+	if !contains(validate.Formats(), f.Format) {
+		cp.Format = ""
+	}
+	return &cp
 }
 
 // outOfRange says why a contract number is no value of a field of type
@@ -177,10 +209,6 @@ func countRange(n *node) string {
 	return ""
 }
 
-// formats are the string formats that every target can express or carry in
-// a description.
-var formats = []string{"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"}
-
 // constraintTypes says which field types each constraint applies to.
 var constraintTypes = map[string][]string{
 	"minLength": {"string"}, "maxLength": {"string"}, "pattern": {"string"}, "format": {"string"},
@@ -189,10 +217,10 @@ var constraintTypes = map[string][]string{
 	"minItems": {"array"}, "maxItems": {"array"}, "uniqueItems": {"array"},
 }
 
-// BoundsRule checks constraints: that each fits its field's type, that the
+// boundsRule checks constraints: that each fits its field's type, that the
 // range they leave is not empty, and that patterns and formats mean the
 // same thing to every validator.
-var BoundsRule = &Rule{
+var boundsRule = &Rule{
 	ID:       "bounds",
 	Doc:      "min ≤ max; the pattern compiles as RE2 and ECMA-262; the format is known; each constraint fits the field's type",
 	Severity: diag.Error,
@@ -208,7 +236,7 @@ var BoundsRule = &Rule{
 				if !ok || contains(types, typ) {
 					continue
 				}
-				p.Reportf(k.pos, "%s does not apply to %s, which is of type %q; it applies to %s fields%s",
+				p.reportf(k.pos, "%s does not apply to %s, which is of type %q; it applies to %s fields%s",
 					k.label, f.describe(), typ, strings.Join(types, " and "), alternative(k.label, typ))
 			}
 			checkRange(p, f, "minLength", "maxLength")
@@ -225,9 +253,9 @@ var BoundsRule = &Rule{
 				switch {
 				case k == nil || !contains(constraintTypes[key], typ):
 				case countRange(k) != "":
-					p.Reportf(k.pos, "%s of %s is %s, %s", key, f.describe(), describeNode(k), countRange(k))
+					p.reportf(k.pos, "%s of %s is %s, %s", key, f.describe(), describeNode(k), countRange(k))
 				case k.kind == kInt && k.i < 0:
-					p.Reportf(k.pos, "%s of %s is negative", key, f.describe())
+					p.reportf(k.pos, "%s of %s is negative", key, f.describe())
 				}
 			}
 			for _, key := range []string{"minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"} {
@@ -236,27 +264,28 @@ var BoundsRule = &Rule{
 					continue
 				}
 				if why := outOfRange(k, catalog.Type(typ)); why != "" {
-					p.Reportf(k.pos, "%s of %s is %s, %s", key, f.describe(), describeNode(k), why)
+					p.reportf(k.pos, "%s of %s is %s, %s", key, f.describe(), describeNode(k), why)
 					continue
 				}
 				if typ == "integer" {
 					switch {
 					case k.kind != kFloat:
 					case k.f != math.Trunc(k.f):
-						p.Reportf(k.pos, "%s of integer %s must be an integer, not %s", key, f.describe(), catalog.FormatNumber(k.f))
+						p.reportf(k.pos, "%s of integer %s must be an integer, not %s", key, f.describe(), catalog.FormatNumber(k.f))
 					default:
 						// CUE, and so cue vet, keeps 1.0 a float.
-						p.Reportf(k.pos, "%s of integer %s must be written as an integer: %s, not %s.0", key, f.describe(), catalog.FormatNumber(k.f), catalog.FormatNumber(k.f))
+						p.reportf(k.pos, "%s of integer %s must be written as an integer: %s, not %s.0", key, f.describe(), catalog.FormatNumber(k.f), catalog.FormatNumber(k.f))
 					}
 				}
 			}
 			if pat := n.get("pattern"); pat != nil && pat.kind == kString {
 				if msg := checkPattern(pat.str); msg != "" {
-					p.Reportf(pat.pos, "pattern of %s %s", f.describe(), msg)
+					p.reportf(pat.pos, "pattern of %s %s", f.describe(), msg)
 				}
 			}
-			if fm := n.get("format"); fm != nil && fm.kind == kString && !contains(formats, fm.str) {
-				p.Reportf(fm.pos, "format %q of %s is unknown%s; want one of %s", fm.str, f.describe(), suggest(fm.str, formats), strings.Join(formats, ", "))
+			if fm := n.get("format"); fm != nil && fm.kind == kString && !contains(validate.Formats(), fm.str) {
+				formats := validate.Formats()
+				p.reportf(fm.pos, "format %q of %s is unknown%s; want one of %s", fm.str, f.describe(), suggest(fm.str, formats), strings.Join(formats, ", "))
 			}
 		}
 	},
@@ -286,9 +315,9 @@ func checkRange(p *Pass, f field, lo, hi string) bool {
 	exclusive := strings.HasPrefix(lo, "exclusive") || strings.HasPrefix(hi, "exclusive")
 	switch {
 	case lv > hv:
-		p.Reportf(h.pos, "%s %s of %s is below its %s %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo, catalog.FormatNumber(lv))
+		p.reportf(h.pos, "%s %s of %s is below its %s %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo, catalog.FormatNumber(lv))
 	case exclusive && lv == hv:
-		p.Reportf(h.pos, "%s %s of %s equals its %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo)
+		p.reportf(h.pos, "%s %s of %s equals its %s, so no value fits", hi, catalog.FormatNumber(hv), f.describe(), lo)
 	default:
 		return false
 	}
@@ -313,7 +342,7 @@ func checkIntegerRange(p *Pass, f field) {
 		hi, hiKey = math.Ceil(v)-1, "exclusiveMaximum"
 	}
 	if loKey != "" && hiKey != "" && lo > hi {
-		p.Reportf(f.node.get(hiKey).pos, "no integer fits between the %s and the %s of integer %s", loKey, hiKey, f.describe())
+		p.reportf(f.node.get(hiKey).pos, "no integer fits between the %s and the %s of integer %s", loKey, hiKey, f.describe())
 	}
 }
 
@@ -398,9 +427,9 @@ func dialectOnly(pat string) (re2Only, ecmaOnly string) {
 	return re2Only, ecmaOnly
 }
 
-// ExampleRule checks examples against the request at compile time, so that
+// exampleRule checks examples against the request at compile time, so that
 // the examples a model is shown are calls that would succeed.
-var ExampleRule = &Rule{
+var exampleRule = &Rule{
 	ID:       "example",
 	Doc:      "every example validates against the request",
 	Severity: diag.Error,
@@ -420,7 +449,7 @@ var ExampleRule = &Rule{
 					checkExample(p, t, i, e, req)
 				case kError, kIncomplete:
 				default:
-					p.Reportf(e.pos, "example %d of tool %q must be an object of arguments, such as %s; it is %s", i+1, t.node.label, exampleHint(req), e.kind)
+					p.reportf(e.pos, "example %d of tool %q must be an object of arguments, such as %s; it is %s", i+1, t.node.label, exampleHint(req), e.kind)
 				}
 			}
 		}
@@ -437,8 +466,8 @@ var ExampleRule = &Rule{
 				if e.kind == kError || e.kind == kIncomplete {
 					continue
 				}
-				if msg := checkNodeValue(fld, e); msg != "" {
-					p.Reportf(e.pos, "example %s of %s %s", describeNode(e), f.describe(), msg)
+				for _, msg := range checkNodeValue(fld, fmt.Sprintf("example %s of %s", describeNode(e), f.describe()), e) {
+					p.reportf(e.pos, "%s", msg)
 				}
 			}
 		}
@@ -450,29 +479,30 @@ func checkExample(p *Pass, t tool, i int, e, req *node) {
 	for _, arg := range e.fields {
 		fn := req.get(arg.label)
 		if fn == nil {
-			p.Reportf(arg.pos, "%s has argument %q, which is not a request field%s", where, arg.label, suggest(arg.label, labels(req)))
+			p.reportf(arg.pos, "%s has argument %q, which is not a request field%s", where, arg.label, suggest(arg.label, labels(req)))
 			continue
 		}
 		fld := lowerer{}.field(fn)
-		if fn.kind != kStruct || !knownType(fld) || arg.kind == kError || arg.kind == kIncomplete {
-			continue
+		if fn.kind != kStruct || !knownType(fld) || arg.kind == kError || arg.kind == kIncomplete || arg.kind == kNull {
+			continue // null means absent, as in a call: see below
 		}
-		if msg := checkNodeValue(fld, arg); msg != "" {
-			p.Reportf(arg.pos, "%s: argument %q %s", where, arg.label, msg)
+		for _, msg := range checkNodeValue(fld, fmt.Sprintf("argument %q of %s", arg.label, where), arg) {
+			p.reportf(arg.pos, "%s", msg)
 		}
 	}
 	var missing []string
 	for _, fn := range req.fields {
-		if fn.kind == kStruct && (lowerer{}).field(fn).Required && e.get(fn.label) == nil {
+		// A call that gives null for a field leaves it out (validate.Validator).
+		if arg := e.get(fn.label); fn.kind == kStruct && (lowerer{}).field(fn).Required && (arg == nil || arg.kind == kNull) {
 			missing = append(missing, strconv.Quote(fn.label))
 		}
 	}
 	switch len(missing) {
 	case 0:
 	case 1:
-		p.Reportf(e.pos, "%s lacks the required argument %s", where, missing[0])
+		p.reportf(e.pos, "%s lacks the required argument %s", where, missing[0])
 	default:
-		p.Reportf(e.pos, "%s lacks the required arguments %s", where, strings.Join(missing, ", "))
+		p.reportf(e.pos, "%s lacks the required arguments %s", where, strings.Join(missing, ", "))
 	}
 }
 

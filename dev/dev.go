@@ -28,6 +28,7 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/watch"
@@ -193,8 +194,8 @@ func (d *Daemon) Start(ctx context.Context) error {
 	if d.w, err = d.watch(pkgs); err != nil {
 		return err
 	}
-	_, err = d.reload(ctx, nil, true)
-	return err
+	d.reload(ctx, nil, true)
+	return nil
 }
 
 func (d *Daemon) watch(pkgs map[string]string) (*watch.Watcher, error) {
@@ -230,9 +231,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			case b = <-w.Batches():
 			default:
 			}
-			if _, err := d.reload(ctx, b.Paths, b.Rescan); err != nil {
-				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
-			}
+			d.reload(ctx, b.Paths, b.Rescan)
 			continue
 		}
 		select {
@@ -244,9 +243,7 @@ func (d *Daemon) Run(ctx context.Context) error {
 			if !ok {
 				return nil
 			}
-			if _, err := d.reload(ctx, b.Paths, b.Rescan); err != nil {
-				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
-			}
+			d.reload(ctx, b.Paths, b.Rescan)
 		}
 	}
 }
@@ -369,8 +366,10 @@ func (d *Daemon) classify(paths []string) change {
 }
 
 // reload brings the daemon up to date with the paths that changed (all of
-// them when full is set), and reports on Status what it did.
-func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, error) {
+// them when full is set), and reports on Status what it did. It returns
+// nothing: a reload that fails keeps the last good state and says why on
+// Status, which is all that Start and Run do with a failure.
+func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 	defer func() {
 		select {
 		case d.reloads <- struct{}{}:
@@ -390,7 +389,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		c.contracts = true
 	}
 	if !c.contracts && len(c.handlers) == 0 {
-		return false, nil
+		return
 	}
 	// Remember the changed handlers until a build is tried.
 	maps.Copy(d.dirty, c.handlers)
@@ -401,7 +400,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		l, err := readLock(d.lockPath)
 		if err != nil {
 			fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
-			return false, nil
+			return
 		}
 		d.session.SetLock(l)
 	}
@@ -413,7 +412,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 			next = cat
 			timing = append(timing, "compile "+ms(time.Since(t)))
 		} else if len(c.handlers) == 0 {
-			return false, nil
+			return
 		} else {
 			// A handler edited while its contract is broken is still built,
 			// against the contracts that are served.
@@ -449,7 +448,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 			what = "the handlers of " + strings.Join(unchanged, ", ") + " are"
 		}
 		fmt.Fprintf(d.opts.Status, "toolc dev: %s unchanged: the build inputs are those of the running build; nothing rebuilt\n", what)
-		return false, nil
+		return
 	}
 	// A build is tried for every changed handler that is still served: a
 	// later edit must change it again to try again.
@@ -483,7 +482,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 			host.Stop(started, 0)
 			removeBinaries(binPaths)
 			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s (%s); still serving the last good state\n", ms(time.Since(start)), strings.Join(timing, ", "))
-			return false, nil
+			return
 		}
 	}
 
@@ -504,7 +503,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		host.Stop(started, 0)
 		removeBinaries(binPaths)
 		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good state\n", err)
-		return false, nil
+		return
 	}
 	timing = append(timing, "swap "+ms(time.Since(t)))
 
@@ -529,7 +528,6 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) (bool, e
 		d.contractsPending = false
 	}
 	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "))
-	return true, nil
 }
 
 // compile compiles the contracts and prints their diagnostics. It returns
@@ -649,14 +647,7 @@ func (h *handle) retire(next *handle, grace time.Duration) {
 	h.mu.Lock()
 	h.retired, h.next = true, next
 	h.mu.Unlock()
-	done := make(chan struct{})
-	go func() { h.inflight.Wait(); close(done) }()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-done:
-	case <-t.C:
-	}
+	graceful.Wait(&h.inflight, grace)
 	reason := fmt.Sprintf("a rebuilt handler replaced it, and the call ran past the grace period of %s", grace)
 	if next == nil {
 		reason = fmt.Sprintf("its service is gone (or toolc dev is stopping), and the call ran past the grace period of %s", grace)

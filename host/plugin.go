@@ -15,6 +15,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
+	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
@@ -343,7 +344,7 @@ func (p *Plugin) Stop(grace time.Duration, reason string) {
 	// With closed set, no call starts any more (live checks it under
 	// mu): none running now means none to wait for. Such a plugin is
 	// stopped gracefully whatever the grace, so that it can flush its
-	// spans; a zero grace timer would otherwise race the wait below and
+	// spans; the wait below, given a zero grace, would not wait, and so
 	// kill it with SIGKILL.
 	idle := p.busy.Load() == 0
 	p.mu.Unlock()
@@ -353,17 +354,11 @@ func (p *Plugin) Stop(grace time.Duration, reason string) {
 		}
 		return
 	}
-	done := make(chan struct{})
-	go func() { p.inflight.Wait(); close(done) }()
-	t := time.NewTimer(grace)
-	defer t.Stop()
-	select {
-	case <-done:
+	if graceful.Wait(&p.inflight, grace) {
 		if c != nil {
 			c.Kill()
 		}
 		return
-	case <-t.C:
 	}
 	if c != nil {
 		why := fmt.Sprintf("the handler of service %q was stopped before the call finished: %s", p.cfg.Service, reason)

@@ -3,6 +3,7 @@ package oauth
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net"
@@ -48,7 +49,7 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*serverM
 	if err != nil {
 		return nil, err
 	}
-	if iu.Scheme != "https" && !isLoopback(iu.Hostname()) {
+	if !secure(iu) {
 		return nil, fmt.Errorf("an issuer that is not https must be on a loopback address, as its keys would come in the clear")
 	}
 	for _, mu := range metadataURLs(iu) {
@@ -79,14 +80,43 @@ func discover(ctx context.Context, client *http.Client, issuer string) (*serverM
 			return nil, fmt.Errorf("%s names the issuer %q, not %q", mu, m.Issuer, issuer)
 		}
 		if m.JWKSURI != "" {
-			ju, err := url.Parse(m.JWKSURI)
-			if err != nil || ju.Host == "" || (ju.Scheme != "https" && !(ju.Scheme == "http" && isLoopback(ju.Hostname()))) {
+			if ju, err := url.Parse(m.JWKSURI); err != nil || !secure(ju) {
 				return nil, fmt.Errorf("its jwks_uri %q is not an https URL (or http on a loopback address)", m.JWKSURI)
 			}
 		}
 		return &m, nil
 	}
 	return nil, nil
+}
+
+// secure reports whether the metadata or the keys may be fetched from u:
+// over https, or over http from a loopback address, where nobody else
+// can read or change them on the way.
+func secure(u *url.URL) bool {
+	return u.Host != "" && (u.Scheme == "https" || u.Scheme == "http" && isLoopback(u.Hostname()))
+}
+
+// checkRedirects returns a copy of client that follows a redirect only to
+// a URL that secure allows: a jwks_uri, or a metadata URL, that redirects
+// to plain http elsewhere would otherwise hand the keys to whoever is on
+// the way. It then applies client's own redirect policy, or net/http's
+// default one (at most 10 redirects).
+func checkRedirects(client *http.Client) *http.Client {
+	c := *client
+	policy := client.CheckRedirect
+	c.CheckRedirect = func(req *http.Request, via []*http.Request) error {
+		if !secure(req.URL) {
+			return fmt.Errorf("redirected to %s, which is not https (or http on a loopback address)", req.URL.Redacted())
+		}
+		if policy != nil {
+			return policy(req, via)
+		}
+		if len(via) >= 10 {
+			return errors.New("stopped after 10 redirects")
+		}
+		return nil
+	}
+	return &c
 }
 
 func isLoopback(host string) bool {

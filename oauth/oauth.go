@@ -15,6 +15,10 @@ package oauth
 
 import (
 	"context"
+	"crypto/ecdsa"
+	"crypto/ed25519"
+	"crypto/elliptic"
+	"crypto/rsa"
 	"crypto/sha256"
 	"encoding/json"
 	"errors"
@@ -24,13 +28,13 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
 	"github.com/go-jose/go-jose/v4/jwt"
 	lru "github.com/hashicorp/golang-lru/v2"
+	"golang.org/x/sync/singleflight"
 )
 
 // Config configures a Verifier.
@@ -43,7 +47,9 @@ type Config struct {
 	// name it in aud.
 	Resource string
 	// HTTPClient fetches the metadata and the keys; nil means a client
-	// with a 10-second timeout.
+	// with a 10-second timeout. The Verifier uses a copy whose redirects
+	// are held to the rule for the URLs themselves: every hop must be
+	// https, or http on a loopback address.
 	HTTPClient *http.Client
 	// Leeway is the clock skew allowed on exp, nbf and iat; 0 means
 	// DefaultLeeway.
@@ -118,13 +124,18 @@ func (c *Caller) Missing(need []string) []string {
 // Verifier validates access tokens for one resource.
 type Verifier struct {
 	cfg     Config
+	client  *http.Client // cfg.HTTPClient, its redirects checked
 	jwksURI string
 
 	keys atomic.Pointer[jose.JSONWebKeySet]
-	// mu serializes fetches of the keys; fetched is when the last one
-	// started, under mu.
-	mu      sync.Mutex
-	fetched time.Time
+	// fetches runs one fetch of the keys at a time, which every caller
+	// that wants the keys refetched meanwhile joins. Each caller waits
+	// for it on its own context and may leave: the fetch runs on a
+	// context of its own, and goes on for the others. fetched is when
+	// the last fetch that is over started, in Unix nanoseconds (0: the
+	// start's fetch, which does not count against MinRefresh).
+	fetches singleflight.Group
+	fetched atomic.Int64
 	// loaded is when the current keys were fetched, in Unix nanoseconds;
 	// refreshing is set while a background fetch of stale keys runs.
 	loaded     atomic.Int64
@@ -184,7 +195,8 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if u, err := url.Parse(cfg.Resource); err != nil || u.Host == "" || (u.Scheme != "https" && u.Scheme != "http") || u.Fragment != "" {
 		return nil, fmt.Errorf("resource %q is not an http or https URL without a fragment (RFC 8707)", cfg.Resource)
 	}
-	meta, err := discover(ctx, cfg.HTTPClient, cfg.Issuer)
+	client := checkRedirects(cfg.HTTPClient)
+	meta, err := discover(ctx, client, cfg.Issuer)
 	if err != nil {
 		return nil, fmt.Errorf("issuer %s: %v", cfg.Issuer, err)
 	}
@@ -194,16 +206,14 @@ func New(ctx context.Context, cfg Config) (*Verifier, error) {
 	if meta.JWKSURI == "" {
 		return nil, fmt.Errorf("issuer %s: its metadata has no jwks_uri, so its tokens cannot be verified", cfg.Issuer)
 	}
-	v := &Verifier{cfg: cfg, jwksURI: meta.JWKSURI}
+	v := &Verifier{cfg: cfg, client: client, jwksURI: meta.JWKSURI}
 	v.verified, _ = lru.New[[sha256.Size]byte, verifiedToken](maxVerified) // errs only for a size <= 0
-	v.mu.Lock()
-	defer v.mu.Unlock()
-	if err := v.fetchLocked(ctx); err != nil {
+	// The start's fetch does not count against MinRefresh (fetched stays
+	// 0): a key the issuer made just before it may not have been
+	// published yet.
+	if err := v.fetch(ctx); err != nil {
 		return nil, fmt.Errorf("issuer %s: %v", cfg.Issuer, err)
 	}
-	// The start's fetch does not count against MinRefresh: a key the
-	// issuer made just before it may not have been published yet.
-	v.fetched = time.Time{}
 	return v, nil
 }
 
@@ -213,18 +223,17 @@ func (v *Verifier) Issuer() string { return v.cfg.Issuer }
 // Resource returns the resource identifier that tokens must name.
 func (v *Verifier) Resource() string { return v.cfg.Resource }
 
-// fetchLocked replaces the keys with those at jwks_uri. On failure the old
-// keys stay: a server keeps serving through an outage of its
-// authorization server.
-func (v *Verifier) fetchLocked(ctx context.Context) error {
-	v.fetched = v.cfg.Now()
-	ctx, cancel := context.WithTimeout(ctx, 10*time.Second)
+// fetch replaces the keys with those at jwks_uri. On failure the old keys
+// stay: a server keeps serving through an outage of its authorization
+// server.
+func (v *Verifier) fetch(ctx context.Context) error {
+	ctx, cancel := context.WithTimeout(ctx, fetchTimeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodGet, v.jwksURI, nil)
 	if err != nil {
 		return fmt.Errorf("jwks_uri %q: %v", v.jwksURI, err)
 	}
-	resp, err := v.cfg.HTTPClient.Do(req)
+	resp, err := v.client.Do(req)
 	if err != nil {
 		return fmt.Errorf("fetching the keys: %v", err)
 	}
@@ -249,36 +258,71 @@ func (v *Verifier) fetchLocked(ctx context.Context) error {
 	return nil
 }
 
+// fetchTimeout bounds one fetch of the keys, whatever HTTPClient's
+// timeout: a shared fetch runs on no caller's context.
+const fetchTimeout = 10 * time.Second
+
+// due reports whether MinRefresh has passed since the last fetch that is
+// over started.
+func (v *Verifier) due() bool {
+	return v.cfg.Now().Sub(time.Unix(0, v.fetched.Load())) >= v.cfg.MinRefresh
+}
+
+// errTooSoon is a shared fetch's result when the last one started less
+// than MinRefresh ago.
+var errTooSoon = errors.New("the keys were fetched less than MinRefresh ago")
+
+// shared starts a fetch of the keys, or joins the one running, and
+// returns the channel of its result. The fetch runs on its own context,
+// so that a caller that stops waiting does not end it for the others.
+func (v *Verifier) shared() <-chan singleflight.Result {
+	return v.fetches.DoChan("jwks", func() (any, error) {
+		// Checked again here, where one fetch runs at a time: a caller
+		// that saw the fetch due may join after another has done it.
+		if !v.due() {
+			return nil, errTooSoon
+		}
+		// When it started, stored once it is over: while it runs, the
+		// fetch is still due to the callers who ask, so that they join it
+		// rather than give up on the keys it is about to bring.
+		start := v.cfg.Now()
+		err := v.fetch(context.Background())
+		v.fetched.Store(start.UnixNano())
+		return nil, err
+	})
+}
+
 // refreshStale fetches the keys again, in the background, once they are
 // older than MaxAge, at most once per MinRefresh while fetches fail; the
 // calls meanwhile verify with the keys there are.
 func (v *Verifier) refreshStale(now time.Time) {
-	if now.Sub(time.Unix(0, v.loaded.Load())) < v.cfg.MaxAge || !v.refreshing.CompareAndSwap(false, true) {
+	if now.Sub(time.Unix(0, v.loaded.Load())) < v.cfg.MaxAge || !v.due() || !v.refreshing.CompareAndSwap(false, true) {
 		return
 	}
+	res := v.shared()
 	go func() {
 		defer v.refreshing.Store(false)
-		v.mu.Lock()
-		defer v.mu.Unlock()
-		if v.cfg.Now().Sub(v.fetched) >= v.cfg.MinRefresh {
-			v.fetchLocked(context.Background())
-		}
+		<-res
 	}()
 }
 
 // refresh refetches the keys for a kid that is not among them, unless
-// they were fetched less than MinRefresh ago. It reports whether the keys
-// were fetched (by this call or by one it waited for).
+// they were fetched less than MinRefresh ago, and waits for the fetch
+// until ctx ends. It reports whether the keys changed since before (by a
+// fetch it started or joined, or one that ended before it asked).
 func (v *Verifier) refresh(ctx context.Context, before *jose.JSONWebKeySet) bool {
-	v.mu.Lock()
-	defer v.mu.Unlock()
 	if v.keys.Load() != before {
-		return true // another caller fetched them while this one waited
+		return true // another caller fetched them meanwhile
 	}
-	if v.cfg.Now().Sub(v.fetched) < v.cfg.MinRefresh {
+	if !v.due() {
 		return false
 	}
-	return v.fetchLocked(ctx) == nil
+	select {
+	case <-v.shared():
+		return v.keys.Load() != before
+	case <-ctx.Done():
+		return false
+	}
 }
 
 // Verify validates an access token and returns its caller, or an
@@ -383,29 +427,90 @@ func (v *Verifier) verify(ctx context.Context, raw string) (*Caller, error) {
 
 var errUnknownKey = errors.New("signed with a key that the issuer does not publish")
 
-// verifyWith checks the signature with the key the header names (or, with
-// no kid, each key of the set) and decodes the claims.
+// verifyWith checks the signature with the keys that may have made it,
+// and decodes the claims: the keys with the kid the header names, or, for
+// a token with no kid, the keys that fit its alg (see candidates).
 func verifyWith(tok *jwt.JSONWebToken, h jose.Header, keys *jose.JSONWebKeySet, out any) error {
-	var candidates []jose.JSONWebKey
-	if h.KeyID != "" {
-		candidates = keys.Key(h.KeyID)
-	} else {
-		candidates = keys.Keys
+	candidates, err := candidates(h, keys)
+	if err != nil {
+		return err
 	}
-	if len(candidates) == 0 {
-		return errUnknownKey
-	}
-	var err error
 	for _, k := range candidates {
-		if k.Algorithm != "" && k.Algorithm != h.Algorithm {
-			err = fmt.Errorf("key %q is for %s, the token is signed with %s", k.KeyID, k.Algorithm, h.Algorithm)
-			continue
-		}
 		if err = tok.Claims(k.Key, out); err == nil {
 			return nil
 		}
 	}
 	return fmt.Errorf("bad signature: %v", err)
+}
+
+// maxCandidates bounds the keys one token is checked against, and so the
+// work that a token costs before it is known to be good: a signature
+// check is tens of microseconds (RSA-2048) to milliseconds (large RSA
+// keys), and a key set of a megabyte holds a thousand keys. An issuer
+// that rotates its keys publishes two or three at a time; one that
+// publishes more names them, and its tokens carry a kid.
+const maxCandidates = 4
+
+// candidates are the keys that may have signed a token: those with the
+// kid its header names, or, without a kid, every key; of those, the keys
+// that fit the token's alg (the key's own alg, when it names one, and its
+// type and curve). More than maxCandidates is an error, not a longer
+// search.
+func candidates(h jose.Header, keys *jose.JSONWebKeySet) ([]jose.JSONWebKey, error) {
+	named := keys.Keys
+	if h.KeyID != "" {
+		if named = keys.Key(h.KeyID); len(named) == 0 {
+			return nil, errUnknownKey
+		}
+	}
+	var fit []jose.JSONWebKey
+	var err error
+	for _, k := range named {
+		switch {
+		case k.Algorithm != "" && k.Algorithm != h.Algorithm:
+			err = fmt.Errorf("key %q is for %s, the token is signed with %s", k.KeyID, k.Algorithm, h.Algorithm)
+		case !fits(k.Key, jose.SignatureAlgorithm(h.Algorithm)):
+			err = fmt.Errorf("key %q is not a key for %s, the token's alg", k.KeyID, h.Algorithm)
+		default:
+			fit = append(fit, k)
+		}
+	}
+	switch {
+	case len(fit) == 0 && h.KeyID == "":
+		return nil, fmt.Errorf("bad signature: the token names no key (kid), and no key of the issuer is for its alg %s", h.Algorithm)
+	case len(fit) == 0:
+		return nil, fmt.Errorf("bad signature: %v", err)
+	case len(fit) > maxCandidates && h.KeyID == "":
+		return nil, fmt.Errorf("the token names no key (kid), and %d keys of the issuer are for its alg %s: a token without kid is checked against at most %d", len(fit), h.Algorithm, maxCandidates)
+	case len(fit) > maxCandidates:
+		return nil, fmt.Errorf("the issuer publishes %d keys with kid %q for %s: a token is checked against at most %d", len(fit), h.KeyID, h.Algorithm, maxCandidates)
+	}
+	return fit, nil
+}
+
+// fits reports whether key can verify a signature made with alg: the type
+// of key, and for ECDSA the curve, that alg names (RFC 7518 section 3.1,
+// RFC 8037).
+func fits(key any, alg jose.SignatureAlgorithm) bool {
+	switch k := key.(type) {
+	case *rsa.PublicKey:
+		switch alg {
+		case jose.RS256, jose.RS384, jose.RS512, jose.PS256, jose.PS384, jose.PS512:
+			return true
+		}
+	case *ecdsa.PublicKey:
+		switch alg {
+		case jose.ES256:
+			return k.Curve == elliptic.P256()
+		case jose.ES384:
+			return k.Curve == elliptic.P384()
+		case jose.ES512:
+			return k.Curve == elliptic.P521()
+		}
+	case ed25519.PublicKey:
+		return alg == jose.EdDSA
+	}
+	return false
 }
 
 func cmpOr(a, b string) string {

@@ -34,6 +34,22 @@ type Issuer struct {
 	public  []jose.JSONWebKey
 	fetches atomic.Int32
 	down    atomic.Bool
+	// held, when set, holds each request for the keys until it is
+	// closed, after a send on arrived (see Hold).
+	held    chan struct{}
+	arrived chan struct{}
+}
+
+// Hold makes the issuer's key endpoint slow: each request for the keys
+// sends on the channel returned, then waits until release is called.
+func (iss *Issuer) Hold(t testing.TB) (arrived <-chan struct{}, release func()) {
+	iss.mu.Lock()
+	defer iss.mu.Unlock()
+	iss.held, iss.arrived = make(chan struct{}), make(chan struct{}, 16)
+	var once sync.Once
+	release = func() { once.Do(func() { close(iss.held) }) }
+	t.Cleanup(release) // before the server closes, which waits for its requests
+	return iss.arrived, release
 }
 
 func NewIssuer(t testing.TB) *Issuer {
@@ -55,6 +71,17 @@ func NewIssuer(t testing.TB) *Issuer {
 		if iss.down.Load() {
 			http.Error(w, "down", http.StatusServiceUnavailable)
 			return
+		}
+		iss.mu.Lock()
+		held, arrived := iss.held, iss.arrived
+		iss.mu.Unlock()
+		if held != nil {
+			arrived <- struct{}{}
+			select {
+			case <-held:
+			case <-r.Context().Done():
+				return
+			}
 		}
 		iss.mu.Lock()
 		defer iss.mu.Unlock()
@@ -110,7 +137,10 @@ type Claims struct {
 
 func (iss *Issuer) Token(t testing.TB, k *Key, c Claims) string {
 	t.Helper()
-	opts := (&jose.SignerOptions{}).WithType("at+jwt").WithHeader(jose.HeaderKey("kid"), k.kid)
+	opts := (&jose.SignerOptions{}).WithType("at+jwt")
+	if k.kid != "" {
+		opts = opts.WithHeader(jose.HeaderKey("kid"), k.kid)
+	}
 	signer, err := jose.NewSigner(jose.SigningKey{Algorithm: k.alg, Key: k.priv}, opts)
 	if err != nil {
 		t.Fatal(err)
@@ -242,7 +272,11 @@ func TestRotation(t *testing.T) {
 	iss := NewIssuer(t)
 	old, next, third, forged := newRSA(t, "2026-01"), newEC(t, "2026-02"), newEC(t, "2026-03"), newRSA(t, "made-up")
 	iss.Publish(old)
-	v := newVerifier(t, iss, 200*time.Millisecond)
+	clk := newClock()
+	v, err := oauth.New(context.Background(), oauth.Config{Issuer: iss.URL, Resource: resource, MinRefresh: 200 * time.Millisecond, Now: clk.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
 	if n := iss.fetches.Load(); n != 1 {
 		t.Fatalf("%d fetches at start, want 1", n)
 	}
@@ -262,7 +296,7 @@ func TestRotation(t *testing.T) {
 	if n := iss.fetches.Load(); n != 2 {
 		t.Fatalf("%d fetches, want 2: an unknown kid refetched within MinRefresh", n)
 	}
-	time.Sleep(250 * time.Millisecond)
+	clk.Add(250 * time.Millisecond)
 	// Many callers with the new key at once: one fetch serves them all.
 	var wg sync.WaitGroup
 	var failed atomic.Int32
@@ -289,12 +323,25 @@ func TestRotation(t *testing.T) {
 	}
 	// Outage: cached keys still verify, and a failed refetch keeps them.
 	iss.down.Store(true)
-	time.Sleep(250 * time.Millisecond)
+	clk.Add(250 * time.Millisecond)
 	v.Verify(context.Background(), iss.Token(t, forged, Claims{Sub: "m"}))
 	if _, err := v.Verify(context.Background(), iss.Token(t, old, Claims{Sub: "a"})); err != nil {
 		t.Fatalf("cached key refused during an outage: %v", err)
 	}
 }
+
+// clock is a Config.Now that a test moves on, rather than sleep until
+// MinRefresh or MaxAge has passed.
+type clock struct{ ns atomic.Int64 }
+
+func newClock() *clock {
+	c := &clock{}
+	c.ns.Store(time.Now().UnixNano())
+	return c
+}
+
+func (c *clock) Now() time.Time      { return time.Unix(0, c.ns.Load()) }
+func (c *clock) Add(d time.Duration) { c.ns.Add(int64(d)) }
 
 func TestNewUnreachable(t *testing.T) {
 	iss := NewIssuer(t)

@@ -22,6 +22,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/validate"
 )
 
 // HTTPOptions configures the HTTP server.
@@ -294,23 +295,19 @@ func maxCallBody(limit int) int64 { return 6*int64(limit) + envelopeSlack }
 // A name is at most maxCallName characters: tool and MCP names are at most
 // 64, and an unknown name is quoted in the 404, which must not echo
 // megabytes.
-func newEnvelopeValidator() *Validator {
+func newEnvelopeValidator() *validate.Validator {
 	one, most := int64(1), int64(maxCallName)
-	v, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{
+	v, err := validate.NewValidator(&catalog.Message{Fields: []*catalog.Field{
 		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, MaxLength: &most, Description: "the tool to call"},
 		{Name: "arguments", Type: catalog.String, Description: "an object, or a JSON string holding one"},
-	}})
+	}}, validate.Naming("the body", "is"), validate.RawField("arguments", "an object, or a JSON string holding one"))
 	if err != nil {
 		panic(err) // a constant message
 	}
-	args := v.fields[v.byName["arguments"]]
-	args.t, args.kindText = kindJSON, "an object, or a JSON string holding one"
-	args.compileMessages()
-	v.whole, v.wholeIs = "the body", "is"
 	return v
 }
 
-func (rt *Runtime) callHandler(envelope *Validator, verifier *oauth.Verifier) http.Handler {
+func (rt *Runtime) callHandler(envelope *validate.Validator, verifier *oauth.Verifier) http.Handler {
 	limit := rt.opts.MaxArgumentBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()

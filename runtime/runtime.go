@@ -33,6 +33,7 @@ import (
 	"github.com/toolc/toolc/internal/lazydeadline"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/validate"
 )
 
 // Options bound what a call may cost. Zero values take the defaults.
@@ -205,8 +206,8 @@ type entry struct {
 	service  *catalog.Service
 	tool     *catalog.Tool
 	mcpName  string
-	args     *Validator
-	result   *Validator // nil without response fields
+	args     *validate.Validator
+	result   *validate.Validator // nil without response fields
 	dispatch Dispatcher
 	slots    chan struct{} // the service's, shared by its tools
 }
@@ -233,18 +234,21 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots 
 			continue
 		}
 		for _, t := range svc.Tools {
-			args, err := NewValidator(&t.Request)
+			args, err := validate.NewValidator(&t.Request)
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: %v", t.Name, err)
 			}
 			e := &entry{service: svc, tool: t, mcpName: t.ExposedMCPName(svc.Name), args: args, dispatch: d, slots: slots(svc.Name)}
 			if t.Response != nil {
-				if e.result, err = NewValidator(t.Response); err != nil {
+				if e.result, err = validate.NewValidator(t.Response); err != nil {
 					return nil, fmt.Errorf("tool %q response: %v", t.Name, err)
 				}
 			}
 			if prev := s.byName[t.Name]; prev != nil {
 				return nil, fmt.Errorf("tool %q is declared by services %q and %q", t.Name, prev.service.Name, svc.Name)
+			}
+			if err := s.checkNames(e); err != nil {
+				return nil, err
 			}
 			s.byName[t.Name] = e
 			s.byMCP[e.mcpName] = e
@@ -254,6 +258,23 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots 
 		return nil, errors.New(strings.Join(problems, "; "))
 	}
 	return s, nil
+}
+
+// checkNames refuses a tool that a client could call by a name that
+// another tool already answers to, as function name or as MCP name: the
+// call would run whichever tool the lookup found first. The compiler's
+// unique-name and mcp-name rules refuse such a contract; this holds a
+// catalog that did not come through them (a hand-edited file) to the same.
+func (s *Snapshot) checkNames(e *entry) error {
+	for _, name := range []string{e.tool.Name, e.mcpName} {
+		for _, prev := range []*entry{s.byName[name], s.byMCP[name]} {
+			if prev != nil {
+				return fmt.Errorf("tool %q of service %q (MCP name %q) and tool %q of service %q (MCP name %q) can both be called as %q: the names a client can call, function names and MCP names, must be unique across the catalog",
+					prev.tool.Name, prev.service.Name, prev.mcpName, e.tool.Name, e.service.Name, e.mcpName, name)
+			}
+		}
+	}
+	return nil
 }
 
 // lookup finds a tool by function name or MCP name.

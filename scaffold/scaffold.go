@@ -43,6 +43,24 @@ type Step struct {
 	Comment string // why, or what it does; may be empty
 }
 
+// NextText is Next as lines to show a user: each command on a line of its
+// own after a tab, with its comment aligned after it.
+func (r *Result) NextText() string {
+	width := 0
+	for _, s := range r.Next {
+		width = max(width, len(s.Command))
+	}
+	var b strings.Builder
+	for _, s := range r.Next {
+		if s.Comment == "" {
+			fmt.Fprintf(&b, "\t%s\n", s.Command)
+		} else {
+			fmt.Fprintf(&b, "\t%-*s  # %s\n", width, s.Command, s.Comment)
+		}
+	}
+	return b.String()
+}
+
 // Init writes a new project into dir, which may exist but must not hold
 // any of the files that Init writes, with its handler getting the SDK from
 // sdk (see FindSDK). Each file is written to a temporary name and renamed,

@@ -86,14 +86,16 @@ type Watcher struct {
 	done    chan struct{}
 	wg      sync.WaitGroup
 
-	mu     sync.Mutex
+	// The state below is the loop's: only the goroutine that runs loop
+	// (or poll) reads or writes it, and New before it starts that
+	// goroutine. The exported methods reach it only through channels
+	// (SetDirs) or not at all (Batches, Errors, Close), so it needs no
+	// lock.
 	hashes map[string]fileState // every watched file
 	dirs   map[string]bool      // every directory watched as part of a tree
-
 	// flat are the directories that SetDirs watches on their own: by the
 	// name given, where it leads (symlinks resolved; "" while it does not
-	// exist). flatWatched are the resolved ones that have a watch. Only
-	// the loop goroutine touches them (and New, before it starts).
+	// exist). flatWatched are the resolved ones that have a watch.
 	flat        map[string]string
 	flatWatched map[string]bool
 	setDirs     chan setDirs
@@ -219,7 +221,6 @@ func (w *Watcher) applyDirs(dirs []string) {
 			continue // another name still leads there
 		}
 		delete(w.flatWatched, real)
-		w.mu.Lock()
 		inTree := w.dirs[real]
 		if !inTree {
 			for f := range w.hashes {
@@ -228,7 +229,6 @@ func (w *Watcher) applyDirs(dirs []string) {
 				}
 			}
 		}
-		w.mu.Unlock()
 		if !inTree && w.fsw != nil {
 			w.fsw.Remove(real)
 		}
@@ -371,10 +371,8 @@ func (w *Watcher) scan(dir string, changed map[string]bool, quick bool) error {
 			return nil
 		}
 		if d.IsDir() {
-			w.mu.Lock()
 			known := w.dirs[path]
 			w.dirs[path] = true
-			w.mu.Unlock()
 			if !known && w.fsw != nil {
 				if err := w.fsw.Add(path); err != nil {
 					w.report(err)
@@ -403,12 +401,8 @@ type fileState struct {
 // size and modification time are unchanged is not read again, which keeps
 // polling cheap; events always rehash, as a quick edit can keep both.
 func (w *Watcher) rehash(path string, changed map[string]bool, quick bool) {
-	w.mu.Lock()
 	old, had := w.hashes[path]
-	w.mu.Unlock()
 	st, ok := readState(path, old, had && quick)
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	switch {
 	case ok && (!had || old.sum != st.sum):
 		w.hashes[path] = st
@@ -539,10 +533,7 @@ func (p *pending) out(batches chan Batch) chan<- Batch {
 func (w *Watcher) returned() Batch {
 	changed := map[string]bool{}
 	for _, r := range w.roots {
-		w.mu.Lock()
-		watched := w.dirs[r]
-		w.mu.Unlock()
-		if watched {
+		if w.dirs[r] {
 			continue
 		}
 		if fi, err := os.Stat(r); err == nil && fi.IsDir() {
@@ -598,8 +589,6 @@ func (w *Watcher) settle(dirty map[string]bool) Batch {
 // keeping the hashes of their files, so that the next scan adds the
 // watches again and reports only files whose content changed.
 func (w *Watcher) unwatch(dir string) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	prefix := dir + string(filepath.Separator)
 	for d := range w.dirs {
 		if d == dir || strings.HasPrefix(d, prefix) {
@@ -610,8 +599,6 @@ func (w *Watcher) unwatch(dir string) {
 
 // under reports whether path is in a watched directory.
 func (w *Watcher) under(path string) bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	return w.dirs[filepath.Dir(path)] || w.flatWatched[filepath.Dir(path)]
 }
 
@@ -621,16 +608,12 @@ func (w *Watcher) inTree(path string) bool {
 	if slices.Contains(w.roots, path) {
 		return true
 	}
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	return w.dirs[filepath.Dir(path)]
 }
 
 // forget drops a path that no longer exists: a file, or a directory and
 // everything recorded under it.
 func (w *Watcher) forget(path string, changed map[string]bool) {
-	w.mu.Lock()
-	defer w.mu.Unlock()
 	if _, ok := w.hashes[path]; ok {
 		delete(w.hashes, path)
 		changed[path] = true
@@ -671,17 +654,14 @@ func (w *Watcher) rescan(quick bool) Batch {
 	for given := range w.flat {
 		w.scanFlat(given, changed, quick)
 	}
-	w.mu.Lock()
 	for f := range w.hashes {
 		seen[f] = true
 	}
-	w.mu.Unlock()
 	for f := range seen {
 		if _, err := os.Lstat(f); err != nil {
 			w.forget(f, changed)
 		}
 	}
-	w.mu.Lock()
 	for d := range w.dirs {
 		if _, err := os.Lstat(d); err != nil {
 			delete(w.dirs, d)
@@ -692,7 +672,6 @@ func (w *Watcher) rescan(quick bool) Batch {
 			delete(w.flatWatched, d)
 		}
 	}
-	w.mu.Unlock()
 	return Batch{Paths: sortedKeys(changed), Rescan: true}
 }
 

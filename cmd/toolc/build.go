@@ -13,66 +13,61 @@ import (
 
 const defaultCatalogFile = "toolc.catalog.json"
 
-func runBuild(e env, args []string) int {
+func runBuild(e env, args []string) error {
 	fs := newFlags(e, "build")
 	out := fs.String("o", defaultCatalogFile, "write the catalog to `FILE`")
-	patterns, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
-	l, status := workingLock(e, "build")
-	if status != exitOK {
-		return status
+	l, err := workingLock()
+	if err != nil {
+		return err
 	}
-	cat, status := compileWith(e, "build", compiler.Config{Lock: l}, patterns)
-	if cat == nil {
-		return status
+	cat, err := compileWith(e, "build", compiler.Config{Lock: l}, patterns)
+	if err != nil {
+		return err
 	}
 	if err := rebaseDirs(cat, *out); err != nil {
-		fmt.Fprintf(e.stderr, "toolc build: %v\n", err)
-		return exitUsage
+		return err
 	}
 	// -o may name a directory that does not exist yet (dist/catalog.json
 	// in a clean checkout): make it, once the contracts compiled, so that
 	// a failed build creates nothing. The file itself is still written to
 	// a temporary name beside it and renamed.
 	if err := os.MkdirAll(filepath.Dir(*out), 0o755); err != nil {
-		fmt.Fprintf(e.stderr, "toolc build: %v\n", err)
-		return exitUsage
+		return err
 	}
 	if err := cat.WriteFile(*out); err != nil {
-		fmt.Fprintf(e.stderr, "toolc build: %v\n", err)
-		return exitUsage
+		return err
 	}
 	fmt.Fprintf(e.stderr, "toolc build: wrote %s: %s, %s\n", *out, plural(len(cat.Services), "service"), plural(len(cat.ToolNames()), "tool"))
-	return exitOK
+	return nil
 }
 
-func runExport(e env, args []string) int {
+func runExport(e env, args []string) error {
 	fs := newFlags(e, "export")
 	format := fs.String("format", "", "projection: "+targetNames())
 	strict := fs.Bool("strict", false, "put every tool in strict mode where the provider has one")
 	tools := fs.String("tools", "", "export only these tools: comma-separated function names (or MCP names, with --format mcp)")
 	catalogFile := fs.String("catalog", "", "read a catalog built by toolc build instead of compiling contracts")
-	patterns, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	if *format == "" {
-		fmt.Fprintf(e.stderr, "toolc export: --format is required (%s)\n", targetNames())
-		return exitUsage
+		return usagef("--format is required (%s)", targetNames())
 	}
 	target, err := catalog.ParseTarget(*format)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc export: %v\n", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	// The warnings are about the target being printed, in the mode it is
 	// printed in: what this projection drops or reshapes, no other's.
 	cfg := compiler.Config{Targets: []catalog.Target{target}, Strict: *strict}
-	cat, status := loadCatalogWith(e, "export", cfg, *catalogFile, patterns)
-	if cat == nil {
-		return status
+	cat, err := loadCatalogWith(e, "export", cfg, *catalogFile, patterns)
+	if err != nil {
+		return err
 	}
 	if *tools != "" {
 		var names []string
@@ -82,17 +77,15 @@ func runExport(e env, args []string) int {
 			}
 		}
 		if cat, err = cat.SelectFor(target, names...); err != nil {
-			fmt.Fprintf(e.stderr, "toolc export: --tools: %v\n", err)
-			return exitUsage
+			return usagef("--tools: %v", err)
 		}
 	}
 	data, err := cat.ProjectJSON(target, catalog.ProjectOptions{Strict: *strict})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc export: %v\n", err)
-		return exitUsage
+		return err
 	}
-	e.stdout.Write(data)
-	return exitOK
+	_, err = e.stdout.Write(data)
+	return err
 }
 
 func targetNames() string {
@@ -105,41 +98,28 @@ func targetNames() string {
 
 // loadCatalog reads a catalog file when one is named, and compiles the
 // patterns otherwise; naming both is a usage error.
-func loadCatalog(e env, cmd, file string, patterns []string) (*catalog.Catalog, int) {
+func loadCatalog(e env, cmd, file string, patterns []string) (*catalog.Catalog, error) {
 	return loadCatalogWith(e, cmd, compiler.Config{}, file, patterns)
 }
 
 // loadCatalogWith is loadCatalog with a configuration for the compiler.
-func loadCatalogWith(e env, cmd string, cfg compiler.Config, file string, patterns []string) (*catalog.Catalog, int) {
+func loadCatalogWith(e env, cmd string, cfg compiler.Config, file string, patterns []string) (*catalog.Catalog, error) {
 	if file == "" {
 		return compileWith(e, cmd, cfg, patterns)
 	}
 	if len(patterns) > 0 {
-		fmt.Fprintf(e.stderr, "toolc %s: give --catalog or patterns, not both\n", cmd)
-		return nil, exitUsage
+		return nil, usagef("give --catalog or patterns, not both")
 	}
-	cat, err := catalog.LoadFile(file)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitUsage
-	}
-	return cat, exitOK
+	return catalog.LoadFile(file)
 }
 
-// compileCatalog compiles contracts, printing diagnostics to stderr (stdout
+// compileWith compiles contracts, printing diagnostics to stderr (stdout
 // carries the command's output). Errors stop the command with status 1;
-// warnings are shown and do not.
-func compileCatalog(e env, cmd string, patterns []string) (*catalog.Catalog, int) {
-	return compileWith(e, cmd, compiler.Config{}, patterns)
-}
-
-// compileWith is compileCatalog with a configuration: build passes the
-// lock, so that a breaking change stops it.
-func compileWith(e env, cmd string, cfg compiler.Config, patterns []string) (*catalog.Catalog, int) {
+// warnings do not.
+func compileWith(e env, cmd string, cfg compiler.Config, patterns []string) (*catalog.Catalog, error) {
 	res, err := compiler.Compile(cfg, patterns...)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitUsage
+		return nil, err
 	}
 	if cfg.Targets != nil {
 		// The warnings are about the projection being printed: what it
@@ -149,27 +129,26 @@ func compileWith(e env, cmd string, cfg compiler.Config, patterns []string) (*ca
 		diag.Print(e.stderr, diag.Text, warns, res.Source)
 		res.Diagnostics, _ = diag.Split(res.Diagnostics)
 	}
-	if printErrors(e, cmd, res) {
-		return nil, exitFail
+	if err := reportErrors(e, cmd, res); err != nil {
+		return nil, err
 	}
-	return res.Catalog, exitOK
+	return res.Catalog, nil
 }
 
-// printErrors prints a compile's errors in full, and its warnings as one
-// line that points at toolc check: every start of serve, dev or lock would
-// otherwise repeat them all. It reports whether there were errors, having
-// said that nothing was written.
-func printErrors(e env, cmd string, res *compiler.Result) bool {
+// reportErrors prints a compile's errors in full, and its warnings as one
+// line that points at toolc check: every start of serve, dev or lock
+// would otherwise repeat them all. With errors, it returns the error that
+// says nothing was written.
+func reportErrors(e env, cmd string, res *compiler.Result) error {
 	errs, warns := diag.Split(res.Diagnostics)
 	diag.Print(e.stderr, diag.Text, errs, res.Source)
 	if s := diag.WarningSummary(warns); s != "" {
 		fmt.Fprintf(e.stderr, "toolc %s: %s\n", cmd, s)
 	}
 	if len(errs) > 0 {
-		fmt.Fprintf(e.stderr, "toolc %s: %s; nothing written\n", cmd, plural(len(errs), "error"))
-		return true
+		return failf("%s; nothing written", plural(len(errs), "error"))
 	}
-	return false
+	return nil
 }
 
 // rebaseDirs makes each service's dir relative to the catalog file's

@@ -8,44 +8,37 @@ import (
 	"github.com/toolc/toolc/diag"
 )
 
-func runCheck(e env, args []string) int {
+func runCheck(e env, args []string) error {
 	fs := newFlags(e, "check")
 	formatName := fs.String("format", "text", "output format: "+strings.Join(diag.FormatNames(), ", "))
-	patterns, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	format, err := diag.ParseFormat(*formatName)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
-		return exitUsage
+		return usageErr(err)
 	}
-	l, status := workingLock(e, "check")
-	if status != exitOK {
-		return status
+	l, err := workingLock()
+	if err != nil {
+		return err
 	}
 	res, err := compiler.Compile(compiler.Config{Lock: l}, patterns...)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
-		return exitUsage
+		return err
 	}
 	if err := diag.Print(e.stdout, format, res.Diagnostics, res.Source); err != nil {
-		fmt.Fprintf(e.stderr, "toolc check: %v\n", err)
-		return exitUsage
+		return err
 	}
 	if format == diag.Text {
 		errs, warns := diag.Count(res.Diagnostics)
-		tools := 0
-		for _, s := range res.Catalog.Services {
-			tools += len(s.Tools)
-		}
 		fmt.Fprintf(e.stderr, "toolc check: %s, %s: %s, %s\n",
-			plural(len(res.Packages), "package"), plural(tools, "tool"), plural(errs, "error"), plural(warns, "warning"))
+			plural(len(res.Packages), "package"), plural(len(res.Catalog.ToolNames()), "tool"), plural(errs, "error"), plural(warns, "warning"))
 	}
 	if res.HasErrors() {
-		return exitFail
+		return exitWith(exitFail)
 	}
-	return exitOK
+	return nil
 }
 
 func plural(n int, noun string) string {

@@ -19,9 +19,9 @@ func runDev(e env, args []string) int {
 	fs := newFlags(e, "dev")
 	sf := addServeFlags(fs)
 	poll := fs.Duration("poll", 0, "poll the files at this interval instead of using inotify (for network or container file systems)")
-	patterns, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return exitStatus(e.stderr, "dev", err)
 	}
 	if status := checkAuth(e, "dev", &sf); status != exitOK {
 		return status

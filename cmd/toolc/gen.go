@@ -20,25 +20,23 @@ import (
 )
 
 // runGen runs a code generator; go is the only one.
-func runGen(e env, args []string) int {
+func runGen(e env, args []string) error {
 	fs := newFlags(e, "gen")
 	check := fs.Bool("check", false, "write nothing; exit 1 naming the generated files that are missing or out of date")
 	if len(args) > 0 && (args[0] == "-h" || args[0] == "-help" || args[0] == "--help") {
 		fs.Usage()
-		return exitOK
+		return nil
 	}
 	if len(args) == 0 || args[0] != "go" {
-		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs)+"\n\ngo is the only generator: it writes the Go types and interface of each contract to "+gogen.FileName+" in its handler directory.")
-		return exitUsage
+		return &exitError{exitUsage, bareError("usage: toolc " + usageLine(fs) + "\n\ngo is the only generator: it writes the Go types and interface of each contract to " + gogen.FileName + " in its handler directory.")}
 	}
-	patterns, status, ok := parseFlags(fs, args[1:])
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args[1:])
+	if err != nil {
+		return err
 	}
 	res, err := compiler.Compile(compiler.Config{}, patterns...)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc gen go: %v\n", err)
-		return exitUsage
+		return err
 	}
 	if res.HasErrors() {
 		// Warnings are toolc check's business; here they would only bury
@@ -50,12 +48,11 @@ func runGen(e env, args []string) int {
 			}
 		}
 		diag.Print(e.stderr, diag.Text, errs, res.Source)
-		fmt.Fprintf(e.stderr, "toolc gen go: %s; nothing written\n", plural(len(errs), "error"))
-		return exitFail
+		return failf("%s; nothing written", plural(len(errs), "error"))
 	}
-	files, status := generateGo(e, res.Catalog)
-	if files == nil {
-		return status
+	files, err := generateGo(e, res.Catalog)
+	if err != nil {
+		return err
 	}
 	if *check {
 		return checkGenerated(e, files)
@@ -72,7 +69,7 @@ type genFile struct {
 
 // generateGo generates the Go file of every service, or none: a service
 // whose names Go cannot use stops them all, with status 1.
-func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
+func generateGo(e env, cat *catalog.Catalog) ([]genFile, error) {
 	var (
 		files   []genFile
 		owner   = map[string]string{} // path → service
@@ -97,8 +94,7 @@ func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
 			nerrors += len(gerrs)
 			continue
 		case err != nil:
-			fmt.Fprintf(e.stderr, "toolc gen go: the handler of %s: %v\n", svc.Name, err)
-			return nil, exitUsage
+			return nil, fmt.Errorf("the handler of %s: %v", svc.Name, err)
 		}
 		for _, f := range gen {
 			if other, ok := owner[f.Path]; ok && other != svc.Name {
@@ -111,54 +107,47 @@ func generateGo(e env, cat *catalog.Catalog) ([]genFile, int) {
 		}
 	}
 	if nerrors > 0 {
-		fmt.Fprintf(e.stderr, "toolc gen go: %s; nothing written\n", plural(nerrors, "error"))
-		return nil, exitFail
+		return nil, failf("%s; nothing written", plural(nerrors, "error"))
 	}
 	slices.SortFunc(files, func(a, b genFile) int { return strings.Compare(a.path, b.path) })
-	return files, exitOK
+	return files, nil
 }
 
 // checkGenerated compares the files with what is on disk, and names the
 // ones that differ.
-func checkGenerated(e env, files []genFile) int {
+func checkGenerated(e env, files []genFile) error {
 	var stale []string
 	for _, f := range files {
 		old, err := inputfile.ReadFile(f.path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
-			stale = append(stale, f.path+" (missing)")
+			stale = append(stale, "\t"+f.path+" (missing)")
 		case err != nil:
-			fmt.Fprintf(e.stderr, "toolc gen go: %v\n", err)
-			return exitUsage
+			return err
 		case !bytes.Equal(old, f.src):
-			stale = append(stale, f.path+" (out of date)")
+			stale = append(stale, "\t"+f.path+" (out of date)")
 		}
 	}
 	if len(stale) > 0 {
-		fmt.Fprintln(e.stderr, "toolc gen go: stale generated files; run toolc gen go (or go generate) to update them:")
-		for _, s := range stale {
-			fmt.Fprintf(e.stderr, "\t%s\n", s)
-		}
-		return exitFail
+		return failf("stale generated files; run toolc gen go (or go generate) to update them:\n%s", strings.Join(stale, "\n"))
 	}
 	fmt.Fprintf(e.stderr, "toolc gen go: %s up to date\n", plural(len(files), "file"))
-	return exitOK
+	return nil
 }
 
 // writeGenerated writes the files that changed, each atomically; an
 // unchanged file is left alone, so that watchers and builds see no edit.
-func writeGenerated(e env, files []genFile) int {
+func writeGenerated(e env, files []genFile) error {
 	for _, f := range files {
 		if old, err := inputfile.ReadFile(f.path); err == nil && bytes.Equal(old, f.src) {
 			continue
 		}
 		if err := writeFileAtomic(f.path, f.src); err != nil {
-			fmt.Fprintf(e.stderr, "toolc gen go: %v\n", err)
-			return exitUsage
+			return err
 		}
 		fmt.Fprintf(e.stderr, "toolc gen go: wrote %s\n", f.path)
 	}
-	return exitOK
+	return nil
 }
 
 // writeFileAtomic writes data to a temporary file beside name and renames

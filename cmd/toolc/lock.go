@@ -26,43 +26,37 @@ import (
 // workingLock reads toolc.lock from the working directory, as check, build
 // and lock do, or returns nil when there is none. A lock that cannot be
 // read is an I/O problem: the command stops before it writes anything.
-func workingLock(e env, cmd string) (*lock.Lock, int) {
+func workingLock() (*lock.Lock, error) {
 	l, err := lock.LoadFile(lock.FileName)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return nil, exitOK
-	case err != nil:
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitUsage
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	return l, exitOK
+	return l, err
 }
 
 // runLock records the contracts in toolc.lock, accepting every change
 // since the last lock. With patterns, the lock's other services are kept
 // as they were.
-func runLock(e env, args []string) int {
+func runLock(e env, args []string) error {
 	fs := newFlags(e, "lock")
-	patterns, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
-	old, status := workingLock(e, "lock")
-	if status != exitOK {
-		return status
+	old, err := workingLock()
+	if err != nil {
+		return err
 	}
 	wd, err := os.Getwd()
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc lock: %v\n", err)
-		return exitUsage
+		return err
 	}
 	res, err := compiler.Compile(compiler.Config{}, patterns...)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc lock: %v\n", err)
-		return exitUsage
+		return err
 	}
-	if printErrors(e, "lock", res) {
-		return exitFail
+	if err := reportErrors(e, "lock", res); err != nil {
+		return err
 	}
 	l := lock.FromCatalog(res.Catalog)
 	var changes []lock.Change
@@ -78,11 +72,10 @@ func runLock(e env, args []string) int {
 	what := fmt.Sprintf("%s, %s", plural(len(l.Services), "service"), plural(tools, "tool"))
 	if cur, err := inputfile.ReadFile(lock.FileName); err == nil && bytes.Equal(cur, l.Marshal()) {
 		fmt.Fprintf(e.stderr, "toolc lock: %s is up to date: %s\n", lock.FileName, what)
-		return exitOK
+		return nil
 	}
 	if err := l.WriteFile(lock.FileName); err != nil {
-		fmt.Fprintf(e.stderr, "toolc lock: %v\n", err)
-		return exitUsage
+		return err
 	}
 	// Say what the new lock accepts, so that the change is a decision.
 	var breaking, compatible int
@@ -99,43 +92,39 @@ func runLock(e env, args []string) int {
 		accepted = fmt.Sprintf("; accepted %s and %s", plural(breaking, "breaking change"), plural(compatible, "other change"))
 	}
 	fmt.Fprintf(e.stderr, "toolc lock: wrote %s: %s%s\n", lock.FileName, what, accepted)
-	return exitOK
+	return nil
 }
 
 // runDiff compares the contracts with toolc.lock, a lock or catalog file,
 // or the contracts at a git revision, and prints every change.
-func runDiff(e env, args []string) int {
+func runDiff(e env, args []string) error {
 	fs := newFlags(e, "diff")
 	against := fs.String("against", "", "compare with a lock file, a catalog file or a git revision (default "+lock.FileName+")")
 	formatName := fs.String("format", "text", "output format: "+strings.Join(diag.FormatNames(), ", "))
-	patterns, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	format, err := diag.ParseFormat(*formatName)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
-		return exitUsage
+		return usageErr(err)
 	}
-	old, label, status := loadAgainst(e, *against, patterns)
-	if old == nil {
-		return status
+	old, label, err := loadAgainst(e, *against, patterns)
+	if err != nil {
+		return err
 	}
 	res, err := compiler.Compile(compiler.Config{}, patterns...)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
-		return exitUsage
+		return err
 	}
 	if res.HasErrors() {
 		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
 		errs, _ := diag.Count(res.Diagnostics)
-		fmt.Fprintf(e.stderr, "toolc diff: the contracts have %s; fix them, then compare\n", plural(errs, "error"))
-		return exitFail
+		return failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
 	}
 	changes := compiler.Diff(res, old)
 	if err := printChanges(e.stdout, format, changes); err != nil {
-		fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
-		return exitUsage
+		return err
 	}
 	var breaking, allowed, compatible int
 	for _, c := range changes {
@@ -156,34 +145,25 @@ func runDiff(e env, args []string) int {
 		}
 	}
 	if breaking > 0 {
-		return exitFail
+		return exitWith(exitFail)
 	}
-	return exitOK
+	return nil
 }
 
 // loadAgainst reads what diff compares with: toolc.lock by default, a file
 // when one exists by that name (a lock, or a catalog built by toolc
 // build), and otherwise a git revision. It returns a label for messages.
-func loadAgainst(e env, against string, patterns []string) (*lock.Lock, string, int) {
+func loadAgainst(e env, against string, patterns []string) (*lock.Lock, string, error) {
 	if against == "" {
 		l, err := lock.LoadFile(lock.FileName)
-		switch {
-		case errors.Is(err, fs.ErrNotExist):
-			fmt.Fprintf(e.stderr, "toolc diff: no %s here: record the contracts with toolc lock, or compare with --against FILE|GIT-REF\n", lock.FileName)
-			return nil, "", exitUsage
-		case err != nil:
-			fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
-			return nil, "", exitUsage
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, "", usagef("no %s here: record the contracts with toolc lock, or compare with --against FILE|GIT-REF", lock.FileName)
 		}
-		return l, lock.FileName, exitOK
+		return l, lock.FileName, err
 	}
 	if fi, err := os.Stat(against); err == nil && !fi.IsDir() {
 		l, err := loadAgainstFile(against)
-		if err != nil {
-			fmt.Fprintf(e.stderr, "toolc diff: %v\n", err)
-			return nil, "", exitUsage
-		}
-		return l, against, exitOK
+		return l, against, err
 	}
 	// Not a file to read: a git revision, unless git says it is none.
 	// A directory may share its name with a branch, so it is tried too.
@@ -199,10 +179,9 @@ func loadAgainst(e env, against string, patterns []string) (*lock.Lock, string, 
 		case errors.Is(err, revtree.ErrNoRevision):
 			err = fmt.Errorf("%s, and no such git revision", what)
 		}
-		fmt.Fprintf(e.stderr, "toolc diff: --against %s: %v\n", against, err)
-		return nil, "", exitUsage
+		return nil, "", usagef("--against %s: %v", against, err)
 	}
-	return l, label, exitOK
+	return l, label, nil
 }
 
 // describeAgainst says what a path given to --against is, when it is not

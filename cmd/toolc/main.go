@@ -31,6 +31,89 @@ const (
 	exitUsage = 2
 )
 
+// exitError is an error that decides toolc's exit status: exitFail for
+// contract errors and breaking changes, exitUsage for usage and I/O
+// problems. Commands return errors and never exit; run prints the message
+// once, after "toolc COMMAND: ", and exits with the status. An error that
+// is not an exitError is an I/O problem (exitUsage). An exitError without
+// a message only sets the status: what went wrong is printed already (the
+// diagnostics, or the flag package's complaint).
+type exitError struct {
+	status int
+	err    error
+}
+
+func (e *exitError) Error() string {
+	if e.err == nil {
+		return fmt.Sprintf("exit status %d", e.status)
+	}
+	return e.err.Error()
+}
+
+func (e *exitError) Unwrap() error { return e.err }
+
+// usageErr makes err a usage or I/O problem: exit status 2.
+func usageErr(err error) error { return &exitError{exitUsage, err} }
+
+// usagef is usageErr(fmt.Errorf(format, args...)).
+func usagef(format string, args ...any) error { return usageErr(fmt.Errorf(format, args...)) }
+
+// failErr makes err a contract problem: exit status 1.
+func failErr(err error) error { return &exitError{exitFail, err} }
+
+// failf is failErr(fmt.Errorf(format, args...)).
+func failf(format string, args ...any) error { return failErr(fmt.Errorf(format, args...)) }
+
+// exitWith is the error that exits with status, having printed nothing
+// more: nil for exitOK.
+func exitWith(status int) error {
+	if status == exitOK {
+		return nil
+	}
+	return &exitError{status: status}
+}
+
+// bareError is a message that run prints as it stands, without "toolc
+// COMMAND: " before it: a usage line.
+type bareError string
+
+func (b bareError) Error() string { return string(b) }
+
+// usageLineErr is the error of a command given arguments it does not take:
+// its usage line, and exit status 2.
+func usageLineErr(fs *flag.FlagSet) error {
+	return &exitError{exitUsage, bareError("usage: toolc " + usageLine(fs))}
+}
+
+// exitStatus is the status with which toolc exits after err, having
+// printed its message (if it has one) to w after "toolc CMD: ".
+func exitStatus(w io.Writer, cmd string, err error) int {
+	if err == nil {
+		return exitOK
+	}
+	status := exitUsage
+	var ee *exitError
+	if errors.As(err, &ee) {
+		status = ee.status
+		if ee.err == nil && ee == err {
+			return status
+		}
+	}
+	var bare bareError
+	if errors.As(err, &bare) {
+		fmt.Fprintln(w, err)
+	} else {
+		fmt.Fprintf(w, "toolc %s: %v\n", cmd, err)
+	}
+	return status
+}
+
+// statusCommand adapts a command that still returns its exit status and
+// prints its own errors.
+func statusCommand(run func(e env, args []string) int) func(e env, args []string) error {
+	return func(e env, args []string) error { return exitWith(run(e, args)) }
+}
+
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -43,24 +126,27 @@ type command struct {
 	// flags it does not mention go; usageLine writes them from the flag
 	// set, so that no flag can be missing from the usage.
 	synopsis string
-	run      func(e env, args []string) int
+	run      func(e env, args []string) error
+	// sub says that the first argument names a subcommand (gen go), which
+	// is part of the name that messages start with.
+	sub bool
 }
 
 func commands() []command {
 	return []command{
-		{"check", "[--format text|json|github] {flags} [PATTERN...]", runCheck},
-		{"rules", "[--format text|json|markdown] {flags}", runRules},
-		{"init", "{flags} DIR", runInit},
-		{"build", "[-o FILE] {flags} [PATTERN...]", runBuild},
-		{"serve", "[--stdio | --http ADDR] [--token T] {flags} [--catalog FILE | PATTERN...]", runServe},
-		{"dev", "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", runDev},
-		{"call", "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", runCall},
-		{"export", "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", runExport},
-		{"lock", "{flags} [PATTERN...]", runLock},
-		{"diff", "[--against FILE|GIT-REF] [--format text|json|github] {flags} [PATTERN...]", runDiff},
-		{"gen", "go [--check] {flags} [PATTERN...]", runGen},
-		{"version", "{flags}", runVersion},
-		{"help", "{flags} [COMMAND]", runHelp},
+		{"check", "[--format text|json|github] {flags} [PATTERN...]", runCheck, false},
+		{"rules", "[--format text|json|markdown] {flags}", runRules, false},
+		{"init", "{flags} DIR", runInit, false},
+		{"build", "[-o FILE] {flags} [PATTERN...]", runBuild, false},
+		{"serve", "[--stdio | --http ADDR] [--token T] {flags} [--catalog FILE | PATTERN...]", statusCommand(runServe), false},
+		{"dev", "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", statusCommand(runDev), false},
+		{"call", "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", statusCommand(runCall), false},
+		{"export", "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", runExport, false},
+		{"lock", "{flags} [PATTERN...]", runLock, false},
+		{"diff", "[--against FILE|GIT-REF] [--format text|json|github] {flags} [PATTERN...]", runDiff, false},
+		{"gen", "go [--check] {flags} [PATTERN...]", runGen, true},
+		{"version", "{flags}", runVersion, false},
+		{"help", "{flags} [COMMAND]", runHelp, false},
 	}
 }
 
@@ -118,7 +204,10 @@ func run(args []string, e env) (status int) {
 	}
 	for _, c := range commands() {
 		if c.name == name {
-			return c.run(e, args[1:])
+			if c.sub && len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+				name += " " + args[1]
+			}
+			return exitStatus(e.stderr, name, c.run(e, args[1:]))
 		}
 	}
 	fmt.Fprintf(e.stderr, "toolc: unknown command %q\n", name)
@@ -147,24 +236,23 @@ func commandUsage(c command) string {
 	return strings.TrimPrefix(line, "usage: toolc ")
 }
 
-func runHelp(e env, args []string) int {
+func runHelp(e env, args []string) error {
 	fs := newFlags(e, "help")
-	rest, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return err
 	}
 	if len(rest) == 1 {
 		for _, c := range commands() {
 			if c.name == rest[0] {
 				fmt.Fprintf(e.stdout, "usage: toolc %s\n", commandUsage(c))
-				return exitOK
+				return nil
 			}
 		}
-		fmt.Fprintf(e.stderr, "toolc help: unknown command %q\n", rest[0])
-		return exitUsage
+		return usagef("unknown command %q", rest[0])
 	}
 	printUsage(e.stdout)
-	return exitOK
+	return nil
 }
 
 // newFlags returns a flag set that reports to stderr and prints the
@@ -284,18 +372,28 @@ func flagSynopsis(f *flag.Flag) string {
 	return "[" + dashes(f.Name) + f.Name + " " + strings.ToUpper(arg) + "]"
 }
 
+// parseNone parses the flags of a command that takes no other arguments.
+func parseNone(fs *flag.FlagSet, args []string) error {
+	rest, err := parseFlags(fs, args)
+	if err == nil && len(rest) > 0 {
+		err = usageLineErr(fs)
+	}
+	return err
+}
+
 // parseFlags parses flags anywhere among the arguments, so that
 // `toolc check ./... --format json` works as well as the usual order.
-// It returns the positional arguments, or an exit status when parsing
-// stopped the command.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, int, bool) {
+// It returns the positional arguments, or the error that stops the
+// command: -h (status 0) or a bad flag (status 2), both of which the flag
+// package has printed already.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
 	var positional []string
 	for {
 		if err := fs.Parse(args); err != nil {
 			if errors.Is(err, flag.ErrHelp) {
-				return nil, exitOK, false
+				return nil, &exitError{status: exitOK}
 			}
-			return nil, exitUsage, false
+			return nil, &exitError{status: exitUsage}
 		}
 		args = fs.Args()
 		i := 0
@@ -304,10 +402,10 @@ func parseFlags(fs *flag.FlagSet, args []string) ([]string, int, bool) {
 		}
 		positional = append(positional, args[:i]...)
 		if i == len(args) {
-			return positional, 0, true
+			return positional, nil
 		}
 		if args[i] == "--" {
-			return append(positional, args[i+1:]...), 0, true
+			return append(positional, args[i+1:]...), nil
 		}
 		args = args[i:]
 	}

@@ -8,16 +8,11 @@ import (
 	"github.com/toolc/toolc/compiler"
 )
 
-func runRules(e env, args []string) int {
+func runRules(e env, args []string) error {
 	fs := newFlags(e, "rules")
 	format := fs.String("format", "text", "output format: text, json or markdown")
-	rest, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
-	}
-	if len(rest) > 0 {
-		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs))
-		return exitUsage
+	if err := parseNone(fs, args); err != nil {
+		return err
 	}
 	rules := compiler.Rules()
 	switch *format {
@@ -27,7 +22,7 @@ func runRules(e env, args []string) int {
 		for _, r := range rules {
 			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Doc)
 		}
-		tw.Flush()
+		return tw.Flush()
 	case "json":
 		type rule struct {
 			ID       string `json:"id"`
@@ -41,12 +36,10 @@ func runRules(e env, args []string) int {
 		enc := json.NewEncoder(e.stdout)
 		enc.SetIndent("", "  ")
 		enc.SetEscapeHTML(false)
-		enc.Encode(out)
+		return enc.Encode(out)
 	case "markdown":
-		fmt.Fprint(e.stdout, compiler.RulesMarkdown())
-	default:
-		fmt.Fprintf(e.stderr, "toolc rules: unknown format %q (want text, json, markdown)\n", *format)
-		return exitUsage
+		_, err := fmt.Fprint(e.stdout, compiler.RulesMarkdown())
+		return err
 	}
-	return exitOK
+	return usagef("unknown format %q (want text, json, markdown)", *format)
 }

@@ -173,9 +173,9 @@ func runServe(e env, args []string) int {
 	fs := newFlags(e, "serve")
 	sf := addServeFlags(fs)
 	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts")
-	patterns, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return exitStatus(e.stderr, "serve", err)
 	}
 	if status := checkAuth(e, "serve", &sf); status != exitOK {
 		return status
@@ -393,9 +393,9 @@ func them(n int) string {
 // loadServable loads the catalog to serve and the directory its services'
 // dirs are relative to.
 func loadServable(e env, cmd, file string, patterns []string) (*catalog.Catalog, string, int) {
-	cat, status := loadCatalog(e, cmd, file, patterns)
-	if cat == nil {
-		return nil, "", status
+	cat, err := loadCatalog(e, cmd, file, patterns)
+	if err != nil {
+		return nil, "", exitStatus(e.stderr, cmd, err)
 	}
 	base := "."
 	if file != "" {
@@ -442,9 +442,9 @@ func runCall(e env, args []string) int {
 	fs := newFlags(e, "call")
 	catalogFile := fs.String("catalog", "", "use a catalog built by toolc build instead of compiling contracts")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the call")
-	rest, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	rest, err := parseFlags(fs, args)
+	if err != nil {
+		return exitStatus(e.stderr, "call", err)
 	}
 	var argsJSON []byte
 	if n := len(rest); n > 0 && looksLikeJSON(rest[n-1]) {

@@ -5,18 +5,13 @@ import (
 	"runtime/debug"
 )
 
-func runVersion(e env, args []string) int {
+func runVersion(e env, args []string) error {
 	fs := newFlags(e, "version")
-	rest, status, ok := parseFlags(fs, args)
-	if !ok {
-		return status
+	if err := parseNone(fs, args); err != nil {
+		return err
 	}
-	if len(rest) > 0 {
-		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs))
-		return exitUsage
-	}
-	fmt.Fprintln(e.stdout, versionString())
-	return exitOK
+	_, err := fmt.Fprintln(e.stdout, versionString())
+	return err
 }
 
 // versionString is "toolc VERSION (REVISION) GOVERSION", from the build

@@ -5,11 +5,14 @@ import (
 	"errors"
 	"sync/atomic"
 	"testing"
+	"testing/synctest"
 	"time"
 )
 
 // TestWithDeadline holds the lazy context to what context.WithTimeout
-// would give, in each way a call can end.
+// would give, in each way a call can end. Each case runs in a synctest
+// bubble, so that a deadline passes when the test says, not when a sleep
+// on a busy machine happens to end.
 func TestWithDeadline(t *testing.T) {
 	const short = 20 * time.Millisecond
 	tests := []struct {
@@ -33,66 +36,71 @@ func TestWithDeadline(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			parent, cancel := context.WithCancel(context.Background())
-			defer cancel()
-			if tt.parentTimeout > 0 {
-				var c2 context.CancelFunc
-				parent, c2 = context.WithTimeout(parent, tt.parentTimeout)
-				defer c2()
-			}
-			ctx, release := WithDeadline(parent, time.Now().Add(tt.timeout))
-			defer release()
+			synctest.Test(t, func(t *testing.T) {
+				parent, cancel := context.WithCancel(context.Background())
+				defer cancel()
+				if tt.parentTimeout > 0 {
+					var c2 context.CancelFunc
+					parent, c2 = context.WithTimeout(parent, tt.parentTimeout)
+					defer c2()
+				}
+				ctx, release := WithDeadline(parent, time.Now().Add(tt.timeout))
+				defer release()
 
-			wantDeadline := ctx.(*lazyContext).deadline
-			if tt.parentTimeout > 0 {
-				wantDeadline, _ = parent.Deadline()
-			}
-			if d, ok := ctx.Deadline(); !ok || !d.Equal(wantDeadline) {
-				t.Errorf("Deadline() = %v, %v; want %v", d, ok, wantDeadline)
-			}
+				wantDeadline := ctx.(*lazyContext).deadline
+				if tt.parentTimeout > 0 {
+					wantDeadline, _ = parent.Deadline()
+				}
+				if d, ok := ctx.Deadline(); !ok || !d.Equal(wantDeadline) {
+					t.Errorf("Deadline() = %v, %v; want %v", d, ok, wantDeadline)
+				}
 
-			var done <-chan struct{}
-			if tt.arm {
-				done = ctx.Done()
-			}
-			if tt.cancelParent {
-				cancel()
-			}
-			if tt.timeout == short || tt.parentTimeout == short {
-				time.Sleep(2 * short)
-			}
-			if tt.release {
-				release()
-			}
-			if done != nil && tt.wantErr != nil {
+				var done <-chan struct{}
+				if tt.arm {
+					done = ctx.Done()
+				}
+				if tt.cancelParent {
+					cancel()
+				}
+				if tt.timeout == short || tt.parentTimeout == short {
+					time.Sleep(2 * short)
+					synctest.Wait() // for the timers that fired to have run
+				}
+				if tt.release {
+					release()
+				}
+				if done != nil && tt.wantErr != nil {
+					select {
+					case <-done:
+					case <-time.After(5 * time.Second):
+						t.Fatal("Done was not closed")
+					}
+				}
+				if err := ctx.Err(); !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
+					t.Errorf("Err() = %v, want %v", err, tt.wantErr)
+				}
+				// A Done asked for only now is closed at once when the context
+				// has ended, and open while it runs.
 				select {
-				case <-done:
-				case <-time.After(5 * time.Second):
-					t.Fatal("Done was not closed")
+				case <-ctx.Done():
+					if tt.wantErr == nil {
+						t.Error("Done is closed while the call runs")
+					}
+				default:
+					if tt.wantErr != nil {
+						t.Error("Done is open after the context ended")
+					}
 				}
-			}
-			if err := ctx.Err(); !errors.Is(err, tt.wantErr) || (err == nil) != (tt.wantErr == nil) {
-				t.Errorf("Err() = %v, want %v", err, tt.wantErr)
-			}
-			// A Done asked for only now is closed at once when the context
-			// has ended, and open while it runs.
-			select {
-			case <-ctx.Done():
-				if tt.wantErr == nil {
-					t.Error("Done is closed while the call runs")
-				}
-			default:
-				if tt.wantErr != nil {
-					t.Error("Done is open after the context ended")
-				}
-			}
+			})
 		})
 	}
 }
 
 // TestDerived: contexts derived from the lazy one, and
 // context.AfterFunc on it, end with it, with its error.
-func TestDerived(t *testing.T) {
+func TestDerived(t *testing.T) { synctest.Test(t, testDerived) }
+
+func testDerived(t *testing.T) {
 	ctx, release := WithDeadline(context.Background(), time.Now().Add(30*time.Millisecond))
 	defer release()
 	child, cancelChild := context.WithCancel(ctx)

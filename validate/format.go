@@ -1,4 +1,4 @@
-package runtime
+package validate
 
 import (
 	"net/netip"
@@ -22,6 +22,13 @@ type stringFormat struct {
 	// hint is what a valid value looks like, for error messages.
 	hint  string
 	check func(string) bool
+}
+
+// Formats returns the names of the string formats that the validator
+// asserts, in the order that messages list them: the formats a contract may
+// name.
+func Formats() []string {
+	return []string{"date-time", "date", "time", "duration", "email", "hostname", "ipv4", "ipv6", "uuid", "uri"}
 }
 
 var stringFormats = map[string]*stringFormat{

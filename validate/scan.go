@@ -1,7 +1,8 @@
-package runtime
+package validate
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"strconv"
 	"strings"
@@ -91,6 +92,35 @@ func (v *Validator) Validate(args []byte) ([]byte, error) {
 		return args[:c.n:c.n], nil
 	}
 	return c.out[:c.n:c.n], nil
+}
+
+// CheckValue checks one JSON value against one field with the code that
+// Validate checks the field's value in arguments with, so that the two
+// cannot disagree: the field's type, enum, bounds, lengths, pattern,
+// format, items, counts and uniqueness. null is no value of any field here
+// (in arguments it means an optional field is absent). subject names the
+// value in the messages, where Validate says `field "name"`: the compiler
+// passes `default of request field "to" of tool "notify"`.
+//
+// It returns nil, a *ValidationError with every problem, or the error of a
+// field that NewValidator would refuse.
+func CheckValue(f *catalog.Field, subject string, value []byte) error {
+	fs, err := compileField(f)
+	if err != nil {
+		return fmt.Errorf("field %q: %v", f.Name, err)
+	}
+	fs.subject = subject
+	fs.compileMessages()
+	c := argsCheck{v: &Validator{fields: []*fieldSpec{fs}, whole: subject, wholeIs: "is"}, data: value, same: true}
+	if end := c.value(fs, skipJSONSpace(value, 0)); end >= 0 {
+		if j := skipJSONSpace(value, end); j < len(value) {
+			c.syntax(j, "more data follows the value")
+		}
+	}
+	if c.npend > 0 {
+		return c.err()
+	}
+	return nil
 }
 
 // diverge makes the output, at the first byte where it differs from the

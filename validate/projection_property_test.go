@@ -1,4 +1,4 @@
-package runtime_test
+package validate_test
 
 import (
 	"bytes"
@@ -13,7 +13,7 @@ import (
 	"github.com/toolc/toolc/bench/corpus"
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
-	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/validate"
 )
 
 // TestValidatorHoldsToProjections is a property test over every tool of
@@ -47,7 +47,7 @@ func TestValidatorHoldsToProjections(t *testing.T) {
 			for _, strict := range []bool{false, true} {
 				schemas := projectedInputs(t, cat, target, strict)
 				for s, tool := range cat.Tools() {
-					v, err := runtime.NewValidator(&tool.Request)
+					v, err := validate.NewValidator(&tool.Request)
 					if err != nil {
 						t.Fatal(err)
 					}
@@ -183,7 +183,7 @@ func validArgs(tool *catalog.Tool) (map[string]any, bool) {
 
 func validValue(f *catalog.Field) (any, bool) {
 	for _, ex := range f.Examples {
-		if f.CheckValue(ex) == nil {
+		if fits(f, ex) {
 			return ex, true
 		}
 	}
@@ -243,7 +243,13 @@ func validValue(f *catalog.Field) (any, bool) {
 		}
 		v = items
 	}
-	return v, f.CheckValue(v) == nil
+	return v, fits(f, v)
+}
+
+// fits reports whether v, a JSON-shaped value, fits the field.
+func fits(f *catalog.Field, v any) bool {
+	data, err := json.Marshal(v)
+	return err == nil && validate.CheckValue(f, "the value", data) == nil
 }
 
 // withNulls adds null for every optional field that args leaves out.

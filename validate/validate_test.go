@@ -1,4 +1,4 @@
-package runtime
+package validate
 
 import (
 	"errors"
@@ -372,6 +372,47 @@ func TestNewValidatorErrors(t *testing.T) {
 	}
 }
 
+// TestOptions covers the options that an envelope, such as the body of
+// POST /v1/call, compiles with: a raw field takes any JSON value as it is,
+// and problems about the message as a whole use its name.
+func TestOptions(t *testing.T) {
+	msg := &catalog.Message{Fields: []*catalog.Field{
+		valField("name", catalog.String),
+		valOpt(valField("arguments", catalog.String)),
+	}}
+	v, err := NewValidator(msg, Naming("the body", "is"), RawField("arguments", "an object, or a JSON string holding one"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ args, out, err string }{
+		{`{"name":"a","arguments":{"x":[1, {"y":null}]}}`, `{"name":"a","arguments":{"x":[1, {"y":null}]}}`, ""},
+		{`{"name":"a","arguments":"{\"x\":1}"}`, `{"name":"a","arguments":"{\"x\":1}"}`, ""},
+		{`{"name":"a","arguments":7}`, `{"name":"a","arguments":7}`, ""},
+		{`{"name":"a"`, "", "the body is not valid JSON: "},
+		{`[]`, "", "the body must be a JSON object, not an array"},
+		{`{"name":1}`, "", `field "name" must be a string, not the number 1`},
+	} {
+		out, err := v.Validate([]byte(tc.args))
+		switch {
+		case tc.err == "" && (err != nil || string(out) != tc.out):
+			t.Errorf("Validate(%s) = %s, %v; want %s", tc.args, out, err, tc.out)
+		case tc.err != "" && (err == nil || !strings.HasPrefix(err.Error(), tc.err)):
+			t.Errorf("Validate(%s) = %v; want an error starting %q", tc.args, err, tc.err)
+		}
+	}
+	// Without options, the same message is arguments, and "arguments" a string.
+	plain := mustNewValidator(t, msg)
+	if _, err := plain.Validate([]byte(`{"name":"a","arguments":{}}`)); err == nil || err.Error() != `field "arguments" must be a string, not an object` {
+		t.Errorf("without RawField: %v", err)
+	}
+	if _, err := plain.Validate([]byte(`[]`)); err == nil || err.Error() != "the arguments must be a JSON object, not an array" {
+		t.Errorf("without Naming: %v", err)
+	}
+	if _, err := NewValidator(msg, RawField("args", "anything")); err == nil || err.Error() != `RawField "args": the message has no such field` {
+		t.Errorf("RawField of a missing field: %v", err)
+	}
+}
+
 // TestValidateManyFields covers requests with more fields than the bit set holds
 // and than the linear lookup scans.
 func TestValidateManyFields(t *testing.T) {
@@ -531,6 +572,112 @@ func TestValidateReturnsArgumentsInPlace(t *testing.T) {
 		}
 		if cap(out) != len(out) {
 			t.Errorf("%s: cap %d, len %d: an append to the result could write into the caller's bytes", tt.args, cap(out), len(out))
+		}
+	}
+}
+
+// TestCheckValue checks single values, as the compiler checks a contract's
+// defaults and examples: each verdict and message must be Validate's for
+// the same value in arguments, but for the subject that names it.
+func TestCheckValue(t *testing.T) {
+	str := &catalog.Field{Name: "code", Type: catalog.String, MinLength: valInt(2), MaxLength: valInt(4), Pattern: "^[a-zé]+$"}
+	unit := &catalog.Field{Name: "unit", Type: catalog.String, Enum: []any{"celsius", "fahrenheit"}}
+	email := &catalog.Field{Name: "to", Type: catalog.String, Format: "email"}
+	at := &catalog.Field{Name: "at", Type: catalog.String, Format: "date-time"}
+	days := &catalog.Field{Name: "days", Type: catalog.Integer, Minimum: valFloat(1), Maximum: valFloat(14)}
+	level := &catalog.Field{Name: "level", Type: catalog.Integer, Enum: []any{int64(1), int64(2)}}
+	ratio := &catalog.Field{Name: "ratio", Type: catalog.Number, ExclusiveMinimum: valFloat(0), ExclusiveMaximum: valFloat(1)}
+	flag := &catalog.Field{Name: "flag", Type: catalog.Boolean}
+	hours := &catalog.Field{Name: "hours", Type: catalog.Array, Items: catalog.Integer, MinItems: valInt(1), MaxItems: valInt(3), UniqueItems: true}
+	tags := &catalog.Field{Name: "tags", Type: catalog.Array, Items: catalog.String, Enum: []any{"a", "b"}}
+
+	const subject = `default of request field "x" of tool "t"`
+	for _, tc := range []struct {
+		f     *catalog.Field
+		value string
+		want  string // the error's text, "" for valid
+	}{
+		{str, `"abc"`, ""},
+		{str, ` "éé" `, ""}, // lengths count characters, not bytes
+		{str, `"a"`, subject + " must be at least 2 characters long, not 1"},
+		{str, `"abcde"`, subject + " must be at most 4 characters long, not 5"},
+		{str, `"AB"`, subject + ` must match the regular expression ^[a-zé]+$, and "AB" does not`},
+		{str, `3`, subject + " must be a string, not the number 3"},
+		{str, `null`, subject + " must be a string, not null"},
+		{unit, `"celsius"`, ""},
+		{unit, `"kelvin"`, subject + ` must be one of ["celsius", "fahrenheit"], not "kelvin"`},
+		{email, `"a@example.com"`, ""},
+		{email, `"not-an-email"`, subject + ` must be an email address such as "ada@example.com" (format email), not "not-an-email"`},
+		{at, `"2026-01-02T03:04:05Z"`, ""},
+		{at, `"yesterday"`, subject + ` must be an RFC 3339 date-time such as "2026-05-01T09:30:00Z" (format date-time), not "yesterday"`},
+		{days, `3`, ""},
+		{days, `3.0`, ""}, // JSON has one number type; 3.0 is the integer 3
+		{days, `3.5`, subject + " must be an integer, not the number 3.5"},
+		{days, `0`, subject + " must be at least 1, not 0"},
+		{days, `15`, subject + " must be at most 14, not 15"},
+		{days, `"3"`, subject + ` must be an integer, not the string "3"`},
+		{level, `2.0`, ""},
+		{level, `3`, subject + " must be one of [1, 2], not 3"},
+		{ratio, `0.5`, ""},
+		{ratio, `0`, subject + " must be greater than 0, not 0"},
+		{ratio, `1`, subject + " must be less than 1, not 1"},
+		{flag, `false`, ""},
+		{flag, `"true"`, subject + ` must be a boolean, not the string "true"`},
+		{hours, `[1, 2]`, ""},
+		{hours, `[]`, subject + " must have at least 1 item, not 0"},
+		{hours, `[1,2,3,4]`, subject + " must have at most 3 items, not 4"},
+		{hours, `[1,"2"]`, "item at index 1 of " + subject + ` must be an integer, not the string "2"`},
+		{hours, `[1,1]`, subject + " must have unique items, but the items at indexes 0 and 1 are equal"},
+		{hours, `1`, subject + " must be an array of integers, not the number 1"},
+		{tags, `["a","c"]`, "item at index 1 of " + subject + ` must be one of ["a", "b"], not "c"`},
+		{tags, `["c", 1]`, "item at index 0 of " + subject + ` must be one of ["a", "b"], not "c"; item at index 1 of ` + subject + " must be a string, not the number 1"},
+		{flag, `true false`, subject + ` is not valid JSON: more data follows the value at offset 5, near "false"`},
+		{flag, `tru`, subject + ` is not valid JSON: expected a value at offset 0, near "tru"`},
+		{flag, ``, subject + ` is not valid JSON: expected the field's value, but the input ends`},
+	} {
+		err := CheckValue(tc.f, subject, []byte(tc.value))
+		got := ""
+		if err != nil {
+			got = err.Error()
+			var ve *ValidationError
+			if !errors.As(err, &ve) {
+				t.Errorf("CheckValue(%s, %s) = %T %v; want a *ValidationError", tc.f.Name, tc.value, err, err)
+			}
+		}
+		if got != tc.want {
+			t.Errorf("CheckValue(%s, %s) = %q\nwant %q", tc.f.Name, tc.value, got, tc.want)
+		}
+		// The same value in arguments: the same verdict and, where the
+		// value parses, the same problems, but for the subject.
+		if strings.Contains(tc.want, "not valid JSON") || tc.value == "null" {
+			continue
+		}
+		f := *tc.f
+		f.Required = true
+		_, verr := mustNewValidator(t, &catalog.Message{Fields: []*catalog.Field{&f}}).Validate([]byte(`{"` + f.Name + `":` + tc.value + `}`))
+		want := ""
+		if verr != nil {
+			want = strings.ReplaceAll(verr.Error(), `field "`+f.Name+`"`, subject)
+		}
+		if got != want {
+			t.Errorf("CheckValue(%s, %s) = %q, but Validate says %q", tc.f.Name, tc.value, got, want)
+		}
+	}
+	if err := CheckValue(&catalog.Field{Name: "a", Type: catalog.String, Format: "color"}, subject, []byte(`"red"`)); err == nil || err.Error() != `field "a": unknown format "color"` {
+		t.Errorf("CheckValue of a field that does not compile: %v", err)
+	}
+}
+
+// TestFormats holds the list that the compiler checks contracts against to
+// the formats that the validator asserts.
+func TestFormats(t *testing.T) {
+	names := Formats()
+	if len(names) != len(stringFormats) {
+		t.Errorf("Formats() lists %d formats, the validator has %d", len(names), len(stringFormats))
+	}
+	for _, name := range names {
+		if stringFormats[name] == nil {
+			t.Errorf("Formats() lists %q, which the validator does not assert", name)
 		}
 	}
 }

@@ -1,4 +1,16 @@
-package runtime
+// Package validate checks a tool's arguments, or any other flat message,
+// against its catalog.Message: the one judgement of "does this value fit
+// this field" in toolc. The runtime runs a Validator on every call's
+// arguments and structured result before anything else sees them, and the
+// compiler's default and example rules run the same code on the values a
+// contract spells out, so that `toolc check` and `toolc serve` cannot
+// disagree.
+//
+// NewValidator compiles a message once; Validator.Validate then checks raw
+// JSON against it without decoding it into Go values, and returns the
+// arguments with defaults applied, or a *ValidationError whose problems
+// name their fields in words a model can act on.
+package validate
 
 import (
 	"encoding/json"
@@ -180,8 +192,7 @@ const (
 	kindBoolean
 	kindArray
 	// kindJSON is any JSON value, copied as it is. No contract field has
-	// it: it is the arguments in the envelope of POST /v1/call (see
-	// newEnvelopeValidator), which the tool's own validator checks.
+	// it: see RawField.
 	kindJSON
 )
 
@@ -201,12 +212,48 @@ func kindOf(t catalog.Type) fieldKind {
 	return kindNone
 }
 
+// An Option changes how NewValidator compiles a message.
+type Option func(*options)
+
+type options struct {
+	whole, wholeIs string
+	// raw maps the fields that take any JSON value to what they hold, in
+	// words.
+	raw map[string]string
+}
+
+// Naming names the message as a whole in problems about it, noun and
+// verb: "the arguments" and "are" unless an option says otherwise ("the
+// arguments are not valid JSON").
+func Naming(noun, verb string) Option {
+	return func(o *options) { o.whole, o.wholeIs = noun, verb }
+}
+
+// RawField makes the named field take any JSON value, copied as it is,
+// whatever the type the message declares for it; what says what it holds,
+// for messages ("an object, or a JSON string holding one"). It is for an
+// envelope whose inner value another Validator checks, such as the
+// arguments in the body of POST /v1/call. No contract field is raw.
+func RawField(name, what string) Option {
+	return func(o *options) {
+		if o.raw == nil {
+			o.raw = map[string]string{}
+		}
+		o.raw[name] = what
+	}
+}
+
 // NewValidator compiles a request (or another flat message) for checking:
 // its patterns as RE2 regular expressions, its enums, bounds and defaults.
 // It fails on a message that the compiler would not have let through, such
-// as a pattern that does not compile or a field of unknown type.
-func NewValidator(req *catalog.Message) (*Validator, error) {
-	v := &Validator{byName: make(map[string]int, len(req.Fields)), whole: "the arguments", wholeIs: "are"}
+// as a pattern that does not compile or a field of unknown type, and on an
+// option that names a field the message does not have.
+func NewValidator(req *catalog.Message, opts ...Option) (*Validator, error) {
+	o := options{whole: "the arguments", wholeIs: "are"}
+	for _, opt := range opts {
+		opt(&o)
+	}
+	v := &Validator{byName: make(map[string]int, len(req.Fields)), whole: o.whole, wholeIs: o.wholeIs}
 	for _, f := range req.Fields {
 		fs, err := compileField(f)
 		if err != nil {
@@ -215,11 +262,20 @@ func NewValidator(req *catalog.Message) (*Validator, error) {
 		if _, dup := v.byName[f.Name]; dup {
 			return nil, fmt.Errorf("field %q is declared twice", f.Name)
 		}
+		if what, ok := o.raw[f.Name]; ok {
+			fs.t, fs.kindText = kindJSON, what
+			fs.compileMessages()
+		}
 		fs.index = len(v.fields)
 		v.byName[f.Name] = len(v.fields)
 		v.fields = append(v.fields, fs)
 		if fs.def != nil {
 			v.defaultsLen += 1 + len(fs.key) + len(fs.def)
+		}
+	}
+	for name := range o.raw {
+		if _, ok := v.byName[name]; !ok {
+			return nil, fmt.Errorf("RawField %q: the message has no such field", name)
 		}
 	}
 	v.perfectHash()
