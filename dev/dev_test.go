@@ -24,6 +24,7 @@ import (
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/lock"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
@@ -641,7 +642,7 @@ func TestSoak(t *testing.T) {
 	h := start(t, newProject(t))
 	contract := readFile(t, h.contract)
 
-	srv := runtime.NewMCPServer(h.rt, runtime.MCPOptions{})
+	srv := mcpserver.New(h.rt, mcpserver.Options{})
 	changed := make(chan struct{}, 1)
 	client := mcp.NewClient(&mcp.Implementation{Name: "soak"}, &mcp.ClientOptions{
 		ToolListChangedHandler: func(context.Context, *mcp.ToolListChangedRequest) {

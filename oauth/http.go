@@ -7,6 +7,8 @@ import (
 	"net/http"
 	"net/url"
 	"strings"
+
+	"github.com/toolc/toolc/internal/caller"
 )
 
 // MetadataPath is where RFC 9728 puts a resource's metadata; a resource
@@ -50,17 +52,14 @@ func (v *Verifier) MetadataHandler(scopes func() []string) http.Handler {
 	})
 }
 
-type callerKey struct{}
-
 // WithCaller returns ctx carrying the caller.
 func WithCaller(ctx context.Context, c *Caller) context.Context {
-	return context.WithValue(ctx, callerKey{}, c)
+	return caller.With(ctx, c)
 }
 
 // CallerFrom returns the caller that Middleware stored in ctx, or nil.
 func CallerFrom(ctx context.Context) *Caller {
-	c, _ := ctx.Value(callerKey{}).(*Caller)
-	return c
+	return caller.From(ctx)
 }
 
 // Middleware lets a request with a valid access token through, with its

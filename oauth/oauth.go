@@ -35,6 +35,8 @@ import (
 	"github.com/go-jose/go-jose/v4/jwt"
 	lru "github.com/hashicorp/golang-lru/v2"
 	"golang.org/x/sync/singleflight"
+
+	"github.com/toolc/toolc/internal/caller"
 )
 
 // Config configures a Verifier.
@@ -91,35 +93,10 @@ var algorithms = []jose.SignatureAlgorithm{
 	jose.ES256, jose.ES384, jose.ES512, jose.EdDSA,
 }
 
-// Caller is who a valid access token speaks for.
-type Caller struct {
-	// Subject is the token's sub: the user, or the client itself in the
-	// client credentials flow.
-	Subject string
-	// ClientID is the OAuth client the token was issued to (client_id,
-	// or azp).
-	ClientID string
-	// Scopes are the token's scopes.
-	Scopes []string
-	// Expiry is the token's exp.
-	Expiry time.Time
-}
-
-// Has reports whether the caller's token grants scope.
-func (c *Caller) Has(scope string) bool {
-	return c != nil && slices.Contains(c.Scopes, scope)
-}
-
-// Missing returns the scopes of need that the caller's token lacks.
-func (c *Caller) Missing(need []string) []string {
-	var out []string
-	for _, s := range need {
-		if !c.Has(s) {
-			out = append(out, s)
-		}
-	}
-	return out
-}
+// Caller is who a valid access token speaks for: its Subject, ClientID,
+// Scopes and Expiry. It is defined apart from the verification (in
+// internal/caller), so that the runtime, which reads it, links no JOSE.
+type Caller = caller.Caller
 
 // Verifier validates access tokens for one resource.
 type Verifier struct {

@@ -24,6 +24,7 @@ import (
 	"google.golang.org/grpc"
 
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 	pluginrpc "github.com/toolc/toolc/plugins/rpc"
@@ -177,7 +178,7 @@ func threadCPUTime() time.Duration {
 // a loop; calls/s is the throughput of all of them together.
 func BenchmarkMCPHTTP(b *testing.B) {
 	rt := newRuntime(b, runtime.Options{}, startFaulty(b))
-	ts := serveHTTP(b, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(b, rt, httpapi.Options{})
 	name := mcpName(b, "echo")
 	for _, clients := range []int{1, 8, 64} {
 		b.Run(map[int]string{1: "clients=1", 8: "clients=8", 64: "clients=64"}[clients], func(b *testing.B) {

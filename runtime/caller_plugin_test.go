@@ -17,6 +17,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/testsync"
 	"github.com/toolc/toolc/oauth"
 	pluginrpc "github.com/toolc/toolc/plugins/rpc"
@@ -45,7 +46,7 @@ func servePlugin(t *testing.T, cat *catalog.Catalog, d runtime.Dispatcher) (oaut
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveHTTP(t, rt, runtime.HTTPOptions{OAuth: v}).URL, serveHTTP(t, rt, runtime.HTTPOptions{Token: "s3cret"}).URL, iss
+	return serveHTTP(t, rt, httpapi.Options{OAuth: v}).URL, serveHTTP(t, rt, httpapi.Options{Token: "s3cret"}).URL, iss
 }
 
 // TestCallerAcrossPlugin: the README's handler (testdata/guarded/main.go),

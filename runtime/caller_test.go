@@ -11,6 +11,7 @@ import (
 	"github.com/go-jose/go-jose/v4"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -46,7 +47,7 @@ func TestCallerInProcess(t *testing.T) {
 
 	// A shared token says that the client knows it, not who it is.
 	rt, _ := guardedRuntime(t)
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{Token: "s3cret"})
+	ts := serveHTTP(t, rt, httpapi.Options{Token: "s3cret"})
 	r = do(t, "POST", ts.URL+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer s3cret"})
 	if res := decodeCall(t, r); len(res.Content) != 1 || res.Content[0].Text != "read_note n1" {
 		t.Errorf("/v1/call with --token: %+v, want no caller", res)

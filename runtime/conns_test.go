@@ -15,28 +15,30 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/testsync"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
 
 // serveLimited serves the test runtime with limits, on a real listener, as
 // toolc serve does, and returns its address.
-func serveLimited(t *testing.T, rt *runtime.Runtime, hopts runtime.HTTPOptions, l runtime.ConnLimits) string {
+func serveLimited(t *testing.T, rt *runtime.Runtime, hopts httpapi.Options, l httpapi.ConnLimits) string {
 	t.Helper()
 	addr, _ := serveLimitedMCP(t, rt, hopts, l)
 	return addr
 }
 
 // serveLimitedMCP is serveLimited that also returns the MCP server.
-func serveLimitedMCP(t *testing.T, rt *runtime.Runtime, hopts runtime.HTTPOptions, l runtime.ConnLimits) (string, *mcp.Server) {
+func serveLimitedMCP(t *testing.T, rt *runtime.Runtime, hopts httpapi.Options, l httpapi.ConnLimits) (string, *mcp.Server) {
 	t.Helper()
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{})
+	srv := mcpserver.New(rt, mcpserver.Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := runtime.NewHTTPServer(runtime.NewHTTPHandler(rt, srv, hopts), l)
-	go hs.Serve(runtime.LimitListener(ln, l))
+	hs := httpapi.NewHTTPServer(httpapi.NewHandler(rt, srv, hopts), l)
+	go hs.Serve(httpapi.LimitListener(ln, l))
 	t.Cleanup(func() { hs.Close() })
 	return ln.Addr().String(), srv
 }
@@ -67,9 +69,9 @@ func errorsAs(err error, ne *net.Error) bool {
 func TestConnectionLimits(t *testing.T) {
 	p := startFaulty(t)
 	rt := newRuntime(t, runtime.Options{CallTimeout: 10 * time.Second}, p)
-	l := runtime.ConnLimits{ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
+	l := httpapi.ConnLimits{ReadTimeout: 300 * time.Millisecond, WriteTimeout: 300 * time.Millisecond,
 		IdleTimeout: 300 * time.Millisecond, CallTimeout: 10 * time.Second, MaxConns: 4}
-	addr := serveLimited(t, rt, runtime.HTTPOptions{}, l)
+	addr := serveLimited(t, rt, httpapi.Options{}, l)
 
 	t.Run("slow body", func(t *testing.T) {
 		conn, err := net.Dial("tcp", addr)
@@ -198,7 +200,7 @@ func TestSessionLimits(t *testing.T) {
 	}
 
 	t.Run("cap", func(t *testing.T) {
-		addr, srv := serveLimitedMCP(t, rt, runtime.HTTPOptions{MaxSessions: 3}, runtime.ConnLimits{})
+		addr, srv := serveLimitedMCP(t, rt, httpapi.Options{MCP: mcpserver.HTTPOptions{MaxSessions: 3}}, httpapi.ConnLimits{})
 		busy := connect(t, addr)
 		calls := make(chan error, 1)
 		go func() {
@@ -230,7 +232,7 @@ func TestSessionLimits(t *testing.T) {
 	})
 
 	t.Run("idle timeout", func(t *testing.T) {
-		addr := serveLimited(t, rt, runtime.HTTPOptions{SessionIdleTimeout: 300 * time.Millisecond}, runtime.ConnLimits{})
+		addr := serveLimited(t, rt, httpapi.Options{MCP: mcpserver.HTTPOptions{SessionIdleTimeout: 300 * time.Millisecond}}, httpapi.ConnLimits{})
 		s := connect(t, addr)
 		if !alive(s) {
 			t.Fatal("a new session is not alive")
@@ -248,7 +250,7 @@ func TestSessionLimits(t *testing.T) {
 func TestNotificationStreamOutlivesWriteTimeout(t *testing.T) {
 	p := startFaulty(t)
 	rt := newRuntime(t, runtime.Options{CallTimeout: 200 * time.Millisecond}, p)
-	addr := serveLimited(t, rt, runtime.HTTPOptions{}, runtime.ConnLimits{WriteTimeout: 200 * time.Millisecond, CallTimeout: 200 * time.Millisecond})
+	addr := serveLimited(t, rt, httpapi.Options{}, httpapi.ConnLimits{WriteTimeout: 200 * time.Millisecond, CallTimeout: 200 * time.Millisecond})
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": map[string]any{
 		"_meta": meta2026("2026-07-28"), "notifications": map[string]any{"toolsListChanged": true},
 	}})

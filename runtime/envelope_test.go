@@ -16,6 +16,8 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -35,7 +37,7 @@ var envelopeCatalog = sync.OnceValues(func() (*catalog.Catalog, error) {
 	return res.Catalog, nil
 })
 
-func envelopeHandler(t testing.TB, opts runtime.Options, httpOpts ...runtime.HTTPOptions) http.Handler {
+func envelopeHandler(t testing.TB, opts runtime.Options, httpOpts ...httpapi.Options) http.Handler {
 	t.Helper()
 	cat, err := envelopeCatalog()
 	if err != nil {
@@ -52,8 +54,8 @@ func envelopeHandler(t testing.TB, opts runtime.Options, httpOpts ...runtime.HTT
 	)}); err != nil {
 		t.Fatal(err)
 	}
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1"})
-	return runtime.NewHTTPHandler(rt, srv, append(httpOpts, runtime.HTTPOptions{})[0])
+	srv := mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1"})
+	return httpapi.NewHandler(rt, srv, append(httpOpts, httpapi.Options{})[0])
 }
 
 // postCall sends body to /v1/call through h, in process.

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -18,12 +19,12 @@ func TestExposed(t *testing.T) {
 		":8931":                true, "0.0.0.0:8931": true, "[::]:8931": true, "10.0.0.1:8931": true, "[2001:db8::1]:1": true,
 		"192.168.1.5:0": true,
 	} {
-		got, err := runtime.Exposed(context.Background(), addr)
+		got, err := httpapi.Exposed(context.Background(), addr)
 		if err != nil || got != want {
 			t.Errorf("Exposed(%q) = %v, %v; want %v", addr, got, err, want)
 		}
 	}
-	if _, err := runtime.Exposed(context.Background(), "no-port"); err == nil {
+	if _, err := httpapi.Exposed(context.Background(), "no-port"); err == nil {
 		t.Error("an address without a port passes")
 	}
 }
@@ -58,7 +59,7 @@ func TestHTTPRebindingExposed(t *testing.T) {
 			t.Errorf("Host %s without a token: %d %s", host, w.Code, w.Body)
 		}
 	}
-	guarded := envelopeHandler(t, runtime.Options{}, runtime.HTTPOptions{Token: "s3cret"})
+	guarded := envelopeHandler(t, runtime.Options{}, httpapi.Options{Token: "s3cret"})
 	for _, host := range []string{"toolc.internal:8931", "192.168.1.5:8931"} {
 		if w := send(guarded, host, "s3cret"); w.Code != http.StatusOK {
 			t.Errorf("Host %s with the token: %d %s", host, w.Code, w.Body)

@@ -14,6 +14,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -92,7 +93,7 @@ func decodeCall(t testing.TB, r httpResult) callResponse {
 
 func TestHTTPTools(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	project := func(cat *catalog.Catalog, target catalog.Target, strict bool) any {
 		t.Helper()
 		data, err := cat.ProjectJSON(target, catalog.ProjectOptions{Strict: strict})
@@ -159,7 +160,7 @@ func must[T any](v T, err error) T {
 
 func TestHTTPCall(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{MaxArgumentBytes: 1024}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	post := func(body string) httpResult {
 		t.Helper()
 		return do(t, "POST", ts.URL+"/v1/call", body, nil)
@@ -214,7 +215,7 @@ func TestHTTPCall(t *testing.T) {
 
 func TestHTTPHealthAndMetrics(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{Token: "secret"})
+	ts := serveHTTP(t, rt, httpapi.Options{Token: "secret"})
 
 	// /healthz needs no token, as probes have none, but without it says
 	// only that the server is up: which contracts it serves is the
@@ -292,7 +293,7 @@ func TestHTTPHealthAndMetrics(t *testing.T) {
 
 func TestHTTPOrigin(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{AllowedOrigins: []string{"http://localhost:6274"}})
+	ts := serveHTTP(t, rt, httpapi.Options{AllowedOrigins: []string{"http://localhost:6274"}})
 	host := strings.TrimPrefix(ts.URL, "http://")
 	callBody := `{"name": "echo", "arguments": {"text": "hi"}}`
 	initBody := `{"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {"protocolVersion": "2025-06-18", "capabilities": {}, "clientInfo": {"name": "curl", "version": "1"}}}`
@@ -330,7 +331,7 @@ func TestHTTPOrigin(t *testing.T) {
 // loopback names through.
 func TestHTTPRebinding(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	port := ts.URL[strings.LastIndexByte(ts.URL, ':')+1:]
 	send := func(method, path, host, body string) httpResult {
 		t.Helper()
@@ -376,7 +377,7 @@ func (b bearerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 
 func TestHTTPToken(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{Token: "s3cret"})
+	ts := serveHTTP(t, rt, httpapi.Options{Token: "s3cret"})
 	callBody := `{"name": "echo", "arguments": {"text": "hi"}}`
 
 	for _, h := range []map[string]string{

@@ -19,6 +19,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/testsync"
 	"github.com/toolc/toolc/plugins"
 	pluginrpc "github.com/toolc/toolc/plugins/rpc"
@@ -460,7 +461,7 @@ func TestCancelledCallsAreCounted(t *testing.T) {
 	}
 	cancel()
 
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	client := &http.Client{Timeout: 200 * time.Millisecond}
 	if resp, err := client.Post(ts.URL+"/v1/call", "application/json", strings.NewReader(`{"name":"sleep","arguments":{"ms":60000}}`)); err == nil {
 		resp.Body.Close()

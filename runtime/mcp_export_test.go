@@ -15,6 +15,8 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -48,8 +50,8 @@ func TestMCPListIsTheExport(t *testing.T) {
 	if _, err := rt.Swap(cat, dispatchers); err != nil {
 		t.Fatal(err)
 	}
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1"})
-	ts := httptest.NewServer(runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{}))
+	srv := mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1"})
+	ts := httptest.NewServer(httpapi.NewHandler(rt, srv, httpapi.Options{}))
 	defer ts.Close()
 
 	tap := &resultTap{Transport: &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}}

@@ -18,6 +18,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 
 	"github.com/toolc/toolc/internal/testsync"
@@ -137,10 +139,10 @@ func (w *wireLog) seen() (versions, sessions []string) {
 }
 
 // serveHTTP serves rt over HTTP, MCP included, for the test's duration.
-func serveHTTP(t testing.TB, rt *runtime.Runtime, opts runtime.HTTPOptions) *httptest.Server {
+func serveHTTP(t testing.TB, rt *runtime.Runtime, opts httpapi.Options) *httptest.Server {
 	t.Helper()
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1"})
-	ts := httptest.NewServer(runtime.NewHTTPHandler(rt, srv, opts))
+	srv := mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1"})
+	ts := httptest.NewServer(httpapi.NewHandler(rt, srv, opts))
 	t.Cleanup(ts.Close)
 	return ts
 }
@@ -226,7 +228,7 @@ func mcpText(res *mcp.CallToolResult) string {
 // same endpoint, a legacy one in a session, a 2026-07-28 one without.
 func TestMCPOverHTTP(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) { testMCPOverHTTP(t, ts, connectMCPAt(t, ts.URL, rev)) })
 	}
@@ -355,7 +357,7 @@ func testMCPOverHTTP(t *testing.T, ts *httptest.Server, c *mcpClient) {
 
 	t.Run("timeout", func(t *testing.T) {
 		rt := newRuntime(t, runtime.Options{CallTimeout: 100 * time.Millisecond}, startFaulty(t))
-		c := connectMCP(t, serveHTTP(t, rt, runtime.HTTPOptions{}).URL)
+		c := connectMCP(t, serveHTTP(t, rt, httpapi.Options{}).URL)
 		res, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: mcpName(t, "hang"), Arguments: map[string]any{}})
 		if err != nil || !res.IsError || !strings.Contains(mcpText(res), "did not finish within 100ms") {
 			t.Errorf("hang = %v (%q), %v", res, mcpText(res), err)
@@ -374,7 +376,7 @@ func TestMCPFollowsSwaps(t *testing.T) {
 func testMCPFollowsSwaps(t *testing.T, rev string) {
 	p := startFaulty(t)
 	rt := newRuntime(t, runtime.Options{}, p)
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	c := connectMCPAt(t, ts.URL, rev)
 	// A client of the other revision on the same endpoint, at the same time.
 	other := connectMCPAt(t, ts.URL, revisions[0])
@@ -452,7 +454,7 @@ func testMCPFollowsSwaps(t *testing.T, rev string) {
 func TestConcurrentSwapsMCPList(t *testing.T) {
 	setup(t)
 	rt := runtime.New(runtime.Options{})
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	c := connectMCP(t, ts.URL)
 	local := runtime.Local(inprocHandlers()...)
 	a, err := fixture.cat.Select("add")
@@ -501,7 +503,7 @@ func ptr[T any](v T) *T { return &v }
 // balancer, clients still list and call tools.
 func TestMCPStateless(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{Stateless: true})
+	ts := serveHTTP(t, rt, httpapi.Options{MCP: mcpserver.HTTPOptions{Stateless: true}})
 	c := connectMCP(t, ts.URL)
 	wantToolList(t, c, fixture.cat)
 	for range 3 {

@@ -22,6 +22,8 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -110,9 +112,9 @@ func (a *askers) handlers() []plugins.Handler {
 }
 
 // serveAsk serves the ask service in process over HTTP.
-func serveAsk(t testing.TB, opts runtime.MCPOptions, httpOpts ...runtime.HTTPOptions) (*httptest.Server, *askers) {
+func serveAsk(t testing.TB, opts mcpserver.Options, httpOpts ...httpapi.Options) (*httptest.Server, *askers) {
 	t.Helper()
-	ho := runtime.HTTPOptions{}
+	ho := httpapi.Options{}
 	if len(httpOpts) > 0 {
 		ho = httpOpts[0]
 	}
@@ -121,7 +123,7 @@ func serveAsk(t testing.TB, opts runtime.MCPOptions, httpOpts ...runtime.HTTPOpt
 	if _, err := rt.Swap(askCatalog(t), map[string]runtime.Dispatcher{"ask": runtime.Local(a.handlers()...)}); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(runtime.NewHTTPHandler(rt, runtime.NewMCPServer(rt, opts), ho))
+	ts := httptest.NewServer(httpapi.NewHandler(rt, mcpserver.New(rt, opts), ho))
 	t.Cleanup(ts.Close)
 	return ts, a
 }
@@ -184,7 +186,7 @@ func answeringClient(t testing.TB, url, revision string, asked *atomic.Int64, ro
 // 2026-07-28 gets InputRequiredResults and calls again; a client of
 // 2025-11-25 is asked over its session. Either way the tool finishes.
 func TestAskRoundTrips(t *testing.T) {
-	ts, a := serveAsk(t, runtime.MCPOptions{})
+	ts, a := serveAsk(t, mcpserver.Options{})
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
 			var asked atomic.Int64
@@ -229,7 +231,7 @@ func TestAskRoundTrips(t *testing.T) {
 // TestAskMissingCapability: a client without elicitation gets MCP's
 // MissingRequiredClientCapability error naming it, in both revisions.
 func TestAskMissingCapability(t *testing.T) {
-	ts, a := serveAsk(t, runtime.MCPOptions{})
+	ts, a := serveAsk(t, mcpserver.Options{})
 	for _, rev := range revisions {
 		c := connectMCPAt(t, ts.URL, rev) // declares roots only
 		_, err := c.session.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{}})
@@ -251,7 +253,7 @@ func TestAskMissingCapability(t *testing.T) {
 
 	// With --stateless a legacy client has no session to be asked over,
 	// even when it declares elicitation: the ask fails in the same way.
-	ts, _ = serveAsk(t, runtime.MCPOptions{}, runtime.HTTPOptions{Stateless: true})
+	ts, _ = serveAsk(t, mcpserver.Options{}, httpapi.Options{MCP: mcpserver.HTTPOptions{Stateless: true}})
 	var asked atomic.Int64
 	s := answeringClient(t, ts.URL, "2025-11-25", &asked, &retries{next: http.DefaultTransport})
 	_, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "greet", Arguments: map[string]any{}})
@@ -302,10 +304,10 @@ func firstRound(t *testing.T, url string, args map[string]any) string {
 // from a replica that shares the key is accepted.
 func TestRequestStateBadInput(t *testing.T) {
 	secret := []byte("a shared secret of at least thirty-two bytes")
-	ts, a := serveAsk(t, runtime.MCPOptions{StateSecret: secret})
-	replica, _ := serveAsk(t, runtime.MCPOptions{StateSecret: secret})
-	stranger, _ := serveAsk(t, runtime.MCPOptions{StateSecret: []byte("another secret, also thirty-two bytes long")})
-	expiring, _ := serveAsk(t, runtime.MCPOptions{StateSecret: secret, StateTTL: time.Nanosecond})
+	ts, a := serveAsk(t, mcpserver.Options{StateSecret: secret})
+	replica, _ := serveAsk(t, mcpserver.Options{StateSecret: secret})
+	stranger, _ := serveAsk(t, mcpserver.Options{StateSecret: []byte("another secret, also thirty-two bytes long")})
+	expiring, _ := serveAsk(t, mcpserver.Options{StateSecret: secret, StateTTL: time.Nanosecond})
 
 	state := firstRound(t, ts.URL, map[string]any{})
 	mid := len(state) / 2
@@ -379,7 +381,7 @@ func TestRequestStateBadInput(t *testing.T) {
 // need"). Answers that fit a chain of questions finish the call in one
 // request.
 func TestAnswersWithoutState(t *testing.T) {
-	ts, a := serveAsk(t, runtime.MCPOptions{})
+	ts, a := serveAsk(t, mcpserver.Options{})
 	extra := map[string]any{
 		"name":               ada["name"],
 		"unknown_extra_key":  map[string]any{"action": "accept", "content": map[string]any{"foo": "bar"}},
@@ -413,7 +415,7 @@ func TestAnswersWithoutState(t *testing.T) {
 // round 3 inside the sealed state, not from the client: the last round
 // carries only the answer to its own question.
 func TestRequestStateCarriesEarlierAnswers(t *testing.T) {
-	ts, _ := serveAsk(t, runtime.MCPOptions{})
+	ts, _ := serveAsk(t, mcpserver.Options{})
 	r := rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, "", nil), v2026)
 	s1, _ := r.Result["requestState"].(string)
 	r = rpc(t, ts.URL, "tools/call", callParams("steps", map[string]any{}, s1, map[string]any{"step1": ada["name"]}), v2026)
@@ -439,7 +441,7 @@ func TestRequestStateCarriesEarlierAnswers(t *testing.T) {
 // one request and an elicitation/create over the session. Handlers run in
 // process; with a plugin each round adds one plugin call.
 func BenchmarkMRTRRound(b *testing.B) {
-	ts, _ := serveAsk(b, runtime.MCPOptions{})
+	ts, _ := serveAsk(b, mcpserver.Options{})
 	for _, rev := range revisions {
 		b.Run("rev="+rev, func(b *testing.B) {
 			var asked atomic.Int64
@@ -485,7 +487,7 @@ func TestRequestStateBoundToCaller(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ts, a := serveAsk(t, runtime.MCPOptions{}, runtime.HTTPOptions{OAuth: v})
+	ts, a := serveAsk(t, mcpserver.Options{}, httpapi.Options{OAuth: v})
 	as := func(token string) map[string]string {
 		return map[string]string{"MCP-Protocol-Version": "2026-07-28", "Authorization": "Bearer " + token}
 	}

@@ -16,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -79,7 +80,7 @@ func toolcMCPServer(b *testing.B, d runtime.Dispatcher) string {
 	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"faulty": d}); err != nil {
 		b.Fatal(err)
 	}
-	return serveHTTP(b, rt, runtime.HTTPOptions{}).URL + "/mcp"
+	return serveHTTP(b, rt, httpapi.Options{}).URL + "/mcp"
 }
 
 // refMCPServer serves say from a plain go-sdk server, with the tool's MCP

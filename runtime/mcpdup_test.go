@@ -5,6 +5,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -14,7 +15,7 @@ import (
 // that allowlists tools may have read the first.
 func TestMCPDuplicateKeys(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	add := mcpName(t, "add")
 	meta, _ := json.Marshal(meta2026("2026-07-28"))
 	modern := map[string]string{"Accept": "application/json, text/event-stream", "Content-Type": "application/json",

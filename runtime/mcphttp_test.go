@@ -15,6 +15,8 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -78,9 +80,9 @@ func rpc(t testing.TB, url, method string, params map[string]any, header map[str
 // without its header, with the spec's errors.
 func TestMCPEndpointRevisions(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1", ListTTL: 90 * time.Second})
+	srv := mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1", ListTTL: 90 * time.Second})
 	for _, stateless := range []bool{false, true} {
-		ts := httptest.NewServer(runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{Stateless: stateless}))
+		ts := httptest.NewServer(httpapi.NewHandler(rt, srv, httpapi.Options{MCP: mcpserver.HTTPOptions{Stateless: stateless}}))
 		t.Cleanup(ts.Close)
 		v2026 := map[string]string{"MCP-Protocol-Version": "2026-07-28"}
 
@@ -147,8 +149,8 @@ func TestMCPEndpointRevisions(t *testing.T) {
 // results carry the caching hints the server was given.
 func TestMCPDeclaresWhatItServes(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1", ListTTL: 90 * time.Second})
-	ts := httptest.NewServer(runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{}))
+	srv := mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1", ListTTL: 90 * time.Second})
+	ts := httptest.NewServer(httpapi.NewHandler(rt, srv, httpapi.Options{}))
 	t.Cleanup(ts.Close)
 	v2026 := map[string]string{"MCP-Protocol-Version": "2026-07-28"}
 	want := map[string]any{"tools": map[string]any{"listChanged": true}, "logging": map[string]any{}}
@@ -195,7 +197,7 @@ func TestMCPDeclaresWhatItServes(t *testing.T) {
 func TestMCPListenStream(t *testing.T) {
 	p := startFaulty(t)
 	rt := newRuntime(t, runtime.Options{}, p)
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	body, _ := json.Marshal(map[string]any{"jsonrpc": "2.0", "id": "listen-1", "method": "subscriptions/listen", "params": map[string]any{
 		"_meta":         meta2026("2026-07-28"),
 		"notifications": map[string]any{"toolsListChanged": true, "promptsListChanged": true},
@@ -277,7 +279,7 @@ func TestMCPListenStream(t *testing.T) {
 // never runs.
 func TestMCPParamHeaders(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	name := mcpName(t, "route")
 
 	// The projection declares the headers.
@@ -339,7 +341,7 @@ func TestMCPParamHeaders(t *testing.T) {
 // get an error status, not a hang or a panic, and the server goes on.
 func TestMCPEndpointBadBodies(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	h := map[string]string{"Accept": "application/json, text/event-stream"}
 	huge := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"x":"` + strings.Repeat("x", mcp.DefaultMaxRequestBodyBytes) + `"}}`
 	if r := do(t, "POST", ts.URL+"/mcp", huge, h); r.status != http.StatusRequestEntityTooLarge {

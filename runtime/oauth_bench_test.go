@@ -13,6 +13,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -49,13 +51,13 @@ func callAuthSetup(b *testing.B) (tokenH, oauthH, quietH, longH http.Handler, rs
 		b.Fatal(err)
 	}
 	scopes := "notes:use notes:read"
-	handler := func(rt *runtime.Runtime, opts runtime.HTTPOptions) http.Handler {
-		return runtime.NewHTTPHandler(rt, runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1"}), opts)
+	handler := func(rt *runtime.Runtime, opts httpapi.Options) http.Handler {
+		return httpapi.NewHandler(rt, mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1"}), opts)
 	}
 	rs, es = iss.token(b, jose.RS256, "alice", scopes), iss.token(b, jose.ES256, "alice", scopes)
 	long = strings.Repeat("t", len(es))
-	return handler(rt, runtime.HTTPOptions{Token: "s3cret-token"}), handler(rt, runtime.HTTPOptions{OAuth: v}), handler(quiet, runtime.HTTPOptions{OAuth: v}),
-		handler(rt, runtime.HTTPOptions{Token: long}), rs, es, long
+	return handler(rt, httpapi.Options{Token: "s3cret-token"}), handler(rt, httpapi.Options{OAuth: v}), handler(quiet, httpapi.Options{OAuth: v}),
+		handler(rt, httpapi.Options{Token: long}), rs, es, long
 }
 
 func serve(b *testing.B, h http.Handler) string {

@@ -13,6 +13,8 @@ import (
 	"github.com/go-jose/go-jose/v4"
 
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -51,8 +53,8 @@ func TestAuthCallCost(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	handler := func(opts runtime.HTTPOptions) http.Handler {
-		return runtime.NewHTTPHandler(rt, runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1"}), opts)
+	handler := func(opts httpapi.Options) http.Handler {
+		return httpapi.NewHandler(rt, mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1"}), opts)
 	}
 	call := func(h http.Handler, token string) func() {
 		return func() {
@@ -65,8 +67,8 @@ func TestAuthCallCost(t *testing.T) {
 			}
 		}
 	}
-	withToken := call(handler(runtime.HTTPOptions{Token: "s3cret-token"}), "s3cret-token")
-	withOAuth := call(handler(runtime.HTTPOptions{OAuth: v}), iss.token(t, jose.ES256, "alice", "notes:use notes:read"))
+	withToken := call(handler(httpapi.Options{Token: "s3cret-token"}), "s3cret-token")
+	withOAuth := call(handler(httpapi.Options{OAuth: v}), iss.token(t, jose.ES256, "alice", "notes:use notes:read"))
 
 	withToken()
 	if audit.Len() != 0 {

@@ -22,7 +22,9 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/testsync"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -119,7 +121,7 @@ func guardedServer(t testing.TB, opts ...runtime.Options) (string, *testIssuer, 
 	if err != nil {
 		t.Fatal(err)
 	}
-	return serveHTTP(t, rt, runtime.HTTPOptions{OAuth: v}).URL, iss, audit
+	return serveHTTP(t, rt, httpapi.Options{OAuth: v}).URL, iss, audit
 }
 
 // guardedRuntime is guardedServer's runtime, and its audit log.
@@ -352,7 +354,7 @@ func TestOAuthSessionCap(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	url := serveHTTP(t, rt, runtime.HTTPOptions{OAuth: v, MaxSessions: 2}).URL
+	url := serveHTTP(t, rt, httpapi.Options{OAuth: v, MCP: mcpserver.HTTPOptions{MaxSessions: 2}}).URL
 	as := func(sub string) map[string]string {
 		return map[string]string{"Authorization": "Bearer " + iss.token(t, jose.RS256, sub, "notes:use"), "Accept": "application/json, text/event-stream"}
 	}

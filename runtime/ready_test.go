@@ -9,6 +9,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -18,8 +19,8 @@ import (
 func TestGate(t *testing.T) {
 	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
 	for _, loadErr := range []error{nil, errors.New("the handler did not build")} {
-		srv := runtime.NewMCPServer(rt, runtime.MCPOptions{})
-		gate := runtime.NewGate()
+		srv := mcpserver.New(rt, mcpserver.Options{})
+		gate := mcpserver.NewGate()
 		srv.AddReceivingMiddleware(gate.Hold)
 		serverT, clientT := mcp.NewInMemoryTransports()
 		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)

@@ -8,8 +8,15 @@
 //	res, err := rt.Call(ctx, "query_weather", []byte(`{"city":"Berlin"}`))
 //
 // A reload builds a new snapshot and swaps it in atomically; calls already
-// running finish on the snapshot they started with. The MCP server and the
-// function-call API in this package serve whatever snapshot is current.
+// running finish on the snapshot they started with.
+//
+// This package is the core that every way of calling a tool shares: the
+// snapshot, the call slots, the drain, the scope policy for OAuth callers,
+// and the call's span. The transports are packages of their own, which
+// serve whatever snapshot is current: mcpserver (MCP, over stdio and
+// Streamable HTTP) and httpapi (the HTTP server: the function-call API,
+// health, metrics, and the guards in front of MCP). A service that calls
+// its tools in process links neither: no MCP SDK, no Prometheus, no JOSE.
 package runtime
 
 import (
@@ -30,11 +37,14 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/caller"
 	"github.com/toolc/toolc/internal/lazydeadline"
-	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/validate"
 )
+
+// DefaultCallTimeout is the default of Options.CallTimeout.
+const DefaultCallTimeout = 30 * time.Second
 
 // Options bound what a call may cost. Zero values take the defaults.
 type Options struct {
@@ -53,7 +63,7 @@ type Options struct {
 	// Logger receives the runtime's own log lines. Default: discard.
 	Logger *slog.Logger
 	// Audit receives one line per call of an OAuth caller (see
-	// HTTPOptions.OAuth), at level Info: kept apart from Logger, whose
+	// httpapi.Options.OAuth, and Runtime.Audit), at level Info: kept apart from Logger, whose
 	// level a server sets for its own noise. Default: Logger.
 	Audit *slog.Logger
 	// TracerProvider, if set, traces every call: a server span per call
@@ -111,13 +121,15 @@ type Runtime struct {
 	// auditLog writes the audit lines (see auditCall).
 	auditLog *slog.Logger
 	snap     atomic.Pointer[Snapshot]
-	metrics  *metrics
 	// tracing is nil when tracing is off.
 	tracing *tracing
 	// slots holds each service's call slots, by service name. A service
 	// keeps its slots across swaps, so that a reload neither frees the
 	// slots of calls still running nor doubles the limit. Guarded by mu.
 	slots map[string]chan struct{}
+	// stats holds each tool's counts (see Stats), by function name, kept
+	// across swaps as the slots are. Guarded by mu.
+	stats map[string]*toolStats
 	// inflight counts the calls under way, and draining refuses new ones
 	// once Drain began (see Drain for why the two suffice).
 	inflight atomic.Int64
@@ -138,9 +150,9 @@ type Runtime struct {
 // New returns a runtime with an empty snapshot.
 func New(opts Options) *Runtime {
 	opts = opts.withDefaults()
-	rt := &Runtime{opts: opts, auditLog: auditLogger(opts), slots: map[string]chan struct{}{}, metrics: newMetrics(), tracing: newTracing(opts.TracerProvider)}
+	rt := &Runtime{opts: opts, auditLog: auditLogger(opts), slots: map[string]chan struct{}{}, stats: map[string]*toolStats{}, tracing: newTracing(opts.TracerProvider)}
 	rt.callIDPrefix = "call-" + strconv.FormatInt(time.Now().UnixNano(), 10) + "-"
-	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil, nil)
+	empty, _ := newSnapshot(&catalog.Catalog{Services: []*catalog.Service{}}, nil, rt)
 	rt.snap.Store(empty)
 	return rt
 }
@@ -148,8 +160,11 @@ func New(opts Options) *Runtime {
 // Snapshot returns the current snapshot.
 func (rt *Runtime) Snapshot() *Snapshot { return rt.snap.Load() }
 
+// Options returns the runtime's options, with the defaults filled in.
+func (rt *Runtime) Options() Options { return rt.opts }
+
 // OnSwap registers f to run after every swap, with the new snapshot; the
-// MCP server uses it to update its tool list and notify clients. f runs at
+// MCP server (package mcpserver) uses it to update its tool list and notify clients. f runs at
 // once with the current snapshot. Watchers run one swap at a time, in the
 // order of the swaps, so f must not call Swap or OnSwap.
 func (rt *Runtime) OnSwap(f func(*Snapshot)) {
@@ -166,7 +181,7 @@ func (rt *Runtime) OnSwap(f func(*Snapshot)) {
 // service has no dispatcher or its dispatcher lacks a handler for one of
 // the service's tools. It returns the snapshot it replaced.
 func (rt *Runtime) Swap(cat *catalog.Catalog, dispatchers map[string]Dispatcher) (*Snapshot, error) {
-	s, err := newSnapshot(cat, dispatchers, rt.serviceSlots)
+	s, err := newSnapshot(cat, dispatchers, rt)
 	if err != nil {
 		return nil, err
 	}
@@ -203,16 +218,15 @@ type Snapshot struct {
 }
 
 type entry struct {
-	service  *catalog.Service
-	tool     *catalog.Tool
-	mcpName  string
+	ToolInfo
 	args     *validate.Validator
 	result   *validate.Validator // nil without response fields
 	dispatch Dispatcher
 	slots    chan struct{} // the service's, shared by its tools
+	stats    *toolStats
 }
 
-func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots func(string) chan struct{}) (*Snapshot, error) {
+func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, rt *Runtime) (*Snapshot, error) {
 	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}}
 	var problems []string
 	for _, svc := range cat.Services {
@@ -238,20 +252,20 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots 
 			if err != nil {
 				return nil, fmt.Errorf("tool %q: %v", t.Name, err)
 			}
-			e := &entry{service: svc, tool: t, mcpName: t.ExposedMCPName(svc.Name), args: args, dispatch: d, slots: slots(svc.Name)}
+			e := &entry{ToolInfo: ToolInfo{Service: svc, Tool: t, MCPName: t.ExposedMCPName(svc.Name)}, args: args, dispatch: d, slots: rt.serviceSlots(svc.Name), stats: rt.toolStats(t.Name)}
 			if t.Response != nil {
 				if e.result, err = validate.NewValidator(t.Response); err != nil {
 					return nil, fmt.Errorf("tool %q response: %v", t.Name, err)
 				}
 			}
 			if prev := s.byName[t.Name]; prev != nil {
-				return nil, fmt.Errorf("tool %q is declared by services %q and %q", t.Name, prev.service.Name, svc.Name)
+				return nil, fmt.Errorf("tool %q is declared by services %q and %q", t.Name, prev.Service.Name, svc.Name)
 			}
 			if err := s.checkNames(e); err != nil {
 				return nil, err
 			}
 			s.byName[t.Name] = e
-			s.byMCP[e.mcpName] = e
+			s.byMCP[e.MCPName] = e
 		}
 	}
 	if len(problems) > 0 {
@@ -266,11 +280,11 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, slots 
 // unique-name and mcp-name rules refuse such a contract; this holds a
 // catalog that did not come through them (a hand-edited file) to the same.
 func (s *Snapshot) checkNames(e *entry) error {
-	for _, name := range []string{e.tool.Name, e.mcpName} {
+	for _, name := range []string{e.Tool.Name, e.MCPName} {
 		for _, prev := range []*entry{s.byName[name], s.byMCP[name]} {
 			if prev != nil {
 				return fmt.Errorf("tool %q of service %q (MCP name %q) and tool %q of service %q (MCP name %q) can both be called as %q: the names a client can call, function names and MCP names, must be unique across the catalog",
-					prev.tool.Name, prev.service.Name, prev.mcpName, e.tool.Name, e.service.Name, e.mcpName, name)
+					prev.Tool.Name, prev.Service.Name, prev.MCPName, e.Tool.Name, e.Service.Name, e.MCPName, name)
 			}
 		}
 	}
@@ -285,14 +299,38 @@ func (s *Snapshot) lookup(name string) *entry {
 	return s.byMCP[name]
 }
 
+// ByName finds a tool by its function name.
+func (s *Snapshot) ByName(name string) (ToolInfo, bool) {
+	if e := s.byName[name]; e != nil {
+		return e.ToolInfo, true
+	}
+	return ToolInfo{}, false
+}
+
+// ByMCPName finds a tool by its MCP name, as an MCP client calls it.
+func (s *Snapshot) ByMCPName(name string) (ToolInfo, bool) {
+	if e := s.byMCP[name]; e != nil {
+		return e.ToolInfo, true
+	}
+	return ToolInfo{}, false
+}
+
+// Lookup finds a tool by function name or MCP name, as Call does.
+func (s *Snapshot) Lookup(name string) (ToolInfo, bool) {
+	if e := s.lookup(name); e != nil {
+		return e.ToolInfo, true
+	}
+	return ToolInfo{}, false
+}
+
 // Call runs a tool by function name or MCP name with JSON arguments: an
 // object, or a JSON string holding an object, as OpenAI's tool_calls carry
 // them. Invalid arguments, a failing handler and a timeout are tool errors
 // in the result; the error return is for an unknown tool only, or a
 // context of the caller's that ended before the call finished.
 //
-// When ctx carries an OAuth caller (oauth.WithCaller; the HTTP handler's
-// OAuth puts it there), the call is the caller's: a tool whose service's
+// When ctx carries an OAuth caller (oauth.WithCaller; httpapi's OAuth
+// guard puts it there), the call is the caller's: a tool whose service's
 // scopes its token lacks is an unknown tool (ErrUnknownTool, in the same
 // words), one whose own scopes it lacks an *InsufficientScopeError, and
 // the handler sees the caller as plugins.CallerOf.
@@ -303,29 +341,29 @@ func (rt *Runtime) Call(ctx context.Context, name string, args json.RawMessage) 
 // CallWithEvents is Call with a callback for the handler's progress and
 // log events.
 func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.RawMessage, onEvent func(Event)) (res *Result, err error) {
-	var cs *callSpan
+	var cs *Span
 	if rt.tracing != nil {
 		// A transport (MCP, /v1/call) started the call's span already;
 		// a direct call gets its own, a child of whatever span ctx has.
-		if cs = callSpanFrom(ctx); cs == nil || cs.claimed {
+		if cs = spanFrom(ctx); cs == nil || cs.claimed {
 			ctx, cs = rt.tracing.start(ctx, operationExecTool, "", nil, nil, trace.SpanKindInternal)
-			cs.tool(operationExecTool, truncate(name, maxCallName))
-			cs.caller(oauth.CallerFrom(ctx))
-			defer func() { cs.end(res, err) }()
+			cs.tool(operationExecTool, truncate(name, MaxCallName))
+			cs.caller(caller.From(ctx))
+			defer func() { cs.End(res, err) }()
 		}
 		cs.claimed = true
 	}
 	snap := rt.Snapshot()
 	e := snap.lookup(name)
 	if e == nil {
-		return nil, fmt.Errorf("%w %s", ErrUnknownTool, quoteName(name))
+		return nil, fmt.Errorf("%w %s", ErrUnknownTool, QuoteName(name))
 	}
-	if c := oauth.CallerFrom(ctx); c != nil {
-		switch accessTo(c, e) {
-		case hidden:
+	if c := caller.From(ctx); c != nil {
+		switch AccessTo(c, e.ToolInfo) {
+		case Hidden:
 			return nil, &hiddenToolError{name}
-		case stepUp:
-			return nil, &InsufficientScopeError{Tool: e.tool.Name, Scopes: e.tool.Scopes}
+		case StepUp:
+			return nil, &InsufficientScopeError{Tool: e.Tool.Name, Scopes: e.Tool.Scopes}
 		}
 		ctx = withCaller(ctx, c)
 	}
@@ -335,13 +373,13 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	rt.inflight.Add(1)
 	defer rt.inflight.Add(-1)
 	if rt.draining.Load() {
-		rt.metrics.refused(e.tool.Name)
+		e.stats.refused()
 		cs.ran(e, "", "", ErrDraining)
 		return nil, ErrDraining
 	}
 	start := time.Now()
 	res, kind, err := rt.call(ctx, e, args, onEvent, cs)
-	rt.metrics.observe(e.tool.Name, start, kind, err)
+	e.stats.observe(start, kind, err)
 	return res, err
 }
 
@@ -372,9 +410,13 @@ func (rt *Runtime) Drain(ctx context.Context) int {
 // InFlight returns the number of calls under way.
 func (rt *Runtime) InFlight() int { return int(rt.inflight.Load()) }
 
+// Draining reports whether Drain began: a load balancer's health check
+// then takes the instance out of rotation.
+func (rt *Runtime) Draining() bool { return rt.draining.Load() }
+
 // call runs a call on one entry. kind classifies a tool error for the
-// metrics: invalid_arguments, handler, timeout or result.
-func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event), cs *callSpan) (res *Result, kind string, err error) {
+// counts: invalid_arguments, handler, timeout or result.
+func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event), cs *Span) (res *Result, kind string, err error) {
 	callID := ""
 	defer func() { cs.ran(e, callID, kind, err) }()
 	// The limit is on the arguments themselves: in the string form, the
@@ -388,7 +430,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	}
 	valid, err := e.args.Validate(args)
 	if err != nil {
-		return toolError("invalid arguments for %s: %v", e.tool.Name, err), "invalid_arguments", nil
+		return toolError("invalid arguments for %s: %v", e.Tool.Name, err), "invalid_arguments", nil
 	}
 
 	// The call's timeout counts from here and covers the wait for a slot
@@ -421,7 +463,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	defer release()
 
 	callID = rt.newCallID()
-	res, err = e.dispatch.Call(ctx, e.tool.Name, callID, valid, onEvent)
+	res, err = e.dispatch.Call(ctx, e.Tool.Name, callID, valid, onEvent)
 	// The plugin's copy of a deadline can fire a moment before this side's
 	// own timer does, so which deadline ended the call is read from the
 	// deadlines, not from which context has noticed yet.
@@ -437,7 +479,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && callersFirst:
 		return nil, "", context.DeadlineExceeded
 	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
-		return toolError("%s did not finish within %s and was cancelled", e.tool.Name, rt.opts.CallTimeout), "timeout", nil
+		return toolError("%s did not finish within %s and was cancelled", e.Tool.Name, rt.opts.CallTimeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
 	case errors.As(err, &tooLarge) && tooLarge.Size > 0:
@@ -445,10 +487,10 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	case errors.As(err, &tooLarge):
 		return toolError("the result of %s is over the limit of %d bytes; it was refused as it arrived, before the host read it", e.tool.Name, rt.opts.MaxResultBytes), "result", nil
 	case err != nil:
-		rt.opts.Logger.Warn("handler failed", "service", e.service.Name, "tool", e.tool.Name, "error", err)
-		return toolError("the handler of %s failed: %v", e.tool.Name, err), "handler", nil
+		rt.opts.Logger.Warn("handler failed", "service", e.Service.Name, "tool", e.Tool.Name, "error", err)
+		return toolError("the handler of %s failed: %v", e.Tool.Name, err), "handler", nil
 	case res == nil:
-		return toolError("the handler of %s returned no result", e.tool.Name), "handler", nil
+		return toolError("the handler of %s returned no result", e.Tool.Name), "handler", nil
 	case len(res.InputRequests) > 0:
 		// Not a result yet: questions for the client (plugins.Elicit and
 		// the like). They are bounded like a result, and the caller asks
@@ -458,7 +500,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 			size += len(q.ID) + len(q.Method) + len(q.Params)
 		}
 		if size > rt.opts.MaxResultBytes {
-			return toolError("the questions of %s are %d bytes, over the limit of %d", e.tool.Name, size, rt.opts.MaxResultBytes), "result", nil
+			return toolError("the questions of %s are %d bytes, over the limit of %d", e.Tool.Name, size, rt.opts.MaxResultBytes), "result", nil
 		}
 		return res, "", nil
 	case res.MissingCapability != "":
@@ -488,7 +530,7 @@ func (rt *Runtime) waitForSlot(ctx context.Context, e *entry, deadline time.Time
 		return nil, ctx.Err()
 	case <-t.C:
 		return toolError("%s was not run: service %q has %d calls in flight, its limit, and none finished within %s",
-			e.tool.Name, e.service.Name, cap(e.slots), rt.opts.CallTimeout), nil
+			e.Tool.Name, e.Service.Name, cap(e.slots), rt.opts.CallTimeout), nil
 	}
 }
 
@@ -516,24 +558,24 @@ func (rt *Runtime) checkResult(e *entry, res *Result) *Result {
 	default:
 		var err error
 		if structured, err = json.Marshal(v); err != nil {
-			return toolError("the handler of %s returned structured content that is not JSON: %v", e.tool.Name, err)
+			return toolError("the handler of %s returned structured content that is not JSON: %v", e.Tool.Name, err)
 		}
 		size += len(structured)
 	}
 	if size > rt.opts.MaxResultBytes {
-		return toolError("the result of %s is %d bytes, over the limit of %d", e.tool.Name, size, rt.opts.MaxResultBytes)
+		return toolError("the result of %s is %d bytes, over the limit of %d", e.Tool.Name, size, rt.opts.MaxResultBytes)
 	}
 	if e.result == nil || res.IsError {
 		if structured != nil && !json.Valid(structured) {
-			return toolError("the handler of %s returned structured content that is not JSON", e.tool.Name)
+			return toolError("the handler of %s returned structured content that is not JSON", e.Tool.Name)
 		}
 		return res
 	}
 	if structured == nil {
-		return toolError("the handler of %s returned no structured content, but the contract declares response fields", e.tool.Name)
+		return toolError("the handler of %s returned no structured content, but the contract declares response fields", e.Tool.Name)
 	}
 	if _, err := e.result.Validate(structured); err != nil {
-		return toolError("the handler of %s returned a result that breaks its contract: %v", e.tool.Name, err)
+		return toolError("the handler of %s returned a result that breaks its contract: %v", e.Tool.Name, err)
 	}
 	return res
 }
@@ -608,7 +650,7 @@ func (s *Snapshot) Tools() []ToolInfo {
 	var out []ToolInfo
 	for svc, t := range s.Catalog.Tools() {
 		if e := s.byName[t.Name]; e != nil {
-			out = append(out, ToolInfo{Service: svc, Tool: t, MCPName: e.mcpName})
+			out = append(out, ToolInfo{Service: svc, Tool: t, MCPName: e.MCPName})
 		}
 	}
 	return out
@@ -621,14 +663,19 @@ type ToolInfo struct {
 	MCPName string
 }
 
-// quoteName quotes a tool name for an error message, cut to its first
-// maxCallName bytes: names are at most 64 characters, and the name of an
-// unknown tool comes from the caller, who must not have megabytes echoed.
-func quoteName(name string) string {
-	if len(name) <= maxCallName {
+// MaxCallName bounds the tool name of a request where it is echoed (an
+// error, a span) or read (the envelope of POST /v1/call): tool and MCP
+// names are at most 64 characters, and an unknown name comes from the
+// caller, who must not have megabytes echoed.
+const MaxCallName = 256
+
+// QuoteName quotes a tool name for an error message, cut to its first
+// MaxCallName bytes.
+func QuoteName(name string) string {
+	if len(name) <= MaxCallName {
 		return strconv.Quote(name)
 	}
-	cut := maxCallName
+	cut := MaxCallName
 	for cut > 0 && !utf8.RuneStart(name[cut]) {
 		cut-- // do not split a character
 	}

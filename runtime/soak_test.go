@@ -17,6 +17,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -25,19 +27,19 @@ import (
 // initialize requests against the default limits.
 type soakSize struct {
 	inits, idleConns, busy int
-	limits                 runtime.HTTPOptions
-	conns                  runtime.ConnLimits
+	limits                 httpapi.Options
+	conns                  httpapi.ConnLimits
 }
 
 func soakSizes() soakSize {
 	if os.Getenv("TOOLC_SOAK") != "" {
 		return soakSize{inits: 20000, idleConns: 900, busy: 20,
-			limits: runtime.HTTPOptions{SessionIdleTimeout: 5 * time.Second},
-			conns:  runtime.ConnLimits{IdleTimeout: 2 * time.Second}}
+			limits: httpapi.Options{MCP: mcpserver.HTTPOptions{SessionIdleTimeout: 5 * time.Second}},
+			conns:  httpapi.ConnLimits{IdleTimeout: 2 * time.Second}}
 	}
 	return soakSize{inits: 2000, idleConns: 200, busy: 8,
-		limits: runtime.HTTPOptions{MaxSessions: 200, SessionIdleTimeout: 2 * time.Second},
-		conns:  runtime.ConnLimits{IdleTimeout: time.Second, MaxConns: 400}}
+		limits: httpapi.Options{MCP: mcpserver.HTTPOptions{MaxSessions: 200, SessionIdleTimeout: 2 * time.Second}},
+		conns:  httpapi.ConnLimits{IdleTimeout: time.Second, MaxConns: 400}}
 }
 
 // TestSoakSessionsAndConnections floods a real server with initialize
@@ -55,7 +57,7 @@ func TestSoakSessionsAndConnections(t *testing.T) {
 	size := soakSizes()
 	got := soak(t, rt, size)
 	t.Logf("limited: %s", got)
-	limit := cmpOr(size.limits.MaxSessions, runtime.DefaultMaxSessions)
+	limit := cmpOr(size.limits.MCP.MaxSessions, mcpserver.DefaultMaxSessions)
 	if got.flooded > limit {
 		t.Errorf("%d sessions held after the flood, over the cap of %d", got.flooded, limit)
 	}
@@ -70,8 +72,8 @@ func TestSoakSessionsAndConnections(t *testing.T) {
 	}
 	if os.Getenv("TOOLC_SOAK") != "" {
 		unbounded := size
-		unbounded.limits = runtime.HTTPOptions{MaxSessions: -1, SessionIdleTimeout: -1}
-		unbounded.conns = runtime.ConnLimits{IdleTimeout: -1, MaxConns: -1, ReadTimeout: -1, WriteTimeout: -1}
+		unbounded.limits = httpapi.Options{MCP: mcpserver.HTTPOptions{MaxSessions: -1, SessionIdleTimeout: -1}}
+		unbounded.conns = httpapi.ConnLimits{IdleTimeout: -1, MaxConns: -1, ReadTimeout: -1, WriteTimeout: -1}
 		t.Logf("without limits (as before): %s", soak(t, rt, unbounded))
 	}
 }
@@ -107,13 +109,13 @@ func heapNow() uint64 {
 func soak(t *testing.T, rt *runtime.Runtime, size soakSize) soakFigures {
 	var f soakFigures
 	f.inits, f.idleConns, f.calls = size.inits, size.idleConns, size.busy
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{})
+	srv := mcpserver.New(rt, mcpserver.Options{})
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		t.Fatal(err)
 	}
-	hs := runtime.NewHTTPServer(runtime.NewHTTPHandler(rt, srv, size.limits), size.conns)
-	go hs.Serve(runtime.LimitListener(ln, size.conns))
+	hs := httpapi.NewHTTPServer(httpapi.NewHandler(rt, srv, size.limits), size.conns)
+	go hs.Serve(httpapi.LimitListener(ln, size.conns))
 	defer hs.Close()
 	addr := ln.Addr().String()
 	sessions := func() int {
@@ -211,7 +213,7 @@ func soak(t *testing.T, rt *runtime.Runtime, size soakSize) soakFigures {
 	// go-sdk takes a closed session off its list in a goroutine of its
 	// own, so the sample above counts sessions being closed as well; once
 	// those goroutines have run, the sessions held are the cap's.
-	if limit := cmpOr(size.limits.MaxSessions, runtime.DefaultMaxSessions); limit > 0 {
+	if limit := cmpOr(size.limits.MCP.MaxSessions, mcpserver.DefaultMaxSessions); limit > 0 {
 		for wait := time.Now().Add(5 * time.Second); sessions() > limit && time.Now().Before(wait); {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -230,7 +232,7 @@ func soak(t *testing.T, rt *runtime.Runtime, size soakSize) soakFigures {
 	}
 	deadline := time.Now().Add(time.Minute)
 	for time.Now().Before(deadline) && (sessions() > 0 || goruntime.NumGoroutine() > f.beforeGoroutines+50) {
-		if size.limits.SessionIdleTimeout < 0 {
+		if size.limits.MCP.SessionIdleTimeout < 0 {
 			break // without limits, nothing is ever freed
 		}
 		time.Sleep(100 * time.Millisecond)
@@ -241,7 +243,7 @@ func soak(t *testing.T, rt *runtime.Runtime, size soakSize) soakFigures {
 	if size.conns.IdleTimeout >= 0 && f.idleClosed != len(idle) {
 		t.Errorf("the server closed %d of %d idle connections", f.idleClosed, len(idle))
 	}
-	if size.limits.SessionIdleTimeout >= 0 && f.afterSessions != 0 {
+	if size.limits.MCP.SessionIdleTimeout >= 0 && f.afterSessions != 0 {
 		t.Errorf("%d idle sessions are still held after their timeout", f.afterSessions)
 	}
 	// Without limits, close the sessions by hand, so the next run starts

@@ -14,6 +14,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -64,8 +66,8 @@ func TestSSEPolling(t *testing.T) {
 	if _, err := rt.Swap(askCatalog(t), map[string]runtime.Dispatcher{"ask": runtime.Local(handlers...)}); err != nil {
 		t.Fatal(err)
 	}
-	ts := httptest.NewServer(runtime.NewHTTPHandler(rt, runtime.NewMCPServer(rt, runtime.MCPOptions{}),
-		runtime.HTTPOptions{SSEPollAfter: 100 * time.Millisecond, SSEPollRetry: 10 * time.Millisecond}))
+	ts := httptest.NewServer(httpapi.NewHandler(rt, mcpserver.New(rt, mcpserver.Options{}),
+		httpapi.Options{MCP: mcpserver.HTTPOptions{SSEPollAfter: 100 * time.Millisecond, SSEPollRetry: 10 * time.Millisecond}}))
 	t.Cleanup(ts.Close)
 
 	for _, tc := range []struct {

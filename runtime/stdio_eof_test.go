@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -55,7 +56,7 @@ func TestStdioAnswersBeforeEOF(t *testing.T) {
 	)}); err != nil {
 		t.Fatal(err)
 	}
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "toolc-test", Version: "0.0.1"})
+	srv := mcpserver.New(rt, mcpserver.Options{Name: "toolc-test", Version: "0.0.1"})
 	in := strings.NewReader(strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"t","version":"1"}}}`,
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
@@ -69,7 +70,7 @@ func TestStdioAnswersBeforeEOF(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
 	defer cancel()
 	done := make(chan error, 1)
-	go func() { done <- srv.Run(ctx, runtime.NewStdioTransport(in, &out)) }()
+	go func() { done <- srv.Run(ctx, mcpserver.NewStdioTransport(in, &out)) }()
 	select {
 	case <-done:
 	case <-time.After(10 * time.Second):

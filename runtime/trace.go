@@ -8,15 +8,13 @@ import (
 	"strings"
 	"unicode/utf8"
 
-	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
-	"github.com/modelcontextprotocol/go-sdk/mcp"
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/codes"
 	"go.opentelemetry.io/otel/propagation"
 	"go.opentelemetry.io/otel/trace"
 	"go.opentelemetry.io/otel/trace/noop"
 
-	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/internal/caller"
 )
 
 // Tracing: one span per tool call at the server, named and attributed as
@@ -82,12 +80,12 @@ func newTracing(tp trace.TracerProvider) *tracing {
 	return &tracing{tracer: tp.Tracer("github.com/toolc/toolc/runtime"), prop: propagation.TraceContext{}}
 }
 
-// callSpan is the server span of one call, put on the call's context so
-// that CallWithEvents adds what only it knows (the service, the call ID,
-// the kind of a tool error) to the span the transport started, rather
-// than starting a second one. Its methods do nothing on a nil callSpan,
-// which is what an untraced call has.
-type callSpan struct {
+// Span is the server span of one call, put on the call's context so that
+// CallWithEvents adds what only it knows (the service, the call ID, the
+// kind of a tool error) to the span the transport started, rather than
+// starting a second one. Its methods do nothing on a nil Span, which is
+// what an untraced call has.
+type Span struct {
 	span      trace.Span
 	recording bool
 	// kind and err are what the runtime made of the call.
@@ -100,25 +98,94 @@ type callSpan struct {
 	claimed bool
 }
 
-type callSpanKey struct{}
+type spanKey struct{}
 
-func callSpanFrom(ctx context.Context) *callSpan {
-	cs, _ := ctx.Value(callSpanKey{}).(*callSpan)
-	return cs
+func spanFrom(ctx context.Context) *Span {
+	s, _ := ctx.Value(spanKey{}).(*Span)
+	return s
+}
+
+// SpanStart is what a transport knows of a call as it starts the call's
+// span.
+type SpanStart struct {
+	// Method is the MCP method, "tools/call", or "" for a call of the
+	// function-call API (POST /v1/call), whose span is execute_tool.
+	Method string
+	// Tool is the name the MCP request calls. The span is named after it
+	// only when the snapshot has a tool of that MCP name: else the caller
+	// would choose the span's name. A /v1/call names its tool later, with
+	// SetTool.
+	Tool string
+	// Meta is the trace context of MCP's params._meta, if the request has
+	// one: the span's parent (SEP-414, and the conventions' choice).
+	Meta propagation.TextMapCarrier
+	// Header is the HTTP request's header, nil over stdio. Its
+	// traceparent is the parent when Meta has none, and is linked when
+	// Meta has another.
+	Header http.Header
+	// ProtocolVersion and Session are the MCP request's revision and
+	// session ID, if any.
+	ProtocolVersion, Session string
+	// Caller is the request's OAuth caller, if any.
+	Caller *caller.Caller
+}
+
+// Tracing reports whether the runtime traces calls (Options.TracerProvider),
+// so that a transport can skip reading a request for a span that is not
+// made.
+func (rt *Runtime) Tracing() bool { return rt.tracing != nil }
+
+// StartSpan starts the server span of a call that a transport received,
+// whatever then answers it (the transport's own refusal, or the runtime):
+// the Span is on the returned context, for CallWithEvents. It returns ctx
+// and a nil Span when tracing is off.
+func (rt *Runtime) StartSpan(ctx context.Context, st SpanStart) (context.Context, *Span) {
+	tr := rt.tracing
+	if tr == nil {
+		return ctx, nil
+	}
+	if st.Method == "" {
+		ctx, s := tr.start(ctx, operationExecTool, "", st.Meta, st.Header, trace.SpanKindServer)
+		s.caller(st.Caller)
+		return ctx, s
+	}
+	tool := ""
+	if _, ok := rt.Snapshot().ByMCPName(st.Tool); ok {
+		tool = st.Tool
+	}
+	ctx, s := tr.start(ctx, st.Method, tool, st.Meta, st.Header, trace.SpanKindServer)
+	if s.recording {
+		transport := "pipe" // stdio
+		if st.Header != nil {
+			transport = "tcp"
+		}
+		s.span.SetAttributes(attrTransport.String(transport))
+		if tool == "" {
+			s.span.SetAttributes(attrToolName.String(truncate(st.Tool, MaxCallName)))
+		}
+		if st.ProtocolVersion != "" {
+			s.span.SetAttributes(attrMCPProtocol.String(st.ProtocolVersion))
+		}
+		if st.Session != "" {
+			s.span.SetAttributes(attrMCPSession.String(st.Session))
+		}
+		s.caller(st.Caller)
+	}
+	return ctx, s
 }
 
 // start starts the server span of a call of tool (empty when not known
 // yet), as a child of the trace context in meta (MCP's params._meta) or
 // else in header. A context in header that is not the parent is linked,
 // as the conventions ask of the transport's context.
-func (tr *tracing) start(ctx context.Context, method, tool string, meta mcp.Meta, header http.Header, kind trace.SpanKind) (context.Context, *callSpan) {
+func (tr *tracing) start(ctx context.Context, method, tool string, meta propagation.TextMapCarrier, header http.Header, kind trace.SpanKind) (context.Context, *Span) {
 	parent := ctx
 	var links []trace.Link
 	if header != nil {
 		parent = tr.prop.Extract(ctx, propagation.HeaderCarrier(header))
 	}
 	if meta != nil {
-		if m := tr.prop.Extract(ctx, metaCarrier(meta)); trace.SpanContextFromContext(m).IsValid() {
+		if m := tr.prop.Extract(ctx, meta); trace.SpanContextFromContext(m).IsValid() {
 			if sc := trace.SpanContextFromContext(parent); sc.IsValid() && !sc.Equal(trace.SpanContextFromContext(m)) {
 				links = append(links, trace.Link{SpanContext: sc})
 			}
@@ -130,8 +197,8 @@ func (tr *tracing) start(ctx context.Context, method, tool string, meta mcp.Meta
 		name += " " + tool
 	}
 	ctx, span := tr.tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithLinks(links...))
-	cs := &callSpan{span: span, recording: span.IsRecording()}
-	if cs.recording {
+	s := &Span{span: span, recording: span.IsRecording()}
+	if s.recording {
 		span.SetAttributes(attrOperation.String(operationExecTool))
 		if method == "tools/call" {
 			span.SetAttributes(attrMCPMethod.String(method))
@@ -140,130 +207,142 @@ func (tr *tracing) start(ctx context.Context, method, tool string, meta mcp.Meta
 			span.SetAttributes(attrToolName.String(tool))
 		}
 	}
-	return context.WithValue(ctx, callSpanKey{}, cs), cs
+	return context.WithValue(ctx, spanKey{}, s), s
 }
 
 // caller records the OAuth caller's subject and client.
-func (cs *callSpan) caller(c *oauth.Caller) {
-	if cs == nil || !cs.recording || c == nil {
+func (s *Span) caller(c *caller.Caller) {
+	if s == nil || !s.recording || c == nil {
 		return
 	}
-	cs.span.SetAttributes(attrEnduser.String(c.Subject))
+	s.span.SetAttributes(attrEnduser.String(c.Subject))
 	if c.ClientID != "" {
-		cs.span.SetAttributes(attrClientID.String(c.ClientID))
+		s.span.SetAttributes(attrClientID.String(c.ClientID))
 	}
 }
 
+// SetTool names the span of a function-call API request after its tool,
+// once the request has named one the snapshot has.
+func (s *Span) SetTool(name string) { s.tool(operationExecTool, name) }
+
 // tool names the span after the tool, once the request has named it.
-func (cs *callSpan) tool(method, name string) {
-	if cs == nil || !cs.recording {
+func (s *Span) tool(method, name string) {
+	if s == nil || !s.recording {
 		return
 	}
-	cs.span.SetName(method + " " + name)
-	cs.span.SetAttributes(attrToolName.String(name))
+	s.span.SetName(method + " " + name)
+	s.span.SetAttributes(attrToolName.String(name))
 }
 
 // ran records what the runtime knows of the call: its entry, and how it
 // classified its end.
-func (cs *callSpan) ran(e *entry, callID, kind string, err error) {
-	if cs == nil {
+func (s *Span) ran(e *entry, callID, kind string, err error) {
+	if s == nil {
 		return
 	}
-	cs.kind, cs.err = kind, err
-	if !cs.recording {
+	s.kind, s.err = kind, err
+	if !s.recording {
 		return
 	}
-	cs.span.SetAttributes(attrService.String(e.service.Name), attrTool.String(e.tool.Name))
+	s.span.SetAttributes(attrService.String(e.Service.Name), attrTool.String(e.Tool.Name))
 	if callID != "" {
-		cs.span.SetAttributes(attrToolCallID.String(callID))
+		s.span.SetAttributes(attrToolCallID.String(callID))
 	}
 	if kind != "" {
-		cs.span.SetAttributes(attrErrorKind.String(kind))
+		s.span.SetAttributes(attrErrorKind.String(kind))
 	}
 }
 
-// end ends the span with the outcome of a call answered with res and err,
+// End ends the span with the outcome of a call answered with res and err,
 // as Runtime.CallWithEvents returns them.
-func (cs *callSpan) end(res *Result, err error) {
-	if cs == nil {
+func (s *Span) End(res *Result, err error) {
+	if s == nil {
 		return
 	}
 	switch {
 	case err != nil:
-		cs.fail(errorOutcome(err), errorType(err), err.Error())
+		s.fail(errorOutcome(err), errorType(err), err.Error())
 	case res != nil && res.IsError:
-		cs.toolError(res)
-	case res != nil && len(res.InputRequests) > 0:
-		cs.finish(outcomeInputRequired)
-	default:
-		cs.finish(outcomeOK)
-	}
-}
-
-// endMCP ends the span of a tools/call with the answer the MCP server
-// sends.
-func (cs *callSpan) endMCP(res mcp.Result, err error) {
-	if cs == nil {
-		return
-	}
-	var rpcErr *jsonrpc.Error
-	switch r, _ := res.(*mcp.CallToolResult); {
-	case errors.As(err, &rpcErr):
-		code := strconv.FormatInt(rpcErr.Code, 10)
-		if cs.recording {
-			cs.span.SetAttributes(attrRPCStatus.String(code))
+		msg := ""
+		if len(res.Content) > 0 {
+			msg = res.Content[0].Text
 		}
-		cs.fail(outcomeProtocolError, code, rpcErr.Message)
-	case err != nil:
-		cs.fail(errorOutcome(err), errorType(err), err.Error())
-	case r != nil && r.IsError:
-		cs.toolError(nil)
-	case r != nil && len(r.InputRequests) > 0:
-		cs.finish(outcomeInputRequired)
+		s.toolError(msg)
+	case res != nil && len(res.InputRequests) > 0:
+		s.finish(outcomeInputRequired)
 	default:
-		cs.finish(outcomeOK)
+		s.finish(outcomeOK)
 	}
 }
 
-// endHTTP ends the span of a /v1/call that was answered with status and,
-// for an error, msg.
-func (cs *callSpan) endHTTP(status int, outcome, msg string) {
-	if cs == nil {
+// EndResult ends the span of a call that MCP answered with a result: a
+// tool error (isError), questions for the client of a 2026-07-28 round
+// (inputRequired), or else a success. The status message of a tool error
+// is left empty here, as the MCP result's content is no longer the
+// runtime's.
+func (s *Span) EndResult(isError, inputRequired bool) {
+	if s == nil {
 		return
 	}
-	if cs.recording {
-		cs.span.SetAttributes(attrHTTPStatus.Int(status))
+	switch {
+	case isError:
+		s.toolError("")
+	case inputRequired:
+		s.finish(outcomeInputRequired)
+	default:
+		s.finish(outcomeOK)
 	}
-	cs.fail(outcome, strconv.Itoa(status), msg)
 }
 
-func (cs *callSpan) toolError(res *Result) {
-	outcome := outcomeToolError
-	if cs.kind == "timeout" {
-		outcome = outcomeTimeout
+// EndRPCError ends the span of a call answered with a JSON-RPC error.
+func (s *Span) EndRPCError(code int64, msg string) {
+	if s == nil {
+		return
 	}
-	msg := ""
-	if res != nil && len(res.Content) > 0 {
-		msg = res.Content[0].Text
+	c := strconv.FormatInt(code, 10)
+	if s.recording {
+		s.span.SetAttributes(attrRPCStatus.String(c))
+	}
+	s.fail(outcomeProtocolError, c, msg)
+}
+
+// EndHTTPError ends the span of a call that the HTTP layer refused with
+// status and msg before the runtime answered it.
+func (s *Span) EndHTTPError(status int, msg string) {
+	if s == nil {
+		return
+	}
+	if s.recording {
+		s.span.SetAttributes(attrHTTPStatus.Int(status))
+	}
+	s.fail(outcomeProtocolError, strconv.Itoa(status), msg)
+}
+
+// toolError ends the span of a result with isError, with msg as its
+// status message.
+func (s *Span) toolError(msg string) {
+	outcome := outcomeToolError
+	if s.kind == "timeout" {
+		outcome = outcomeTimeout
 	}
 	// error.type is tool_error for a result with isError, as the
 	// conventions ask; the kind says which.
-	cs.fail(outcome, outcomeToolError, msg)
+	s.fail(outcome, outcomeToolError, msg)
 }
 
-func (cs *callSpan) fail(outcome, errType, msg string) {
-	if cs.recording {
-		cs.span.SetAttributes(attrOutcome.String(outcome), attrErrorType.String(errType))
-		cs.span.SetStatus(codes.Error, msg)
+func (s *Span) fail(outcome, errType, msg string) {
+	if s.recording {
+		s.span.SetAttributes(attrOutcome.String(outcome), attrErrorType.String(errType))
+		s.span.SetStatus(codes.Error, msg)
 	}
-	cs.span.End()
+	s.span.End()
 }
 
-func (cs *callSpan) finish(outcome string) {
-	if cs.recording {
-		cs.span.SetAttributes(attrOutcome.String(outcome))
+func (s *Span) finish(outcome string) {
+	if s.recording {
+		s.span.SetAttributes(attrOutcome.String(outcome))
 	}
-	cs.span.End()
+	s.span.End()
 }
 
 func errorOutcome(err error) string {
@@ -298,57 +377,6 @@ func errorType(err error) string {
 	return "unavailable"
 }
 
-// traceCalls is the outermost receiving middleware of the MCP server: one
-// server span per tools/call, whatever answers it (go-sdk for an unknown
-// tool, the scope filter, the runtime).
-func (rt *Runtime) traceCalls(next mcp.MethodHandler) mcp.MethodHandler {
-	tr := rt.tracing
-	if tr == nil {
-		return next
-	}
-	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-		if method != "tools/call" || !ok || p == nil {
-			return next(ctx, method, req)
-		}
-		var header http.Header
-		if extra := req.GetExtra(); extra != nil {
-			header = extra.Header
-		}
-		// A name no tool has would make a span name of the caller's
-		// choosing: the span is named after known tools only.
-		tool := ""
-		if rt.Snapshot().byMCP[p.Name] != nil {
-			tool = p.Name
-		}
-		ctx, cs := tr.start(ctx, method, tool, p.Meta, header, trace.SpanKindServer)
-		if cs.recording {
-			transport := "pipe" // stdio
-			if header != nil {
-				transport = "tcp"
-			}
-			cs.span.SetAttributes(attrTransport.String(transport))
-			if tool == "" {
-				cs.span.SetAttributes(attrToolName.String(truncate(p.Name, maxCallName)))
-			}
-			if call, ok := req.(*mcp.CallToolRequest); ok {
-				if v := call.ProtocolVersion(); v != "" {
-					cs.span.SetAttributes(attrMCPProtocol.String(v))
-				}
-				if call.Session != nil {
-					if id := call.Session.ID(); id != "" {
-						cs.span.SetAttributes(attrMCPSession.String(id))
-					}
-				}
-			}
-			cs.caller(callerOf(req))
-		}
-		res, err := next(ctx, method, req)
-		cs.endMCP(res, err)
-		return res, err
-	}
-}
-
 // truncate cuts s to at most n bytes, for a caller's string in a span,
 // and keeps it UTF-8: OTLP's protobuf refuses a batch with a string that
 // is not.
@@ -360,37 +388,4 @@ func truncate(s string, n int) string {
 		s = s[:n]
 	}
 	return strings.ToValidUTF8(s, "\uFFFD")
-}
-
-// metaCarrier reads and writes the trace context in MCP's params._meta,
-// whose values are JSON values, not only strings.
-type metaCarrier mcp.Meta
-
-func (m metaCarrier) Get(key string) string {
-	s, _ := m[key].(string)
-	return s
-}
-
-func (m metaCarrier) Set(key, value string) { m[key] = value }
-
-func (m metaCarrier) Keys() []string {
-	keys := make([]string, 0, len(m))
-	for k := range m {
-		keys = append(keys, k)
-	}
-	return keys
-}
-
-// traceRefused records the span of a tools/call that the HTTP layer
-// answered with 403 before the MCP server saw it (mcpScopeCheck).
-func (rt *Runtime) traceRefused(r *http.Request, meta mcp.Meta, tool string, c *oauth.Caller, msg string) {
-	if rt.tracing == nil {
-		return
-	}
-	_, cs := rt.tracing.start(r.Context(), "tools/call", tool, meta, r.Header, trace.SpanKindServer)
-	if cs.recording {
-		cs.span.SetAttributes(attrTransport.String("tcp"))
-	}
-	cs.caller(c)
-	cs.endHTTP(http.StatusForbidden, outcomeProtocolError, msg)
 }

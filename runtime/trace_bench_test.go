@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/otelenv"
 	"github.com/toolc/toolc/runtime"
 )
@@ -59,7 +60,7 @@ func BenchmarkCallTracing(b *testing.B) {
 		}
 		runtimes[mode] = rt
 	}
-	urls := map[string]string{"off": serveHTTP(b, runtimes["off"], runtime.HTTPOptions{}).URL, "on": serveHTTP(b, runtimes["on"], runtime.HTTPOptions{}).URL}
+	urls := map[string]string{"off": serveHTTP(b, runtimes["off"], httpapi.Options{}).URL, "on": serveHTTP(b, runtimes["on"], httpapi.Options{}).URL}
 
 	local := json.RawMessage(`{"text":"x"}`)
 	for _, mode := range []string{"off", "on"} {

@@ -18,7 +18,9 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/otlptest"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -121,7 +123,7 @@ func wantSpan(t testing.TB, s sdktrace.ReadOnlySpan, name string, kind trace.Spa
 func TestTraceHTTPCall(t *testing.T) {
 	tp, rec := recordSpans(t)
 	rt := newRuntime(t, runtime.Options{TracerProvider: tp, CallTimeout: 300 * time.Millisecond}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	seen := 0
 	for _, tc := range []struct {
 		name, body string
@@ -194,7 +196,7 @@ func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 func TestTraceMCP(t *testing.T) {
 	tp, rec := recordSpans(t)
 	rt := newRuntime(t, runtime.Options{TracerProvider: tp}, startFaulty(t))
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	add := mcpName(t, "add")
 	for _, rev := range revisions {
 		t.Run(rev, func(t *testing.T) {
@@ -263,7 +265,7 @@ func TestTraceMCP(t *testing.T) {
 func TestTraceMCPStdio(t *testing.T) {
 	tp, rec := recordSpans(t)
 	rt := newRuntime(t, runtime.Options{TracerProvider: tp}, startFaulty(t))
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{})
+	srv := mcpserver.New(rt, mcpserver.Options{})
 	serverT, clientT := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
@@ -300,7 +302,7 @@ func TestTraceAcrossPlugin(t *testing.T) {
 	tp, rec := recordSpans(t)
 	p := startFaulty(t)
 	rt := newRuntime(t, runtime.Options{TracerProvider: tp}, p)
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 
 	parent := newTraceparent(t)
 	seen := len(rec.Ended())
@@ -340,7 +342,7 @@ func TestTraceOff(t *testing.T) {
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "1")
 	p := startFaulty(t)
 	rt := newRuntime(t, runtime.Options{}, p)
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	parent := newTraceparent(t)
 	res := decodeCall(t, do(t, "POST", ts.URL+"/v1/call", `{"name": "trace_context"}`, map[string]string{"traceparent": parent.header}))
 	if res.StructuredContent["trace_id"] != "" {
@@ -417,7 +419,7 @@ func TestTraceNestedCall(t *testing.T) {
 	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"inproc": runtime.Local(add, route)}); err != nil {
 		t.Fatal(err)
 	}
-	ts := serveHTTP(t, rt, runtime.HTTPOptions{})
+	ts := serveHTTP(t, rt, httpapi.Options{})
 	parent := newTraceparent(t)
 	if r := do(t, "POST", ts.URL+"/v1/call", `{"name": "route", "arguments": {"region": "eu"}}`, map[string]string{"traceparent": parent.header}); r.status != 200 || strings.Contains(r.body, `"isError":true`) {
 		t.Fatalf("%d %s", r.status, r.body)

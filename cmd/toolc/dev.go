@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
@@ -61,14 +62,14 @@ func runDev(e env, args []string) int {
 	}
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), StateSecret: secret})
+	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), StateSecret: secret})
 	// Over stdio the client that started toolc waits for the handshake,
 	// and gives up within seconds (mcp-go after 5 s), while the first
 	// build may take minutes: the session starts at once, and the gate
 	// holds tools/list and tools/call until the first load is over. Over
 	// HTTP the port opens once the load is over, as before: a client
 	// retries a refused connection.
-	gate := runtime.NewGate()
+	gate := mcpserver.NewGate()
 	srv.AddReceivingMiddleware(gate.Hold)
 	var served chan int
 	if *sf.stdio {

@@ -19,8 +19,10 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/reqstate"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
@@ -75,13 +77,13 @@ func addServeFlags(fs interface {
 		grace:        fs.Duration("grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped"),
 		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
 		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
-		maxSessions:  fs.Int("max-sessions", runtime.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)"),
-		sessionIdle:  fs.Duration("session-idle", runtime.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)"),
+		maxSessions:  fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)"),
+		sessionIdle:  fs.Duration("session-idle", mcpserver.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)"),
 		ssePoll:      fs.Duration("sse-poll-after", 0, "close, once, the SSE stream of a 2025-11-25 session's call still running after this long; the client resumes it (0: never)"),
-		maxConns:     fs.Int("max-conns", runtime.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
-		readTimeout:  fs.Duration("read-timeout", runtime.DefaultReadTimeout, "bound on reading a request's header and body"),
-		writeTimeout: fs.Duration("write-timeout", runtime.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls; none for notification streams"),
-		idleTimeout:  fs.Duration("idle-timeout", runtime.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
+		maxConns:     fs.Int("max-conns", httpapi.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
+		readTimeout:  fs.Duration("read-timeout", httpapi.DefaultReadTimeout, "bound on reading a request's header and body"),
+		writeTimeout: fs.Duration("write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls; none for notification streams"),
+		idleTimeout:  fs.Duration("idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
 		auditArgs:    fs.Bool("audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)"),
@@ -152,7 +154,7 @@ func checkExposure(e env, cmd string, sf serveFlags) int {
 	if *sf.stdio || *sf.token != "" || *sf.authIssuer != "" {
 		return exitOK
 	}
-	exposed, err := runtime.Exposed(context.Background(), *sf.addr)
+	exposed, err := httpapi.Exposed(context.Background(), *sf.addr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: --http %s: %v\n", cmd, *sf.addr, err)
 		return exitUsage
@@ -221,8 +223,8 @@ func runServe(e env, args []string) int {
 		return exitFail
 	}
 	// The catalog is fixed for the life of the process: clients may keep
-	// the tool list for an hour (see runtime.MCPOptions.ListTTL).
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
+	// the tool list for an hour (see mcpserver.Options.ListTTL).
+	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
 	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
 }
 
@@ -233,8 +235,8 @@ func runServe(e env, args []string) int {
 // requests get an error, and toolc exits 1, as before.
 func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtime.Runtime, cat *catalog.Catalog, base string, sf serveFlags, secret []byte) int {
 	defer rpc.CleanupClients()
-	srv := runtime.NewMCPServer(rt, runtime.MCPOptions{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
-	gate := runtime.NewGate()
+	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
+	gate := mcpserver.NewGate()
 	srv.AddReceivingMiddleware(gate.Hold)
 	// The drain may come during the build, before there are handlers to
 	// stop: running is set once they run.
@@ -277,40 +279,21 @@ func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtim
 }
 
 // serveMCP serves until ctx ends: MCP over stdio, or MCP and the
-// function-call API over HTTP. Then it drains (see drain): the transport
+// function-call API over HTTP. Then it drains (rt.Shutdown): the transport
 // stays up until the calls in flight are answered. stopSignals restores
-// the signals' default action, so that a second SIGINT ends toolc at once.
+// the signals' default action once ctx ends, so that a second SIGINT ends
+// toolc at once.
 func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags, stopHandlers func(reason string)) int {
+	defer context.AfterFunc(ctx, stopSignals)()
+	shutdown := runtime.ShutdownOptions{Grace: *sf.grace, StopHandlers: stopHandlers, Report: func(r runtime.ShutdownReport) {
+		hint := ""
+		if !r.GraceOver {
+			hint = " (--grace)"
+		}
+		fmt.Fprintf(e.stderr, "toolc %s: %s%s\n", cmd, r, hint)
+	}}
 	if *sf.stdio {
-		// The session outlives ctx: it ends once the drain is over.
-		session, endSession := context.WithCancel(context.Background())
-		defer endSession()
-		drained := make(chan struct{})
-		go func() {
-			defer close(drained)
-			select {
-			case <-ctx.Done():
-				stopSignals()
-				drain(e, cmd, rt, *sf.grace, stopHandlers)
-			case <-session.Done():
-			}
-			endSession()
-		}()
-		// Connect and Wait, not srv.Run: Run logs an ERROR ("server run
-		// cancelled") whenever its context ends, and ending it is how
-		// toolc closes the session after a drain, on every SIGTERM.
-		ss, err := srv.Connect(session, runtime.NewStdioTransport(e.stdin, e.stdout), nil)
-		if err == nil {
-			stop := context.AfterFunc(session, func() { ss.Close() })
-			err = ss.Wait()
-			stop()
-		}
-		endSession()
-		<-drained
-		if err != nil && session.Err() == nil {
-			fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-			return exitFail
-		}
+		mcpserver.ServeStdio(ctx, rt, srv, e.stdin, e.stdout, shutdown)
 		return exitOK
 	}
 	var origins []string
@@ -319,75 +302,26 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 			origins = append(origins, o)
 		}
 	}
-	handler := runtime.NewHTTPHandler(rt, srv, runtime.HTTPOptions{
-		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Stateless: *sf.stateless, Logger: logger(e),
-		MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
+	handler := httpapi.NewHandler(rt, srv, httpapi.Options{
+		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
+		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll},
 	})
 	ln, err := net.Listen("tcp", *sf.addr)
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return exitUsage
 	}
-	limits := runtime.ConnLimits{
+	limits := httpapi.ConnLimits{
 		MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
 		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout,
 	}
-	ln = runtime.LimitListener(ln, limits)
-	hs := runtime.NewHTTPServer(handler, limits)
 	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
 		cmd, ln.Addr(), ln.Addr(), plural(len(rt.Snapshot().Tools()), "tool"))
-	served := make(chan error, 1)
-	go func() { served <- hs.Serve(ln) }()
-	select {
-	case err := <-served:
+	if err := httpapi.Serve(ctx, ln, rt, handler, httpapi.ServeOptions{Limits: limits, Shutdown: shutdown}); err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return exitFail
-	case <-ctx.Done():
-	}
-	stopSignals()
-	drain(e, cmd, rt, *sf.grace, stopHandlers)
-	// The answers of the drained calls are written by now, or are being:
-	// a moment for them, then the connections that remain (idle streams)
-	// are closed.
-	shut, cancel := context.WithTimeout(context.Background(), time.Second)
-	defer cancel()
-	if hs.Shutdown(shut) != nil {
-		hs.Close()
 	}
 	return exitOK
-}
-
-// drain shuts the runtime down without losing a call: it takes no new
-// calls, waits up to grace for the calls in flight, then stops the
-// handlers (stopHandlers, if not nil), which ends the calls still running
-// with a message saying so, and waits for those to be answered.
-func drain(e env, cmd string, rt *runtime.Runtime, grace time.Duration, stopHandlers func(reason string)) {
-	n := rt.InFlight()
-	fmt.Fprintf(e.stderr, "toolc %s: shutting down: %s in flight, waiting up to %s for %s (--grace)\n", cmd, plural(n, "call"), grace, them(n))
-	ctx, cancel := context.WithTimeout(context.Background(), grace)
-	left := rt.Drain(ctx)
-	cancel()
-	if left == 0 {
-		fmt.Fprintf(e.stderr, "toolc %s: every call in flight finished; stopping the handlers\n", cmd)
-	} else {
-		fmt.Fprintf(e.stderr, "toolc %s: %s still running after the grace period of %s; stopping the handlers ends %s\n", cmd, plural(left, "call"), grace, them(left))
-	}
-	if stopHandlers != nil {
-		stopHandlers(fmt.Sprintf("the server is shutting down, and the call ran past the grace period of %s", grace))
-	}
-	// The calls cut off are answered at once; this bounds a handler that
-	// is not a plugin and ignores its context.
-	ctx, cancel = context.WithTimeout(context.Background(), 2*time.Second)
-	rt.Drain(ctx)
-	cancel()
-}
-
-// them is "it" or "them", for n things.
-func them(n int) string {
-	if n == 1 {
-		return "it"
-	}
-	return "them"
 }
 
 // loadServable loads the catalog to serve and the directory its services'
@@ -495,7 +429,7 @@ func runCall(e env, args []string) int {
 		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
 		return exitUsage
 	}
-	out := runtime.CallResponse{Content: runtime.ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError}
+	out := httpapi.CallResponse{Content: mcpserver.ToContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)

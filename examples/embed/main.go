@@ -17,12 +17,9 @@ package main
 import (
 	"context"
 	"embed"
-	"errors"
 	"flag"
-	"fmt"
 	"log"
 	"net"
-	"net/http"
 	"os"
 	"os/signal"
 	"syscall"
@@ -30,6 +27,8 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/examples/embed/notes"
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -53,8 +52,9 @@ func main() {
 	}
 }
 
-// run serves on ln until ctx ends, then shuts down: it stops accepting,
-// and gives the requests in flight up to ten seconds to finish.
+// run serves on ln until ctx ends, then shuts down as toolc serve does: it
+// takes no new calls, gives the calls in flight up to ten seconds to
+// finish, and closes the connections once their answers are out.
 func run(ctx context.Context, ln net.Listener, logger *log.Logger) error {
 	cat, err := catalog.Load(catalogFS, catalogFile) // checks the fingerprints
 	if err != nil {
@@ -68,29 +68,12 @@ func run(ctx context.Context, ln net.Listener, logger *log.Logger) error {
 	}); err != nil {
 		return err
 	}
-	mcpServer := runtime.NewMCPServer(rt, runtime.MCPOptions{Name: "notes", Version: "1.0.0", ListTTL: time.Hour})
-	srv := &http.Server{
-		Handler:           runtime.NewHTTPHandler(rt, mcpServer, runtime.HTTPOptions{}),
-		ReadHeaderTimeout: 10 * time.Second,
-	}
+	mcpServer := mcpserver.New(rt, mcpserver.Options{Name: "notes", Version: "1.0.0", ListTTL: time.Hour})
+	handler := httpapi.NewHandler(rt, mcpServer, httpapi.Options{})
 	logger.Printf("serving %d tools of catalog %s: MCP on http://%s/mcp, calls on http://%s/v1/call",
 		len(cat.ToolNames()), cat.Fingerprint, ln.Addr(), ln.Addr())
-
-	served := make(chan error, 1)
-	go func() { served <- srv.Serve(ln) }()
-	select {
-	case err := <-served:
-		return err
-	case <-ctx.Done():
-	}
-	logger.Printf("shutting down")
-	shutdownCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := srv.Shutdown(shutdownCtx); err != nil {
-		return fmt.Errorf("shutting down: %w", err)
-	}
-	if err := <-served; !errors.Is(err, http.ErrServerClosed) {
-		return err
-	}
-	return nil
+	return httpapi.Serve(ctx, ln, rt, handler, httpapi.ServeOptions{Shutdown: runtime.ShutdownOptions{
+		Grace:  10 * time.Second,
+		Report: func(r runtime.ShutdownReport) { logger.Print(r) },
+	}})
 }

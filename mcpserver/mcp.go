@@ -1,4 +1,13 @@
-package runtime
+// Package mcpserver serves a runtime's tools over MCP with go-sdk
+// (github.com/modelcontextprotocol/go-sdk): New makes the mcp.Server whose
+// tool list follows the runtime's swaps, ServeStdio serves it over
+// standard input and output with the runtime's drain, and NewHTTPHandler
+// over Streamable HTTP, every revision on one URL, with sessions and
+// their cap, resumable streams, and the go-sdk half of OAuth. The Gate
+// holds the requests that need the tools while a server's first load
+// runs. Every workaround for a gap in go-sdk lives in this package, and
+// says, after "Waits for go-sdk:", what would let it go.
+package mcpserver
 
 import (
 	"context"
@@ -13,10 +22,11 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
 )
 
-// MCPOptions configures the MCP server.
-type MCPOptions struct {
+// Options configure the MCP server.
+type Options struct {
 	// Name and Version identify the server to clients. Default "toolc".
 	Name, Version string
 	// Instructions, if set, are sent to clients on initialization.
@@ -45,7 +55,8 @@ type MCPOptions struct {
 // answers prompts/list and resources/list with empty lists even when their
 // capabilities are not declared; toolc declares tools and logging only, and
 // answers these "method not found" (404 for a 2026-07-28 request), so that
-// server/discover and what is handled agree.
+// server/discover and what is handled agree. Waits for go-sdk: "method not
+// found" for the methods of a capability the server did not declare.
 var unserved = map[string]bool{
 	"prompts/list":             true,
 	"prompts/get":              true,
@@ -64,17 +75,19 @@ func rejectUnserved(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		// go-sdk quotes an unknown tool's name whole; a name past the
 		// bound is no tool's, and is answered here with a bounded quote.
-		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && len(call.Params.Name) > maxCallName {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %s", ErrUnknownTool, quoteName(call.Params.Name))}
+		// Waits for go-sdk: a bounded quote of a name it does not know.
+		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && len(call.Params.Name) > runtime.MaxCallName {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %s", runtime.ErrUnknownTool, runtime.QuoteName(call.Params.Name))}
 		}
 		return next(ctx, method, req)
 	}
 }
 
-// NewMCPServer returns an MCP server for the runtime. Its tool list
-// follows the runtime's snapshot: each swap adds, replaces and removes
-// tools, and the server sends notifications/tools/list_changed.
-func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
+// New returns an MCP server for the runtime. Its tool list follows the
+// runtime's snapshot: each swap adds, replaces and removes tools, and the
+// server sends notifications/tools/list_changed. Serve it over stdio with
+// ServeStdio, or over Streamable HTTP with NewHTTPHandler.
+func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	if opts.Name == "" {
 		opts.Name = "toolc"
 	}
@@ -105,7 +118,7 @@ func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
 	})
 	// Tracing is outermost, so that a call refused by the others has its
 	// span too.
-	srv.AddReceivingMiddleware(rt.traceCalls, rejectUnserved, rt.scopeFilter)
+	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved, scopeFilter(rt))
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
@@ -117,7 +130,7 @@ func NewMCPServer(rt *Runtime, opts MCPOptions) *mcp.Server {
 
 // mcpTools keeps the server's tool list in step with the snapshot.
 type mcpTools struct {
-	rt  *Runtime
+	rt  *runtime.Runtime
 	srv *mcp.Server
 	ask *asker
 
@@ -125,7 +138,7 @@ type mcpTools struct {
 	served map[string]string // MCP name → tool fingerprint
 }
 
-func (s *mcpTools) sync(snap *Snapshot) {
+func (s *mcpTools) sync(snap *runtime.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	projected, _ := snap.Catalog.Project(catalog.MCP, catalog.ProjectOptions{})
@@ -156,7 +169,7 @@ func (s *mcpTools) sync(snap *Snapshot) {
 func (s *mcpTools) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		token := req.Params.GetProgressToken()
-		onEvent := func(ev Event) {
+		onEvent := func(ev runtime.Event) {
 			switch {
 			case ev.Progress != nil && token != nil:
 				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
@@ -206,18 +219,18 @@ func toMCPTool(t catalog.MCPTool) *mcp.Tool {
 	return tool
 }
 
-// ToMCPResult converts a call's result to MCP's form.
-func ToMCPResult(res *Result) *mcp.CallToolResult {
+// ToResult converts a call's result to MCP's form.
+func ToResult(res *runtime.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{
-		Content:           ToMCPContent(res.Content),
+		Content:           ToContent(res.Content),
 		StructuredContent: res.StructuredContent,
 		IsError:           res.IsError,
 	}
 	return out
 }
 
-// ToMCPContent converts handler content to MCP content blocks.
-func ToMCPContent(content []plugins.Content) []mcp.Content {
+// ToContent converts handler content to MCP content blocks.
+func ToContent(content []plugins.Content) []mcp.Content {
 	out := make([]mcp.Content, 0, len(content))
 	for _, c := range content {
 		switch c.Type {

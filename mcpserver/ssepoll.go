@@ -1,4 +1,4 @@
-package runtime
+package mcpserver
 
 import (
 	"context"
@@ -55,7 +55,9 @@ func ssePoll(after, retry time.Duration) mcp.Middleware {
 				return next(ctx, method, req)
 			}
 			// go-sdk primes a stream, and writes the retry field, by the
-			// request's header, not by the session's revision.
+			// request's header, not by the session's revision. Waits for
+			// go-sdk: priming by the session's revision, and a stream
+			// closed after a delay by the handler itself.
 			if v := call.Extra.Header.Get("MCP-Protocol-Version"); v < polledRevision || v >= modernRevision {
 				return next(ctx, method, req)
 			}

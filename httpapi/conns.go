@@ -1,4 +1,4 @@
-package runtime
+package httpapi
 
 import (
 	"cmp"
@@ -8,10 +8,9 @@ import (
 	"time"
 
 	"golang.org/x/net/netutil"
-)
 
-// DefaultCallTimeout is the default of Options.CallTimeout.
-const DefaultCallTimeout = 30 * time.Second
+	"github.com/toolc/toolc/runtime"
+)
 
 // Defaults of ConnLimits.
 const (
@@ -40,7 +39,9 @@ type ConnLimits struct {
 	// IdleTimeout closes a kept-alive connection with no request for
 	// that long.
 	IdleTimeout time.Duration
-	// CallTimeout is the runtime's bound on one call (Options.CallTimeout).
+	// CallTimeout is the runtime's bound on one call
+	// (runtime.Options.CallTimeout); Serve takes the runtime's when it is
+	// 0.
 	CallTimeout time.Duration
 }
 
@@ -49,7 +50,7 @@ func (l ConnLimits) or() ConnLimits {
 	l.ReadTimeout = cmp.Or(l.ReadTimeout, DefaultReadTimeout)
 	l.WriteTimeout = cmp.Or(l.WriteTimeout, DefaultWriteTimeout)
 	l.IdleTimeout = cmp.Or(l.IdleTimeout, DefaultIdleTimeout)
-	l.CallTimeout = cmp.Or(l.CallTimeout, DefaultCallTimeout)
+	l.CallTimeout = cmp.Or(l.CallTimeout, runtime.DefaultCallTimeout)
 	return l
 }
 

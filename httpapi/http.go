@@ -1,4 +1,11 @@
-package runtime
+// Package httpapi is toolc's HTTP server: MCP at /mcp (package mcpserver's
+// handler), the function-call API (GET /v1/tools, POST /v1/call),
+// /healthz and Prometheus metrics at /metrics, on one mux, behind the
+// checks every path shares: Origin and DNS rebinding, and the bearer token
+// or OAuth access token. Serve listens within ConnLimits until its context
+// ends, then drains the runtime and shuts down: toolc serve, toolc dev and
+// a service that embeds its catalog (examples/embed) all serve through it.
+package httpapi
 
 import (
 	"context"
@@ -16,93 +23,67 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
-	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
-	"go.opentelemetry.io/otel/trace"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/httpjson"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/validate"
 )
 
-// HTTPOptions configures the HTTP server.
-type HTTPOptions struct {
-	// Token, if set, is the bearer token that /mcp and /v1/ require.
+// Options configure the HTTP server.
+type Options struct {
+	// Token, if set, is the bearer token that /mcp, /v1/ and /metrics
+	// require.
 	Token string
 	// OAuth, if set, makes the server an OAuth resource server in place
-	// of Token (set one or neither): /mcp and /v1/ take access tokens that
-	// OAuth verifies, each caller sees and calls only the tools whose
-	// scopes its token holds, and the resource's metadata is served at
-	// /.well-known/oauth-protected-resource (see runtime/oauth.go).
+	// of Token (set one or neither): /mcp, /v1/ and /metrics take access
+	// tokens that OAuth verifies, each caller sees and calls only the
+	// tools whose scopes its token holds (runtime.AccessTo), and the
+	// resource's metadata is served at
+	// /.well-known/oauth-protected-resource.
 	OAuth *oauth.Verifier
 	// AllowedOrigins lists browser origins ("http://localhost:6274") that
 	// may call the server besides its own. Any other Origin gets 403.
 	AllowedOrigins []string
-	// Stateless serves MCP without sessions, for replicas behind a load
-	// balancer that does not route a session to its replica. Without it,
-	// /mcp serves 2026-07-28 requests statelessly and gives clients of
-	// the earlier revisions sessions, on the same URL. With it, legacy
-	// clients are served too, each request on its own, and receive
-	// list_changed only while a request of theirs is in flight; 2026-07-28 clients receive it on subscriptions/listen
-	// either way.
-	Stateless bool
-	Logger    *slog.Logger
-	// MaxSessions caps the live MCP sessions of the legacy revisions
-	// (2026-07-28 has none): a new session beyond it closes the least
-	// recently used one that has no request in flight, and when every one
-	// has, initialize gets 503. 0 means DefaultMaxSessions; negative, no
-	// cap.
-	MaxSessions int
-	// SessionIdleTimeout closes a session that has had no request for
-	// that long; its client's next request gets 404, on which MCP has it
-	// start a new session. 0 means DefaultSessionIdleTimeout; negative,
-	// never.
-	SessionIdleTimeout time.Duration
-	// SSEPollAfter, if positive, makes the streams of legacy sessions
-	// resumable, and closes, once, the SSE stream of a 2025-11-25 tools/call
-	// still running after this long, with the retry hint SSEPollRetry
-	// (0 means DefaultSSEPollRetry); the client resumes it with GET and
-	// Last-Event-ID and gets the result there (SEP-1699; see ssepoll.go).
-	// The events are kept in this process, at most SSEStoreBytes of them:
-	// behind a load balancer, sessions must stick to their replica, as they
-	// must anyway. Not with Stateless, which has no sessions to resume.
-	// The closing is a middleware of the mcp.Server: serve one server
-	// through one handler with it, as a second handler without it has no
-	// store to resume from.
-	SSEPollAfter, SSEPollRetry time.Duration
+	Logger         *slog.Logger
+	// MCP configures /mcp: sessions, SSE polling, stateless replicas. Its
+	// OAuth and Logger are not read: /mcp takes the ones above, as every
+	// path of the server does.
+	MCP mcpserver.HTTPOptions
 }
 
-// NewHTTPHandler serves, on one mux: MCP over Streamable HTTP at /mcp,
-// every revision on the one URL (see mcpEndpoint);
-// the function-call API at GET /v1/tools and POST /v1/call; /healthz; and
-// Prometheus metrics at /metrics.
-func NewHTTPHandler(rt *Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
+// NewHandler serves, on one mux: MCP over Streamable HTTP at /mcp, every
+// revision on the one URL (mcpserver.NewHTTPHandler); the function-call
+// API at GET /v1/tools and POST /v1/call; /healthz; and Prometheus
+// metrics at /metrics, of every call of rt (runtime.Stats).
+func NewHandler(rt *runtime.Runtime, srv *mcp.Server, opts Options) http.Handler {
 	mux := http.NewServeMux()
 	auth := bearer(opts.Token)
 	mcpAuth := auth
-	// Duplicate keys are refused before anything reads the body: each
-	// reader in front would otherwise pick its own of the two.
-	var endpoint http.Handler = rejectDuplicateKeys(newMCPEndpoint(rt, srv, opts))
+	mcpOpts := opts.MCP
+	mcpOpts.OAuth, mcpOpts.Logger = opts.OAuth, opts.Logger
 	if v := opts.OAuth; v != nil {
-		// Only MCP needs go-sdk's TokenInfo; /v1/ and /metrics read the
-		// caller that v.Middleware put in the context, and skip the
-		// second parse of the header and the TokenInfo made per request.
-		auth, mcpAuth = v.Middleware, oauthGuard(v)
-		endpoint = rt.mcpScopeCheck(v, endpoint)
+		// /v1/ and /metrics read the caller that v.Middleware puts in the
+		// context; the MCP handler has its own guard, with go-sdk's half.
+		auth, mcpAuth = v.Middleware, func(h http.Handler) http.Handler { return h }
 		meta := v.MetadataHandler(func() []string { return CatalogScopes(rt.Snapshot().Catalog) })
 		mux.Handle("GET "+oauth.MetadataPath, meta)
 		mux.Handle("GET "+oauth.MetadataPath+"/mcp", meta)
 	}
-	mux.Handle("/mcp", mcpAuth(endpoint))
-	mux.Handle("GET /v1/tools", auth(http.HandlerFunc(rt.serveTools)))
-	mux.Handle("POST /v1/call", auth(rt.callHandler(newEnvelopeValidator(), opts.OAuth)))
-	mux.Handle("GET /healthz", rt.healthHandler(opts.Token, opts.OAuth))
+	mux.Handle("/mcp", mcpAuth(mcpserver.NewHTTPHandler(rt, srv, mcpOpts)))
+	mux.Handle("GET /v1/tools", auth(toolsHandler(rt)))
+	mux.Handle("POST /v1/call", auth(callHandler(rt, newEnvelopeValidator(), opts.OAuth)))
+	mux.Handle("GET /healthz", healthHandler(rt, opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
 	// token too (Prometheus sends it with authorization: credentials),
 	// and an OAuth caller gets those of the tools it sees.
-	var metrics http.Handler = promhttp.HandlerFor(rt.metrics.registry, promhttp.HandlerOpts{})
+	m := newMetrics(rt)
+	var metrics http.Handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	if opts.OAuth != nil {
-		metrics = http.HandlerFunc(rt.callerMetrics)
+		metrics = callerMetrics(rt, m)
 	}
 	mux.Handle("GET /metrics", auth(metrics))
 	return checkOrigin(opts.AllowedOrigins, opts.Token != "" || opts.OAuth != nil, mux)
@@ -145,14 +126,14 @@ func Exposed(ctx context.Context, addr string) (bool, error) {
 func checkOrigin(allowed []string, token bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := rebound(r, token); why != "" {
-			writeJSONError(w, http.StatusForbidden, why)
+			httpjson.Error(w, http.StatusForbidden, why)
 			return
 		}
 		origin := r.Header.Get("Origin")
 		if origin != "" && !slices.Contains(allowed, origin) {
 			u, err := url.Parse(origin)
 			if err != nil || !sameHost(u.Host, r.Host) {
-				writeJSONError(w, http.StatusForbidden, fmt.Sprintf("origin %q may not call this server; allow it with --allow-origin", origin))
+				httpjson.Error(w, http.StatusForbidden, fmt.Sprintf("origin %q may not call this server; allow it with --allow-origin", origin))
 				return
 			}
 		}
@@ -211,7 +192,7 @@ func bearer(token string) func(http.Handler) http.Handler {
 		return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 			if !hasToken(r, token) {
 				w.Header().Set("WWW-Authenticate", `Bearer realm="toolc"`)
-				writeJSONError(w, http.StatusUnauthorized, "missing or wrong bearer token")
+				httpjson.Error(w, http.StatusUnauthorized, "missing or wrong bearer token")
 				return
 			}
 			next.ServeHTTP(w, r)
@@ -225,7 +206,12 @@ func hasToken(r *http.Request, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) == 1
 }
 
-func (rt *Runtime) serveTools(w http.ResponseWriter, r *http.Request) {
+// toolsHandler serves GET /v1/tools: the catalog's projection.
+func toolsHandler(rt *runtime.Runtime) http.Handler {
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serveTools(rt, w, r) })
+}
+
+func serveTools(rt *runtime.Runtime, w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	format := q.Get("format")
 	if format == "" {
@@ -233,7 +219,7 @@ func (rt *Runtime) serveTools(w http.ResponseWriter, r *http.Request) {
 	}
 	target, err := catalog.ParseTarget(format)
 	if err != nil {
-		writeJSONError(w, http.StatusBadRequest, err.Error())
+		httpjson.Error(w, http.StatusBadRequest, err.Error())
 		return
 	}
 	// An OAuth caller sees only the tools its token may call; a hidden
@@ -241,13 +227,13 @@ func (rt *Runtime) serveTools(w http.ResponseWriter, r *http.Request) {
 	cat := visibleCatalog(oauth.CallerFrom(r.Context()), rt.Snapshot().Catalog)
 	if names := q.Get("tools"); names != "" {
 		if cat, err = cat.SelectFor(target, strings.Split(names, ",")...); err != nil {
-			writeJSONError(w, http.StatusNotFound, err.Error())
+			httpjson.Error(w, http.StatusNotFound, err.Error())
 			return
 		}
 	}
 	data, err := cat.ProjectJSON(target, catalog.ProjectOptions{Strict: q.Get("strict") == "1" || q.Get("strict") == "true"})
 	if err != nil {
-		writeJSONError(w, http.StatusInternalServerError, err.Error())
+		httpjson.Error(w, http.StatusInternalServerError, err.Error())
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")
@@ -267,9 +253,6 @@ type CallResponse struct {
 	StructuredContent any           `json:"structuredContent,omitempty"`
 	IsError           bool          `json:"isError"`
 }
-
-// maxCallName bounds the name in the envelope of POST /v1/call.
-const maxCallName = 256
 
 // envelopeSlack is what the body of POST /v1/call may hold besides its
 // arguments' own bytes: the name, the keys, white space.
@@ -292,11 +275,11 @@ func maxCallBody(limit int) int64 { return 6*int64(limit) + envelopeSlack }
 // last of two, so that a gateway that allowlists by name could be
 // bypassed with {"name":"ping","NAME":"other"}.
 //
-// A name is at most maxCallName characters: tool and MCP names are at most
-// 64, and an unknown name is quoted in the 404, which must not echo
+// A name is at most runtime.MaxCallName bytes: tool and MCP names are at
+// most 64, and an unknown name is quoted in the 404, which must not echo
 // megabytes.
 func newEnvelopeValidator() *validate.Validator {
-	one, most := int64(1), int64(maxCallName)
+	one, most := int64(1), int64(runtime.MaxCallName)
 	v, err := validate.NewValidator(&catalog.Message{Fields: []*catalog.Field{
 		{Name: "name", Type: catalog.String, Required: true, MinLength: &one, MaxLength: &most, Description: "the tool to call"},
 		{Name: "arguments", Type: catalog.String, Description: "an object, or a JSON string holding one"},
@@ -307,40 +290,39 @@ func newEnvelopeValidator() *validate.Validator {
 	return v
 }
 
-func (rt *Runtime) callHandler(envelope *validate.Validator, verifier *oauth.Verifier) http.Handler {
-	limit := rt.opts.MaxArgumentBytes
+func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oauth.Verifier) http.Handler {
+	limit := rt.Options().MaxArgumentBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		ctx := r.Context()
-		var cs *callSpan
-		if rt.tracing != nil {
+		var cs *runtime.Span
+		if rt.Tracing() {
 			// The span covers the whole request, so that a refused
 			// body is traced too; it is named once the tool is known.
-			ctx, cs = rt.tracing.start(ctx, operationExecTool, "", nil, r.Header, trace.SpanKindServer)
-			cs.caller(oauth.CallerFrom(ctx))
+			ctx, cs = rt.StartSpan(ctx, runtime.SpanStart{Header: r.Header, Caller: oauth.CallerFrom(ctx)})
 		}
-		fail := func(status int, outcome, msg string) {
-			writeJSONError(w, status, msg)
-			cs.endHTTP(status, outcome, msg)
+		fail := func(status int, msg string) {
+			httpjson.Error(w, status, msg)
+			cs.EndHTTPError(status, msg)
 		}
 		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallBody(limit)))
 		if err != nil {
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
-				fail(http.StatusRequestEntityTooLarge, outcomeProtocolError, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
+				fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
 				return
 			}
-			fail(http.StatusBadRequest, outcomeProtocolError, "reading the body: "+err.Error())
+			fail(http.StatusBadRequest, "reading the body: "+err.Error())
 			return
 		}
 		exact, err := envelope.Validate(body)
 		if err != nil {
-			fail(http.StatusBadRequest, outcomeProtocolError, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
+			fail(http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
 			return
 		}
 		var req CallRequest
 		if err := json.Unmarshal(exact, &req); err != nil {
 			// The validator let through only what decodes.
-			fail(http.StatusInternalServerError, outcomeProtocolError, "decoding the checked body: "+err.Error())
+			fail(http.StatusInternalServerError, "decoding the checked body: "+err.Error())
 			return
 		}
 		// The call checks the arguments, and their size once the string
@@ -353,38 +335,38 @@ func (rt *Runtime) callHandler(envelope *validate.Validator, verifier *oauth.Ver
 		// The call is the OAuth caller's, if there is one (see Call): a
 		// tool hidden from it is unknown, here too, and one it may step up
 		// to gets the challenge.
-		if rt.Snapshot().lookup(req.Name) != nil {
-			cs.tool(operationExecTool, req.Name)
+		if _, ok := rt.Snapshot().Lookup(req.Name); ok {
+			cs.SetTool(req.Name)
 		}
 		start := time.Now()
 		res, err := rt.Call(ctx, req.Name, args)
-		rt.auditCall(oauth.CallerFrom(ctx), req.Name, outcome(res, err), time.Since(start), args)
-		var scopeErr *InsufficientScopeError
+		rt.Audit(oauth.CallerFrom(ctx), req.Name, runtime.AuditOutcome(res, err), time.Since(start), args)
+		var scopeErr *runtime.InsufficientScopeError
 		switch {
-		case errors.Is(err, ErrUnknownTool):
-			fail(http.StatusNotFound, outcomeProtocolError, err.Error())
+		case errors.Is(err, runtime.ErrUnknownTool):
+			fail(http.StatusNotFound, err.Error())
 			return
 		case errors.As(err, &scopeErr) && verifier != nil:
 			verifier.InsufficientScope(w, scopeErr.Scopes, scopeErr.Error())
-			cs.endHTTP(http.StatusForbidden, outcomeProtocolError, scopeErr.Error())
+			cs.EndHTTPError(http.StatusForbidden, scopeErr.Error())
 			return
 		case err != nil:
-			writeJSONError(w, http.StatusServiceUnavailable, err.Error())
-			cs.end(nil, err)
+			httpjson.Error(w, http.StatusServiceUnavailable, err.Error())
+			cs.End(nil, err)
 			return
 		}
-		writeJSON(w, http.StatusOK, CallResponse{Content: ToMCPContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
-		cs.end(res, nil)
+		httpjson.Write(w, http.StatusOK, CallResponse{Content: mcpserver.ToContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
+		cs.End(res, nil)
 	})
 }
 
 // healthHandler answers probes. Without the token (when there is one) it
 // says only that the server is up: the tool count and the catalog's
 // fingerprint tell an attacker which version of which contracts it runs.
-func (rt *Runtime) healthHandler(token string, verifier *oauth.Verifier) http.Handler {
+func healthHandler(rt *runtime.Runtime, token string, verifier *oauth.Verifier) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, code := "ok", http.StatusOK
-		if rt.draining.Load() {
+		if rt.Draining() {
 			// A load balancer takes a draining instance out of rotation.
 			status, code = "draining", http.StatusServiceUnavailable
 		}
@@ -393,88 +375,24 @@ func (rt *Runtime) healthHandler(token string, verifier *oauth.Verifier) http.Ha
 			caller = accessCaller(r, verifier)
 		}
 		if token != "" && !hasToken(r, token) || verifier != nil && caller == nil {
-			writeJSON(w, code, map[string]any{"status": status})
+			httpjson.Write(w, code, map[string]any{"status": status})
 			return
 		}
 		snap := rt.Snapshot()
 		// An OAuth caller counts the tools it sees, and gets the
 		// fingerprint of those: the count or the fingerprint of all would
 		// tell it that hidden ones exist, and when they change.
+		all := snap.Tools()
 		tools := 0
-		for _, e := range snap.byName {
-			if allows(caller, e.tool) {
+		for _, t := range all {
+			if runtime.Allows(caller, t.Tool) {
 				tools++
 			}
 		}
 		fingerprint := snap.Catalog.Fingerprint
-		if tools < len(snap.byName) {
+		if tools < len(all) {
 			fingerprint, _ = visibleCatalog(caller, snap.Catalog).FingerprintOfTools() // a sealed catalog's parts always encode
 		}
-		writeJSON(w, code, map[string]any{"status": status, "tools": tools, "catalog": fingerprint})
+		httpjson.Write(w, code, map[string]any{"status": status, "tools": tools, "catalog": fingerprint})
 	})
-}
-
-func writeJSON(w http.ResponseWriter, status int, v any) {
-	w.Header().Set("Content-Type", "application/json")
-	w.WriteHeader(status)
-	enc := json.NewEncoder(w)
-	enc.SetEscapeHTML(false)
-	enc.Encode(v)
-}
-
-func writeJSONError(w http.ResponseWriter, status int, msg string) {
-	writeJSON(w, status, map[string]string{"error": msg})
-}
-
-// metrics counts calls, errors and latency per tool, in a registry of the
-// runtime's own: no global state, so tests and several runtimes in one
-// process do not collide.
-type metrics struct {
-	registry *prometheus.Registry
-	calls    *prometheus.CounterVec
-	errors   *prometheus.CounterVec
-	latency  *prometheus.HistogramVec
-}
-
-func newMetrics() *metrics {
-	m := &metrics{
-		registry: prometheus.NewRegistry(),
-		calls: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolc_calls_total",
-			Help: "Tool calls, by tool and outcome: ok, tool_error, cancelled (the caller cancelled or disconnected), deadline (the caller's own deadline passed), refused (the server was shutting down).",
-		}, []string{"tool", "outcome"}),
-		errors: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Name: "toolc_call_errors_total", Help: "Tool calls that ended in a tool error, by tool and kind (invalid_arguments, handler, timeout, result, overloaded).",
-		}, []string{"tool", "kind"}),
-		latency: prometheus.NewHistogramVec(prometheus.HistogramOpts{
-			Name: "toolc_call_duration_seconds", Help: "Tool call latency, validation and handler included, by tool.",
-			Buckets: prometheus.ExponentialBuckets(0.0001, 4, 10),
-		}, []string{"tool"}),
-	}
-	m.registry.MustRegister(m.calls, m.errors, m.latency,
-		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
-	return m
-}
-
-// observe counts a finished call: its outcome, its latency and, for a
-// tool error, its kind. A call whose caller went away is counted too, as
-// cancelled or deadline, so that the counts add up to the calls made.
-func (m *metrics) observe(tool string, start time.Time, errKind string, err error) {
-	outcome := "ok"
-	switch {
-	case errors.Is(err, context.DeadlineExceeded):
-		outcome = "deadline"
-	case err != nil:
-		outcome = "cancelled"
-	case errKind != "":
-		outcome = "tool_error"
-		m.errors.WithLabelValues(tool, errKind).Inc()
-	}
-	m.calls.WithLabelValues(tool, outcome).Inc()
-	m.latency.WithLabelValues(tool).Observe(time.Since(start).Seconds())
-}
-
-// refused counts a call turned away because the server is draining.
-func (m *metrics) refused(tool string) {
-	m.calls.WithLabelValues(tool, "refused").Inc()
 }

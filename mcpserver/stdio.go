@@ -1,4 +1,4 @@
-package runtime
+package mcpserver
 
 import (
 	"bufio"
@@ -28,6 +28,9 @@ const MaxStdioLine = mcp.DefaultMaxLineLength
 // after a syntax error, and any message it cannot decode is fatal. The
 // filter hands it only lines that it decodes, so go-sdk keeps the rest:
 // sessions, batches in the revisions that have them, and the framing.
+// Waits for go-sdk: a transport that answers a bad line and reads on,
+// answers a batch that holds a notification, and answers the requests it
+// has read when its input ends (see stdioFilter).
 func NewStdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 	w := &lockedWriter{w: out}
 	f := &stdioFilter{

@@ -1,4 +1,4 @@
-package runtime
+package mcpserver
 
 import (
 	"fmt"

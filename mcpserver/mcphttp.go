@@ -1,18 +1,76 @@
-package runtime
+package mcpserver
 
 import (
 	"cmp"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/runtime"
 )
+
+// HTTPOptions configure MCP over Streamable HTTP.
+type HTTPOptions struct {
+	// OAuth, if set, guards the endpoint with OAuth access tokens that it
+	// verifies (oauth.Verifier.Middleware), and each caller sees and calls
+	// only the tools whose scopes its token holds (see oauth.go).
+	OAuth *oauth.Verifier
+	// Stateless serves MCP without sessions, for replicas behind a load
+	// balancer that does not route a session to its replica. Without it,
+	// the endpoint serves 2026-07-28 requests statelessly and gives
+	// clients of the earlier revisions sessions, on the same URL. With
+	// it, legacy clients are served too, each request on its own, and
+	// receive list_changed only while a request of theirs is in flight;
+	// 2026-07-28 clients receive it on subscriptions/listen either way.
+	Stateless bool
+	Logger    *slog.Logger
+	// MaxSessions caps the live MCP sessions of the legacy revisions
+	// (2026-07-28 has none): a new session beyond it closes the least
+	// recently used one that has no request in flight, and when every one
+	// has, initialize gets 503. 0 means DefaultMaxSessions; negative, no
+	// cap.
+	MaxSessions int
+	// SessionIdleTimeout closes a session that has had no request for
+	// that long; its client's next request gets 404, on which MCP has it
+	// start a new session. 0 means DefaultSessionIdleTimeout; negative,
+	// never.
+	SessionIdleTimeout time.Duration
+	// SSEPollAfter, if positive, makes the streams of legacy sessions
+	// resumable, and closes, once, the SSE stream of a 2025-11-25 tools/call
+	// still running after this long, with the retry hint SSEPollRetry
+	// (0 means DefaultSSEPollRetry); the client resumes it with GET and
+	// Last-Event-ID and gets the result there (SEP-1699; see ssepoll.go).
+	// The events are kept in this process, at most SSEStoreBytes of them:
+	// behind a load balancer, sessions must stick to their replica, as they
+	// must anyway. Not with Stateless, which has no sessions to resume.
+	// The closing is a middleware of the mcp.Server: serve one server
+	// through one handler with it, as a second handler without it has no
+	// store to resume from.
+	SSEPollAfter, SSEPollRetry time.Duration
+}
+
+// NewHTTPHandler serves srv, the MCP server of rt, over Streamable HTTP:
+// every revision on the one URL (see mcpEndpoint), with the POST bodies
+// that repeat a key refused (mcpdup.go), and with OAuth when opts say so.
+// Package httpapi mounts it at /mcp, behind its Origin checks and bearer
+// token.
+func NewHTTPHandler(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
+	// Duplicate keys are refused before anything reads the body: each
+	// reader in front would otherwise pick its own of the two.
+	h := rejectDuplicateKeys(newMCPEndpoint(rt, srv, opts))
+	if v := opts.OAuth; v != nil {
+		h = v.Middleware(tokenInfo(v)(scopeCheck(rt, v, h)))
+	}
+	return h
+}
 
 // modernRevision is the first MCP revision without sessions (SEP-2575).
 // Revision names are dates, so they order as strings.
@@ -45,28 +103,31 @@ const maxMCPBody = mcp.DefaultMaxRequestBodyBytes
 //
 // The tool list, its list_changed notifications and the handlers are the
 // server's, so legacy sessions and 2026-07-28 listen streams see the same
-// swaps.
+// swaps. Waits for go-sdk: one HTTP handler that serves every revision,
+// sessions for the legacy ones and none for 2026-07-28.
 type mcpEndpoint struct {
-	rt        *Runtime     // for the x-mcp-header fields of the tool called
-	sessions  http.Handler // stateful: the legacy revisions
-	stateless http.Handler // 2026-07-28, and every request with Stateless
-	versions  []string     // the revisions the server speaks, newest first
-	only      bool         // HTTPOptions.Stateless: no sessions at all
+	rt        *runtime.Runtime // for the x-mcp-header fields of the tool called
+	sessions  http.Handler     // stateful: the legacy revisions
+	stateless http.Handler     // 2026-07-28, and every request with Stateless
+	versions  []string         // the revisions the server speaks, newest first
+	only      bool             // HTTPOptions.Stateless: no sessions at all
 }
 
-func newMCPEndpoint(rt *Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
+func newMCPEndpoint(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
 	getServer := func(*http.Request) *mcp.Server { return srv }
 	// A 2026-07-28 call of a tool hidden from its caller goes to a server
 	// without tools, which answers it as srv answers a tool it does not
 	// have: go-sdk checks such a call's Mcp-Param-* headers against the
 	// tool it finds, before any middleware, so srv would refuse bad
 	// headers for a hidden tool where it lets them through for an
-	// unknown one, and tell the caller the tool exists.
+	// unknown one, and tell the caller the tool exists. Waits for go-sdk:
+	// the header check after the receiving middleware, or a tool list
+	// per caller.
 	blank := mcp.NewServer(&mcp.Implementation{Name: "toolc"}, &mcp.ServerOptions{
 		Logger:       opts.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	})
-	blank.AddReceivingMiddleware(rejectUnserved, rt.auditHidden)
+	blank.AddReceivingMiddleware(rejectUnserved, auditHidden(rt))
 	statelessServer := func(r *http.Request) *mcp.Server {
 		if r.Context().Value(hiddenCallKey{}) != nil {
 			return blank
@@ -118,8 +179,9 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.stateless.ServeHTTP(w, r)
 		case msg.unknown():
 			// go-sdk answers an undefined method in a session with a
-			// plain-text 400; the legacy revisions say -32601.
-			e.reject(w, r, http.StatusOK, jsonrpc.CodeMethodNotFound, "method "+quoteName(msg.Method)+" not found", nil)
+			// plain-text 400; the legacy revisions say -32601. Waits for
+			// go-sdk: -32601 from its session handler.
+			e.reject(w, r, http.StatusOK, jsonrpc.CodeMethodNotFound, "method "+runtime.QuoteName(msg.Method)+" not found", nil)
 		default:
 			e.sessions.ServeHTTP(w, r)
 		}
@@ -188,16 +250,17 @@ func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (msg *peeked,
 // arrives with characters outside visible ASCII, space and tab, unencoded,
 // would pass when the argument has the same characters, and the spec says
 // to reject it. A header the tool does not declare is not the server's:
-// it is left alone, as intermediaries must leave it.
+// it is left alone, as intermediaries must leave it. Waits for go-sdk: its
+// own check of the characters of a header value.
 func (e *mcpEndpoint) badParamHeader(r *http.Request) string {
 	if r.Header.Get("Mcp-Method") != "tools/call" {
 		return ""
 	}
-	ent := e.rt.Snapshot().byMCP[r.Header.Get("Mcp-Name")]
-	if ent == nil || accessTo(oauth.CallerFrom(r.Context()), ent) == hidden {
+	t, ok := e.rt.Snapshot().ByMCPName(r.Header.Get("Mcp-Name"))
+	if !ok || runtime.AccessTo(oauth.CallerFrom(r.Context()), t) == runtime.Hidden {
 		return "" // go-sdk answers an unknown or encoded name, and a hidden one as unknown
 	}
-	for _, f := range ent.tool.Request.Fields {
+	for _, f := range t.Tool.Request.Fields {
 		if f.MCPHeader == "" {
 			continue
 		}

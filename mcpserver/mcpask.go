@@ -1,4 +1,4 @@
-package runtime
+package mcpserver
 
 import (
 	"context"
@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolc/toolc/internal/reqstate"
 	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
 )
 
 // A handler's questions (plugins.Elicit, Sample, Roots) reach the client
@@ -30,7 +31,7 @@ import (
 //     while the call waits, and the handler runs again in the same call.
 
 // DefaultStateTTL is how long a requestState is accepted, when
-// MCPOptions.StateTTL is zero: long enough for a person to fill in a form.
+// Options.StateTTL is zero: long enough for a person to fill in a form.
 const DefaultStateTTL = 10 * time.Minute
 
 // maxRelayRounds bounds the rounds of one call of a legacy session: a
@@ -45,7 +46,7 @@ type asker struct {
 	now func() time.Time
 }
 
-func newAsker(opts MCPOptions, logger *slog.Logger) *asker {
+func newAsker(opts Options, logger *slog.Logger) *asker {
 	secret := opts.StateSecret
 	if secret == nil {
 		secret = reqstate.GenerateSecret()
@@ -77,7 +78,7 @@ func clientInput(req *mcp.CallToolRequest) *plugins.Input {
 
 // call runs a tool for an MCP request, with as many rounds of questions
 // as the handler needs and the request's revision allows.
-func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, onEvent func(Event)) (*mcp.CallToolResult, error) {
+func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
 	in := clientInput(req)
 	if req.ProtocolVersion() >= modernRevision {
 		return s.round(ctx, name, req, args, in, onEvent)
@@ -99,7 +100,7 @@ func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolReque
 // answers one question once, and a response under the id of a question
 // the state carries is that question's, so a client cannot re-answer an
 // earlier round.
-func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(Event)) (*mcp.CallToolResult, error) {
+func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
 	var digest []byte
 	caller := callerDigest(req)
 	used := map[string]bool{} // response keys that answered, or could only answer, a question of the state
@@ -117,7 +118,7 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 			used[q.ID] = true
 		}
 	}
-	var res *Result
+	var res *runtime.Result
 	for run := 1; ; run++ {
 		var err error
 		res, err = s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
@@ -128,7 +129,7 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 		case res.MissingCapability != "":
 			return nil, missingCapability(res)
 		case len(res.InputRequests) == 0:
-			return ToMCPResult(res), nil
+			return ToResult(res), nil
 		}
 		// Every run but the last takes at least one response, so the
 		// runs of one request are bounded by its responses too.
@@ -147,7 +148,7 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 	for _, q := range res.InputRequests {
 		ir, err := toInputRequest(q)
 		if err != nil {
-			return ToMCPResult(toolError("the handler of %s asked a question MCP cannot carry: %v", name, err)), nil
+			return ToResult(plugins.Errorf("the handler of %s asked a question MCP cannot carry: %v", name, err)), nil
 		}
 		questions[q.ID] = ir
 		asked := reqstate.Question{ID: q.ID, Method: q.Method, Params: q.ParamsHash()}
@@ -156,7 +157,7 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 	}
 	token, err := s.ask.key.Seal(next)
 	if err != nil {
-		return ToMCPResult(toolError("%s: %v", name, err)), nil
+		return ToResult(plugins.Errorf("%s: %v", name, err)), nil
 	}
 	return &mcp.CallToolResult{InputRequests: questions, RequestState: token}, nil
 }
@@ -292,7 +293,7 @@ func toInputRequest(q plugins.InputRequest) (mcp.InputRequest, error) {
 
 // relay serves a call of a legacy session: it asks the client each
 // question over the session and runs the handler again with the answers.
-func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(Event)) (*mcp.CallToolResult, error) {
+func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
 	for round := 1; ; round++ {
 		res, err := s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
 		if err != nil {
@@ -302,9 +303,9 @@ func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequ
 		case res.MissingCapability != "":
 			return nil, missingCapability(res)
 		case len(res.InputRequests) == 0:
-			return ToMCPResult(res), nil
+			return ToResult(res), nil
 		case round == maxRelayRounds:
-			return ToMCPResult(toolError("%s asked its client questions in %d rounds without finishing", name, round)), nil
+			return ToResult(plugins.Errorf("%s asked its client questions in %d rounds without finishing", name, round)), nil
 		}
 		for _, q := range res.InputRequests {
 			answer, err := askSession(ctx, req.Session, q)
@@ -312,7 +313,7 @@ func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequ
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return ToMCPResult(toolError("%s asked the client (%s %s), which did not answer: %v", name, q.Method, q.ID, err)), nil
+				return ToResult(plugins.Errorf("%s asked the client (%s %s), which did not answer: %v", name, q.Method, q.ID, err)), nil
 			}
 			in.Answers = append(in.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: answer})
 		}
@@ -343,7 +344,7 @@ func askSession(ctx context.Context, ss *mcp.ServerSession, q plugins.InputReque
 
 // callError is the JSON-RPC error for a call that did not finish.
 func callError(err error) error {
-	if errors.Is(err, ErrUnknownTool) {
+	if errors.Is(err, runtime.ErrUnknownTool) {
 		// Removed by a reload between the client's list and its call.
 		return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
@@ -352,7 +353,7 @@ func callError(err error) error {
 
 // missingCapability is MCP's MissingRequiredClientCapability error
 // (SEP-2575) for a handler that needed a capability the client lacks.
-func missingCapability(res *Result) error {
+func missingCapability(res *runtime.Result) error {
 	data, _ := json.Marshal(map[string]any{
 		"requiredCapabilities": map[string]any{res.MissingCapability: map[string]any{}},
 	})

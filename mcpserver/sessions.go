@@ -1,4 +1,4 @@
-package runtime
+package mcpserver
 
 import (
 	"context"
@@ -8,6 +8,8 @@ import (
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+
+	"github.com/toolc/toolc/internal/httpjson"
 )
 
 var _ http.ResponseWriter = discard{}
@@ -27,7 +29,9 @@ const (
 // session that has no request in flight. go-sdk v1.8.0 offers an idle
 // timeout (StreamableHTTPOptions.SessionTimeout, which the stateful
 // handler is given) but no cap, so the cap watches the session IDs of the
-// requests that pass.
+// requests that pass. Waits for go-sdk: a cap on its sessions, and a way
+// to close one, which would also retire the DELETE made as the session's
+// user (see opened).
 type sessionCap struct {
 	next http.Handler
 	max  int
@@ -59,7 +63,7 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	id := r.Header.Get("Mcp-Session-Id")
 	if id == "" {
 		if r.Method == http.MethodPost && c.allBusy() {
-			writeJSONError(w, http.StatusServiceUnavailable, fmt.Sprintf("all %d MCP sessions have a request in flight; retry later", c.max))
+			httpjson.Error(w, http.StatusServiceUnavailable, fmt.Sprintf("all %d MCP sessions have a request in flight; retry later", c.max))
 			return
 		}
 		ow := &openWriter{ResponseWriter: w, c: c}

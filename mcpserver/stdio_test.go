@@ -1,4 +1,4 @@
-package runtime
+package mcpserver
 
 import (
 	"bufio"
@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/toolc/toolc/runtime"
 )
 
 // FuzzStdioFraming feeds arbitrary bytes, as lines, to an MCP session over
@@ -74,7 +76,7 @@ func TestStdioLongLine(t *testing.T) {
 // what it wrote up to its answer with the id want, alone or in a batch.
 func stdioSession(t *testing.T, lines [][]byte, want string) []byte {
 	t.Helper()
-	srv := NewMCPServer(New(Options{}), MCPOptions{})
+	srv := New(runtime.New(runtime.Options{}), Options{})
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	ctx, cancel := context.WithCancel(context.Background())

@@ -1,4 +1,4 @@
-package runtime
+package mcpserver
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"io"
 	"net/http"
 	"strings"
+
+	"github.com/toolc/toolc/internal/httpjson"
 )
 
 // rejectDuplicateKeys answers 400 and a JSON-RPC error to an MCP POST
@@ -20,7 +22,8 @@ import (
 // newEnvelopeValidator). A tool's arguments are left to the argument
 // validator, which go-sdk hands them to as they were sent and which makes
 // a repeated argument a tool error that the model reads. A body that is
-// not JSON is go-sdk's to refuse.
+// not JSON is go-sdk's to refuse. Waits for go-sdk: a decoder that refuses
+// a repeated key.
 func rejectDuplicateKeys(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
@@ -43,7 +46,7 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 			if len(msg.ID) == 0 {
 				msg.ID = json.RawMessage("null")
 			}
-			writeJSON(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
+			httpjson.Write(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
 				"code": code, "message": fmt.Sprintf("invalid %s: %s", what, problem),
 			}})
 			return
