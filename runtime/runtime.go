@@ -483,9 +483,9 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
 	case errors.As(err, &tooLarge) && tooLarge.Size > 0:
-		return toolError("the result of %s is %d bytes, over the limit of %d; it was refused as it arrived, before the host read it", e.tool.Name, tooLarge.Size, rt.opts.MaxResultBytes), "result", nil
+		return toolError("the result of %s is %d bytes, over the limit of %d; it was refused as it arrived, before the host read it", e.Tool.Name, tooLarge.Size, rt.opts.MaxResultBytes), "result", nil
 	case errors.As(err, &tooLarge):
-		return toolError("the result of %s is over the limit of %d bytes; it was refused as it arrived, before the host read it", e.tool.Name, rt.opts.MaxResultBytes), "result", nil
+		return toolError("the result of %s is over the limit of %d bytes; it was refused as it arrived, before the host read it", e.Tool.Name, rt.opts.MaxResultBytes), "result", nil
 	case err != nil:
 		rt.opts.Logger.Warn("handler failed", "service", e.Service.Name, "tool", e.Tool.Name, "error", err)
 		return toolError("the handler of %s failed: %v", e.Tool.Name, err), "handler", nil
