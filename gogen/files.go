@@ -11,6 +11,7 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // A File is one generated file.
@@ -140,7 +141,7 @@ func importPathOf(dir string) (string, error) {
 		return "", err
 	}
 	for root := abs; ; {
-		data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+		data, err := inputfile.ReadFile(filepath.Join(root, "go.mod")) // a FIFO go.mod must not block gen go
 		if err == nil {
 			mod := modfile.ModulePath(data)
 			if mod == "" {
