@@ -1,21 +1,20 @@
 //go:build unix
 
-package scaffold
+package gogen
 
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
 )
 
-// TestEnclosingModuleSpecialGoMod: toolc init looks for a go.mod above
-// its directory; one that is a FIFO or a link to /dev/zero is passed over
-// at once, as no module file, where os.ReadFile blocked on the FIFO and
-// filled memory from /dev/zero; and a checkout whose go.mod is one is no
-// checkout.
-func TestEnclosingModuleSpecialGoMod(t *testing.T) {
+// TestImportPathOfSpecialGoMod: a go.mod above the contract that is a FIFO
+// or a link to /dev/zero is an error that names it, at once; os.ReadFile
+// blocked on the FIFO and filled memory from /dev/zero.
+func TestImportPathOfSpecialGoMod(t *testing.T) {
 	for name, mk := range map[string]func(string) error{
 		"FIFO":      func(p string) error { return syscall.Mkfifo(p, 0o644) },
 		"/dev/zero": func(p string) error { return os.Symlink("/dev/zero", p) },
@@ -24,17 +23,17 @@ func TestEnclosingModuleSpecialGoMod(t *testing.T) {
 		if err := mk(filepath.Join(dir, "go.mod")); err != nil {
 			t.Skip(err)
 		}
-		sub := filepath.Join(dir, "tools")
-		os.MkdirAll(sub, 0o755)
-		done := make(chan [2]any, 1)
-		go func() { done <- [2]any{enclosingModule(sub), isCheckout(dir)} }()
+		contract := filepath.Join(dir, "api")
+		os.MkdirAll(contract, 0o755)
+		done := make(chan error, 1)
+		go func() { _, err := importPathOf(contract); done <- err }()
 		select {
-		case got := <-done:
-			if got[0] != "" || got[1] == nil {
-				t.Errorf("%s go.mod: enclosingModule = %q, isCheckout = %v", name, got[0], got[1])
+		case err := <-done:
+			if err == nil || !strings.Contains(err.Error(), "go.mod is a") || !strings.Contains(err.Error(), "not a regular file") {
+				t.Errorf("%s go.mod: importPathOf = %v", name, err)
 			}
 		case <-time.After(10 * time.Second):
-			t.Fatalf("%s go.mod: enclosingModule blocked", name)
+			t.Fatalf("%s go.mod: importPathOf blocked", name)
 		}
 	}
 }
