@@ -151,8 +151,14 @@ func checkNodeValue(f *catalog.Field, subject string, n *node) []string {
 	if err != nil {
 		return []string{fmt.Sprintf("%s must be a plain value: %v", subject, err)}
 	}
+	err = validate.CheckValue(f, subject, data)
 	var problems *validate.ValidationError
-	if !errors.As(validate.CheckValue(checkable(f), subject, data), &problems) {
+	if err != nil && !errors.As(err, &problems) {
+		// The field does not compile: bounds reports why. Hold the value
+		// to the rest of it.
+		err = validate.CheckValue(checkable(f), subject, data)
+	}
+	if !errors.As(err, &problems) {
 		return nil
 	}
 	msgs := make([]string, len(problems.Problems))
@@ -162,13 +168,9 @@ func checkNodeValue(f *catalog.Field, subject string, n *node) []string {
 	return msgs
 }
 
-// checkable is f without the constraints that the validator would refuse
-// to compile, a pattern that is not RE2 or a format it does not know, so
-// that the value is still held to the rest; bounds reports those.
+// checkable is f without the constraints that the validator refuses to
+// compile: a pattern that is not RE2, a format it does not know.
 func checkable(f *catalog.Field) *catalog.Field {
-	if f.Pattern == "" && f.Format == "" {
-		return f
-	}
 	cp := *f
 	if _, err := regexp.Compile(f.Pattern); err != nil {
 		cp.Pattern = ""

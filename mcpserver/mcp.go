@@ -141,8 +141,7 @@ type mcpTools struct {
 func (s *mcpTools) sync(snap *runtime.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	projected, _ := snap.Catalog.Project(catalog.MCP, catalog.ProjectOptions{})
-	tools := projected.([]catalog.MCPTool)
+	tools := snap.Catalog.MCPTools()
 	next := map[string]string{}
 	for _, info := range snap.Tools() {
 		next[info.MCPName] = info.Tool.Fingerprint

@@ -109,9 +109,22 @@ func CheckValue(f *catalog.Field, subject string, value []byte) error {
 	if err != nil {
 		return fmt.Errorf("field %q: %v", f.Name, err)
 	}
+	v := &Validator{fields: []*fieldSpec{fs}, whole: subject, wholeIs: "is"}
+	// A value that fits, as a contract's defaults and examples mostly do,
+	// needs no messages: they are made, and the value checked again, only
+	// when it does not.
+	if checkValue(v, value) == nil {
+		return nil
+	}
 	fs.subject = subject
 	fs.compileMessages()
-	c := argsCheck{v: &Validator{fields: []*fieldSpec{fs}, whole: subject, wholeIs: "is"}, data: value, same: true}
+	return checkValue(v, value)
+}
+
+// checkValue checks value against v's one field.
+func checkValue(v *Validator, value []byte) error {
+	fs := v.fields[0]
+	c := argsCheck{v: v, data: value, same: true}
 	if end := c.value(fs, skipJSONSpace(value, 0)); end >= 0 {
 		if j := skipJSONSpace(value, end); j < len(value) {
 			c.syntax(j, "more data follows the value")

@@ -264,8 +264,8 @@ func NewValidator(req *catalog.Message, opts ...Option) (*Validator, error) {
 		}
 		if what, ok := o.raw[f.Name]; ok {
 			fs.t, fs.kindText = kindJSON, what
-			fs.compileMessages()
 		}
+		fs.compileMessages()
 		fs.index = len(v.fields)
 		v.byName[f.Name] = len(v.fields)
 		v.fields = append(v.fields, fs)
@@ -376,7 +376,6 @@ func compileField(f *catalog.Field) (*fieldSpec, error) {
 			return nil, err
 		}
 	}
-	fs.compileMessages()
 	return fs, nil
 }
 
