@@ -12,6 +12,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -40,8 +41,8 @@ func TestLargeResultsMemory(t *testing.T) {
 		{"64 results of 4 MiB, the limit, taken", 64, 4 << 20, false, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-			wantOK(t, call(t, rt, "echo", `{"text":"warm","times":1}`))
+			rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
+			runtimetest.WantOK(t, runtimetest.Call(t, rt, "echo", `{"text":"warm","times":1}`))
 			debug.FreeOSMemory()
 			// Writing 5 to clear_refs resets the peak (VmHWM) to the present.
 			if err := os.WriteFile("/proc/self/clear_refs", []byte("5"), 0); err != nil {
@@ -53,11 +54,11 @@ func TestLargeResultsMemory(t *testing.T) {
 				wg.Add(1)
 				go func() {
 					defer wg.Done()
-					res := call(t, rt, "big_result", fmt.Sprintf(`{"bytes": %d}`, tc.bytes))
+					res := runtimetest.Call(t, rt, "big_result", fmt.Sprintf(`{"bytes": %d}`, tc.bytes))
 					if tc.refused {
 						wantToolError(t, res, "the result of big_result is")
 					} else {
-						wantOK(t, res)
+						runtimetest.WantOK(t, res)
 					}
 				}()
 			}
