@@ -310,13 +310,12 @@ func TestDeclarationOrder(t *testing.T) {
 				if got := propertyOrder(t, pj, "find_orders", target); got != want {
 					t.Errorf("%s%s: ProjectJSON's properties are %s, want %s", target, m.suffix, got, want)
 				}
-				v, _ := cat.Project(target, m.opts)
-				pv, err := json.Marshal(v)
+				pv, err := json.Marshal(project(cat, target, m.opts))
 				if err != nil {
 					t.Fatal(err)
 				}
 				if got := propertyOrder(t, pv, "find_orders", target); got != want {
-					t.Errorf("%s%s: Project's properties are %s, want %s", target, m.suffix, got, want)
+					t.Errorf("%s%s: the typed projection's properties are %s, want %s", target, m.suffix, got, want)
 				}
 			}
 		}

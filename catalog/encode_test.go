@@ -53,10 +53,7 @@ func stdCompact(t *testing.T, v any) []byte {
 
 func stdProjectJSON(t *testing.T, c *catalog.Catalog, target catalog.Target, opts catalog.ProjectOptions) []byte {
 	t.Helper()
-	v, err := c.Project(target, opts)
-	if err != nil {
-		t.Fatal(err)
-	}
+	v := project(c, target, opts)
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -177,7 +174,7 @@ func TestWriterMatchesEncodingJSON(t *testing.T) {
 }
 
 // checkProjectJSON holds every projection of c to encoding/json's
-// encoding of Project's value.
+// encoding of the typed projection's value.
 func checkProjectJSON(t *testing.T, c *catalog.Catalog) {
 	t.Helper()
 	for _, target := range catalog.Targets() {

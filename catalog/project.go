@@ -46,32 +46,72 @@ type ProjectOptions struct {
 	Strict bool
 }
 
-// Project returns the catalog's tools in the target's format, as Go values
-// that encode to exactly what the provider's request takes. It is a pure
+// The projections below return the catalog's tools in one target's
+// format, as Go values that encode to exactly what the provider's request
+// takes: one method per target, each with its own type. Each is a pure
 // function of the catalog. The values share some parts with each other and
 // with the catalog (type lists, enum and example values): read them, do
-// not modify them.
-func (c *Catalog) Project(target Target, opts ProjectOptions) (any, error) {
-	switch target {
-	case OpenAIChat:
-		return c.openAIChat(opts), nil
-	case OpenAIResponses:
-		return c.openAIResponses(opts), nil
-	case Anthropic:
-		return c.anthropic(opts), nil
-	case Gemini:
-		return c.gemini(), nil
-	case Bedrock:
-		return c.bedrock(opts), nil
-	case MCP:
-		return c.mcp(), nil
+// not modify them. ProjectJSON writes any target's projection as JSON.
+
+// OpenAIChatTools is the catalog as a Chat Completions request's tools.
+func (c *Catalog) OpenAIChatTools(opts ProjectOptions) []OpenAIChatTool {
+	out := []OpenAIChatTool{}
+	for _, t := range c.Tools() {
+		out = append(out, OpenAIChatTool{Type: "function", Function: openAIFunction(t, opts, nil)})
 	}
-	_, err := ParseTarget(string(target))
-	return nil, err
+	return out
 }
 
-// ProjectJSON returns the projection encoded as indented JSON: exactly
-// what encoding/json writes for Project's value, with SetIndent("", "  ")
+// OpenAIResponsesTools is the catalog as a Responses API request's tools.
+func (c *Catalog) OpenAIResponsesTools(opts ProjectOptions) []OpenAIResponsesTool {
+	out := []OpenAIResponsesTool{}
+	for _, t := range c.Tools() {
+		out = append(out, OpenAIResponsesTool{Type: "function", OpenAIFunction: openAIFunction(t, opts, nil)})
+	}
+	return out
+}
+
+// AnthropicTools is the catalog as a Messages request's tools.
+func (c *Catalog) AnthropicTools(opts ProjectOptions) []AnthropicTool {
+	out := []AnthropicTool{}
+	for _, t := range c.Tools() {
+		out = append(out, anthropicTool(t, opts, nil))
+	}
+	return out
+}
+
+// GeminiTools is the catalog as a generateContent request's tools: one
+// tool that declares every function. Gemini has no strict mode.
+func (c *Catalog) GeminiTools() []GeminiTool {
+	decls := []GeminiFunction{}
+	for _, t := range c.Tools() {
+		decls = append(decls, geminiFunction(t, nil))
+	}
+	return []GeminiTool{{FunctionDeclarations: decls}}
+}
+
+// BedrockTools is the catalog as a Converse request's toolConfig.tools.
+func (c *Catalog) BedrockTools(opts ProjectOptions) []BedrockTool {
+	out := []BedrockTool{}
+	for _, t := range c.Tools() {
+		out = append(out, bedrockTool(t, opts, nil))
+	}
+	return out
+}
+
+// MCPTools is the catalog as the tools of a tools/list result, in its
+// order (by MCP name).
+func (c *Catalog) MCPTools() []MCPTool {
+	out := []MCPTool{}
+	for _, e := range c.mcpOrder() {
+		out = append(out, mcpTool(e.s, e.t, nil))
+	}
+	return out
+}
+
+// ProjectJSON returns target's projection encoded as indented JSON:
+// exactly what encoding/json writes for the value of the target's typed
+// projection (OpenAIChatTools, …, MCPTools), with SetIndent("", "  ")
 // and SetEscapeHTML(false). It writes each tool as soon as it is
 // projected, so that it allocates little more than its output. A large
 // catalog is written in two halves at once when there are two CPUs or
@@ -175,8 +215,8 @@ func (w *writer) projectTools(target Target, opts ProjectOptions, tools []toolOf
 	}
 }
 
-// objects makes the object schemas of a projection. Project gets a new
-// object for each (a nil *objects); ProjectJSON reuses two scratch
+// objects makes the object schemas of a projection. The typed
+// projections get a new object for each (a nil *objects); ProjectJSON reuses two scratch
 // objects, one for a request and one for a response, because it writes
 // each tool before it projects the next.
 type objects struct {
@@ -253,30 +293,6 @@ func openAIFunction(t *Tool, opts ProjectOptions, ob *objects) OpenAIFunction {
 	}
 }
 
-func (c *Catalog) openAIFunctions(opts ProjectOptions) []OpenAIFunction {
-	var out []OpenAIFunction
-	for _, t := range c.Tools() {
-		out = append(out, openAIFunction(t, opts, nil))
-	}
-	return out
-}
-
-func (c *Catalog) openAIChat(opts ProjectOptions) []OpenAIChatTool {
-	out := []OpenAIChatTool{}
-	for _, f := range c.openAIFunctions(opts) {
-		out = append(out, OpenAIChatTool{Type: "function", Function: f})
-	}
-	return out
-}
-
-func (c *Catalog) openAIResponses(opts ProjectOptions) []OpenAIResponsesTool {
-	out := []OpenAIResponsesTool{}
-	for _, f := range c.openAIFunctions(opts) {
-		out = append(out, OpenAIResponsesTool{Type: "function", OpenAIFunction: f})
-	}
-	return out
-}
-
 // Anthropic: https://docs.anthropic.com/en/docs/build-with-claude/tool-use.
 // Strict tools take no numeric or length bounds, no pattern, and minItems
 // only up to 1.
@@ -318,14 +334,6 @@ func anthropicTool(t *Tool, opts ProjectOptions, ob *objects) AnthropicTool {
 		Strict:        strict,
 		InputExamples: t.Examples,
 	}
-}
-
-func (c *Catalog) anthropic(opts ProjectOptions) []AnthropicTool {
-	out := []AnthropicTool{}
-	for _, t := range c.Tools() {
-		out = append(out, anthropicTool(t, opts, nil))
-	}
-	return out
 }
 
 // Gemini: https://ai.google.dev/api/caching#Schema, an OpenAPI 3.0 subset.
@@ -371,14 +379,6 @@ func geminiFunction(t *Tool, ob *objects) GeminiFunction {
 	return fn
 }
 
-func (c *Catalog) gemini() []GeminiTool {
-	decls := []GeminiFunction{}
-	for _, t := range c.Tools() {
-		decls = append(decls, geminiFunction(t, nil))
-	}
-	return []GeminiTool{{FunctionDeclarations: decls}}
-}
-
 // Bedrock: the Converse API's toolConfig.tools, with JSON Schema inputs.
 // A ToolSpecification takes strict: true ("Strict tool use",
 // https://docs.aws.amazon.com/bedrock/latest/userguide/structured-output.html),
@@ -418,14 +418,6 @@ func bedrockTool(t *Tool, opts ProjectOptions, ob *objects) BedrockTool {
 		InputSchema: BedrockInputSchema{JSON: ob.object(0, bedrockDialect(strict), &t.Request)},
 		Strict:      strict,
 	}}
-}
-
-func (c *Catalog) bedrock(opts ProjectOptions) []BedrockTool {
-	out := []BedrockTool{}
-	for _, t := range c.Tools() {
-		out = append(out, bedrockTool(t, opts, nil))
-	}
-	return out
 }
 
 // dialectOf returns the dialect of target's projection of a tool that is
@@ -507,14 +499,6 @@ func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
 		}
 	}
 	return tool
-}
-
-func (c *Catalog) mcp() []MCPTool {
-	out := []MCPTool{}
-	for _, e := range c.mcpOrder() {
-		out = append(out, mcpTool(e.s, e.t, nil))
-	}
-	return out
 }
 
 // mcpOrder lists the tools in tools/list's order: by MCP name.

@@ -101,6 +101,26 @@ func compileDir(dir string, patterns ...string) (*catalog.Catalog, error) {
 }
 
 // modes are the two projection modes of every golden file.
+// project is target's typed projection of c, for the tests that hold
+// every target to one property.
+func project(c *catalog.Catalog, target catalog.Target, opts catalog.ProjectOptions) any {
+	switch target {
+	case catalog.OpenAIChat:
+		return c.OpenAIChatTools(opts)
+	case catalog.OpenAIResponses:
+		return c.OpenAIResponsesTools(opts)
+	case catalog.Anthropic:
+		return c.AnthropicTools(opts)
+	case catalog.Gemini:
+		return c.GeminiTools()
+	case catalog.Bedrock:
+		return c.BedrockTools(opts)
+	case catalog.MCP:
+		return c.MCPTools()
+	}
+	panic("no typed projection for " + string(target))
+}
+
 var modes = []struct {
 	suffix string
 	opts   catalog.ProjectOptions

@@ -334,8 +334,8 @@ func (d dialect) close(o *ObjectSchema) {
 
 // A fieldPlan is how a dialect projects one field: the type, the
 // description with the keywords the target lacks moved into it, and the
-// keywords it keeps. Project fills in a Schema from it; ProjectJSON
-// writes it straight from the field.
+// keywords it keeps. The typed projections fill in a Schema from it;
+// ProjectJSON writes it straight from the field.
 type fieldPlan struct {
 	typ  TypeList
 	desc string

@@ -53,9 +53,8 @@ func TestScopes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	value, _ := guarded.Project(catalog.MCP, catalog.ProjectOptions{})
-	if want := indentJSON(t, value); !bytes.Equal(proj, want) {
-		t.Errorf("ProjectJSON and encoding/json of Project differ:\n%s\n%s", proj, want)
+	if want := indentJSON(t, guarded.MCPTools()); !bytes.Equal(proj, want) {
+		t.Errorf("ProjectJSON and encoding/json of MCPTools differ:\n%s\n%s", proj, want)
 	}
 	var tools []mcp.Tool
 	if err := json.Unmarshal(proj, &tools); err != nil {

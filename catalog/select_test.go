@@ -51,8 +51,8 @@ func TestSelect(t *testing.T) {
 	// The projection of a selection is the selected elements of the whole
 	// projection.
 	for _, target := range catalog.Targets() {
-		got, _ := sub.Project(target, catalog.ProjectOptions{})
-		whole, _ := all.Project(target, catalog.ProjectOptions{})
+		got := project(sub, target, catalog.ProjectOptions{})
+		whole := project(all, target, catalog.ProjectOptions{})
 		if n, m := elems(got), elems(whole); n != 2 || m != len(all.ToolNames()) {
 			t.Errorf("%s: %d of %d elements, want 2 of %d", target, n, m, len(all.ToolNames()))
 		}

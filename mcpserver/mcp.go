@@ -141,8 +141,7 @@ type mcpTools struct {
 func (s *mcpTools) sync(snap *runtime.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	projected, _ := snap.Catalog.Project(catalog.MCP, catalog.ProjectOptions{})
-	tools := projected.([]catalog.MCPTool)
+	tools := snap.Catalog.MCPTools()
 	next := map[string]string{}
 	for _, info := range snap.Tools() {
 		next[info.MCPName] = info.Tool.Fingerprint
@@ -189,6 +188,12 @@ func (s *mcpTools) handler(name string) mcp.ToolHandler {
 		args := req.Params.Arguments
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
+		}
+		if extra := req.Extra; extra != nil && extra.Header != nil {
+			// The Mcp-Param-* headers are held to the arguments the
+			// handler runs with, on the snapshot it runs on.
+			strict := extra.Header.Get("MCP-Protocol-Version") >= modernRevision
+			ctx = runtime.WithArgumentCheck(ctx, paramHeaderCheck(extra.Header, strict))
 		}
 		return s.call(ctx, name, req, args, onEvent)
 	}

@@ -9,6 +9,8 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+
 	"github.com/toolc/toolc/internal/httpjson"
 )
 
@@ -61,6 +63,22 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 type mcpBody struct {
 	*bytes.Reader
 	data []byte
+
+	// The body's messages, as go-sdk reads them (decodeMessages), once
+	// decoded.
+	decoded   bool
+	msgs      []jsonrpc.Message
+	batch, ok bool
+}
+
+// messages returns the body's messages (decodeMessages), decoding them on
+// first use: the checks of one request share one reading.
+func (b *mcpBody) messages() (msgs []jsonrpc.Message, batch, ok bool) {
+	if !b.decoded {
+		b.decoded = true
+		b.msgs, b.batch, b.ok = decodeMessages(b.data)
+	}
+	return b.msgs, b.batch, b.ok
 }
 
 func (*mcpBody) Close() error { return nil }
@@ -83,7 +101,7 @@ func readMCPBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) 
 		}
 		return nil, false
 	}
-	r.Body = &mcpBody{bytes.NewReader(body), body}
+	r.Body = &mcpBody{Reader: bytes.NewReader(body), data: body}
 	return body, true
 }
 

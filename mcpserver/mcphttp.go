@@ -165,7 +165,9 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case version != "" && !slices.Contains(e.versions, version):
 		e.unsupported(w, r, version)
 	case e.only || version >= modernRevision:
-		if bad := e.badParamHeader(r); bad != "" {
+		// A legacy request's headers, if it has any, are checked by the
+		// handler alone: its revision does not promise them.
+		if bad := e.badParamHeader(r); bad != "" && version >= modernRevision {
 			e.reject(w, r, http.StatusBadRequest, mcp.CodeHeaderMismatch, bad, nil)
 			return
 		}
@@ -244,40 +246,37 @@ func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (msg *peeked,
 	return msg, true
 }
 
-// badParamHeader checks the Mcp-Param-* headers of a tools/call (SEP-2243)
-// that go-sdk leaves unchecked, and says what is wrong, or "". go-sdk holds
-// each header to its argument, decoding base64; but a header value that
-// arrives with characters outside visible ASCII, space and tab, unencoded,
-// would pass when the argument has the same characters, and the spec says
-// to reject it. A header the tool does not declare is not the server's:
-// it is left alone, as intermediaries must leave it. Waits for go-sdk: its
-// own check of the characters of a header value.
+// badParamHeader checks the Mcp-Param-* headers of a 2026-07-28
+// tools/call (SEP-2243) before go-sdk serves it, and says what is wrong,
+// or "": so that a mismatch is a 400, as go-sdk answers the mismatches it
+// finds, whatever the spelling of the arguments (see paramheaders.go). It
+// reads the call as go-sdk will dispatch it, and its arguments as the
+// runtime will hand them to the handler; the handler's own check
+// (runtime.ArgumentCheck) still holds the call that runs, should a reload
+// come between the two.
 func (e *mcpEndpoint) badParamHeader(r *http.Request) string {
-	if r.Header.Get("Mcp-Method") != "tools/call" {
+	b, ok := r.Body.(*mcpBody) // every POST passed rejectAmbiguous
+	if !ok {
 		return ""
 	}
-	t, ok := e.rt.Snapshot().ByMCPName(r.Header.Get("Mcp-Name"))
+	msgs, batch, ok := b.messages()
+	if !ok || batch || len(msgs) != 1 {
+		return "" // go-sdk refuses a batch, or no message, in 2026-07-28
+	}
+	p, ok := callParams(msgs[0])
+	if !ok {
+		return ""
+	}
+	snap := e.rt.Snapshot()
+	t, ok := snap.ByMCPName(p.Name)
 	if !ok || runtime.AccessTo(oauth.CallerFrom(r.Context()), t) == runtime.Hidden {
-		return "" // go-sdk answers an unknown or encoded name, and a hidden one as unknown
+		return "" // go-sdk answers an unknown name, and a hidden one as unknown
 	}
-	for _, f := range t.Tool.Request.Fields {
-		if f.MCPHeader == "" {
-			continue
-		}
-		name := "Mcp-Param-" + f.MCPHeader
-		values := r.Header.Values(name)
-		if len(values) > 1 {
-			return fmt.Sprintf("header mismatch: %s appears %d times", name, len(values))
-		}
-		for _, v := range values {
-			for i := 0; i < len(v); i++ {
-				if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-					return fmt.Sprintf("header mismatch: %s has the byte %#x, which a header value may not carry; send such a value as =?base64?...?=", name, c)
-				}
-			}
-		}
+	given, valid, err := snap.Arguments(p.Name, p.Arguments)
+	if err != nil {
+		return "" // the call's tool error says what is wrong with them; no handler runs
 	}
-	return ""
+	return paramHeaderProblem(r.Header, t, given, valid, true)
 }
 
 // unsupported answers a request whose MCP-Protocol-Version header names a

@@ -216,38 +216,45 @@ const exact = 0
 // factor that estimates the provider's tokens from its o200k_base count,
 // or exact.
 func request(c *catalog.Catalog, target catalog.Target, strict bool) (*text, float64, error) {
-	v, err := c.Project(target, catalog.ProjectOptions{Strict: strict})
-	if err != nil {
-		return nil, 0, err
-	}
+	opts := catalog.ProjectOptions{Strict: strict}
 	t := &text{}
 	factor := float64(exact)
-	switch v := v.(type) {
-	case []catalog.OpenAIChatTool:
+	var err error
+	switch target {
+	case catalog.OpenAIChat:
+		v := c.OpenAIChatTools(opts)
 		t.openAI(len(v), func(i int) *catalog.OpenAIFunction { return &v[i].Function })
-	case []catalog.OpenAIResponsesTool:
+	case catalog.OpenAIResponses:
+		v := c.OpenAIResponsesTools(opts)
 		t.openAI(len(v), func(i int) *catalog.OpenAIFunction { return &v[i].OpenAIFunction })
-	case []catalog.AnthropicTool:
+	case catalog.Anthropic:
+		v := c.AnthropicTools(opts)
 		factor = AnthropicPerO200k
 		err = t.jsonArray("[", "]", len(v), func(i int) any { return v[i] })
-	case []catalog.BedrockTool:
+	case catalog.Bedrock:
 		// Bedrock hands Claude the tool as Anthropic's API takes it.
+		v := c.BedrockTools(opts)
 		factor = AnthropicPerO200k
 		err = t.jsonArray("[", "]", len(v), func(i int) any {
 			s := v[i].ToolSpec
 			return catalog.AnthropicTool{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema.JSON, Strict: s.Strict}
 		})
-	case []catalog.GeminiTool:
+	case catalog.Gemini:
+		v := c.GeminiTools()
 		factor = 1
 		var decls []catalog.GeminiFunction
 		if len(v) == 1 {
 			decls = v[0].FunctionDeclarations
 		}
 		err = t.jsonArray(`[{"functionDeclarations":[`, "]}]", len(decls), func(i int) any { return decls[i] })
-	case []catalog.MCPTool:
+	case catalog.MCP:
+		v := c.MCPTools()
 		err = t.jsonArray("[", "]", len(v), func(i int) any { return v[i] })
 	default:
-		return nil, 0, fmt.Errorf("tokens: no count for %s's projection (%T)", target, v)
+		if _, perr := catalog.ParseTarget(string(target)); perr != nil {
+			return nil, 0, perr
+		}
+		return nil, 0, fmt.Errorf("tokens: no count for %s's projection", target)
 	}
 	if err != nil {
 		return nil, 0, err

@@ -177,11 +177,7 @@ func compileReference(tb testing.TB, msg *catalog.Message) ([]byte, *jsonschema.
 		Name: "svc", Version: "1.0.0", Description: "d",
 		Tools: []*catalog.Tool{{Name: "tool", Description: "d", Request: *msg}},
 	}}}
-	p, err := cat.Project(catalog.MCP, catalog.ProjectOptions{})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	schema, err := json.Marshal(p.([]catalog.MCPTool)[0].InputSchema)
+	schema, err := json.Marshal(cat.MCPTools()[0].InputSchema)
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -49,11 +49,7 @@ func faultyMCPTools(t testing.TB) []catalog.MCPTool {
 	if err != nil || res.HasErrors() {
 		t.Fatalf("compiling the faulty contract: %v %v", err, res.Diagnostics)
 	}
-	tools, err := res.Catalog.Project(catalog.MCP, catalog.ProjectOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return tools.([]catalog.MCPTool)
+	return res.Catalog.MCPTools()
 }
 
 func mcpToolName(t testing.TB, tools []catalog.MCPTool, suffix string) string {
