@@ -25,10 +25,10 @@ func TestRecordProjections(t *testing.T) {
 		}},
 	}}}}}
 	const (
-		open    = `{"type":"array","description":"Edits","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Find","minLength":1},"mode":{"type":"string","description":"Match","enum":["exact","regex"]}},"required":["oldText"],"additionalProperties":false},"minItems":2}`
-		openAI  = `{"type":"array","description":"Edits","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Find\n\n{minLength: 1}"},"mode":{"type":["string","null"],"description":"Match","enum":["exact","regex",null]}},"required":["oldText","mode"],"additionalProperties":false},"minItems":2}`
-		claude  = `{"type":"array","description":"Edits\n\n{minItems: 2}","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Find\n\n{minLength: 1}"},"mode":{"type":"string","description":"Match","enum":["exact","regex"]}},"required":["oldText"],"additionalProperties":false}}`
-		gemini  = `{"type":"ARRAY","description":"Edits","items":{"type":"OBJECT","properties":{"oldText":{"type":"STRING","description":"Find","minLength":1},"mode":{"type":"STRING","description":"Match","nullable":true,"enum":["exact","regex"]}},"required":["oldText"],"propertyOrdering":["oldText","mode"]},"minItems":2}`
+		open   = `{"type":"array","description":"Edits","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Find","minLength":1},"mode":{"type":"string","description":"Match","enum":["exact","regex"]}},"required":["oldText"],"additionalProperties":false},"minItems":2}`
+		openAI = `{"type":"array","description":"Edits","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Find\n\n{minLength: 1}"},"mode":{"type":["string","null"],"description":"Match","enum":["exact","regex",null]}},"required":["oldText","mode"],"additionalProperties":false},"minItems":2}`
+		claude = `{"type":"array","description":"Edits\n\n{minItems: 2}","items":{"type":"object","properties":{"oldText":{"type":"string","description":"Find\n\n{minLength: 1}"},"mode":{"type":"string","description":"Match","enum":["exact","regex"]}},"required":["oldText"],"additionalProperties":false}}`
+		gemini = `{"type":"ARRAY","description":"Edits","items":{"type":"OBJECT","properties":{"oldText":{"type":"STRING","description":"Find","minLength":1},"mode":{"type":"STRING","description":"Match","nullable":true,"enum":["exact","regex"]}},"required":["oldText"],"propertyOrdering":["oldText","mode"]},"minItems":2}`
 	)
 	for _, tc := range []struct {
 		target catalog.Target

@@ -353,7 +353,7 @@ func everyKeyword() *catalog.Catalog {
 	yes := true
 	c := &catalog.Catalog{Services: []*catalog.Service{{Name: "every", Version: "1.0.0", Description: "d", Tools: []*catalog.Tool{
 		{Name: "loose", Description: "Every keyword", Title: "Loose", Annotations: catalog.Annotations{ReadOnly: &yes},
-			Request:  catalog.Message{Description: "Args", Fields: fields()},
+			Request: catalog.Message{Description: "Args", Fields: fields()},
 			Response: &catalog.Message{Fields: []*catalog.Field{{Name: "r", Type: catalog.String, Description: "R", Required: true},
 				{Name: "rows", Type: catalog.Array, Items: catalog.Object, Description: "Rows", Required: true, Fields: []*catalog.Field{
 					{Name: "id", Type: catalog.Integer, Description: "Id", Required: true},
