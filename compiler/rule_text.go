@@ -219,7 +219,8 @@ func schemaString(label string) string {
 // user"), requests to read credential files or send the conversation
 // away, and a description that names a tool of another service, which
 // steers a model from the tool a user meant (tool shadowing). A warning,
-// not an error: a security tool may describe exactly these things.
+// not an error: a security tool may describe exactly these things, and a
+// // toolc:ignore injected-instruction REASON comment acknowledges that.
 var injectedInstructionRule = &Rule{
 	ID:       "injected-instruction",
 	Doc:      "(warning) no instructions aimed at the model in descriptions, titles, enum values, defaults or examples: <IMPORTANT> markers, \"ignore previous instructions\", \"do not tell the user\", credential files to read, a tool of another service",
