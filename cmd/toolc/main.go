@@ -62,11 +62,10 @@ func usageErr(err error) error { return &exitError{exitUsage, err} }
 // usagef is usageErr(fmt.Errorf(format, args...)).
 func usagef(format string, args ...any) error { return usageErr(fmt.Errorf(format, args...)) }
 
-// failErr makes err a contract problem: exit status 1.
-func failErr(err error) error { return &exitError{exitFail, err} }
-
-// failf is failErr(fmt.Errorf(format, args...)).
-func failf(format string, args ...any) error { return failErr(fmt.Errorf(format, args...)) }
+// failf is a contract problem: exit status 1.
+func failf(format string, args ...any) error {
+	return &exitError{exitFail, fmt.Errorf(format, args...)}
+}
 
 // exitWith is the error that exits with status, having printed nothing
 // more: nil for exitOK.
