@@ -115,16 +115,18 @@ func TestDiffNotesPrintable(t *testing.T) {
 	wantMatch(t, r.stderr, `(?m)^toolc diff: note: at HEAD, shop/x`+regexp.QuoteMeta(cleaned)+`\.cue: a symbolic link`, "diff's note")
 }
 
-// TestGenGoPrintable: a handler directory named with terminal controls,
-// which a contract may give, is printed cleaned, by gen go when it writes
-// the file and by gen go --check when the file is stale.
+// TestGenGoPrintable: a contract that names its handler directory with
+// terminal controls (gen go printed the name, cleaned, when it wrote the
+// file) is now a hidden-text error, printed without the controls; the
+// errors that stop gen go are printed cleaned (TestErrorsPrintable).
 func TestGenGoPrintable(t *testing.T) {
 	dir := writeFiles(t, map[string]string{"notes/notes.cue": strings.Replace(genContract, `version:`, `handler: "h\u001b]52;c;cm0gLXJm\u0007\u001b[2J"
 	version:`, 1)})
-	r := toolc(t, dir, "gen", "go", "--check")
-	wantStatus(t, r, exitFail, "gen go --check")
-	wantPrintable(t, r, "gen go --check")
-	r = toolc(t, dir, "gen", "go")
-	wantStatus(t, r, exitOK, "gen go")
-	wantPrintable(t, r, "gen go")
+	for _, args := range [][]string{{"gen", "go"}, {"gen", "go", "--check"}} {
+		r := toolc(t, dir, args...)
+		wantStatus(t, r, exitFail, strings.Join(args, " ")+" with a hostile handler:")
+		if strings.ContainsAny(r.stdout+r.stderr, "\x1b\x07") || !strings.Contains(r.stderr, "U+001B (ESC, which starts a terminal escape sequence)") || !strings.Contains(r.stderr, "[hidden-text]") {
+			t.Errorf("%s with a hostile handler: printed\nstdout: %q\nstderr: %q\nwant a hidden-text error, without terminal controls", strings.Join(args, " "), r.stdout, r.stderr)
+		}
+	}
 }
