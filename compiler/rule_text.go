@@ -275,13 +275,15 @@ var instructionChecks = []struct {
 		[]string{"<", "[/inst]", "[inst]"}, "a marker that addresses the model, not the user"},
 	{regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+|my\s+)?(previous|prior|above|earlier|preceding|other|existing|system)\s+(instructions?|prompts?|messages|rules|directions|guidelines)`),
 		[]string{"ignore", "disregard", "forget", "override"}, "an order to the model to drop its instructions"},
-	{regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention\s+(this\s+|it\s+)?to|notify|alert|reveal\s+(this\s+|it\s+)?to)\s+(the\s+)?user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\buser\s+(must|should)\s+not\s+(know|see|be\s+told|be\s+informed|notice)\b|\bhide\s+(this|it)\s+from\s+the\s+user\b`),
-		[]string{"user"}, "an order to keep something from the user"},
+	{regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention\s+(this\s+|it\s+)?to|notify|alert|reveal\s+(this\s+|it\s+)?to)\s+(the\s+)?user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\buser\s+(must|should)\s+not\s+(know|see|be\s+told|be\s+informed|notice)\b|\bhide\s+(this|it)\s+from\s+the\s+user\b|\b(do\s+not|don'?t|never)\s+(mention|reveal|disclose)\s+(that\s+you|this\s+to|these\s+instructions)\b`),
+		[]string{"user", "mention", "reveal", "disclose"}, "an order to keep something from the user"},
 	{regexp.MustCompile(`(?i)\b(read|cat|open|send|include|pass|upload|copy|attach|print|output|access|fetch|load)\b[^.\n]{0,40}(~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/etc/(passwd|shadow)\b|\.aws/credentials\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|~/\.cursor\b|\.git-credentials\b|~/\.netrc\b)`),
 		[]string{".ssh", "id_", "/etc/", ".aws", "mcp.json", "claude_desktop", ".cursor", ".git-credentials", ".netrc"},
 		"a request to read a credential or configuration file, which a tool has no reason to make"},
 	{regexp.MustCompile(`(?i)\b(send|forward|post|upload|pass|include|append|attach)\b[^.\n]{0,60}\b((conversation|chat)\s+history|system\s+prompt|(previous|prior|earlier)\s+messages|whole\s+conversation)\b`),
 		[]string{"history", "prompt", "messages", "conversation"}, "a request for the conversation, which a tool has no reason to receive"},
+	{regexp.MustCompile(`(?i)\bpass\s+(its|their)\s+contents?\s+as\b`),
+		[]string{"pass"}, "a request to smuggle what the model read into an argument"},
 }
 
 func containsAny(s string, subs []string) bool {
