@@ -202,7 +202,7 @@ func TestGoodContracts(t *testing.T) {
 				response: {description: "Result", fields: ok: {type: "boolean", description: "Done"}}
 			}`)}},
 		{"string with everything", map[string]string{"c.cue": field(`type: "string", description: "d", required: false,
-			enum: ["a.b", "c|d", "x"], default: "c|d", minLength: 1, maxLength: 3, pattern: "^[a-z.|]+$", format: "hostname",
+			enum: ["a.b", "c|d", "x"], default: "a.b", minLength: 1, maxLength: 3, pattern: "^[a-z.|]+$", format: "hostname",
 			examples: ["a.b", "x"], deprecated: true`)}},
 		{"integer with everything", map[string]string{"c.cue": field(`type: "integer", description: "d", required: false,
 			enum: [1, 2, 3], default: 2, minimum: 1, maximum: 3, exclusiveMinimum: 0, exclusiveMaximum: 4, examples: [1, 3]`)}},
