@@ -68,6 +68,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		authScopeRule,
 		handlerRule,
 		providerLimitRule(cfg.Targets, cfg.Strict),
+		tokenBudgetRule,
 		stableNameRule(cfg.Lock, patterns),
 	}
 	return append(all, ignoreRule(all))

@@ -54,6 +54,9 @@ type Lock struct {
 	// File is the file that the lock was loaded from, if any; messages
 	// about a service that is gone name it.
 	File string `json:"-"`
+	// source is the catalog that FromCatalog made the lock from (see
+	// Catalog).
+	source *catalog.Catalog
 }
 
 // Service is one contract package.
@@ -129,7 +132,7 @@ type Field struct {
 // FromCatalog records a catalog's contracts, with their source positions
 // (which Marshal leaves out).
 func FromCatalog(c *catalog.Catalog) *Lock {
-	l := &Lock{Services: []*Service{}}
+	l := &Lock{Services: []*Service{}, source: c}
 	for _, s := range c.Services {
 		ls := &Service{Name: s.Name, Version: s.Version, Dir: s.Dir, Tools: []*Tool{}, Pos: s.Pos}
 		for _, t := range s.Tools {
@@ -230,21 +233,27 @@ func valueText(v any) string {
 }
 
 // fingerprint covers the fields as the wire sees them: everything but
-// descriptions and positions.
+// descriptions, positions and order. It sorts its own copy, so a message
+// fresh from a catalog (fields in declaration order) and the same message
+// read from a lock file (sorted) get one fingerprint, and a rename is
+// found against the lock as it is against a git ref.
 func (m *Message) fingerprint() string {
 	shapes := make([]*Field, len(m.Fields))
 	for i, f := range m.Fields {
 		shapes[i] = f.shape()
 	}
+	slices.SortStableFunc(shapes, func(a, b *Field) int { return cmp.Compare(a.Name, b.Name) })
 	return digest(shapes)
 }
 
-// shape is the field without what a model reads about it: two fields of
-// one shape accept the same values.
+// shape is the field without what a model reads about it, its enum in the
+// order Marshal writes: two fields of one shape accept the same values.
 func (f *Field) shape() *Field {
 	cp := *f
 	cp.Description = ""
 	cp.Pos = catalog.Pos{}
+	cp.Enum = slices.Clone(f.Enum)
+	slices.SortStableFunc(cp.Enum, compareValues)
 	return &cp
 }
 
@@ -452,8 +461,8 @@ func LoadFile(name string) (*Lock, error) {
 // relative to wd, as the services' directories are. It looks at no file:
 // a directory that is gone is still covered by the patterns that named it.
 func (l *Lock) Split(wd string, patterns []string) (in, out *Lock) {
-	in = &Lock{Services: []*Service{}, File: l.File}
-	out = &Lock{Services: []*Service{}, File: l.File}
+	in = &Lock{Services: []*Service{}, File: l.File, source: l.source}
+	out = &Lock{Services: []*Service{}, File: l.File, source: l.source}
 	covers := scope(wd, patterns)
 	for _, s := range l.Services {
 		if covers(s.Dir) {
