@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // A File is one generated file.
@@ -154,7 +155,7 @@ func importPathOf(dir string) (string, error) {
 		return "", err
 	}
 	for root := abs; ; {
-		data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+		data, err := inputfile.ReadFile(filepath.Join(root, "go.mod")) // a FIFO go.mod must not block gen go
 		if err == nil {
 			mod := modfile.ModulePath(data)
 			if mod == "" {

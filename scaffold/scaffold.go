@@ -19,6 +19,7 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/toolc/toolc/internal/atomicfile"
+	"github.com/toolc/toolc/internal/inputfile"
 
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/gogen"
@@ -249,7 +250,9 @@ func render(f file, p params) ([]byte, error) {
 // it, or "" when dir is not inside a Go module.
 func enclosingModule(dir string) string {
 	for {
-		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+		// Read as toolc reads its input: a FIFO or a link to /dev/zero
+		// named go.mod above the directory must not block or fill memory.
+		if data, err := inputfile.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
 			if path := modfile.ModulePath(data); path != "" {
 				return path
 			}
