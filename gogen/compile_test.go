@@ -246,14 +246,15 @@ func TestClient(t *testing.T) {
 	if resp, err := c.Touch(t.Context(), "{}"); err != nil || resp == nil {
 		t.Errorf("touch = %+v, %v", resp, err)
 	}
-	// A record's items get their defaults too: count is 1.
+	// A record through the client: the runtime fills in count's default
+	// in the item, which the handler reports as the size.
 	edit, err := c.EditFile(t.Context(), map[string]any{"edits": []any{map[string]any{"oldText": "a", "newText": "b"}}})
-	if err != nil || len(edit.Applied) != 1 || edit.Applied[0].Size == nil || *edit.Applied[0].Size != 1 || edit.Notes == nil {
-		t.Errorf("edit_file = %+v, %v; want one edit applied, of the default count 1", edit, err)
+	if err != nil || len(edit.Applied) != 1 || edit.Applied[0].Size == nil || *edit.Applied[0].Size != 1 || edit.Applied[0].Lines == nil {
+		t.Errorf("edit_file = %+v, %v; want one applied item of size 1, the default count", edit, err)
 	}
 	tools, err := c.client.ListTools(t.Context())
 	if err != nil || len(tools) != 4 {
-		t.Errorf("ListTools = %d tools, %v; want 4", len(tools), err)
+		t.Errorf("ListTools = %d tools, %v", len(tools), err)
 	}
 }
 `
