@@ -156,9 +156,48 @@ func TestHandlers(t *testing.T) {
 }
 `
 
-// TestGeneratedCodeCompiles generates the edge contract's code into a
-// module of its own, next to a handler that implements it, and runs go vet
-// and the handler's test there against this checkout of toolc.
+// edgeClientTest calls the tools through the generated test client, over
+// the contract that tools_gen_test.go embeds: defaults applied, bad
+// arguments refused, each kind of result typed.
+const edgeClientTest = `package main
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/toolc/toolc/toolctest"
+)
+
+func TestClient(t *testing.T) {
+	c := newTestClient(t, edge{})
+	resp, err := c.GetURL(t.Context(), map[string]any{"url": "https://example.com/", "mode": "b"})
+	if err != nil || resp.State != GetURLStateOn || resp.Mode != GetURLResponseModeX || resp.IDs == nil {
+		t.Errorf("get_url = %+v, %v; want state on, the default", resp, err)
+	}
+	for _, args := range []string{` + "`" + `{"url":"not a URI","mode":"a"}` + "`" + `, ` + "`" + `{"url":"https://example.com/"}` + "`" + `} {
+		var toolErr *toolctest.ToolError
+		if _, err := c.GetURL(t.Context(), args); !errors.As(err, &toolErr) {
+			t.Errorf("get_url %s = %v, want a tool error", args, err)
+		}
+	}
+	if res, err := c.Ping(t.Context(), nil); err != nil || res.Text != "pong" {
+		t.Errorf("ping = %+v, %v", res, err)
+	}
+	if resp, err := c.Touch(t.Context(), "{}"); err != nil || resp == nil {
+		t.Errorf("touch = %+v, %v", resp, err)
+	}
+	tools, err := c.client.ListTools(t.Context())
+	if err != nil || len(tools) != 3 {
+		t.Errorf("ListTools = %d tools, %v", len(tools), err)
+	}
+}
+`
+
+// TestGeneratedCodeCompiles generates the edge contract's code and test
+// file into a module of its own, next to a handler that implements it, and
+// runs go vet and the handler's tests there against this checkout of
+// toolc: one calls the handlers directly, one through the generated test
+// client.
 func TestGeneratedCodeCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
@@ -176,17 +215,23 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	testSrc, err := gogen.GenerateTest(svc, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	for name, data := range map[string]string{
-		gogen.FileName: string(src),
-		"main.go":      edgeHandler,
-		"main_test.go": edgeTest,
-		"go.mod":       "module example.com/edge\n\ngo 1.26\n\nrequire github.com/toolc/toolc v0.0.0\n\nreplace github.com/toolc/toolc => " + root + "\n",
-		"go.sum":       string(sum),
+		gogen.FileName:     string(src),
+		gogen.TestFileName: string(testSrc),
+		"main.go":          edgeHandler,
+		"main_test.go":     edgeTest,
+		"client_test.go":   edgeClientTest,
+		"go.mod":           "module example.com/edge\n\ngo 1.26\n\nrequire github.com/toolc/toolc v0.0.0\n\nreplace github.com/toolc/toolc => " + root + "\n",
+		"go.sum":           string(sum),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)

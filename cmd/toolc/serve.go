@@ -249,8 +249,11 @@ func runServe(e env, args []string) int {
 // serveStdioWhileBuilding is toolc serve --stdio: the session starts at
 // once, so that the client's handshake is answered while the handlers
 // build (clients give up within seconds; mcp-go after 5 s), and the gate
-// holds tools/list and tools/call until they run. If they do not, the held
-// requests get an error, and toolc exits 1, as before.
+// holds tools/list and tools/call until they run. If they do not, every
+// request for tools, held or later, gets an error that names the failure,
+// and toolc exits 1 once the client hangs up: exiting at once raced the
+// client's first tools/list, which then got no answer at all, and a desktop
+// client had nothing to show.
 func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtime.Runtime, cat *catalog.Catalog, base string, sf serveFlags, secret []byte) int {
 	defer rpc.CleanupClients()
 	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
@@ -286,7 +289,6 @@ func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtim
 	if ps == nil {
 		gate.Open(errors.New("its handlers did not build or start; toolc's standard error says why"))
 		cut := ctx.Err() != nil
-		stop()
 		if s := <-served; cut {
 			return s
 		}
