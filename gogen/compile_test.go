@@ -15,7 +15,10 @@ import (
 // as field names, optional fields with and without defaults, integer and
 // string enums (one shared by the request and the response, one not),
 // required and optional arrays in a response, a tool without fields, one
-// without a response and one with an empty response.
+// without a response and one with an empty response; and records: a named
+// struct per record type, with enums and defaults of their own, one
+// shared by the request and the response, and a response's with a
+// required array in its items.
 const edgeContract = `package edge
 
 import "github.com/toolc/toolc/schema"
@@ -48,6 +51,46 @@ schema.#Service & {
 	tools: ping: {
 		description: "No fields and no response"
 		request: fields: {}
+	}
+
+	tools: edit_file: {
+		description: "Records"
+		request: fields: {
+			edits: {
+				type: "array", description: "Edits to apply, in order", minItems: 1
+				items: fields: {
+					oldText: {type: "string", description: "Text to search for"}
+					newText: {type: "string", description: "Text to replace it with"}
+					count: {type: "integer", description: "How many", required: false, default: 1}
+					mode: {type: "string", description: "How to match", required: false, enum: ["exact", "regex"]}
+					lines: {type: "array", items: "integer", description: "Lines", required: false}
+				}
+			}
+			notes: {
+				type: "array", description: "Notes the response echoes", required: false
+				items: fields: {
+					text: {type: "string", description: "A note"}
+					at: {type: "integer", description: "A line", required: false}
+				}
+			}
+		}
+		response: fields: {
+			notes: {
+				type: "array", description: "The notes"
+				items: fields: {
+					text: {type: "string", description: "A note"}
+					at: {type: "integer", description: "A line", required: false}
+				}
+			}
+			applied: {
+				type: "array", description: "What was applied"
+				items: fields: {
+					path: {type: "string", description: "A path"}
+					lines: {type: "array", items: "integer", description: "Lines changed"}
+					size: {type: "integer", description: "Bytes", required: false}
+				}
+			}
+		}
 	}
 
 	tools: touch: {
@@ -98,6 +141,22 @@ func (edge) GetURL(_ context.Context, req GetURLRequest) (*GetURLResponse, error
 	return resp, nil
 }
 
+func (edge) EditFile(_ context.Context, req EditFileRequest) (*EditFileResponse, error) {
+	var (
+		_ []EditFileEditsItem = req.Edits
+		_ []EditFileNotesItem = req.Notes
+	)
+	e := req.Edits[0]
+	var (
+		_ string              = e.OldText
+		_ int                 = e.Count
+		_ *EditFileEditsMode  = e.Mode
+		_ []EditFileEditsMode = []EditFileEditsMode{EditFileEditsModeExact, EditFileEditsModeRegex}
+		_ []int               = e.Lines
+	)
+	return &EditFileResponse{Notes: req.Notes, Applied: []EditFileAppliedItem{{Path: e.OldText, Size: new(e.Count)}}}, nil
+}
+
 func (edge) Ping(context.Context, PingRequest) (*plugins.Result, error) {
 	return plugins.Text("pong"), nil
 }
@@ -146,6 +205,7 @@ func TestHandlers(t *testing.T) {
 		{"get_url", ` + "`" + `{"url":"fail"}` + "`" + `, "no such URL", true},
 		{"get_url", ` + "`" + `{"url":"nil"}` + "`" + `, "the handler of get_url returned no response and no error", true},
 		{"ping", "{}", "pong", false},
+		{"edit_file", ` + "`" + `{"edits":[{"oldText":"a","newText":"b","count":1}],"notes":[{"text":"n"}]}` + "`" + `, ` + "`" + `{"notes":[{"text":"n"}],"applied":[{"path":"a","lines":[],"size":1}]}` + "`" + `, false},
 		{"touch", "{}", "{}", false},
 	} {
 		got, isError := call(tc.tool, tc.args)
