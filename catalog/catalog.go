@@ -35,7 +35,11 @@ type Service struct {
 	// caller without them may not learn that the service's tools exist;
 	// one with them may, and is told which scopes a tool adds.
 	Scopes []string `json:"scopes,omitempty"`
-	Tools  []*Tool  `json:"tools"`
+	// Prompts and Resources are the service's prompts and resources, in
+	// the order the contract declares them.
+	Prompts   []*Prompt   `json:"prompts,omitempty"`
+	Resources []*Resource `json:"resources,omitempty"`
+	Tools     []*Tool     `json:"tools"`
 }
 
 // Tool is one function that a model can call.

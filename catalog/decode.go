@@ -741,6 +741,8 @@ func (d *decoder) service(s *Service) bool {
 		case "scopes":
 			return d.once(&seen, 1<<8) && d.strings(&s.Scopes)
 		}
+		// "prompts" and "resources" among them: a catalog that has some
+		// takes the encoding/json path.
 		return false
 	})
 }

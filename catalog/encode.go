@@ -451,6 +451,25 @@ func (w *writer) serviceHead(s *Service, canon bool) {
 		w.key("scopes")
 		w.elems(len(s.Scopes), func(i int) { w.str(s.Scopes[i]) })
 	}
+	// Prompts and resources are few: encoding/json writes them, positions
+	// blanked in the canonical form, so that the service's part of the
+	// catalog's fingerprint covers them.
+	if len(s.Prompts) > 0 {
+		w.key("prompts")
+		if canon {
+			w.other(blankPrompts(s.Prompts))
+		} else {
+			w.other(s.Prompts)
+		}
+	}
+	if len(s.Resources) > 0 {
+		w.key("resources")
+		if canon {
+			w.other(blankResources(s.Resources))
+		} else {
+			w.other(s.Resources)
+		}
+	}
 	w.key("tools")
 }
 

@@ -324,6 +324,25 @@ func (c *Catalog) normalize() error {
 		if s == nil {
 			return errors.New("a service is null")
 		}
+		for _, p := range s.Prompts {
+			if p == nil {
+				return fmt.Errorf("service %q: a prompt is null", s.Name)
+			}
+			if p.Arguments == nil {
+				p.Arguments = []*Field{}
+			}
+			if err := normalizeFields(&Tool{Name: p.Name}, p.Arguments, ""); err != nil {
+				return fmt.Errorf("prompt: %v", err)
+			}
+		}
+		for _, r := range s.Resources {
+			if r == nil {
+				return fmt.Errorf("service %q: a resource is null", s.Name)
+			}
+			if err := normalizeFields(&Tool{Name: r.Name}, r.Variables, ""); err != nil {
+				return fmt.Errorf("resource: %v", err)
+			}
+		}
 		for _, t := range s.Tools {
 			if t == nil {
 				return fmt.Errorf("service %q: a tool is null", s.Name)

@@ -8,6 +8,7 @@ import (
 	"cuelang.org/go/cue/token"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/contentfile"
 )
 
 // lowerer turns checked nodes into catalog IR. It is lenient: what the
@@ -38,6 +39,20 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 	}
 	serviceScopes := scopesAt(root)
 	s.Scopes = effectiveScopes(serviceScopes, nil)
+	for _, n := range root.get("prompts").structFields() {
+		if n.kind == kStruct {
+			pr := l.prompt(n)
+			pr.Scopes = effectiveScopes(serviceScopes, scopesAt(n))
+			s.Prompts = append(s.Prompts, pr)
+		}
+	}
+	for _, n := range root.get("resources").structFields() {
+		if n.kind == kStruct {
+			r := l.resource(n)
+			r.Scopes = effectiveScopes(serviceScopes, scopesAt(n))
+			s.Resources = append(s.Resources, r)
+		}
+	}
 	for _, t := range root.get("tools").structFields() {
 		if t.kind == kStruct {
 			lt := l.tool(t)
@@ -81,6 +96,82 @@ func (l lowerer) tool(n *node) *catalog.Tool {
 		}
 	}
 	return t
+}
+
+func (l lowerer) prompt(n *node) *catalog.Prompt {
+	p := &catalog.Prompt{
+		Name:        n.label,
+		Pos:         l.pos(n.pos),
+		Description: stringAt(n, "description"),
+		Title:       stringAt(n, "title"),
+		Arguments:   l.fields(n.get("arguments")),
+	}
+	if msgs := n.get("messages"); msgs != nil && msgs.kind == kList {
+		p.Messages = []*catalog.PromptMessage{}
+		for _, m := range msgs.elems {
+			if m.kind != kStruct {
+				continue
+			}
+			pm := &catalog.PromptMessage{Role: stringAt(m, "role")}
+			switch {
+			case m.get("text") != nil:
+				pm.Type, pm.Text = "text", stringAt(m, "text")
+			case m.get("image") != nil, m.get("audio") != nil:
+				pm.Type = "image"
+				if m.get("audio") != nil {
+					pm.Type = "audio"
+				}
+				pm.File = stringAt(m, pm.Type)
+				pm.MIMEType = cmp.Or(stringAt(m, "mimeType"), contentfile.MIMEType(pm.File))
+			case m.get("resource") != nil:
+				r := m.get("resource")
+				pm.Type, pm.URI, pm.Text, pm.File = "resource", stringAt(r, "uri"), stringAt(r, "text"), stringAt(r, "file")
+				pm.MIMEType = stringAt(r, "mimeType")
+				if pm.MIMEType == "" && pm.File != "" {
+					pm.MIMEType = contentfile.MIMEType(pm.File)
+				}
+			}
+			p.Messages = append(p.Messages, pm)
+		}
+	}
+	return p
+}
+
+func (l lowerer) resource(n *node) *catalog.Resource {
+	r := &catalog.Resource{
+		Name:        n.label,
+		Pos:         l.pos(n.pos),
+		Description: stringAt(n, "description"),
+		Title:       stringAt(n, "title"),
+		URI:         stringAt(n, "uri"),
+		URITemplate: stringAt(n, "uriTemplate"),
+		MIMEType:    stringAt(n, "mimeType"),
+		Text:        stringAt(n, "text"),
+		File:        stringAt(n, "file"),
+	}
+	if vars := n.get("variables"); vars != nil {
+		r.Variables = l.fields(vars)
+	}
+	switch {
+	case r.MIMEType != "":
+	case r.File != "":
+		r.MIMEType = contentfile.MIMEType(r.File)
+	case r.Text != "":
+		r.MIMEType = "text/plain"
+	}
+	return r
+}
+
+// fields lowers a struct of fields: a prompt's arguments, a template's
+// variables.
+func (l lowerer) fields(n *node) []*catalog.Field {
+	out := []*catalog.Field{}
+	for _, f := range n.structFields() {
+		if f.kind == kStruct {
+			out = append(out, l.field(f))
+		}
+	}
+	return out
 }
 
 func (l lowerer) message(n *node) catalog.Message {

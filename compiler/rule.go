@@ -66,6 +66,8 @@ func rules(cfg Config, patterns []string) []*Rule {
 		mcpNameRule,
 		mcpHeaderRule,
 		authScopeRule,
+		promptRule,
+		resourceRule,
 		handlerRule,
 		providerLimitRule(cfg.Targets, cfg.Strict),
 		tokenBudgetRule,

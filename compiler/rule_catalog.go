@@ -1,6 +1,7 @@
 package compiler
 
 import (
+	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -20,17 +21,20 @@ type place struct {
 	service string
 	tool    string
 	pos     token.Pos
+	// kind is what tool names: "tool" when empty, "prompt" or "resource".
+	kind string
 }
 
 func (pl place) String() string {
 	at := pl.p.position(pl.pos).String()
+	kind := cmp.Or(pl.kind, "tool")
 	switch {
 	case pl.tool == "":
 		return fmt.Sprintf("%s (service %q)", at, pl.service)
 	case pl.service == "": // a service whose name is missing or broken
-		return fmt.Sprintf("%s (tool %q)", at, pl.tool)
+		return fmt.Sprintf("%s (%s %q)", at, kind, pl.tool)
 	}
-	return fmt.Sprintf("%s (tool %q of service %q)", at, pl.tool, pl.service)
+	return fmt.Sprintf("%s (%s %q of service %q)", at, kind, pl.tool, pl.service)
 }
 
 // reportCollisions reports every place that shares a key with another,
@@ -72,7 +76,7 @@ func joinPlaces(ps []place) string {
 // MCP names against each other are mcp-name's.
 var uniqueNameRule = &Rule{
 	ID:       "unique-name",
-	Doc:      "names a client can call are unique across the catalog: function names, and function names against MCP names; a duplicate names both places",
+	Doc:      "names a client can call are unique across the catalog: function names, and function names against MCP names; prompt and resource names and resource URIs; a duplicate names both places",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
 		tools, services := map[string][]place{}, map[string][]place{}
@@ -83,13 +87,13 @@ var uniqueNameRule = &Rule{
 				if services[svc] == nil {
 					serviceKeys = append(serviceKeys, svc)
 				}
-				services[svc] = append(services[svc], place{p, svc, "", s.root.get("name").pos})
+				services[svc] = append(services[svc], place{p, svc, "", s.root.get("name").pos, ""})
 			}
 			for _, t := range s.root.get("tools").structFields() {
 				if tools[t.label] == nil {
 					toolKeys = append(toolKeys, t.label)
 				}
-				tools[t.label] = append(tools[t.label], place{p, svc, t.label, t.pos})
+				tools[t.label] = append(tools[t.label], place{p, svc, t.label, t.pos, ""})
 			}
 		}
 		reportCollisions(p, serviceKeys, services, func(name string, _ place, others []place) string {
@@ -99,7 +103,42 @@ var uniqueNameRule = &Rule{
 			return fmt.Sprintf("tool %q is also declared at %s; function names must be unique across the catalog: rename one", name, joinPlaces(others))
 		})
 		reportCrossNames(p, toolKeys, tools)
+		reportEntryCollisions(p)
 	},
+}
+
+// reportEntryCollisions reports prompts and resources that share a name,
+// and resources that share a uri or a uriTemplate, across the catalog: MCP
+// lists them under one server, by name and by URI, with no service prefix.
+func reportEntryCollisions(p *Pass) {
+	for _, kind := range []struct{ key, what string }{{"prompts", "prompt"}, {"resources", "resource"}} {
+		byName := map[string][]place{}
+		var keys []string
+		for e := range p.entries(kind.key) {
+			if byName[e.node.label] == nil {
+				keys = append(keys, e.node.label)
+			}
+			byName[e.node.label] = append(byName[e.node.label], place{p, e.name(), e.node.label, e.node.pos, kind.what})
+		}
+		reportCollisions(p, keys, byName, func(name string, _ place, others []place) string {
+			return fmt.Sprintf("%s %q is also declared at %s; MCP clients ask for %ss by name, so names must be unique across the catalog: rename one", kind.what, name, joinPlaces(others), kind.what)
+		})
+	}
+	byURI := map[string][]place{}
+	var uris []string
+	for e := range p.entries("resources") {
+		for _, k := range []string{"uri", "uriTemplate"} {
+			if u := e.node.get(k); u != nil && u.kind == kString {
+				if byURI[u.str] == nil {
+					uris = append(uris, u.str)
+				}
+				byURI[u.str] = append(byURI[u.str], place{p, e.name(), e.node.label, u.pos, "resource"})
+			}
+		}
+	}
+	reportCollisions(p, uris, byURI, func(uri string, _ place, others []place) string {
+		return fmt.Sprintf("%q is also the URI of %s; a client reads a resource by its URI, so URIs must be unique across the catalog", uri, joinPlaces(others))
+	})
 }
 
 // reportCrossNames reports function names that are another tool's MCP
@@ -113,7 +152,7 @@ func reportCrossNames(p *Pass, names []string, byFunction map[string][]place) {
 	byMCP := map[string][]exposed{}
 	for t := range p.tools() {
 		if name, pos, ok := exposedMCPName(t); ok {
-			byMCP[name] = append(byMCP[name], exposed{place{p, t.name(), t.node.label, pos}, t.node.pos})
+			byMCP[name] = append(byMCP[name], exposed{place{p, t.name(), t.node.label, pos, ""}, t.node.pos})
 		}
 	}
 	// A tool declared in a file that CUE merges into two packages is one
@@ -220,7 +259,7 @@ var mcpNameRule = &Rule{
 			if byName[name] == nil {
 				keys = append(keys, name)
 			}
-			byName[name] = append(byName[name], place{p, svc, t.node.label, pos})
+			byName[name] = append(byName[name], place{p, svc, t.node.label, pos, ""})
 		}
 		// Derived names that collide because the tool names are the same
 		// are unique-name's to report: renaming the tool fixes both.

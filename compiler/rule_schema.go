@@ -123,6 +123,8 @@ var (
 		"version":     {kinds: str},
 		"description": {owner: "description"},
 		"tools":       {kinds: strukt},
+		"prompts":     {kinds: strukt},
+		"resources":   {kinds: strukt},
 		"handler":     {kinds: str},
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
 		"auth":        {kinds: strukt, sub: authShape},

@@ -12,7 +12,7 @@ import (
 // all that tells a model what a tool or a parameter is for.
 var descriptionRule = &Rule{
 	ID:       "description",
-	Doc:      "service, tool and every field have a non-empty description",
+	Doc:      "service, tool, prompt, resource and every field, argument and variable have a non-empty description",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
 		for s := range p.services() {
@@ -30,6 +30,18 @@ var descriptionRule = &Rule{
 		for f := range p.fields() {
 			if !nestedObject(f.node) {
 				checkDescription(p, f.node, f.describe(), true)
+			}
+		}
+		for _, kind := range []struct{ key, what, fields, field string }{
+			{"prompts", "prompt", "arguments", "argument"},
+			{"resources", "resource", "variables", "variable"},
+		} {
+			for e := range p.entries(kind.key) {
+				where := fmt.Sprintf("%s %q", kind.what, e.node.label)
+				checkDescription(p, e.node, where, true)
+				for _, f := range e.node.get(kind.fields).structFields() {
+					checkDescription(p, f, fmt.Sprintf("%s %q of %s", kind.field, f.label, where), true)
+				}
 			}
 		}
 	},

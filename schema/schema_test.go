@@ -257,6 +257,29 @@ func TestGoodContracts(t *testing.T) {
 				title:       "Tool ✔️"
 				request: fields: x: {type: "string", description: "d", enum: ["❤️", "#️⃣"], required: false, default: "❤️"}
 			}`)}},
+		{"prompts and resources", map[string]string{"c.cue": service(`tools: {}
+			prompts: review: {
+				description: "Review a change"
+				title:       "Review"
+				arguments: {
+					language: {type: "string", description: "Language", enum: ["go", "python"]}
+					focus: {type: "string", description: "Focus", required: false, default: "bugs"}
+				}
+				messages: [
+					{role: "user", text: "Review this {{language}} code for {{focus}}"},
+					{role: "assistant", image: "img/logo.png", mimeType: "image/png"},
+					{role: "user", resource: {uri: "docs://{{language}}", mimeType: "text/plain", text: "Guide"}},
+				]
+				auth: scopes: ["review"]
+			}
+			prompts: handled: {description: "Written by the handler", arguments: {}}
+			resources: readme: {uri: "docs://readme", description: "The readme", mimeType: "text/markdown", file: "README.md"}
+			resources: status: {uri: "docs://status", description: "Status", title: "Status", text: "ok"}
+			resources: page: {
+				uriTemplate: "docs://pages/{page}"
+				description: "A page"
+				variables: page: {type: "string", description: "Page name", pattern: "^[a-z]+$"}
+			}`), "README.md": "# Readme\n", "img/logo.png": "\x89PNG\r\n"}},
 		{"service split over two files", map[string]string{
 			"a.cue": contract(`description: "A tool"
 				request: fields: {}`),
@@ -312,6 +335,34 @@ func TestBadContracts(t *testing.T) {
 			tools: {}`), "mcp.title", "out of bound"},
 		{"service unknown key", service(`tool: {}
 			tools: {}`), "tool", "not allowed"},
+
+		// Prompts and resources.
+		{"prompt argument not a string", service(`tools: {}
+			prompts: p: {description: "d", arguments: n: {type: "integer", description: "d"}}`), "prompts.p.arguments.n.type", "conflicting values"},
+		{"prompt name format", service(`tools: {}
+			prompts: P: {description: "d"}`), "prompts.P", "prompt name"},
+		{"prompt description missing", service(`tools: {}
+			prompts: p: {arguments: {}}`), "prompts.p.description", "required but not present"},
+		{"prompt message with two contents", service(`tools: {}
+			prompts: p: {description: "d", messages: [{role: "user", text: "a", image: "a.png"}]}`), "prompts.p.messages.0._oneContent", "exactly one of text"},
+		{"prompt message role", service(`tools: {}
+			prompts: p: {description: "d", messages: [{role: "system", text: "a"}]}`), "prompts.p.messages.0.role", "conflicting values"},
+		{"prompt placeholder undeclared", service(`tools: {}
+			prompts: p: {description: "d", arguments: a: {type: "string", description: "d"}, messages: [{role: "user", text: "{{a}} and {{b}}"}]}`), `prompts.p._undeclared."0/b"`, "names no argument"},
+		{"resource without uri", service(`tools: {}
+			resources: r: {description: "d", text: "x"}`), "resources.r.uri", "required but not present"},
+		{"resource with uri and template", service(`tools: {}
+			resources: r: {description: "d", uri: "a://b", uriTemplate: "a://{b}", variables: b: {type: "string", description: "d"}}`), "resources.r.uriTemplate", "not both"},
+		{"resource variables without template", service(`tools: {}
+			resources: r: {description: "d", uri: "a://b", variables: b: {type: "string", description: "d"}}`), "resources.r.variables", "belong to a resource with a uriTemplate"},
+		{"resource file leaves the directory", service(`tools: {}
+			resources: r: {description: "d", uri: "a://b", file: "../secret.txt"}`), "resources.r.file", "out of bound"},
+		{"resource text and file", service(`tools: {}
+			resources: r: {description: "d", uri: "a://b", text: "x", file: "x.txt"}`), "resources.r.file", "not both"},
+		{"resource mime type", service(`tools: {}
+			resources: r: {description: "d", uri: "a://b", text: "x", mimeType: "text"}`), "resources.r.mimeType", "out of bound"},
+		{"resource uri relative", service(`tools: {}
+			resources: r: {description: "d", uri: "readme", text: "x"}`), "resources.r.uri", "out of bound"},
 
 		// Auth.
 		{"scope with a space", service(`auth: scopes: ["orders read"]
