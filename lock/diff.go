@@ -74,8 +74,21 @@ var kinds = []Kind{
 	{"format-changed", true, "a request field's format changed or was added"},
 	{"response-field-removed", true, "a response field is gone"},
 	{"response-field-changed", true, "a response field's type, items or requiredness changed, or it may now hold values it could not before"},
-	{"scope-added", true, "a tool needs a new OAuth scope (auth.scopes of it or its service): callers whose tokens lack it can no longer see or call it"},
+	{"scope-added", true, "a tool, prompt or resource needs a new OAuth scope (auth.scopes of it or its service): callers whose tokens lack it can no longer see or use it"},
+	{"prompt-removed", true, "a prompt is gone: clients that offer it, and users who pick it, break"},
+	{"resource-removed", true, "a resource or resource template is gone"},
+	{"resource-uri-changed", true, "the uri or uriTemplate of a resource changed: clients that read the old one, and links to it, break"},
+	{"resource-mime-type-changed", true, "the MIME type of a resource changed: clients that parse its content break"},
+	{"argument-removed", true, "an argument of a prompt, or a variable of a resource template, is gone"},
+	{"argument-added-required", true, "a new required prompt argument or template variable"},
+	{"argument-now-required", true, "an optional prompt argument became required"},
+	{"argument-constrained", true, "the values that a prompt argument or template variable takes changed: an enum lost values, or a pattern, format or length bound changed"},
 	{"tool-added", false, "a new tool"},
+	{"prompt-added", false, "a new prompt"},
+	{"resource-added", false, "a new resource or resource template"},
+	{"argument-added-optional", false, "a new optional prompt argument"},
+	{"argument-now-optional", false, "a required prompt argument became optional"},
+	{"argument-loosened", false, "a prompt argument or template variable takes more values: its enum gained values or was dropped"},
 	{"field-added-optional", false, "a new optional request field"},
 	{"field-now-optional", false, "a required request field became optional"},
 	{"enum-widened", false, "an enum of a request field gained values, or was dropped"},
@@ -83,10 +96,10 @@ var kinds = []Kind{
 	{"default-changed", false, "the default of an optional request field changed: calls that omit it behave differently"},
 	{"response-field-added", false, "a new response field"},
 	{"response-field-narrowed", false, "a response field became required, or holds fewer values than before"},
-	{"description-changed", false, "the description of a tool, a request, a response or a field changed"},
-	{"title-changed", false, "a tool's title changed"},
+	{"description-changed", false, "the description of a tool, a request, a response, a field, a prompt, a resource or an argument changed"},
+	{"title-changed", false, "the title of a tool, a prompt or a resource changed"},
 	{"annotations-changed", false, "a tool's behaviour hints (readOnly, destructive, idempotent, openWorld) changed"},
-	{"scope-removed", false, "a tool no longer needs an OAuth scope"},
+	{"scope-removed", false, "a tool, prompt or resource no longer needs an OAuth scope"},
 }
 
 var breaking = func() map[string]bool {
@@ -159,6 +172,7 @@ func Diff(old, new *Lock) []Change {
 			d.add(n, "tool-added", []string{"tools", n.tool.Name}, n.tool.Pos, "tool %q was added to service %q", n.tool.Name, n.service.Name)
 		}
 	}
+	d.entries(old, new)
 	slices.SortStableFunc(d.changes, func(a, b Change) int {
 		return cmp.Or(cmp.Compare(a.Service, b.Service), cmp.Compare(a.Tool, b.Tool), cmp.Compare(a.Field, b.Field), cmp.Compare(a.Rule, b.Rule), cmp.Compare(a.Message, b.Message))
 	})

@@ -65,9 +65,13 @@ type Service struct {
 	Version string `json:"version"`
 	// Dir is the contract directory, slash-separated and relative to the
 	// directory that toolc ran in.
-	Dir   string      `json:"dir"`
-	Tools []*Tool     `json:"tools"`
-	Pos   catalog.Pos `json:"-"`
+	Dir   string  `json:"dir"`
+	Tools []*Tool `json:"tools"`
+	// Prompts and Resources are sorted by name; a service without them
+	// leaves them out of the file.
+	Prompts   []*Prompt   `json:"prompts,omitempty"`
+	Resources []*Resource `json:"resources,omitempty"`
+	Pos       catalog.Pos `json:"-"`
 }
 
 // Tool is one tool: its function name and the MCP name that clients see,
@@ -138,7 +142,8 @@ type Field struct {
 func FromCatalog(c *catalog.Catalog) *Lock {
 	l := &Lock{Services: []*Service{}, source: c}
 	for _, s := range c.Services {
-		ls := &Service{Name: s.Name, Version: s.Version, Dir: s.Dir, Tools: []*Tool{}, Pos: s.Pos}
+		ls := &Service{Name: s.Name, Version: s.Version, Dir: s.Dir, Tools: []*Tool{}, Pos: s.Pos,
+			Prompts: fromPrompts(s.Prompts), Resources: fromResources(s.Resources)}
 		for _, t := range s.Tools {
 			lt := &Tool{
 				Name:        t.Name,
@@ -209,6 +214,7 @@ func (l *Lock) sort() {
 		return cmp.Or(cmp.Compare(a.Name, b.Name), cmp.Compare(a.Dir, b.Dir))
 	})
 	for _, s := range l.Services {
+		s.sortEntries()
 		slices.SortStableFunc(s.Tools, func(a, b *Tool) int { return cmp.Compare(a.Name, b.Name) })
 		for _, t := range s.Tools {
 			t.Request.sort()
@@ -396,6 +402,16 @@ func (l *Lock) check() error {
 		}
 		if s.Tools == nil {
 			s.Tools = []*Tool{}
+		}
+		for _, p := range s.Prompts {
+			if p == nil || p.Name == "" || slices.Contains(p.Arguments.Fields, nil) {
+				return fmt.Errorf("service %q: a prompt or one of its arguments has no name", s.Name)
+			}
+		}
+		for _, r := range s.Resources {
+			if r == nil || r.Name == "" || r.Variables != nil && slices.Contains(r.Variables.Fields, nil) {
+				return fmt.Errorf("service %q: a resource or one of its variables has no name", s.Name)
+			}
 		}
 		for _, t := range s.Tools {
 			if t == nil || t.Name == "" {
