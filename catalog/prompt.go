@@ -1,5 +1,12 @@
 package catalog
 
+import (
+	"encoding/json"
+	"regexp"
+	"slices"
+	"strings"
+)
+
 // Prompt is a template that a user picks in a client: named string
 // arguments, and either Messages, served as they are with each {{name}}
 // replaced by the argument's value, or none, when the handler writes them.
@@ -119,4 +126,116 @@ func blankFields(fs []*Field) []*Field {
 		out[i] = &cp
 	}
 	return out
+}
+
+// MCPPrompt is a prompt as a prompts/list result holds it.
+type MCPPrompt struct {
+	Name        string              `json:"name"`
+	Title       string              `json:"title,omitempty"`
+	Description string              `json:"description,omitempty"`
+	Arguments   []MCPPromptArgument `json:"arguments,omitempty"`
+}
+
+// MCPPromptArgument is an argument of an MCPPrompt.
+type MCPPromptArgument struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	Required    bool   `json:"required,omitempty"`
+}
+
+// MCPResource is a resource as a resources/list result holds it.
+type MCPResource struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+	URI         string `json:"uri"`
+}
+
+// MCPResourceTemplate is a resource template as a
+// resources/templates/list result holds it.
+type MCPResourceTemplate struct {
+	Name        string `json:"name"`
+	Title       string `json:"title,omitempty"`
+	Description string `json:"description,omitempty"`
+	MIMEType    string `json:"mimeType,omitempty"`
+	URITemplate string `json:"uriTemplate"`
+}
+
+// MCPPrompts is the catalog's prompts as a prompts/list result lists
+// them, sorted by name.
+func (c *Catalog) MCPPrompts() []MCPPrompt {
+	out := []MCPPrompt{}
+	for _, s := range c.Services {
+		for _, p := range s.Prompts {
+			mp := MCPPrompt{Name: p.Name, Title: p.Title, Description: p.Description}
+			for _, a := range p.Arguments {
+				mp.Arguments = append(mp.Arguments, MCPPromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+			}
+			out = append(out, mp)
+		}
+	}
+	slices.SortStableFunc(out, func(a, b MCPPrompt) int { return strings.Compare(a.Name, b.Name) })
+	return out
+}
+
+// MCPResources is the catalog's resources with a fixed URI as a
+// resources/list result lists them, sorted by URI.
+func (c *Catalog) MCPResources() []MCPResource {
+	out := []MCPResource{}
+	for _, s := range c.Services {
+		for _, r := range s.Resources {
+			if !r.IsTemplate() {
+				out = append(out, MCPResource{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, URI: r.URI})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b MCPResource) int { return strings.Compare(a.URI, b.URI) })
+	return out
+}
+
+// MCPResourceTemplates is the catalog's resource templates as a
+// resources/templates/list result lists them, sorted by template.
+func (c *Catalog) MCPResourceTemplates() []MCPResourceTemplate {
+	out := []MCPResourceTemplate{}
+	for _, s := range c.Services {
+		for _, r := range s.Resources {
+			if r.IsTemplate() {
+				out = append(out, MCPResourceTemplate{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, URITemplate: r.URITemplate})
+			}
+		}
+	}
+	slices.SortStableFunc(out, func(a, b MCPResourceTemplate) int { return strings.Compare(a.URITemplate, b.URITemplate) })
+	return out
+}
+
+// placeholderRE is {{name}} in the text of a prompt message or a resource
+// template, spaces inside the braces allowed.
+var placeholderRE = regexp.MustCompile(`\{\{\s*([^{}\s]*)\s*\}\}`)
+
+// Placeholders returns each {{name}} of a text: the whole placeholder and
+// the name, in order.
+func Placeholders(text string) [][2]string {
+	var out [][2]string
+	for _, m := range placeholderRE.FindAllStringSubmatch(text, -1) {
+		out = append(out, [2]string{m[0], m[1]})
+	}
+	return out
+}
+
+// Substitute replaces each {{name}} of a text with its value; with
+// jsonString, escaped as inside a JSON string, for JSON content. A name
+// without a value (an optional argument left out) becomes empty.
+func Substitute(text string, vals map[string]string, jsonString bool) string {
+	if !strings.Contains(text, "{{") {
+		return text
+	}
+	return placeholderRE.ReplaceAllStringFunc(text, func(m string) string {
+		v := vals[placeholderRE.FindStringSubmatch(m)[1]]
+		if jsonString {
+			q, _ := json.Marshal(v)
+			return string(q[1 : len(q)-1])
+		}
+		return v
+	})
 }

@@ -10,6 +10,7 @@ import (
 
 	"github.com/yosida95/uritemplate/v3"
 
+	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/internal/contentfile"
 )
@@ -64,8 +65,6 @@ var (
 		"file":        {kinds: str},
 		"auth":        {kinds: strukt, sub: authShape},
 	}}
-	// placeholderRE is {{name}} in a message's or a resource's text.
-	placeholderRE = regexp.MustCompile(`\{\{\s*([^{}\s]*)\s*\}\}`)
 	mimeTypeRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$`)
 	uriSchemeRE   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 )
@@ -200,7 +199,7 @@ func checkMessage(p *Pass, e entry, m *node, where string, args []string) {
 	switch u := res.get("uri"); {
 	case u == nil:
 		p.reportf(res.pos, "%s has no uri; add uri: \"scheme:...\"", rwhere)
-	case u.kind == kString && !uriSchemeRE.MatchString(u.str):
+	case u.kind == kString && !uriSchemeRE.MatchString(u.str) && !strings.HasPrefix(u.str, "{{"):
 		p.reportf(u.pos, "uri %q of %s is not an absolute URI: it needs a scheme, such as file:// or docs://", u.str, rwhere)
 	default:
 		checkPlaceholders(p, u, rwhere, "argument", args)
@@ -232,7 +231,7 @@ func checkPlaceholders(p *Pass, text *node, where, what string, names []string) 
 	if text == nil || text.kind != kString {
 		return
 	}
-	for _, m := range placeholderRE.FindAllStringSubmatch(text.str, -1) {
+	for _, m := range catalog.Placeholders(text.str) {
 		if !slices.Contains(names, m[1]) {
 			p.reportf(text.pos, "%s of %s names no %s of it%s; declare it, or write the text without the braces", m[0], where, what, suggest(m[1], names))
 		}

@@ -99,6 +99,18 @@ func portableContract(svc *catalog.Service) ([]byte, error) {
 		}
 		s.Tools[i] = &ct
 	}
+	s.Prompts = make([]*catalog.Prompt, len(svc.Prompts))
+	for i, p := range svc.Prompts {
+		cp := *p
+		cp.Pos, cp.Arguments = catalog.Pos{}, portableFields(p.Arguments)
+		s.Prompts[i] = &cp
+	}
+	s.Resources = make([]*catalog.Resource, len(svc.Resources))
+	for i, r := range svc.Resources {
+		cr := *r
+		cr.Pos, cr.Variables = catalog.Pos{}, portableFields(r.Variables)
+		s.Resources[i] = &cr
+	}
 	return (&catalog.Catalog{Services: []*catalog.Service{&s}}).Marshal()
 }
 

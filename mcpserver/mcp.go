@@ -14,6 +14,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
+	"strings"
 	"sync"
 	"time"
 
@@ -49,30 +50,78 @@ type Options struct {
 	// StateTTL is how long a requestState is accepted. Default
 	// DefaultStateTTL.
 	StateTTL time.Duration
+	// ContentDir is the directory that the catalog's service directories
+	// are relative to, where the files that prompts and resources serve
+	// are read from: the directory toolc ran in. Empty means the working
+	// directory.
+	ContentDir string
 }
 
-// unserved are the methods of MCP features toolc does not serve. go-sdk
-// answers prompts/list and resources/list with empty lists even when their
-// capabilities are not declared; toolc declares tools and logging only, and
-// answers these "method not found" (404 for a 2026-07-28 request), so that
+// promptMethods and resourceMethods are the methods of the prompts and
+// resources capabilities. go-sdk answers prompts/list and resources/list
+// with empty lists even when their capabilities are not declared; toolc
+// declares them only when the catalog has prompts or resources (go-sdk
+// adds each capability once it serves one), and answers their methods
+// "method not found" otherwise (404 for a 2026-07-28 request), so that
 // server/discover and what is handled agree. Waits for go-sdk: "method not
 // found" for the methods of a capability the server did not declare.
-var unserved = map[string]bool{
-	"prompts/list":             true,
-	"prompts/get":              true,
-	"resources/list":           true,
-	"resources/templates/list": true,
-	"resources/read":           true,
-	"resources/subscribe":      true,
-	"resources/unsubscribe":    true,
-	"completion/complete":      true,
+var (
+	promptMethods   = map[string]bool{"prompts/list": true, "prompts/get": true}
+	resourceMethods = map[string]bool{
+		"resources/list":           true,
+		"resources/templates/list": true,
+		"resources/read":           true,
+		"resources/subscribe":      true,
+		"resources/unsubscribe":    true,
+	}
+)
+
+func rejectUnserved(e *entries) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			prompts, resources := e.has()
+			complete := prompts || e.hasTemplates()
+			switch {
+			case promptMethods[method] && !prompts || resourceMethods[method] && !resources:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found: this server serves no %s", method, strings.SplitN(method, "/", 2)[0])}
+			case method == "completion/complete" && !complete:
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found: this server serves no prompts or resource templates", method)}
+			case method == "completion/complete":
+				// Here rather than as go-sdk's CompletionHandler, which
+				// would declare completions on a server with nothing to
+				// complete.
+				if c, ok := req.(*mcp.CompleteRequest); ok && c.Params != nil && c.Params.Ref != nil {
+					return e.complete(ctx, c)
+				}
+			}
+			res, err := rejectLongNames(next)(ctx, method, req)
+			if complete && err == nil {
+				// Waits for go-sdk: a completions capability that follows
+				// what there is to complete.
+				switch r := res.(type) {
+				case *mcp.InitializeResult:
+					if r.Capabilities != nil && r.Capabilities.Completions == nil {
+						out, caps := *r, *r.Capabilities
+						caps.Completions = &mcp.CompletionCapabilities{}
+						out.Capabilities = &caps
+						return &out, nil
+					}
+				case *mcp.DiscoverResult:
+					if r.Capabilities != nil && r.Capabilities.Completions == nil {
+						out, caps := *r, *r.Capabilities
+						caps.Completions = &mcp.CompletionCapabilities{}
+						out.Capabilities = &caps
+						return &out, nil
+					}
+				}
+			}
+			return res, err
+		}
+	}
 }
 
-func rejectUnserved(next mcp.MethodHandler) mcp.MethodHandler {
+func rejectLongNames(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-		if unserved[method] {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found: this server serves tools only", method)}
-		}
 		// go-sdk quotes an unknown tool's name whole; a name past the
 		// bound is no tool's, and is answered here with a bounded quote.
 		// Waits for go-sdk: a bounded quote of a name it does not know.
@@ -95,15 +144,21 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 		opts.Version = "dev"
 	}
 	ttl := int(opts.ListTTL.Milliseconds())
+	ents := newEntries(rt, opts.ContentDir)
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
 		Logger:       opts.Logger,
 		// Exactly what toolc serves: tools, whose list changes on a Swap,
-		// and the log lines handlers send during a call.
+		// and the log lines handlers send during a call; go-sdk adds
+		// prompts and resources (with subscribe) once the catalog has
+		// some, and rejectUnserved completions, which the contract's
+		// enums answer, when there is a prompt or template to complete.
 		Capabilities: &mcp.ServerCapabilities{
 			Tools:   &mcp.ToolCapabilities{ListChanged: true},
 			Logging: &mcp.LoggingCapabilities{},
 		},
+		SubscribeHandler:   ents.subscribe,
+		UnsubscribeHandler: ents.unsubscribe,
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = ttl, "public"
 			if callerOf(req) != nil {
@@ -118,13 +173,17 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	})
 	// Tracing is outermost, so that a call refused by the others has its
 	// span too.
-	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved, scopeFilter(rt))
+	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents), scopeFilter(rt), ents.filterLists)
 	logger := opts.Logger
 	if logger == nil {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	s := &mcpTools{rt: rt, srv: srv, served: map[string]string{}, ask: newAsker(opts, logger)}
-	rt.OnSwap(s.sync)
+	ents.srv = srv
+	rt.OnSwap(func(snap *runtime.Snapshot) {
+		s.sync(snap)
+		ents.sync(snap)
+	})
 	return srv
 }
 

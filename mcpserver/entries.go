@@ -1,0 +1,447 @@
+package mcpserver
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"unicode/utf8"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/yosida95/uritemplate/v3"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/contentfile"
+	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/validate"
+)
+
+// entries serves the catalog's prompts and resources: the template prompts
+// and static resources that the contract holds whole, their argument and
+// variable checks, completions from their enums, and list_changed when a
+// swap changes them. Like the tool list, go-sdk's lists follow each swap;
+// the handlers look the prompt or resource up in the index of the swap
+// they run after, so that a reload never serves half of each.
+type entries struct {
+	rt  *runtime.Runtime
+	srv *mcp.Server
+	// dir is the directory that the services' directories are relative
+	// to: files beside a contract are read from there.
+	dir string
+
+	mu     sync.Mutex
+	served map[string]string // "p:" name, "r:" uri, "t:" template → fingerprint
+	idx    atomic.Pointer[entryIndex]
+}
+
+type entryIndex struct {
+	prompts   map[string]*servedPrompt
+	resources map[string]*servedResource // by URI
+	templates []*servedResource
+}
+
+type servedPrompt struct {
+	svc  *catalog.Service
+	p    *catalog.Prompt
+	args *validate.Validator
+}
+
+type servedResource struct {
+	svc  *catalog.Service
+	r    *catalog.Resource
+	tmpl *uritemplate.Template
+	vars *validate.Validator
+}
+
+func newEntries(rt *runtime.Runtime, dir string) *entries {
+	e := &entries{rt: rt, dir: dir, served: map[string]string{}}
+	e.idx.Store(&entryIndex{prompts: map[string]*servedPrompt{}, resources: map[string]*servedResource{}})
+	return e
+}
+
+// index builds the lookup tables of a catalog. A prompt or resource that
+// does not compile (which toolc check has refused already) is left out.
+func (e *entries) index(cat *catalog.Catalog) *entryIndex {
+	idx := &entryIndex{prompts: map[string]*servedPrompt{}, resources: map[string]*servedResource{}}
+	for _, s := range cat.Services {
+		for _, p := range s.Prompts {
+			v, err := validate.NewValidator(&catalog.Message{Fields: p.Arguments}, validate.Naming("the prompt's arguments", "are"))
+			if err != nil {
+				continue
+			}
+			idx.prompts[p.Name] = &servedPrompt{s, p, v}
+		}
+		for _, r := range s.Resources {
+			sr := &servedResource{svc: s, r: r}
+			if !r.IsTemplate() {
+				idx.resources[r.URI] = sr
+				continue
+			}
+			t, err := uritemplate.New(r.URITemplate)
+			if err != nil {
+				continue
+			}
+			v, err := validate.NewValidator(&catalog.Message{Fields: r.Variables}, validate.Naming("the URI's variables", "are"))
+			if err != nil {
+				continue
+			}
+			sr.tmpl, sr.vars = t, v
+			idx.templates = append(idx.templates, sr)
+		}
+	}
+	return idx
+}
+
+func fingerprint(v any) string {
+	data, _ := json.Marshal(v)
+	return string(data)
+}
+
+// sync follows a swap: it adds what is new or changed, removes what is
+// gone, and tells subscribers of a resource whose content changed.
+func (e *entries) sync(snap *runtime.Snapshot) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	idx := e.index(snap.Catalog)
+	e.idx.Store(idx)
+	next := map[string]string{}
+	for name, sp := range idx.prompts {
+		next["p:"+name] = fingerprint(struct {
+			P   *catalog.Prompt
+			Dir string
+		}{sp.p, sp.svc.Dir})
+	}
+	for uri, sr := range idx.resources {
+		next["r:"+uri] = fingerprint(struct {
+			R   *catalog.Resource
+			Dir string
+		}{sr.r, sr.svc.Dir})
+	}
+	for _, sr := range idx.templates {
+		next["t:"+sr.r.URITemplate] = fingerprint(struct {
+			R   *catalog.Resource
+			Dir string
+		}{sr.r, sr.svc.Dir})
+	}
+	var prompts, resources, templates []string
+	for key := range e.served {
+		if _, ok := next[key]; ok {
+			continue
+		}
+		kind, id, _ := strings.Cut(key, ":")
+		switch kind {
+		case "p":
+			prompts = append(prompts, id)
+		case "r":
+			resources = append(resources, id)
+		case "t":
+			templates = append(templates, id)
+		}
+	}
+	if len(prompts) > 0 {
+		e.srv.RemovePrompts(prompts...)
+	}
+	if len(resources) > 0 {
+		e.srv.RemoveResources(resources...)
+	}
+	if len(templates) > 0 {
+		e.srv.RemoveResourceTemplates(templates...)
+	}
+	var updated []string
+	for _, p := range snap.Catalog.MCPPrompts() {
+		if fp := next["p:"+p.Name]; fp != e.served["p:"+p.Name] {
+			e.srv.AddPrompt(toMCPPrompt(p), e.getPrompt)
+		}
+	}
+	for _, r := range snap.Catalog.MCPResources() {
+		key := "r:" + r.URI
+		if fp := next[key]; fp != e.served[key] {
+			if _, had := e.served[key]; had {
+				updated = append(updated, r.URI)
+			}
+			e.srv.AddResource(&mcp.Resource{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, URI: r.URI}, e.read)
+		}
+	}
+	for _, r := range snap.Catalog.MCPResourceTemplates() {
+		key := "t:" + r.URITemplate
+		if _, ok := next[key]; ok && next[key] != e.served[key] {
+			e.srv.AddResourceTemplate(&mcp.ResourceTemplate{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, URITemplate: r.URITemplate}, e.read)
+		}
+	}
+	e.served = next
+	for _, uri := range updated {
+		e.srv.ResourceUpdated(context.Background(), &mcp.ResourceUpdatedNotificationParams{URI: uri})
+	}
+}
+
+func toMCPPrompt(p catalog.MCPPrompt) *mcp.Prompt {
+	out := &mcp.Prompt{Name: p.Name, Title: p.Title, Description: p.Description}
+	for _, a := range p.Arguments {
+		out.Arguments = append(out.Arguments, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
+	}
+	return out
+}
+
+// has reports whether the index serves prompts, and resources or
+// templates: a server without them answers their methods "method not
+// found", as its capabilities say.
+func (e *entries) has() (prompts, resources bool) {
+	idx := e.idx.Load()
+	return len(idx.prompts) > 0, len(idx.resources)+len(idx.templates) > 0
+}
+
+// hasTemplates reports whether the index serves resource templates,
+// whose variables completion/complete may complete.
+func (e *entries) hasTemplates() bool { return len(e.idx.Load().templates) > 0 }
+
+// allows reports whether an OAuth caller (nil without OAuth) may see and
+// use a prompt or resource that needs the scopes.
+func allows(c *oauth.Caller, scopes []string) bool {
+	return c == nil || len(c.Missing(scopes)) == 0
+}
+
+func unknownPrompt(name string) error {
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown prompt %s", runtime.QuoteName(name))}
+}
+
+// getPrompt serves prompts/get of a template prompt: the arguments held to
+// the contract (declared names only, required ones present, each within
+// its enum, pattern and bounds, defaults applied), then the messages with
+// each {{name}} replaced.
+func (e *entries) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mcp.GetPromptResult, error) {
+	sp := e.idx.Load().prompts[req.Params.Name]
+	if sp == nil || !allows(callerOf(req), sp.p.Scopes) {
+		return nil, unknownPrompt(req.Params.Name)
+	}
+	args := req.Params.Arguments
+	if args == nil {
+		args = map[string]string{}
+	}
+	raw, _ := json.Marshal(args)
+	checked, err := sp.args.Validate(raw)
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("prompt %q: %v", sp.p.Name, err)}
+	}
+	var vals map[string]string
+	if err := json.Unmarshal(checked, &vals); err != nil {
+		return nil, fmt.Errorf("prompt %q: %v", sp.p.Name, err)
+	}
+	if sp.p.Messages == nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q has no messages in its contract, and toolc does not call prompt handlers yet", sp.p.Name)}
+	}
+	res := &mcp.GetPromptResult{Description: sp.p.Description, Messages: []*mcp.PromptMessage{}}
+	for _, m := range sp.p.Messages {
+		c, err := e.messageContent(sp.svc, m, vals)
+		if err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: %v", sp.p.Name, err)}
+		}
+		res.Messages = append(res.Messages, &mcp.PromptMessage{Role: mcp.Role(m.Role), Content: c})
+	}
+	return res, nil
+}
+
+func (e *entries) messageContent(svc *catalog.Service, m *catalog.PromptMessage, vals map[string]string) (mcp.Content, error) {
+	switch m.Type {
+	case "image", "audio":
+		data, err := e.readFile(svc, m.File)
+		if err != nil {
+			return nil, err
+		}
+		if m.Type == "audio" {
+			return &mcp.AudioContent{Data: data, MIMEType: m.MIMEType}, nil
+		}
+		return &mcp.ImageContent{Data: data, MIMEType: m.MIMEType}, nil
+	case "resource":
+		rc := &mcp.ResourceContents{URI: catalog.Substitute(m.URI, vals, false), MIMEType: m.MIMEType}
+		if m.File == "" {
+			rc.Text = catalog.Substitute(m.Text, vals, isJSON(m.MIMEType))
+		} else if err := e.fill(rc, svc, m.File); err != nil {
+			return nil, err
+		}
+		return &mcp.EmbeddedResource{Resource: rc}, nil
+	}
+	return &mcp.TextContent{Text: catalog.Substitute(m.Text, vals, false)}, nil
+}
+
+func isJSON(mimeType string) bool {
+	t, _, _ := strings.Cut(mimeType, ";")
+	t = strings.TrimSpace(t)
+	return t == "application/json" || strings.HasSuffix(t, "+json")
+}
+
+// readFile reads a file beside a service's contract.
+func (e *entries) readFile(svc *catalog.Service, name string) ([]byte, error) {
+	return contentfile.Read(filepath.Join(e.dir, filepath.FromSlash(svc.Dir)), name)
+}
+
+// fill sets a resource's content from a file: text for a text MIME type,
+// which must then be UTF-8, else a blob.
+func (e *entries) fill(rc *mcp.ResourceContents, svc *catalog.Service, name string) error {
+	data, err := e.readFile(svc, name)
+	if err != nil {
+		return err
+	}
+	if !contentfile.IsText(rc.MIMEType) {
+		rc.Blob = data
+		return nil
+	}
+	if !utf8.Valid(data) {
+		return fmt.Errorf("file %s is not UTF-8 text, as its MIME type %s says", name, rc.MIMEType)
+	}
+	rc.Text = string(data)
+	return nil
+}
+
+// lookup finds the resource of a URI: one with that URI, else the first
+// template that matches it, with the values of its variables.
+func (idx *entryIndex) lookup(uri string) (*servedResource, uritemplate.Values) {
+	if sr := idx.resources[uri]; sr != nil {
+		return sr, nil
+	}
+	for _, sr := range idx.templates {
+		if m := sr.tmpl.Match(uri); m != nil {
+			return sr, m
+		}
+	}
+	return nil, nil
+}
+
+// read serves resources/read of a static resource or template: a URI that
+// no resource has, or that no template matches, is "Resource not found"
+// (-32602, SEP-2164); a template's variables are held to their fields.
+func (e *entries) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
+	uri := req.Params.URI
+	sr, m := e.idx.Load().lookup(uri)
+	if sr == nil || !allows(callerOf(req), sr.r.Scopes) {
+		return nil, mcp.ResourceNotFoundError(uri)
+	}
+	vals := map[string]string{}
+	if sr.tmpl != nil {
+		for _, name := range sr.tmpl.Varnames() {
+			vals[name] = m.Get(name).String()
+		}
+		raw, _ := json.Marshal(vals)
+		if _, err := sr.vars.Validate(raw); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resource %q: %v", sr.r.Name, err), Data: json.RawMessage(fmt.Sprintf(`{"uri":%q}`, uri))}
+		}
+	}
+	if !sr.r.Static() {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("resource %q has no text or file in its contract, and toolc does not call resource handlers yet", sr.r.Name)}
+	}
+	rc := &mcp.ResourceContents{URI: uri, MIMEType: sr.r.MIMEType}
+	if sr.r.File != "" {
+		if err := e.fill(rc, sr.svc, sr.r.File); err != nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("resource %q: %v", sr.r.Name, err)}
+		}
+	} else {
+		rc.Text = catalog.Substitute(sr.r.Text, vals, isJSON(sr.r.MIMEType))
+	}
+	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}, nil
+}
+
+// maxCompletions is the most values completion/complete returns, as MCP
+// bounds them.
+const maxCompletions = 100
+
+// complete answers completion/complete from the contract: the enum values
+// of a prompt's argument or a template's variable (or, without an enum,
+// its examples) that start with what the user typed, case aside.
+func (e *entries) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.CompleteResult, error) {
+	idx := e.idx.Load()
+	ref, arg := req.Params.Ref, req.Params.Argument
+	c := callerOf(req)
+	var f *catalog.Field
+	switch ref.Type {
+	case "ref/prompt":
+		sp := idx.prompts[ref.Name]
+		if sp == nil || !allows(c, sp.p.Scopes) {
+			return nil, unknownPrompt(ref.Name)
+		}
+		if f = sp.p.Argument(arg.Name); f == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("prompt %q has no argument %s", sp.p.Name, runtime.QuoteName(arg.Name))}
+		}
+	case "ref/resource":
+		i := slices.IndexFunc(idx.templates, func(sr *servedResource) bool { return sr.r.URITemplate == ref.URI })
+		if i < 0 || !allows(c, idx.templates[i].r.Scopes) {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no resource template %s", runtime.QuoteName(ref.URI))}
+		}
+		r := idx.templates[i].r
+		if f = r.Variable(arg.Name); f == nil {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("resource template %q has no variable %s", r.URITemplate, runtime.QuoteName(arg.Name))}
+		}
+	default:
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("unknown reference type %s", runtime.QuoteName(ref.Type))}
+	}
+	values := []string{}
+	prefix := strings.ToLower(arg.Value)
+	// The enum, which holds every value; else the examples, which
+	// suggest some.
+	suggest := f.Enum
+	if suggest == nil {
+		suggest = f.Examples
+	}
+	for _, v := range suggest {
+		if s, ok := v.(string); ok && strings.HasPrefix(strings.ToLower(s), prefix) {
+			values = append(values, s)
+		}
+	}
+	total := len(values)
+	return &mcp.CompleteResult{Completion: mcp.CompletionResultDetails{
+		Values: values[:min(total, maxCompletions)], Total: total, HasMore: total > maxCompletions,
+	}}, nil
+}
+
+// subscribe accepts a subscription to a URI that a resource has or a
+// template matches; go-sdk keeps the subscribers, and sync tells them when
+// a reload changes the resource.
+func (e *entries) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
+	if sr, _ := e.idx.Load().lookup(req.Params.URI); sr == nil || !allows(callerOf(req), sr.r.Scopes) {
+		return mcp.ResourceNotFoundError(req.Params.URI)
+	}
+	return nil
+}
+
+func (e *entries) unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+
+// filterLists is MCP middleware for OAuth callers: the prompt and
+// resource lists hold only what the caller's token may see.
+func (e *entries) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		c := callerOf(req)
+		res, err := next(ctx, method, req)
+		if c == nil || err != nil {
+			return res, err
+		}
+		idx := e.idx.Load()
+		switch list := res.(type) {
+		case *mcp.ListPromptsResult:
+			out := *list
+			out.Prompts = slices.DeleteFunc(slices.Clone(list.Prompts), func(p *mcp.Prompt) bool {
+				sp := idx.prompts[p.Name]
+				return sp == nil || !allows(c, sp.p.Scopes)
+			})
+			return &out, nil
+		case *mcp.ListResourcesResult:
+			out := *list
+			out.Resources = slices.DeleteFunc(slices.Clone(list.Resources), func(r *mcp.Resource) bool {
+				sr := idx.resources[r.URI]
+				return sr == nil || !allows(c, sr.r.Scopes)
+			})
+			return &out, nil
+		case *mcp.ListResourceTemplatesResult:
+			out := *list
+			out.ResourceTemplates = slices.DeleteFunc(slices.Clone(list.ResourceTemplates), func(t *mcp.ResourceTemplate) bool {
+				i := slices.IndexFunc(idx.templates, func(sr *servedResource) bool { return sr.r.URITemplate == t.URITemplate })
+				return i < 0 || !allows(c, idx.templates[i].r.Scopes)
+			})
+			return &out, nil
+		}
+		return res, err
+	}
+}
