@@ -65,8 +65,8 @@ var (
 		"file":        {kinds: str},
 		"auth":        {kinds: strukt, sub: authShape},
 	}}
-	mimeTypeRE    = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$`)
-	uriSchemeRE   = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
+	mimeTypeRE  = regexp.MustCompile(`^[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*/[A-Za-z0-9][A-Za-z0-9!#$&^_.+-]*$`)
+	uriSchemeRE = regexp.MustCompile(`^[A-Za-z][A-Za-z0-9+.-]*:`)
 )
 
 // promptRule checks prompts: their names, their arguments (string fields,
