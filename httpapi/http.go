@@ -69,7 +69,7 @@ func NewHandler(rt *runtime.Runtime, srv *mcp.Server, opts Options) http.Handler
 		// /v1/ and /metrics read the caller that v.Middleware puts in the
 		// context; the MCP handler has its own guard, with go-sdk's half.
 		auth, mcpAuth = v.Middleware, func(h http.Handler) http.Handler { return h }
-		meta := v.MetadataHandler(func() []string { return CatalogScopes(rt.Snapshot().Catalog) })
+		meta := v.MetadataHandler(func() []string { return catalogScopes(rt.Snapshot().Catalog) })
 		mux.Handle("GET "+oauth.MetadataPath, meta)
 		mux.Handle("GET "+oauth.MetadataPath+"/mcp", meta)
 	}

@@ -224,8 +224,8 @@ func toMCPTool(t catalog.MCPTool) *mcp.Tool {
 	return tool
 }
 
-// ToResult converts a call's result to MCP's form.
-func ToResult(res *runtime.Result) *mcp.CallToolResult {
+// toResult converts a call's result to MCP's form.
+func toResult(res *runtime.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{
 		Content:           ToContent(res.Content),
 		StructuredContent: res.StructuredContent,

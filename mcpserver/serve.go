@@ -3,11 +3,18 @@ package mcpserver
 import (
 	"context"
 	"io"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/runtime"
 )
+
+// drainAnswerWait bounds how long a session that drained waits for the
+// answers it still has to write: a moment, as httpapi.Serve gives the
+// answers of its drained calls, since the calls have ended; a request that
+// go-sdk never answers must not hold up the exit.
+const drainAnswerWait = time.Second
 
 // ServeStdio serves srv, the MCP server of rt, over in and out (the
 // standard input and output of a process that an MCP client started)
@@ -21,12 +28,17 @@ func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *mcp.Server, in io
 	// The session outlives ctx: it ends once the drain is over.
 	session, endSession := context.WithCancel(context.Background())
 	defer endSession()
+	transport, filter := newStdioTransport(in, out)
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
 		select {
 		case <-ctx.Done():
 			rt.Shutdown(shutdown)
+			// The answers of the calls just drained, and of the requests
+			// the gate held, may still be on their way out: go-sdk fails
+			// every write once the session ends.
+			filter.awaitAnswers(drainAnswerWait)
 		case <-session.Done():
 		}
 		endSession()
@@ -35,7 +47,7 @@ func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *mcp.Server, in io
 	// cancelled") whenever its context ends, and ending it is how the
 	// session is closed after a drain. Waits for go-sdk: a Run that ends
 	// quietly when its caller ends it.
-	ss, err := srv.Connect(session, NewStdioTransport(in, out), nil)
+	ss, err := srv.Connect(session, transport, nil)
 	if err == nil {
 		stop := context.AfterFunc(session, func() { ss.Close() })
 		ss.Wait()
