@@ -118,7 +118,7 @@ var ErrDraining = errors.New("the server is shutting down and takes no new calls
 // Runtime serves the current snapshot.
 type Runtime struct {
 	opts Options
-	// auditLog writes the audit lines (see auditCall).
+	// auditLog writes the audit lines (see Audit).
 	auditLog *slog.Logger
 	snap     atomic.Pointer[Snapshot]
 	// tracing is nil when tracing is off.
