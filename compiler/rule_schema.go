@@ -87,6 +87,7 @@ var (
 		"handler":     {kinds: str},
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
 		"auth":        {kinds: strukt, sub: authShape},
+		"budget":      {owner: "token-budget"},
 	}}
 	toolShape = shape{
 		what: "tool",
@@ -195,6 +196,9 @@ func checkService(p *Pass, root *node) {
 			}
 			for _, f := range fields.structFields() {
 				checkField(p, f, fmt.Sprintf("%s field %q of %s", msg, f.label, where))
+				for _, sub := range recordFields(f) {
+					checkField(p, sub, fmt.Sprintf("%s field %q of %s", msg, f.label+"[]."+sub.label, where))
+				}
 			}
 		}
 	}

@@ -54,6 +54,9 @@ type Lock struct {
 	// File is the file that the lock was loaded from, if any; messages
 	// about a service that is gone name it.
 	File string `json:"-"`
+	// source is the catalog that FromCatalog made the lock from (see
+	// Catalog).
+	source *catalog.Catalog
 }
 
 // Service is one contract package.
@@ -97,8 +100,12 @@ type Message struct {
 	Pos         catalog.Pos `json:"-"`
 }
 
-// Field is one flat field. Values (Default, Enum) are JSON-shaped, as in
-// the catalog: string, int64 for integers, float64 for numbers, bool.
+// Field is one field. Values (Default, Enum) are JSON-shaped, as in the
+// catalog: string, int64 for integers, float64 for numbers, bool.
+//
+// A record field (Items "object") is followed by the fields of its items,
+// each a Field of its own named with the record's name, "[]." and its
+// name (edits[].oldText), so that Diff compares them like any field.
 type Field struct {
 	Name        string       `json:"name"`
 	Type        catalog.Type `json:"type"`
@@ -129,7 +136,7 @@ type Field struct {
 // FromCatalog records a catalog's contracts, with their source positions
 // (which Marshal leaves out).
 func FromCatalog(c *catalog.Catalog) *Lock {
-	l := &Lock{Services: []*Service{}}
+	l := &Lock{Services: []*Service{}, source: c}
 	for _, s := range c.Services {
 		ls := &Service{Name: s.Name, Version: s.Version, Dir: s.Dir, Tools: []*Tool{}, Pos: s.Pos}
 		for _, t := range s.Tools {
@@ -160,18 +167,38 @@ func FromCatalog(c *catalog.Catalog) *Lock {
 func fromMessage(m *catalog.Message) Message {
 	out := Message{Description: m.Description, Fields: []*Field{}, Pos: m.Pos}
 	for _, f := range m.Fields {
-		lf := &Field{
-			Name: f.Name, Type: f.Type, Items: f.Items, Description: f.Description,
-			Required: f.Required, Default: f.Default, Enum: slices.Clone(f.Enum),
-			MinLength: f.MinLength, MaxLength: f.MaxLength, Pattern: f.Pattern, Format: f.Format,
-			Minimum: f.Minimum, Maximum: f.Maximum, ExclusiveMinimum: f.ExclusiveMinimum, ExclusiveMaximum: f.ExclusiveMaximum,
-			MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems,
-			Pos: f.Pos,
+		out.Fields = append(out.Fields, fromField(f, f.Name))
+		for _, sub := range f.Fields {
+			out.Fields = append(out.Fields, fromField(sub, RecordFieldName(f.Name, sub.Name)))
 		}
-		out.Fields = append(out.Fields, lf)
 	}
 	out.Fingerprint = out.fingerprint()
 	return out
+}
+
+func fromField(f *catalog.Field, name string) *Field {
+	return &Field{
+		Name: name, Type: f.Type, Items: f.Items, Description: f.Description,
+		Required: f.Required, Default: f.Default, Enum: slices.Clone(f.Enum),
+		MinLength: f.MinLength, MaxLength: f.MaxLength, Pattern: f.Pattern, Format: f.Format,
+		Minimum: f.Minimum, Maximum: f.Maximum, ExclusiveMinimum: f.ExclusiveMinimum, ExclusiveMaximum: f.ExclusiveMaximum,
+		MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems,
+		Pos: f.Pos,
+	}
+}
+
+// RecordFieldName is the lock's name of field sub of the items of record
+// field record: edits[].oldText.
+func RecordFieldName(record, sub string) string {
+	return record + recordSep + sub
+}
+
+const recordSep = "[]."
+
+// recordOf splits the name of a field of a record's items into the
+// record's name and the field's; ok is false for any other field.
+func recordOf(name string) (record, sub string, ok bool) {
+	return strings.Cut(name, recordSep)
 }
 
 // sort puts services, tools, fields and enum values in the order that
@@ -230,21 +257,27 @@ func valueText(v any) string {
 }
 
 // fingerprint covers the fields as the wire sees them: everything but
-// descriptions and positions.
+// descriptions, positions and order. It sorts its own copy, so a message
+// fresh from a catalog (fields in declaration order) and the same message
+// read from a lock file (sorted) get one fingerprint, and a rename is
+// found against the lock as it is against a git ref.
 func (m *Message) fingerprint() string {
 	shapes := make([]*Field, len(m.Fields))
 	for i, f := range m.Fields {
 		shapes[i] = f.shape()
 	}
+	slices.SortStableFunc(shapes, func(a, b *Field) int { return cmp.Compare(a.Name, b.Name) })
 	return digest(shapes)
 }
 
-// shape is the field without what a model reads about it: two fields of
-// one shape accept the same values.
+// shape is the field without what a model reads about it, its enum in the
+// order Marshal writes: two fields of one shape accept the same values.
 func (f *Field) shape() *Field {
 	cp := *f
 	cp.Description = ""
 	cp.Pos = catalog.Pos{}
+	cp.Enum = slices.Clone(f.Enum)
+	slices.SortStableFunc(cp.Enum, compareValues)
 	return &cp
 }
 
@@ -452,8 +485,8 @@ func LoadFile(name string) (*Lock, error) {
 // relative to wd, as the services' directories are. It looks at no file:
 // a directory that is gone is still covered by the patterns that named it.
 func (l *Lock) Split(wd string, patterns []string) (in, out *Lock) {
-	in = &Lock{Services: []*Service{}, File: l.File}
-	out = &Lock{Services: []*Service{}, File: l.File}
+	in = &Lock{Services: []*Service{}, File: l.File, source: l.source}
+	out = &Lock{Services: []*Service{}, File: l.File, source: l.source}
 	covers := scope(wd, patterns)
 	for _, s := range l.Services {
 		if covers(s.Dir) {

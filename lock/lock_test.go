@@ -48,6 +48,11 @@ func testCatalog() *catalog.Catalog {
 			Tools: []*catalog.Tool{
 				{Name: "void_invoice", Description: "Void", MCPName: "void", Request: catalog.Message{Fields: []*catalog.Field{
 					{Name: "priority", Type: catalog.Integer, Description: "Priority", Enum: []any{int64(3), int64(1), int64(2)}, Required: true},
+					// A record: its items' fields are locked as lines[].sku.
+					{Name: "lines", Type: catalog.Array, Items: catalog.Object, Description: "Lines to credit", MinItems: ptr[int64](1), Fields: []*catalog.Field{
+						{Name: "sku", Type: catalog.String, Description: "Product", Required: true, Pattern: "^[A-Z]+$"},
+						{Name: "qty", Type: catalog.Integer, Description: "Quantity", Default: int64(1), Minimum: ptr(1.0)},
+					}},
 				}}},
 				{Name: "send_invoice", Description: "Send", Request: catalog.Message{Fields: []*catalog.Field{}}},
 			},
@@ -135,6 +140,10 @@ func TestFingerprints(t *testing.T) {
 			c.Services[0].Tools[0].Request.Description = "Another"
 		},
 		"position": func(c *catalog.Catalog) { c.Services[0].Tools[0].Request.Fields[0].Pos.Line = 99 },
+		// The lock sorts fields and enum values; a fingerprint taken before
+		// that sort must equal one taken after (issue 24: tool-renamed).
+		"field order": func(c *catalog.Catalog) { slices.Reverse(c.Services[0].Tools[0].Request.Fields) },
+		"enum order":  func(c *catalog.Catalog) { slices.Reverse(c.Services[0].Tools[0].Request.Fields[2].Enum) },
 	}
 	for name, edit := range same {
 		if fp(edit) != base {
@@ -150,6 +159,15 @@ func TestFingerprints(t *testing.T) {
 		if fp(edit) == base {
 			t.Errorf("%s left the request fingerprint as it was", name)
 		}
+	}
+	// The same request, read back from its lock file, has the same
+	// fingerprint as fresh from the catalog, whose fields are out of order.
+	l, err := lock.Parse(lock.FromCatalog(testCatalog()).Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Services[1].Tools[0].Request.Fingerprint; got != base {
+		t.Errorf("fingerprint from the lock file %s, from the catalog %s", got, base)
 	}
 }
 
@@ -273,5 +291,37 @@ func TestScopesRoundTrip(t *testing.T) {
 	cat.Services[0].Tools[0].Scopes = append(cat.Services[0].Tools[0].Scopes, "orders:zap")
 	if changes := lock.Diff(l, lock.FromCatalog(cat)); len(changes) != 1 || changes[0].Rule != "scope-added" || !changes[0].Breaking {
 		t.Errorf("a new scope: %+v", changes)
+	}
+}
+
+func TestCatalog(t *testing.T) {
+	c := &catalog.Catalog{Services: []*catalog.Service{
+		{Name: "a", Dir: "a", Tools: []*catalog.Tool{{Name: "x", Description: "X", Strict: true, Examples: []map[string]any{{}},
+			Request: catalog.Message{Fields: []*catalog.Field{{Name: "z", Type: catalog.String, Description: "Z"}, {Name: "y", Type: catalog.Integer, Description: "Y", Enum: []any{int64(2), int64(1)}}}}}}},
+		{Name: "b", Dir: "other/b", Tools: []*catalog.Tool{{Name: "w", Description: "W"}}},
+	}}
+	l := lock.FromCatalog(c)
+	got, exact := l.Catalog()
+	if !exact || len(got.Services) != 2 || got.Services[0] != c.Services[0] {
+		t.Errorf("Catalog of FromCatalog = %v, exact %v; want the catalog itself", got, exact)
+	}
+	in, _ := l.Split("", []string{"./a"})
+	if got, exact := in.Catalog(); !exact || len(got.Services) != 1 || got.Services[0].Name != "a" {
+		t.Errorf("Catalog of Split = %+v, exact %v; want service a alone", got, exact)
+	}
+	parsed, err := lock.Parse(l.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, exact = parsed.Catalog()
+	if exact {
+		t.Error("a parsed lock's catalog says it is exact")
+	}
+	x := got.Services[0].Tools[0]
+	if x.Strict || x.Examples != nil || x.Description != "X" || len(x.Request.Fields) != 2 || x.Request.Fields[0].Name != "y" || x.Request.Fields[0].Enum[0] != int64(1) {
+		t.Errorf("a parsed lock's tool = %+v; want it as the lock records it: fields and enums sorted, no strict, no examples", x)
+	}
+	if stripped, exact := l.Strip().Catalog(); exact || stripped.Services[0].Tools[0].Strict {
+		t.Error("Strip kept the catalog")
 	}
 }

@@ -23,9 +23,11 @@ import (
 // and ping. Each handler records the arguments it ran with.
 
 // ran records the arguments each handler ran with, as it received them.
+// wait, when not nil, holds every call of the tool wait until it closes.
 type ran struct {
 	mu   sync.Mutex
 	args []string
+	wait chan struct{}
 }
 
 func (r *ran) add(s string) {
@@ -63,6 +65,20 @@ func testCatalog() *catalog.Catalog {
 			Request: catalog.Message{Fields: []*catalog.Field{
 				{Name: "text", Type: catalog.String, Description: "What to echo"},
 			}},
+		}, {
+			Name: "wait", Description: "Answer once the test lets it",
+			Request: catalog.Message{Fields: []*catalog.Field{
+				{Name: "text", Type: catalog.String, Description: "What to echo"},
+			}},
+		}},
+	}, {
+		// vault's tools are hidden from a caller without vault:use.
+		Name: "vault", Version: "1.0.0", Description: "A guarded service", Scopes: []string{"vault:use"},
+		Tools: []*catalog.Tool{{
+			Name: "open", Description: "Open a door", Scopes: []string{"vault:use"},
+			Request: catalog.Message{Fields: []*catalog.Field{
+				{Name: "door", Type: catalog.String, Description: "The door", Required: true, MCPHeader: "Door"},
+			}},
 		}},
 	}}}
 	cat.Seal()
@@ -72,17 +88,32 @@ func testCatalog() *catalog.Catalog {
 // testRuntime serves testCatalog in process; the handlers record into r.
 func testRuntime(t testing.TB, r *ran) *runtime.Runtime {
 	t.Helper()
-	record := func(tool string) plugins.Handler {
-		return plugins.Handle(tool, func(_ context.Context, args json.RawMessage) (*plugins.Result, error) {
-			r.add(tool + " " + string(args))
-			return plugins.Text(string(args)), nil
-		})
-	}
 	rt := runtime.New(runtime.Options{})
-	if _, err := rt.Swap(testCatalog(), map[string]runtime.Dispatcher{"svc": runtime.Local(record("route"), record("ping"))}); err != nil {
+	if _, err := rt.Swap(testCatalog(), testDispatchers(r)); err != nil {
 		t.Fatal(err)
 	}
 	return rt
+}
+
+// testDispatchers are testCatalog's handlers, which record into r.
+func testDispatchers(r *ran) map[string]runtime.Dispatcher {
+	record := func(tool string) plugins.Handler {
+		return plugins.Handle(tool, func(ctx context.Context, args json.RawMessage) (*plugins.Result, error) {
+			r.add(tool + " " + string(args))
+			if tool == "wait" && r.wait != nil {
+				select {
+				case <-r.wait:
+				case <-ctx.Done():
+					return nil, ctx.Err()
+				}
+			}
+			return plugins.Text(string(args)), nil
+		})
+	}
+	return map[string]runtime.Dispatcher{
+		"svc":   runtime.Local(record("route"), record("ping"), record("wait")),
+		"vault": runtime.Local(record("open")),
+	}
 }
 
 // mcpNameOf returns the MCP name of a tool of rt.

@@ -55,6 +55,16 @@ type HTTPOptions struct {
 	// through one handler with it, as a second handler without it has no
 	// store to resume from.
 	SSEPollAfter, SSEPollRetry time.Duration
+	// MaxStreams caps the notification streams open at once (a 2026-07-28
+	// subscriptions/listen, a legacy session's GET), and MaxCallerStreams
+	// those of one caller (its OAuth subject, or its IP address): past
+	// either, a new one gets 429 (see streams.go). Keep MaxStreams well
+	// below the server's connection cap. StreamWriteTimeout bounds each
+	// write to a stream, so that a client that stops reading is dropped.
+	// 0 means DefaultMaxStreams, DefaultMaxCallerStreams and
+	// DefaultStreamWriteTimeout; negative, no bound.
+	MaxStreams, MaxCallerStreams int
+	StreamWriteTimeout           time.Duration
 }
 
 // NewHTTPHandler serves srv, the MCP server of rt, over Streamable HTTP:
@@ -63,13 +73,15 @@ type HTTPOptions struct {
 // Package httpapi mounts it at /mcp, behind its Origin checks and bearer
 // token.
 func NewHTTPHandler(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
-	// Duplicate keys are refused before anything reads the body: each
-	// reader in front would otherwise pick its own of the two.
-	h := rejectDuplicateKeys(newMCPEndpoint(rt, srv, opts))
+	// An ambiguous body is refused before anything reads it, and every
+	// check after reads it as go-sdk will (message.go): one reading of the
+	// request, the one go-sdk dispatches.
+	var h http.Handler = newStreamGuard(newMCPEndpoint(rt, srv, opts), opts)
 	if v := opts.OAuth; v != nil {
-		h = v.Middleware(tokenInfo(v)(scopeCheck(rt, v, h)))
+		// The token first: a request without one costs no body read.
+		return v.Middleware(tokenInfo(v)(rejectAmbiguous(scopeCheck(rt, v, h))))
 	}
-	return h
+	return rejectAmbiguous(h)
 }
 
 // modernRevision is the first MCP revision without sessions (SEP-2575).
@@ -192,15 +204,10 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// peeked is what the router reads of a POST body: one JSON-RPC message,
-// or nothing it can use (a batch, or no JSON: go-sdk answers those).
-type peeked struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	} `json:"params"`
-}
+// peeked is what the router reads of a POST body: its one JSON-RPC
+// request, as go-sdk reads it, or nil (a batch, a response, or no
+// message: go-sdk answers those).
+type peeked struct{ *jsonrpc.Request }
 
 // modern reports a request whose _meta names a protocolVersion, the mark of
 // 2026-07-28.
@@ -208,7 +215,14 @@ func (m *peeked) modern() bool {
 	if m == nil {
 		return false
 	}
-	_, ok := m.Params.Meta[mcp.MetaKeyProtocolVersion]
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &params) != nil || json.Unmarshal(params["_meta"], &p.Meta) != nil {
+		return false
+	}
+	_, ok := p.Meta[mcp.MetaKeyProtocolVersion]
 	return ok
 }
 
@@ -216,7 +230,7 @@ func (m *peeked) modern() bool {
 // receive: not a notification, and not a response (no method), which a
 // client sends to answer the server's own requests in a session.
 func (m *peeked) unknown() bool {
-	return m != nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" && !serverMethods[m.Method]
+	return m != nil && m.Method != "" && m.IsCall() && !serverMethods[m.Method]
 }
 
 // serverMethods are the request methods go-sdk v1.8.0's server receives
@@ -231,19 +245,21 @@ var serverMethods = map[string]bool{
 	"server/discover": true, "subscriptions/listen": true,
 }
 
-// peek returns the message in a POST body (read once, by readMCPBody), or
-// nil when it is no single JSON-RPC message. A body over the bound is
+// peek returns the request in a POST body (read once, by readMCPBody),
+// or nil when it is no single JSON-RPC request. A body over the bound is
 // answered 413, and ok is false.
 func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (msg *peeked, ok bool) {
-	body, ok := readMCPBody(w, r)
-	if !ok {
+	if _, ok := readMCPBody(w, r); !ok {
 		return nil, false
 	}
-	msg = new(peeked)
-	if json.Unmarshal(body, msg) != nil {
+	msgs, batch, ok := r.Body.(*mcpBody).messages()
+	if !ok || batch {
 		return nil, true
 	}
-	return msg, true
+	if req, isReq := msgs[0].(*jsonrpc.Request); isReq {
+		return &peeked{req}, true
+	}
+	return nil, true
 }
 
 // badParamHeader checks the Mcp-Param-* headers of a 2026-07-28
@@ -290,16 +306,14 @@ func (e *mcpEndpoint) unsupported(w http.ResponseWriter, r *http.Request, versio
 // reject answers a request with a JSON-RPC error, with the request's id
 // when its body has one.
 func (e *mcpEndpoint) reject(w http.ResponseWriter, r *http.Request, status, code int, message string, data json.RawMessage) {
-	var msg struct {
-		ID json.RawMessage `json:"id"`
-	}
-	// Every POST reaches the endpoint through rejectDuplicateKeys, which
+	// Every POST reaches the endpoint through rejectAmbiguous, which
 	// read its body.
+	var id json.RawMessage
 	if b, ok := r.Body.(*mcpBody); ok {
-		json.Unmarshal(b.data, &msg)
+		id = idOf(b.data)
 	}
-	if len(msg.ID) == 0 {
-		msg.ID = json.RawMessage("null")
+	if id == nil {
+		id = json.RawMessage("null")
 	}
 	type rpcError struct {
 		Code    int             `json:"code"`
@@ -310,7 +324,7 @@ func (e *mcpEndpoint) reject(w http.ResponseWriter, r *http.Request, status, cod
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`
-	}{"2.0", msg.ID, rpcError{Code: code, Message: message, Data: data}})
+	}{"2.0", id, rpcError{Code: code, Message: message, Data: data}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(resp)

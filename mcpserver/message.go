@@ -62,3 +62,21 @@ func callParams(msg jsonrpc.Message) (*mcp.CallToolParamsRaw, bool) {
 	}
 	return p, true
 }
+
+// idOf returns the id of a message, as go-sdk reads it (the key "id"
+// exactly), when it is one that JSON-RPC allows (a string or a number),
+// for the answer to a message refused before go-sdk reads it; else nil.
+func idOf(data []byte) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	id := m["id"]
+	if len(id) == 0 {
+		return nil
+	}
+	if c := id[0]; c == '"' || c == '-' || c >= '0' && c <= '9' {
+		return id
+	}
+	return nil
+}

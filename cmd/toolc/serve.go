@@ -54,6 +54,8 @@ type serveFlags struct {
 	readTimeout  *time.Duration
 	writeTimeout *time.Duration
 	idleTimeout  *time.Duration
+	maxStreams   *int
+	callerStream *int
 	authIssuer   *string
 	authResource *string
 	auditArgs    *bool
@@ -82,7 +84,9 @@ func addServeFlags(fs interface {
 		ssePoll:      fs.Duration("sse-poll-after", 0, "close, once, the SSE stream of a 2025-11-25 session's call still running after this long; the client resumes it (0: never)"),
 		maxConns:     fs.Int("max-conns", httpapi.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
 		readTimeout:  fs.Duration("read-timeout", httpapi.DefaultReadTimeout, "bound on reading a request's header and body"),
-		writeTimeout: fs.Duration("write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls; none for notification streams"),
+		writeTimeout: fs.Duration("write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls, and on each write to a notification stream"),
+		maxStreams:   fs.Int("max-streams", mcpserver.DefaultMaxStreams, "cap on open MCP notification streams, at most half of --max-conns (-1: no cap but that)"),
+		callerStream: fs.Int("max-caller-streams", mcpserver.DefaultMaxCallerStreams, "cap on the open MCP notification streams of one caller: its OAuth subject, or its IP address (-1: no cap)"),
 		idleTimeout:  fs.Duration("idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
@@ -161,6 +165,13 @@ type tools struct {
 	// held is what the MCP requests held during a load that failed are
 	// answered with.
 	held func(err error) error
+	// serveFailure keeps a stdio session up after a load that failed,
+	// answering every request for tools, held or later, with held's error,
+	// until the client hangs up; toolc then exits with the load's error
+	// (toolc serve: ending at once raced the client's first tools/list,
+	// which then got no answer, and a desktop client had nothing to show).
+	// Without it the session ends at once (toolc dev).
+	serveFailure bool
 	// stop, if set, stops the handlers at the end of a drain, which ends
 	// the calls still running with reason.
 	stop func(reason string)
@@ -236,8 +247,9 @@ type server struct {
 
 // serveWhileLoading loads the tools and serves them: over stdio the
 // session starts before the load, over HTTP after it. A load that fails
-// ends toolc with its error, unless the load was cut short because the
-// client hung up or a signal came: then toolc ends as the session did.
+// ends toolc with its error (over stdio once the session is over, see
+// tools.serveFailure), unless the load was cut short because the client
+// hung up or a signal came: then toolc ends as the session did.
 func (s *server) serveWhileLoading(ctx context.Context, stop func(), t *tools) error {
 	var served chan error
 	if *s.sf.stdio {
@@ -251,7 +263,9 @@ func (s *server) serveWhileLoading(ctx context.Context, stop func(), t *tools) e
 	if err != nil {
 		s.gate.Open(t.held(err))
 		cut := served != nil && ctx.Err() != nil
-		stop()
+		if !t.serveFailure {
+			stop()
+		}
 		if served != nil {
 			if serr := <-served; cut {
 				return serr
@@ -315,9 +329,16 @@ func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers fun
 			origins = append(origins, o)
 		}
 	}
+	// Notification streams stay open: they may take at most half of the
+	// connections, so that calls always have the rest.
+	maxStreams := *sf.maxStreams
+	if conns := *sf.maxConns; conns > 0 && (maxStreams <= 0 || maxStreams > conns/2) {
+		maxStreams = max(conns/2, 1)
+	}
 	handler := httpapi.NewHandler(s.rt, s.srv, httpapi.Options{
 		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
-		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll},
+		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
+			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
 	})
 	ln, err := net.Listen("tcp", *sf.addr)
 	if err != nil {
@@ -371,6 +392,7 @@ func runServe(e env, args []string) error {
 			held: func(error) error {
 				return errors.New("its handlers did not build or start; toolc's standard error says why")
 			},
+			serveFailure: true,
 			stop: func(reason string) {
 				mu.Lock()
 				defer mu.Unlock()
