@@ -263,13 +263,19 @@ func (s *server) serveWhileLoading(ctx context.Context, stop func(), t *tools) e
 	if err != nil {
 		s.gate.Open(t.held(err))
 		cut := served != nil && ctx.Err() != nil
+		if cut {
+			stop()
+			return <-served
+		}
+		// Said now, not as toolc exits: the answer of the held requests
+		// points at standard error, and the session may go on
+		// (serveFailure).
+		err = exitWith(exitStatus(s.e.stderr, s.cmd, err))
 		if !t.serveFailure {
 			stop()
 		}
 		if served != nil {
-			if serr := <-served; cut {
-				return serr
-			}
+			<-served
 		}
 		return err
 	}
