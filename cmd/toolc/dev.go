@@ -16,6 +16,7 @@ func runDev(e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	tokenFromEnv(fs, &sf)
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
 	return serveTools(e, "dev", &sf, 0, func(_ context.Context, rt *runtime.Runtime) (*tools, error) {
