@@ -20,7 +20,8 @@ import (
 // hang; and one whose client stops reading would block its writer for
 // good. So the streams are capped, in total and per caller, and each
 // write to one must finish within the write timeout, or the stream is
-// dropped.
+// dropped. Waits for go-sdk: caps on its streams, and a deadline on each
+// write to one.
 //
 // What a request is comes from its parsed body (a message whose method is
 // subscriptions/listen), never from a header that claims it
