@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/bodymem"
 	"github.com/toolc/toolc/internal/httpjson"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
@@ -330,6 +331,11 @@ func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oa
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
 				fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
+				return
+			}
+			if errors.Is(err, bodymem.ErrExhausted) {
+				w.Header().Set("Retry-After", "1")
+				fail(http.StatusServiceUnavailable, err.Error())
 				return
 			}
 			fail(http.StatusBadRequest, "reading the body: "+err.Error())

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/toolc/toolc/internal/bodymem"
 	"github.com/toolc/toolc/internal/httpjson"
 )
 
@@ -90,9 +91,16 @@ func readMCPBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) 
 	r.Body.Close()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.As(err, &tooLarge):
 			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
-		} else {
+		case errors.Is(err, bodymem.ErrExhausted):
+			// The server's budget for bodies in flight (httpapi's
+			// ConnLimits.MaxBodyMemory) is spent: a moment later it
+			// may not be.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		default:
 			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
 		}
 		return nil, false
