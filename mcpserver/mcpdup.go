@@ -124,6 +124,15 @@ const maxMCPDepth = 64
 // a case-insensitive reader as one; or nesting deeper than maxMCPDepth. It
 // reports nothing for data that is not JSON, which go-sdk refuses.
 func ambiguousKey(data []byte) (problem string, code int, ok bool) {
+	if !json.Valid(data) {
+		// go-sdk's decoder reads the first value of a body and lets
+		// whatever follows it pass (another message, a NUL byte), where
+		// encoding/json refuses the body: two readers, two verdicts.
+		if _, _, sdkReads := decodeMessages(data); sdkReads {
+			return "Parse error: the body is not one JSON value; something follows the message", jsonrpc.CodeParseError, true
+		}
+		return "", 0, false // no reader takes it: go-sdk refuses it
+	}
 	problem, inParams, ok := findAmbiguous(data)
 	if !ok {
 		return "", 0, false
