@@ -70,6 +70,13 @@ func (l ConnLimits) or() ConnLimits {
 	return l
 }
 
+// MaxHeaderBytes bounds a request's header (its request line and fields):
+// a larger one gets 431. net/http's default, 1 MiB, let a thousand
+// connections each sending a header slowly hold a gigabyte for
+// ReadTimeout; a bearer token takes a few KiB, and a ?tools= of
+// MaxSelectTools names under 64.
+const MaxHeaderBytes = 96 << 10
+
 // NewHTTPServer returns an http.Server for h with the limits' timeouts.
 // The read and write deadlines are set per request, not with
 // http.Server's ReadTimeout and WriteTimeout, which hold for the whole of
@@ -79,6 +86,7 @@ func NewHTTPServer(h http.Handler, l ConnLimits) *http.Server {
 	l = l.or()
 	return &http.Server{
 		Handler:           withDeadlines(h, l, bodymem.New(l.MaxBodyMemory)),
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ReadHeaderTimeout: max(l.ReadTimeout, 0),
 		IdleTimeout:       max(l.IdleTimeout, 0),
 	}

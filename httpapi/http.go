@@ -235,6 +235,11 @@ func serveTools(rt *runtime.Runtime, w http.ResponseWriter, r *http.Request) {
 	if format == "" {
 		format = string(catalog.MCP)
 	}
+	if len(format) > 64 {
+		// No format's name is that long; the error quotes what it got,
+		// which must not echo a megabyte.
+		format = strings.ToValidUTF8(format[:64], "") + "..."
+	}
 	target, err := catalog.ParseTarget(format)
 	if err != nil {
 		httpjson.Error(w, http.StatusBadRequest, err.Error())
