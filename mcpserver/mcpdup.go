@@ -122,9 +122,15 @@ const maxMCPDepth = 64
 // differ only in case (encoding/json's matching, Unicode's simple folding:
 // "params" and "paramſ" are one key to it), which go-sdk reads as two and
 // a case-insensitive reader as one; or nesting deeper than maxMCPDepth. It
-// reports nothing for data that is not JSON, which go-sdk refuses.
+// reports nothing for data that is not JSON, which go-sdk refuses; but a
+// body that go-sdk reads and encoding/json does not (something after the
+// message) is refused too, with -32700.
 func ambiguousKey(data []byte) (problem string, code int, ok bool) {
-	if !json.Valid(data) {
+	problem, inParams, ok := findAmbiguous(data)
+	if !ok {
+		if json.Valid(data) {
+			return "", 0, false
+		}
 		// go-sdk's decoder reads the first value of a body and lets
 		// whatever follows it pass (another message, a NUL byte), where
 		// encoding/json refuses the body: two readers, two verdicts.
@@ -132,10 +138,6 @@ func ambiguousKey(data []byte) (problem string, code int, ok bool) {
 			return "Parse error: the body is not one JSON value; something follows the message", jsonrpc.CodeParseError, true
 		}
 		return "", 0, false // no reader takes it: go-sdk refuses it
-	}
-	problem, inParams, ok := findAmbiguous(data)
-	if !ok {
-		return "", 0, false
 	}
 	if inParams {
 		return "invalid params: " + problem, jsonrpc.CodeInvalidParams, true
