@@ -11,15 +11,22 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 )
 
-// A legacy session keeps its client's initialize params for as long as it
-// lives (go-sdk's ServerSessionState): with a client info of 1 MiB, each of
-// the 1000 sessions the cap allows kept 2 MiB. A session needs of them
-// only the protocol version, the capabilities (what the client can be
-// asked) and who the client is, so slimInitialize hands go-sdk those
-// alone: the client's name, title and version cut to maxClientInfoField
-// bytes each (no description, website or icons, which may be data URIs),
-// and no other key. The rest must fit in maxInitializeParams, or the
-// initialize is refused: real clients send well under 2 KiB.
+// A legacy session keeps what its client tells it for as long as it lives
+// (go-sdk's ServerSessionState): the initialize params, the params of
+// notifications/initialized, and the logging level. With a client info of
+// 1 MiB each of the 1000 sessions the cap allows kept 2 MiB, and as much
+// with 1 MiB of _meta on notifications/initialized or a logging level of
+// 1 MiB. A session needs of them only the protocol version, the
+// capabilities (what the client can be asked), who the client is and a
+// level, so slimSession hands go-sdk those alone:
+//
+//   - initialize: protocolVersion, capabilities and _meta, which must fit
+//     in maxInitializeParams (real clients send well under 2 KiB), and the
+//     client's name, title and version cut to maxClientInfoField bytes
+//     each (no description, website or icons, which may be data URIs);
+//     no other key;
+//   - notifications/initialized: no params (it has only _meta);
+//   - logging/setLevel: one of MCP's levels, or -32602.
 
 // maxClientInfoField bounds each field of clientInfo that a session keeps.
 const maxClientInfoField = 256
@@ -28,13 +35,19 @@ const maxClientInfoField = 256
 // initialize: protocolVersion, capabilities and _meta, as JSON.
 const maxInitializeParams = 16 << 10
 
-// slimInitialize returns body with the params of each initialize request
-// in it slimmed as above, or body itself when it has none; or, for params
-// over the bound, a problem to answer with -32602.
-func slimInitialize(body []byte, msgs []jsonrpc.Message) (out []byte, problem string) {
+// loggingLevels are MCP's logging levels (RFC 5424's).
+var loggingLevels = map[string]bool{
+	"debug": true, "info": true, "notice": true, "warning": true,
+	"error": true, "critical": true, "alert": true, "emergency": true,
+}
+
+// slimSession returns body with the params of each request in it that
+// sets a session's state slimmed as above, or body itself when it has
+// none; or, for params past the bounds, a problem to answer with -32602.
+func slimSession(body []byte, msgs []jsonrpc.Message) (out []byte, problem string) {
 	has := false
 	for _, m := range msgs {
-		if req, ok := m.(*jsonrpc.Request); ok && req.Method == "initialize" {
+		if req, ok := m.(*jsonrpc.Request); ok && slimmed[req.Method] != nil {
 			has = true
 		}
 	}
@@ -52,14 +65,19 @@ func slimInitialize(body []byte, msgs []jsonrpc.Message) (out []byte, problem st
 	}
 	for i, e := range elems {
 		var m map[string]json.RawMessage
-		if json.Unmarshal(e, &m) != nil || string(m["method"]) != `"initialize"` {
+		var method string
+		if json.Unmarshal(e, &m) != nil || json.Unmarshal(m["method"], &method) != nil || slimmed[method] == nil {
 			continue
 		}
-		params, problem := slimInitializeParams(m["params"])
+		params, problem := slimmed[method](m["params"])
 		if problem != "" {
 			return nil, problem
 		}
-		m["params"] = params
+		if params == nil {
+			delete(m, "params")
+		} else {
+			m["params"] = params
+		}
 		if elems[i], problem = marshal(m); problem != "" {
 			return nil, problem
 		}
@@ -69,6 +87,37 @@ func slimInitialize(body []byte, msgs []jsonrpc.Message) (out []byte, problem st
 	}
 	out, problem = marshal(elems)
 	return out, problem
+}
+
+// slimmed are the methods whose params a session keeps, each with what
+// slims them: it returns the params to hand go-sdk (nil for none), or a
+// problem.
+var slimmed = map[string]func(json.RawMessage) (json.RawMessage, string){
+	"initialize":                slimInitializeParams,
+	"notifications/initialized": func(json.RawMessage) (json.RawMessage, string) { return nil, "" },
+	"logging/setLevel":          checkLevel,
+}
+
+// checkLevel refuses a logging/setLevel of a level MCP does not define:
+// go-sdk keeps whatever string it is given.
+func checkLevel(raw json.RawMessage) (json.RawMessage, string) {
+	var p struct {
+		Level string `json:"level"`
+	}
+	dec := fastjson.NewDecoder(bytes.NewReader(raw))
+	dec.DontMatchCaseInsensitiveStructFields()
+	if len(raw) == 0 || dec.Decode(&p) != nil || loggingLevels[p.Level] {
+		return raw, "" // go-sdk refuses what it cannot decode
+	}
+	return nil, fmt.Sprintf("invalid params: unknown logging level %s; the levels are debug, info, notice, warning, error, critical, alert and emergency", quoteCut(p.Level))
+}
+
+// quoteCut quotes s cut to maxClientInfoField bytes.
+func quoteCut(s string) string {
+	if len(s) <= maxClientInfoField {
+		return fmt.Sprintf("%q", s)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", cut(s), len(s))
 }
 
 func marshal(v any) ([]byte, string) {

@@ -207,16 +207,16 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// slim hands go-sdk's session handler the initialize params a session
-// needs, and no more (slimInitialize); it answers params over the bound
-// itself, and then reports false.
+// slim hands go-sdk's session handler what a session needs to keep of
+// the requests that set its state, and no more (slimSession); it answers
+// params past the bounds itself, and then reports false.
 func (e *mcpEndpoint) slim(w http.ResponseWriter, r *http.Request) bool {
 	b, ok := r.Body.(*mcpBody)
 	if !ok {
 		return true
 	}
 	msgs, _, _ := b.messages()
-	out, problem := slimInitialize(b.data, msgs)
+	out, problem := slimSession(b.data, msgs)
 	if problem != "" {
 		e.reject(w, r, http.StatusBadRequest, jsonrpc.CodeInvalidParams, problem, nil)
 		return false

@@ -209,13 +209,16 @@ func asSessionUser(next http.Handler, user string, r *http.Request) http.Handler
 const releaseAbove = 16 << 10
 
 // releaseLast sends a session, after a POST whose body is larger than
-// releaseAbove, a ping of toolc's own. go-sdk's connection keeps the last
-// request it handled in its queue's backing array until the next request
-// arrives (jsonrpc2's handleAsync pops the queue without clearing the
-// slot), so every idle session held the body of its last request: up to
-// the 4 MiB bound, 4 GiB at the session cap. The ping takes the slot, and
-// the large request goes. Waits for go-sdk: a queue that lets go of what
-// it has handled.
+// releaseAbove, two pings of toolc's own, one after the other. go-sdk's
+// connection keeps the last requests it handled in its queue's backing
+// array until a request arrives after they are handled (jsonrpc2's
+// handleAsync pops the queue without clearing the slot), so every idle
+// session held the body of its last request: up to the 4 MiB bound, 4 GiB
+// at the session cap. A call's POST ends once it is handled, and the first
+// ping's arrival lets its slot go; a notification's POST ends before it is
+// handled, so the first ping may join it in the queue, and the second,
+// which arrives once the first is answered, lets both go. Waits for
+// go-sdk: a queue that lets go of what it has handled.
 func releaseLast(next http.Handler) http.Handler {
 	var n atomic.Uint64
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -231,23 +234,23 @@ func releaseLast(next http.Handler) http.Handler {
 		if id == "" {
 			return
 		}
-		body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"toolc-release-%d","method":"ping"}`, n.Add(1))
-		ping, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, "/mcp", strings.NewReader(body))
-		if err != nil {
-			return // a constant URL: cannot happen
-		}
-		for _, h := range []string{"Mcp-Session-Id", "MCP-Protocol-Version"} {
-			ping.Header.Set(h, r.Header.Get(h))
-		}
-		ping.Host = r.Host // go-sdk holds a loopback listener to loopback names
-		ping.Header.Set("Mcp-Session-Id", id)
-		ping.Header.Set("Content-Type", "application/json")
-		ping.Header.Set("Accept", "application/json, text/event-stream")
 		user := ""
 		if info := sdkauth.TokenInfoFromContext(r.Context()); info != nil {
 			user = info.UserID
 		}
-		asSessionUser(next, user, ping).ServeHTTP(discard{}, ping)
+		for range 2 {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"toolc-release-%d","method":"ping"}`, n.Add(1))
+			ping, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, "/mcp", strings.NewReader(body))
+			if err != nil {
+				return // a constant URL: cannot happen
+			}
+			ping.Host = r.Host // go-sdk holds a loopback listener to loopback names
+			ping.Header.Set("MCP-Protocol-Version", r.Header.Get("MCP-Protocol-Version"))
+			ping.Header.Set("Mcp-Session-Id", id)
+			ping.Header.Set("Content-Type", "application/json")
+			ping.Header.Set("Accept", "application/json, text/event-stream")
+			asSessionUser(next, user, ping).ServeHTTP(discard{}, ping)
+		}
 	})
 }
 
