@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/bodymem"
 	"github.com/toolc/toolc/internal/httpjson"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
@@ -234,6 +235,11 @@ func serveTools(rt *runtime.Runtime, w http.ResponseWriter, r *http.Request) {
 	if format == "" {
 		format = string(catalog.MCP)
 	}
+	if len(format) > 64 {
+		// No format's name is that long; the error quotes what it got,
+		// which must not echo a megabyte.
+		format = strings.ToValidUTF8(format[:64], "") + "..."
+	}
 	target, err := catalog.ParseTarget(format)
 	if err != nil {
 		httpjson.Error(w, http.StatusBadRequest, err.Error())
@@ -330,6 +336,11 @@ func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oa
 			var tooLarge *http.MaxBytesError
 			if errors.As(err, &tooLarge) {
 				fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
+				return
+			}
+			if errors.Is(err, bodymem.ErrExhausted) {
+				w.Header().Set("Retry-After", "1")
+				fail(http.StatusServiceUnavailable, err.Error())
 				return
 			}
 			fail(http.StatusBadRequest, "reading the body: "+err.Error())

@@ -29,9 +29,9 @@ import (
 // write deadline that httpapi gives an answer.
 
 // Defaults of HTTPOptions.MaxStreams, MaxCallerStreams and
-// StreamWriteTimeout. An idle stream costs a connection, a goroutine or
-// two and about 30 KB (BENCHMARKS.md), so the caps bound that memory near
-// 8 MB, and leave most of the default 1024 connections to calls.
+// StreamWriteTimeout. An idle stream costs a connection, its goroutines
+// and about 50 KiB (BENCHMARKS.md), so the cap bounds that memory near
+// 12.5 MiB, and leaves most of the default 1024 connections to calls.
 const (
 	DefaultMaxStreams         = 256
 	DefaultMaxCallerStreams   = 32

@@ -57,6 +57,7 @@ type serveFlags struct {
 	idleTimeout  *time.Duration
 	maxStreams   *int
 	callerStream *int
+	maxBodyMem   *sizeFlag
 	authIssuer   *string
 	authResource *string
 	auditArgs    *bool
@@ -69,8 +70,12 @@ func addServeFlags(fs interface {
 	String(string, string, string) *string
 	Duration(string, time.Duration, string) *time.Duration
 	Int(string, int, string) *int
+	Var(flag.Value, string, string)
 }) serveFlags {
+	maxBodyMem := sizeFlag(httpapi.DefaultMaxBodyMemory)
+	fs.Var(&maxBodyMem, "max-body-memory", "bound on the memory that the request bodies in flight hold at once, past the first 64KiB of each (`SIZE`, as 256MiB; -1: no bound)")
 	return serveFlags{
+		maxBodyMem:   &maxBodyMem,
 		stdio:        fs.Bool("stdio", false, "serve MCP on standard input and output instead of HTTP"),
 		addr:         fs.String("http", defaultHTTPAddr, "serve MCP and the function-call API on `ADDR`"),
 		token:        fs.String("token", "", "require this bearer token on /mcp, /v1/ and /metrics (default $TOOLC_TOKEN)"),
@@ -93,6 +98,30 @@ func addServeFlags(fs interface {
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
 		auditArgs:    fs.Bool("audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)"),
 	}
+}
+
+// sizeFlag is a flag of a size in bytes, written as inputfile.ParseSize
+// reads one (256MiB); -1 is no bound.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string {
+	if *s < 0 {
+		return "-1"
+	}
+	return inputfile.FormatSize(int64(*s))
+}
+
+func (s *sizeFlag) Set(v string) error {
+	if v == "-1" {
+		*s = -1
+		return nil
+	}
+	n, err := inputfile.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
 }
 
 // tokenFromEnv takes the token from $TOOLC_TOKEN when --token was not
@@ -365,7 +394,7 @@ func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers fun
 	}
 	limits := httpapi.ConnLimits{
 		MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
-		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout,
+		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout, MaxBodyMemory: int64(*sf.maxBodyMem),
 	}
 	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
 		cmd, ln.Addr(), ln.Addr(), plural(len(s.rt.Snapshot().Tools()), "tool"))
