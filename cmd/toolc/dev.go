@@ -46,7 +46,27 @@ func runDev(e env, args []string) int {
 	defer stop()
 	defer rpc.CleanupClients()
 
+	// The port is taken before anything is compiled or built, so that a
+	// port in use is said at once, not after the first handler build.
+	ln, status := listen(e, "dev", sf)
+	if status != exitOK {
+		return status
+	}
+	if ln != nil {
+		defer ln.Close()
+	}
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
+	// ListTTL stays zero: a reload may change the tools at any moment, so
+	// a tools/list is stale as soon as it is sent.
+	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), StateSecret: secret})
+	// The client that started toolc over stdio waits for the handshake,
+	// and gives up within seconds (mcp-go after 5 s), while the first
+	// build may take minutes: the server starts at once, and the gate
+	// holds tools/list and tools/call until the first load is over. If it
+	// fails, they are answered with the reason until a reload succeeds:
+	// a client can show it, where an empty list says nothing.
+	gate := mcpserver.NewGate()
+	srv.AddReceivingMiddleware(gate.Hold)
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,
@@ -55,48 +75,33 @@ func runDev(e env, args []string) int {
 		Poll:     *poll,
 		Grace:    *sf.grace,
 		Logger:   logger(e),
+		Loaded:   gate.Open,
 	})
 	if err != nil {
 		fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
 		return exitUsage
 	}
-	// ListTTL stays zero: a reload may change the tools at any moment, so
-	// a tools/list is stale as soon as it is sent.
-	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), StateSecret: secret})
-	// Over stdio the client that started toolc waits for the handshake,
-	// and gives up within seconds (mcp-go after 5 s), while the first
-	// build may take minutes: the session starts at once, and the gate
-	// holds tools/list and tools/call until the first load is over. Over
-	// HTTP the port opens once the load is over, as before: a client
-	// retries a refused connection.
-	gate := mcpserver.NewGate()
-	srv.AddReceivingMiddleware(gate.Hold)
-	var served chan int
-	if *sf.stdio {
-		served = make(chan int, 1)
-		go func() {
-			served <- serveMCP(ctx, stop, e, "dev", rt, srv, sf, nil)
-			stop() // the client hung up: stop the build too
-		}()
-	}
-	err = d.Start(ctx)
-	gate.Open(err)
-	if err != nil {
+	served := make(chan int, 1)
+	go func() {
+		served <- serveMCP(ctx, stop, e, "dev", rt, srv, sf, ln, gate, nil)
+		stop() // the client hung up: stop the build too
+	}()
+	if err = d.Start(ctx); err != nil {
+		gate.Open(err)
 		// A load cut short because the client hung up (or a signal came)
-		// ends as the session did; any other failure is a usage error,
-		// as it is over HTTP.
-		cut := served != nil && errors.Is(err, context.Canceled)
+		// ends as the session did; any other failure (patterns that name
+		// no contract) is a usage error.
+		cut := errors.Is(err, context.Canceled)
 		if !cut {
 			fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
 		}
 		stop()
-		if served != nil {
-			if status := <-served; cut {
-				return status
-			}
+		if status := <-served; cut {
+			return status
 		}
 		return exitUsage
 	}
+	announce(e, "dev", ln, rt, gate)
 	done := make(chan struct{})
 	go func() {
 		defer close(done)
@@ -105,11 +110,7 @@ func runDev(e env, args []string) int {
 			stop()
 		}
 	}()
-	if served != nil {
-		status = <-served
-	} else {
-		status = serveMCP(ctx, stop, e, "dev", rt, srv, sf, nil)
-	}
+	status = <-served
 	stop()
 	select {
 	case <-done:

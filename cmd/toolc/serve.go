@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"log/slog"
 	"net"
@@ -17,6 +16,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/bundle"
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
@@ -174,10 +174,14 @@ func checkExposure(e env, cmd string, sf serveFlags) int {
 func runServe(e env, args []string) int {
 	fs := newFlags(e, "serve")
 	sf := addServeFlags(fs)
-	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts")
+	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts (the catalog of a bundle: that bundle)")
+	bundleDir := fs.String("bundle", "", "serve the bundle in `DIR` that toolc bundle wrote: its catalog and prebuilt handlers, each checked against its sha256, with no go command")
 	patterns, err := parseFlags(fs, args)
 	if err != nil {
 		return exitStatus(e.stderr, "serve", err)
+	}
+	if *bundleDir != "" && (*catalogFile != "" || len(patterns) > 0) {
+		return exitStatus(e.stderr, "serve", usagef("give --bundle, --catalog or patterns: one of them"))
 	}
 	if status := checkAuth(e, "serve", &sf); status != exitOK {
 		return status
@@ -202,39 +206,35 @@ func runServe(e env, args []string) int {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 
-	cat, base, status := loadServable(e, "serve", *catalogFile, patterns)
-	if cat == nil {
+	// The port is taken before anything is compiled or built, so that a
+	// port in use is said at once, not after the handler build.
+	ln, status := listen(e, "serve", sf)
+	if status != exitOK {
+		return status
+	}
+	if ln != nil {
+		defer ln.Close()
+	}
+	src, status := loadServable(e, "serve", *bundleDir, *catalogFile, patterns)
+	if src == nil {
 		return status
 	}
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
-	if *sf.stdio {
-		return serveStdioWhileBuilding(ctx, stop, e, rt, cat, base, sf, secret)
-	}
-	running, status := startHandlers(ctx, e, "serve", cat, base)
-	if running == nil {
-		return status
-	}
-	// The plugins are stopped by the drain, or here if serving failed;
-	// CleanupClients is the last resort for any process left.
-	defer rpc.CleanupClients()
-	defer host.Stop(running, 0)
-	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
-		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
-		return exitFail
-	}
-	// The catalog is fixed for the life of the process: clients may keep
-	// the tool list for an hour (see mcpserver.Options.ListTTL).
-	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
-	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
+	return serveWhileLoading(ctx, stop, e, rt, src, sf, ln, secret)
 }
 
-// serveStdioWhileBuilding is toolc serve --stdio: the session starts at
-// once, so that the client's handshake is answered while the handlers
-// build (clients give up within seconds; mcp-go after 5 s), and the gate
-// holds tools/list and tools/call until they run. If they do not, the held
-// requests get an error, and toolc exits 1, as before.
-func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtime.Runtime, cat *catalog.Catalog, base string, sf serveFlags, secret []byte) int {
+// serveWhileLoading is toolc serve once its catalog is loaded: the server
+// starts at once, so that a stdio client's handshake is answered while the
+// handlers build (clients give up within seconds; mcp-go after 5 s) and an
+// HTTP client's connection is taken, and the gate holds tools/list and
+// tools/call, and the function-call API, until the handlers run. If they
+// do not (a handler that does not build, no go command), every client is
+// answered with the reason until toolc is stopped, or the stdio client
+// hangs up; toolc then exits 1.
+func serveWhileLoading(ctx context.Context, stop func(), e env, rt *runtime.Runtime, src *servable, sf serveFlags, ln net.Listener, secret []byte) int {
 	defer rpc.CleanupClients()
+	// The catalog is fixed for the life of the process: clients may keep
+	// the tool list for an hour (see mcpserver.Options.ListTTL).
 	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
 	gate := mcpserver.NewGate()
 	srv.AddReceivingMiddleware(gate.Hold)
@@ -251,39 +251,69 @@ func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtim
 	}
 	served := make(chan int, 1)
 	go func() {
-		served <- serveMCP(ctx, stop, e, "serve", rt, srv, sf, stopHandlers)
+		served <- serveMCP(ctx, stop, e, "serve", rt, srv, sf, ln, gate, stopHandlers)
 		stop() // the client hung up: stop the build too
 	}()
-	ps, status := startHandlers(ctx, e, "serve", cat, base)
-	if ps != nil {
+	ps, err := startHandlers(ctx, e, src)
+	if err == nil {
 		defer host.Stop(ps, 0)
 		mu.Lock()
 		running = ps
 		mu.Unlock()
-		if _, err := rt.Swap(cat, host.Dispatchers(ps)); err != nil {
-			fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
-			ps, status = nil, exitFail
-		}
+		_, err = rt.Swap(src.cat, host.Dispatchers(ps))
 	}
-	if ps == nil {
-		gate.Open(errors.New("its handlers did not build or start; toolc's standard error says why"))
-		cut := ctx.Err() != nil
-		stop()
-		if s := <-served; cut {
-			return s
+	if err != nil {
+		if ctx.Err() != nil {
+			// Stopped during the build, or the client hung up: it ends
+			// as the session did.
+			gate.Open(err)
+			return <-served
 		}
-		return status
+		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
+		gate.Open(err)
+		fmt.Fprintln(e.stderr, "toolc serve: no tools to serve: every client is told why until toolc is stopped (over stdio, until the client hangs up), and then it exits 1")
+		<-served
+		return exitFail
 	}
 	gate.Open(nil)
+	announce(e, "serve", ln, rt, gate)
 	return <-served
 }
 
+// listen opens the --http listener, or returns nil with --stdio.
+func listen(e env, cmd string, sf serveFlags) (net.Listener, int) {
+	if *sf.stdio {
+		return nil, exitOK
+	}
+	ln, err := net.Listen("tcp", *sf.addr)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
+		return nil, exitUsage
+	}
+	return ln, exitOK
+}
+
+// announce says where toolc serves, once its first load is over, and
+// how many tools; nothing with --stdio, whose client knows.
+func announce(e env, cmd string, ln net.Listener, rt *runtime.Runtime, gate *mcpserver.Gate) {
+	if ln == nil {
+		return
+	}
+	what := plural(len(rt.Snapshot().Tools()), "tool")
+	if _, err := gate.State(); err != nil {
+		what = "no tools: the first load failed, and clients are told why"
+	}
+	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
+		cmd, ln.Addr(), ln.Addr(), what)
+}
+
 // serveMCP serves until ctx ends: MCP over stdio, or MCP and the
-// function-call API over HTTP. Then it drains (rt.Shutdown): the transport
-// stays up until the calls in flight are answered. stopSignals restores
-// the signals' default action once ctx ends, so that a second SIGINT ends
-// toolc at once.
-func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags, stopHandlers func(reason string)) int {
+// function-call API over HTTP on ln. Then it drains (rt.Shutdown): the
+// transport stays up until the calls in flight are answered. stopSignals
+// restores the signals' default action once ctx ends, so that a second
+// SIGINT ends toolc at once. gate holds the requests that need the tools
+// while they load.
+func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags, ln net.Listener, gate *mcpserver.Gate, stopHandlers func(reason string)) int {
 	defer context.AfterFunc(ctx, stopSignals)()
 	shutdown := runtime.ShutdownOptions{Grace: *sf.grace, StopHandlers: stopHandlers, Report: func(r runtime.ShutdownReport) {
 		hint := ""
@@ -292,7 +322,7 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 		}
 		fmt.Fprintf(e.stderr, "toolc %s: %s%s\n", cmd, r, hint)
 	}}
-	if *sf.stdio {
+	if ln == nil {
 		mcpserver.ServeStdio(ctx, rt, srv, e.stdin, e.stdout, shutdown)
 		return exitOK
 	}
@@ -303,20 +333,13 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 		}
 	}
 	handler := httpapi.NewHandler(rt, srv, httpapi.Options{
-		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
+		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: gate,
 		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll},
 	})
-	ln, err := net.Listen("tcp", *sf.addr)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return exitUsage
-	}
 	limits := httpapi.ConnLimits{
 		MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
 		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout,
 	}
-	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
-		cmd, ln.Addr(), ln.Addr(), plural(len(rt.Snapshot().Tools()), "tool"))
 	if err := httpapi.Serve(ctx, ln, rt, handler, httpapi.ServeOptions{Limits: limits, Shutdown: shutdown}); err != nil {
 		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
 		return exitFail
@@ -324,38 +347,56 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 	return exitOK
 }
 
-// loadServable loads the catalog to serve and the directory its services'
-// dirs are relative to.
-func loadServable(e env, cmd, file string, patterns []string) (*catalog.Catalog, string, int) {
+// servable is what serve and call serve: a catalog, and either its
+// services' prebuilt handlers (a bundle) or the directory that its
+// services' directories are relative to, where their handlers are built.
+type servable struct {
+	cat  *catalog.Catalog
+	bins []*host.Binary // a bundle's; nil means build from base
+	base string
+}
+
+// loadServable loads the bundle in dir, the catalog file, or the
+// contracts of patterns. The catalog of a bundle is served as that bundle,
+// with its prebuilt handlers: nothing is built.
+func loadServable(e env, cmd, dir, file string, patterns []string) (*servable, int) {
+	if dir == "" && file != "" {
+		if d, ok := bundle.OfCatalog(file); ok {
+			dir = d
+		}
+	}
+	if dir != "" {
+		b, err := bundle.Load(dir)
+		if err != nil {
+			return nil, exitStatus(e.stderr, cmd, err)
+		}
+		return &servable{cat: b.Catalog, bins: b.Binaries}, exitOK
+	}
 	cat, err := loadCatalog(e, cmd, file, patterns)
 	if err != nil {
-		return nil, "", exitStatus(e.stderr, cmd, err)
+		return nil, exitStatus(e.stderr, cmd, err)
 	}
 	base := "."
 	if file != "" {
 		base = filepath.Dir(file)
 	}
-	return cat, base, exitOK
+	return &servable{cat: cat, base: base}, exitOK
 }
 
-// startHandlers builds and starts every service's handler plugin.
-func startHandlers(ctx context.Context, e env, cmd string, cat *catalog.Catalog, base string) (map[string]*host.Plugin, int) {
-	cache, err := host.CacheDir()
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitUsage
+// startHandlers starts every service's handler plugin, building them
+// first unless they are a bundle's.
+func startHandlers(ctx context.Context, e env, src *servable) (map[string]*host.Plugin, error) {
+	bins := src.bins
+	if bins == nil {
+		cache, err := host.CacheDir()
+		if err != nil {
+			return nil, err
+		}
+		if bins, err = host.BuildAll(ctx, cache, src.base, src.cat); err != nil {
+			return nil, err
+		}
 	}
-	bins, err := host.BuildAll(ctx, cache, base, cat)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitFail
-	}
-	ps, err := host.Start(ctx, bins, host.Options{Stderr: e.stderr, Logger: logger(e)})
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitFail
-	}
-	return ps, exitOK
+	return host.Start(ctx, bins, host.Options{Stderr: e.stderr, Logger: logger(e)})
 }
 
 // auditLogger writes the audit lines of OAuth calls on stderr, whatever
@@ -406,21 +447,22 @@ func runCall(e env, args []string) int {
 	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cat, base, status := loadServable(e, "call", *catalogFile, patterns)
-	if cat == nil {
+	src, status := loadServable(e, "call", "", *catalogFile, patterns)
+	if src == nil {
 		return status
 	}
-	if cat, status = catalogWithTool(e, cat, tool); cat == nil {
+	if src, status = withTool(e, src, tool); src == nil {
 		return status
 	}
-	running, status := startHandlers(ctx, e, "call", cat, base)
-	if running == nil {
-		return status
+	running, err := startHandlers(ctx, e, src)
+	if err != nil {
+		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
+		return exitFail
 	}
 	defer host.Stop(running, time.Second)
 	defer rpc.CleanupClients()
 	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
-	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
+	if _, err := rt.Swap(src.cat, host.Dispatchers(running)); err != nil {
 		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
 		return exitFail
 	}
@@ -440,15 +482,22 @@ func runCall(e env, args []string) int {
 	return exitOK
 }
 
-// catalogWithTool narrows the catalog to the service of one tool, named by
-// function name or MCP name, so that toolc call builds one handler.
-func catalogWithTool(e env, cat *catalog.Catalog, name string) (*catalog.Catalog, int) {
-	for svc, t := range cat.Tools() {
+// withTool narrows what is served to the service of one tool, named by
+// function name or MCP name, so that toolc call builds and starts one
+// handler.
+func withTool(e env, src *servable, name string) (*servable, int) {
+	for svc, t := range src.cat.Tools() {
 		if t.Name == name || t.ExposedMCPName(svc.Name) == name {
-			return &catalog.Catalog{Services: []*catalog.Service{svc}}, exitOK
+			one := &servable{cat: &catalog.Catalog{Services: []*catalog.Service{svc}}, base: src.base}
+			for _, b := range src.bins {
+				if b.Service == svc.Name {
+					one.bins = append(one.bins, b)
+				}
+			}
+			return one, exitOK
 		}
 	}
-	fmt.Fprintf(e.stderr, "toolc call: unknown tool %q; the catalog has %s\n", name, strings.Join(cat.ToolNames(), ", "))
+	fmt.Fprintf(e.stderr, "toolc call: unknown tool %q; the catalog has %s\n", name, strings.Join(src.cat.ToolNames(), ", "))
 	return nil, exitUsage
 }
 
