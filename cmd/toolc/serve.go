@@ -271,6 +271,7 @@ func serveWhileLoading(ctx context.Context, stop func(), e env, rt *runtime.Runt
 		}
 		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
 		gate.Open(err)
+		announce(e, "serve", ln, rt, gate)
 		fmt.Fprintln(e.stderr, "toolc serve: no tools to serve: every client is told why until toolc is stopped (over stdio, until the client hangs up), and then it exits 1")
 		<-served
 		return exitFail
@@ -301,7 +302,7 @@ func announce(e env, cmd string, ln net.Listener, rt *runtime.Runtime, gate *mcp
 	}
 	what := plural(len(rt.Snapshot().Tools()), "tool")
 	if _, err := gate.State(); err != nil {
-		what = "no tools: the first load failed, and clients are told why"
+		what = "no tools: the load failed, and clients are told why"
 	}
 	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
 		cmd, ln.Addr(), ln.Addr(), what)

@@ -120,8 +120,9 @@ func TestDevStdioFirstLoadFails(t *testing.T) {
 }
 
 // TestServeStdioBuildFails: when toolc serve --stdio's handler does not
-// build, a tools/list held during the build is answered with an error,
-// not left waiting, and toolc exits 1 as it did before it served first.
+// build, a tools/list held during the build is answered with an error
+// that says why, not left waiting, and so is one asked after: the session
+// stays open until the client hangs up, and then toolc exits 1.
 func TestServeStdioBuildFails(t *testing.T) {
 	t.Parallel()
 	dir := newDevProject(t)
@@ -137,19 +138,27 @@ func TestServeStdioBuildFails(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 	}, "\n") + "\n"))
-	var listed []byte
+	listed := map[int][]byte{}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
 	for sc.Scan() {
 		var msg struct {
 			ID int `json:"id"`
 		}
-		if json.Unmarshal(sc.Bytes(), &msg) == nil && msg.ID == 2 {
-			listed = slices.Clone(sc.Bytes())
+		if json.Unmarshal(sc.Bytes(), &msg) != nil {
+			continue
+		}
+		switch listed[msg.ID] = slices.Clone(sc.Bytes()); msg.ID {
+		case 2:
+			stdin.Write([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}` + "\n"))
+		case 3:
+			stdin.Close()
 		}
 	}
-	if !strings.Contains(string(listed), `"error"`) || !strings.Contains(string(listed), "did not build") {
-		t.Errorf("tools/list during a failed build = %s, want an error\nstderr:\n%s", listed, stderr)
+	for _, id := range []int{2, 3} {
+		if got := string(listed[id]); !strings.Contains(got, `"error"`) || !strings.Contains(got, "the server could not load its tools: building the handler of service") || !strings.Contains(got, "undefined") {
+			t.Errorf("tools/list %d after a failed build = %s, want an error that says why\nstderr:\n%s", id, got, stderr)
+		}
 	}
 	var exit *exec.ExitError
 	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != exitFail {
