@@ -49,6 +49,8 @@ func rules(cfg Config, patterns []string) []*Rule {
 		toolNameRule,
 		fieldNameRule,
 		descriptionRule,
+		hiddenTextRule,
+		injectedInstructionRule,
 		singleRequestRule,
 		flatFieldsRule,
 		enumRule,

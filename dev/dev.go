@@ -44,7 +44,7 @@ type Options struct {
 	// Runtime is the runtime the daemon swaps snapshots into.
 	Runtime *runtime.Runtime
 	// Status receives a line per reload and the diagnostics of a failed
-	// compile. Default io.Discard.
+	// compile, through diag.Printable. Default io.Discard.
 	Status io.Writer
 	// CacheDir is where handlers are built. Default host.CacheDir().
 	CacheDir string
@@ -131,6 +131,9 @@ func New(opts Options) (*Daemon, error) {
 	if opts.Status == nil {
 		opts.Status = io.Discard
 	}
+	// Status lines name files and quote contracts, which may be anyone's:
+	// a terminal must show them rather than act on them.
+	opts.Status = diag.NewPrintableWriter(opts.Status)
 	if opts.Grace <= 0 {
 		opts.Grace = 10 * time.Second
 	}

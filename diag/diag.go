@@ -1,9 +1,16 @@
 // Package diag holds toolc's diagnostics: plain data with a position, a rule
-// ID, a severity and a message, and the printers that render a list of them
-// as text, JSON or GitHub Actions annotations.
+// ID, a severity and a message, and the one printer that renders a list of
+// them as text, JSON or GitHub Actions annotations. Every positioned
+// problem toolc reports goes through it: the rules of toolc check, the
+// changes that toolc diff and toolc lock find (Diagnostic.Change), and the
+// names that toolc gen go cannot use (a List, returned as an error).
 //
-// Checks build Diagnostic values and never print; a Printer renders them
+// Checks build Diagnostic values and never print; Print renders them
 // afterwards. Positions are 1-based, and 0 means unknown.
+//
+// Text for a terminal goes through Printable (Print's text format does, and
+// NewPrintableWriter does for a whole stream): contract text is someone
+// else's, and a terminal must show it rather than act on it.
 package diag
 
 import (
@@ -21,16 +28,22 @@ const (
 	Error Severity = iota
 	// Warning is reported, but the run still succeeds.
 	Warning
+	// Notice is for information, such as a compatible change that toolc
+	// diff reports; no rule of toolc check has it.
+	Notice
 )
 
 func (s Severity) String() string {
-	if s == Warning {
+	switch s {
+	case Warning:
 		return "warning"
+	case Notice:
+		return "notice"
 	}
 	return "error"
 }
 
-// MarshalText encodes the severity as "error" or "warning".
+// MarshalText encodes the severity as "error", "warning" or "notice".
 func (s Severity) MarshalText() ([]byte, error) { return []byte(s.String()), nil }
 
 // Position is a place in a source file. Line and Column are 1-based; 0
@@ -54,19 +67,61 @@ func (p Position) String() string {
 	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
 }
 
-// Diagnostic is one problem found in a contract.
+// Diagnostic is one problem found in a contract, or one change to it.
 type Diagnostic struct {
 	Pos      Position
 	Severity Severity
-	Rule     string
-	Message  string
+	// Rule is the ID of the rule or the kind of change; it may be empty
+	// for a problem that no rule names (a name Go cannot use).
+	Rule    string
+	Message string
+	// Change is set when the diagnostic reports a change to a contract
+	// since its lock (toolc diff, toolc lock), rather than a problem in
+	// it. The zero Change is no change.
+	Change Change
+}
+
+// Change describes the change that a Diagnostic reports. The text format
+// names its Kind where other diagnostics name their severity, and the
+// JSON format gives its fields rather than the severity.
+type Change struct {
+	// Kind is "breaking", "allowed" (breaking, but allowed by a major
+	// version bump), "compatible", or "accepted" (a breaking change that
+	// toolc lock accepted); "" for no change.
+	Kind              string
+	Breaking, Allowed bool
+	// Service, Tool and Field name what changed; Field is empty for a
+	// change to a tool or a service.
+	Service, Tool, Field string
 }
 
 func (d Diagnostic) String() string {
+	var b strings.Builder
 	if s := d.Pos.String(); s != "" {
-		return fmt.Sprintf("%s: %s: %s [%s]", s, d.Severity, d.Message, d.Rule)
+		b.WriteString(s + ": ")
 	}
-	return fmt.Sprintf("%s: %s [%s]", d.Severity, d.Message, d.Rule)
+	if d.Change.Kind != "" {
+		b.WriteString(d.Change.Kind)
+	} else {
+		b.WriteString(d.Severity.String())
+	}
+	b.WriteString(": " + d.Message)
+	if d.Rule != "" {
+		b.WriteString(" [" + d.Rule + "]")
+	}
+	return b.String()
+}
+
+// List is diagnostics as an error: what a package that finds problems at
+// positions returns, and Print prints.
+type List []Diagnostic
+
+func (l List) Error() string {
+	lines := make([]string, len(l))
+	for i, d := range l {
+		lines[i] = d.String()
+	}
+	return strings.Join(lines, "\n")
 }
 
 // Sort orders diagnostics by file, line, column, rule and message, so that
@@ -98,16 +153,17 @@ func HasErrors(ds []Diagnostic) bool {
 // Count returns the number of errors and warnings.
 func Count(ds []Diagnostic) (errors, warnings int) {
 	for _, d := range ds {
-		if d.Severity == Error {
+		switch d.Severity {
+		case Error:
 			errors++
-		} else {
+		case Warning:
 			warnings++
 		}
 	}
 	return errors, warnings
 }
 
-// Split separates the errors from the warnings.
+// Split separates the errors from the warnings (and notices).
 func Split(ds []Diagnostic) (errs, warns []Diagnostic) {
 	for _, d := range ds {
 		if d.Severity == Error {

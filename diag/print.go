@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"unicode/utf8"
 )
 
 // Format is an output format for diagnostics.
@@ -68,52 +67,19 @@ func Print(w io.Writer, f Format, ds []Diagnostic, src SourceFunc) error {
 func printText(w *bufio.Writer, ds []Diagnostic, src SourceFunc) {
 	lines := sourceLines{src: src, files: map[string][][]byte{}}
 	for _, d := range ds {
-		w.WriteString(printable(d.String(), true))
+		w.WriteString(Printable(d.String()))
 		w.WriteByte('\n')
 		line := lines.line(d.Pos.File, d.Pos.Line)
 		if line == nil {
 			continue
 		}
 		w.WriteByte('\t')
-		w.WriteString(printable(string(line), false))
+		w.WriteString(Printable(string(line)))
 		w.WriteByte('\n')
 		w.WriteByte('\t')
 		w.WriteString(caretIndent(line, d.Pos.Column))
 		w.WriteString("^\n")
 	}
-}
-
-// printable returns s with every character that a terminal would act on
-// rather than show replaced by U+FFFD: control characters but tab (and
-// newline, when newlines is set), and the bidirectional overrides and
-// isolates that reorder what is shown ("Trojan Source"). A source line or
-// a message comes from a contract that may be someone else's: a comment
-// holding ESC ] 52 would otherwise write to the clipboard of whoever runs
-// toolc check on it, and ESC [ 2 J clear their screen. One character
-// stands for one, so the caret still lines up.
-func printable(s string, newlines bool) string {
-	bad := func(r rune) bool {
-		switch {
-		case r == '\t', r == '\n' && newlines:
-			return false
-		case r < 0x20, r >= 0x7f && r <= 0x9f:
-			return true
-		case r >= 0x202a && r <= 0x202e, r >= 0x2066 && r <= 0x2069:
-			return true
-		case r == utf8.RuneError:
-			return true // a byte that is no UTF-8, such as 0x9b, a C1 CSI to an 8-bit terminal
-		}
-		return false
-	}
-	if strings.IndexFunc(s, bad) < 0 {
-		return s
-	}
-	return strings.Map(func(r rune) rune {
-		if bad(r) {
-			return '\uFFFD'
-		}
-		return r
-	}, s)
 }
 
 // caretIndent returns the white space that puts a caret under column col
@@ -158,6 +124,7 @@ func (s *sourceLines) line(file string, n int) []byte {
 	return bytes.TrimRight(lines[n-1], "\r")
 }
 
+// jsonDiagnostic is the JSON form of a problem, which DESIGN.md pins.
 type jsonDiagnostic struct {
 	File     string   `json:"file"`
 	Line     int      `json:"line"`
@@ -167,10 +134,28 @@ type jsonDiagnostic struct {
 	Message  string   `json:"message"`
 }
 
+// jsonChange is the JSON form of a change, which the README documents.
+type jsonChange struct {
+	File     string `json:"file"`
+	Line     int    `json:"line"`
+	Column   int    `json:"column"`
+	Rule     string `json:"rule"`
+	Breaking bool   `json:"breaking"`
+	Allowed  bool   `json:"allowed"`
+	Service  string `json:"service"`
+	Tool     string `json:"tool"`
+	Field    string `json:"field"`
+	Message  string `json:"message"`
+}
+
 func printJSON(w *bufio.Writer, ds []Diagnostic) {
-	out := make([]jsonDiagnostic, len(ds))
+	out := make([]any, len(ds))
 	for i, d := range ds {
-		out[i] = jsonDiagnostic{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Severity, d.Rule, d.Message}
+		if c := d.Change; c.Kind != "" {
+			out[i] = jsonChange{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Rule, c.Breaking, c.Allowed, c.Service, c.Tool, c.Field, d.Message}
+		} else {
+			out[i] = jsonDiagnostic{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Severity, d.Rule, d.Message}
+		}
 	}
 	enc := json.NewEncoder(w)
 	enc.SetIndent("", "  ")
@@ -191,17 +176,20 @@ func printGitHub(w *bufio.Writer, ds []Diagnostic) {
 		if d.Pos.Column > 0 {
 			props = append(props, fmt.Sprintf("col=%d", d.Pos.Column))
 		}
-		props = append(props, "title="+escapeProperty(d.Rule))
+		if d.Rule != "" {
+			props = append(props, "title="+escapeProperty(d.Rule))
+		}
 		fmt.Fprintf(w, "%s::%s\n", strings.Join(props, ","), escapeData(d.Message))
 	}
 }
 
 // GitHub's workflow commands percent-encode the characters that would end
-// the message or a property early.
+// the message or a property early; what is left goes through Printable,
+// as a CI log is read in a terminal too.
 var (
 	dataEscaper     = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A")
 	propertyEscaper = strings.NewReplacer("%", "%25", "\r", "%0D", "\n", "%0A", ":", "%3A", ",", "%2C")
 )
 
-func escapeData(s string) string     { return dataEscaper.Replace(s) }
-func escapeProperty(s string) string { return propertyEscaper.Replace(s) }
+func escapeData(s string) string     { return Printable(dataEscaper.Replace(s)) }
+func escapeProperty(s string) string { return Printable(propertyEscaper.Replace(s)) }

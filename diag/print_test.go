@@ -138,3 +138,123 @@ func TestTextPrintable(t *testing.T) {
 		t.Errorf("text:\n%q\nwant:\n%q", got, want)
 	}
 }
+
+// changes are what toolc diff reports, as lock.Diagnostics makes them.
+var changes = []diag.Diagnostic{
+	{Pos: diag.Position{File: "shop/shop.cue", Line: 12, Column: 4}, Severity: diag.Error, Rule: "field-renamed", Message: `request field "customer" was renamed`,
+		Change: diag.Change{Kind: "breaking", Breaking: true, Service: "shop", Tool: "find_orders", Field: "customer_id"}},
+	{Pos: diag.Position{File: "old.lock"}, Severity: diag.Warning, Rule: "tool-removed", Message: `tool "add_note" was removed`,
+		Change: diag.Change{Kind: "allowed", Breaking: true, Allowed: true, Service: "notes", Tool: "add_note"}},
+	{Pos: diag.Position{File: "shop/shop.cue", Line: 13, Column: 4}, Severity: diag.Notice, Rule: "field-added-optional", Message: `optional request field "page" was added`,
+		Change: diag.Change{Kind: "compatible", Service: "shop", Tool: "find_orders", Field: "page"}},
+}
+
+// TestChanges: a change prints its kind where a problem prints its
+// severity, and its own JSON object; toolc diff's output, which the
+// README documents.
+func TestChanges(t *testing.T) {
+	text := "shop/shop.cue:12:4: breaking: request field \"customer\" was renamed [field-renamed]\n" +
+		"old.lock: allowed: tool \"add_note\" was removed [tool-removed]\n" +
+		"shop/shop.cue:13:4: compatible: optional request field \"page\" was added [field-added-optional]\n"
+	if got := print(t, diag.Text, changes); got != text {
+		t.Errorf("text:\n%s\nwant:\n%s", got, text)
+	}
+	github := "::error file=shop/shop.cue,line=12,col=4,title=field-renamed::request field \"customer\" was renamed\n" +
+		"::warning file=old.lock,title=tool-removed::tool \"add_note\" was removed\n" +
+		"::notice file=shop/shop.cue,line=13,col=4,title=field-added-optional::optional request field \"page\" was added\n"
+	if got := print(t, diag.GitHub, changes); got != github {
+		t.Errorf("github:\n%s\nwant:\n%s", got, github)
+	}
+	json := `[
+  {
+    "file": "shop/shop.cue",
+    "line": 12,
+    "column": 4,
+    "rule": "field-renamed",
+    "breaking": true,
+    "allowed": false,
+    "service": "shop",
+    "tool": "find_orders",
+    "field": "customer_id",
+    "message": "request field \"customer\" was renamed"
+  }
+]
+`
+	if got := print(t, diag.JSON, changes[:1]); got != json {
+		t.Errorf("json:\n%s\nwant:\n%s", got, json)
+	}
+	if e, w := diag.Count(changes); e != 1 || w != 1 {
+		t.Errorf("Count = %d errors, %d warnings; want 1 and 1 (a notice is neither)", e, w)
+	}
+}
+
+// TestList: a problem that no rule names prints without brackets, and a
+// List is an error that says each problem on a line.
+func TestList(t *testing.T) {
+	l := diag.List{
+		{Pos: diag.Position{File: "a/x.cue", Line: 2, Column: 2}, Message: "Bad and bad would both be Bad in Go"},
+		{Message: "services a and b would both generate x.go"},
+	}
+	want := "a/x.cue:2:2: error: Bad and bad would both be Bad in Go\n\t\tBad: 1\n\t\t^\nerror: services a and b would both generate x.go\n"
+	if got := print(t, diag.Text, l); got != want {
+		t.Errorf("text:\n%q\nwant:\n%q", got, want)
+	}
+	if got, want := l.Error(), "a/x.cue:2:2: error: Bad and bad would both be Bad in Go\nerror: services a and b would both generate x.go"; got != want {
+		t.Errorf("Error() = %q, want %q", got, want)
+	}
+}
+
+// hostile holds what a terminal acts on: OSC 52 (write the clipboard),
+// a screen clear, a C1 CSI as UTF-8 and as a bare byte, and a
+// right-to-left override.
+const hostile = "\x1b]52;c;cm0gLXJm\x07\x1b[2J\u009b\x9b\u202e"
+
+func TestPrintable(t *testing.T) {
+	for _, tc := range []struct{ in, want string }{
+		{"plain: tab\tand\nnewline, ü", "plain: tab\tand\nnewline, ü"},
+		{"x" + hostile + "y", "x\uFFFD]52;c;cm0gLXJm\uFFFD\uFFFD[2J\uFFFD\uFFFD\uFFFDy"},
+		{"\r\x00\x7f\u2066\u2069", "\uFFFD\uFFFD\uFFFD\uFFFD\uFFFD"},
+	} {
+		if got := diag.Printable(tc.in); got != tc.want {
+			t.Errorf("Printable(%q) = %q, want %q", tc.in, got, tc.want)
+		}
+	}
+}
+
+// TestGitHubPrintable: an annotation is a line of a CI log, which a
+// terminal may show too.
+func TestGitHubPrintable(t *testing.T) {
+	ds := []diag.Diagnostic{{Pos: diag.Position{File: "a" + hostile + ".cue", Line: 1}, Rule: "r", Message: "m" + hostile}}
+	got := print(t, diag.GitHub, ds)
+	if strings.ContainsAny(got, "\x1b\x07\u009b\u202e") || strings.Contains(got, "\x9b") {
+		t.Errorf("github output holds terminal controls: %q", got)
+	}
+}
+
+// TestPrintableWriter: a stream is cleaned as a string is, even when a
+// character, or an escape sequence, is split between two writes.
+func TestPrintableWriter(t *testing.T) {
+	in := "toolc diff: note: at HEAD, é" + hostile + "ü: not written\n"
+	for split := range len(in) + 1 {
+		var b bytes.Buffer
+		w := diag.NewPrintableWriter(&b)
+		for _, part := range []string{in[:split], in[split:]} {
+			if n, err := w.Write([]byte(part)); n != len(part) || err != nil {
+				t.Fatalf("Write(%q) = %d, %v", part, n, err)
+			}
+		}
+		if err := w.Flush(); err != nil {
+			t.Fatal(err)
+		}
+		if got, want := b.String(), diag.Printable(in); got != want {
+			t.Errorf("split at %d: %q, want %q", split, got, want)
+		}
+	}
+	var b bytes.Buffer
+	w := diag.NewPrintableWriter(&b)
+	w.Write([]byte("cut \xc3"))
+	w.Flush()
+	if got := b.String(); got != "cut \uFFFD" {
+		t.Errorf("a stream that ends in the middle of a character: %q", got)
+	}
+}

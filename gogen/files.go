@@ -11,6 +11,7 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/diag"
 )
 
 // A File is one generated file.
@@ -63,7 +64,7 @@ func Files(svc *catalog.Service, base string) ([]File, error) {
 	g := &generator{svc: svc, names: map[string]origin{}, inContractDir: true}
 	g.plan()
 	if len(g.errs) > 0 {
-		g.errs.sort()
+		diag.Sort(g.errs)
 		return nil, g.errs
 	}
 	libSrc, err := g.generate(lib)

@@ -26,7 +26,6 @@
 package gogen
 
 import (
-	"cmp"
 	"errors"
 	"fmt"
 	"go/build"
@@ -34,10 +33,9 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
-	"strings"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/internal/inputfile"
 )
 
@@ -51,8 +49,8 @@ const Generator = "toolc gen go"
 // Generate returns the Go source of the typed handler API of svc, as a
 // file of package goPackage, gofmt-formatted; Serve is in it when
 // goPackage is main. When the contract has names
-// that Go cannot tell apart, the error is an Errors listing each problem
-// at its contract position, and there is no source.
+// that Go cannot tell apart, the error is a diag.List of each problem at
+// its contract position, in source order, and there is no source.
 func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
 	if !token.IsIdentifier(goPackage) {
 		return nil, fmt.Errorf("gogen: %q is not a Go package name", goPackage)
@@ -60,7 +58,7 @@ func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
 	g := &generator{svc: svc, names: map[string]origin{}}
 	g.plan()
 	if len(g.errs) > 0 {
-		g.errs.sort()
+		diag.Sort(g.errs)
 		return nil, g.errs
 	}
 	return g.generate(goPackage)
@@ -90,46 +88,6 @@ func (g *generator) generate(goPackage string) ([]byte, error) {
 // operating system.
 func Path(svc *catalog.Service) string {
 	return filepath.Join(filepath.FromSlash(svc.Dir), filepath.FromSlash(svc.Handler), FileName)
-}
-
-// Error is one contract name that Go cannot use.
-type Error struct {
-	Pos     catalog.Pos
-	Message string
-}
-
-func (e *Error) Error() string {
-	if e.Pos.File == "" {
-		return e.Message
-	}
-	return fmt.Sprintf("%s: %s", posString(e.Pos), e.Message)
-}
-
-// Errors lists the problems of one service, in source order.
-type Errors []*Error
-
-func (es Errors) Error() string {
-	lines := make([]string, len(es))
-	for i, e := range es {
-		lines[i] = e.Error()
-	}
-	return strings.Join(lines, "\n")
-}
-
-func (es Errors) sort() {
-	slices.SortStableFunc(es, func(a, b *Error) int {
-		return cmp.Or(strings.Compare(a.Pos.File, b.Pos.File), cmp.Compare(a.Pos.Line, b.Pos.Line), cmp.Compare(a.Pos.Column, b.Pos.Column))
-	})
-}
-
-func posString(p catalog.Pos) string {
-	switch {
-	case p.Line == 0:
-		return p.File
-	case p.Column == 0:
-		return fmt.Sprintf("%s:%d", p.File, p.Line)
-	}
-	return fmt.Sprintf("%s:%d:%d", p.File, p.Line, p.Column)
 }
 
 // PackageName returns the package that generated code in dir belongs to:

@@ -148,19 +148,19 @@ func TestNameErrors(t *testing.T) {
 			if src != nil {
 				t.Errorf("Generate returned code along with %v", err)
 			}
-			var errs gogen.Errors
+			var errs diag.List
 			if !errors.As(err, &errs) {
-				t.Fatalf("error %v (%T), want gogen.Errors", err, err)
+				t.Fatalf("error %v (%T), want a diag.List", err, err)
 			}
 			if len(errs) != len(tt.want) {
 				t.Fatalf("%d errors, want %d:\n%v", len(errs), len(tt.want), err)
 			}
 			for i, e := range errs {
-				if !strings.HasPrefix(e.Error(), tt.want[i]) {
-					t.Errorf("error %d:\n got %s\nwant %s", i, e, tt.want[i])
+				if got := e.Pos.String() + ": " + e.Message; !strings.HasPrefix(got, tt.want[i]) {
+					t.Errorf("error %d:\n got %s\nwant %s", i, got, tt.want[i])
 				}
-				if e.Pos.Line == 0 {
-					t.Errorf("error %d has no position", i)
+				if e.Pos.Line == 0 || e.Severity != diag.Error {
+					t.Errorf("error %d has no position, or is not an error: %v", i, e)
 				}
 			}
 		})

@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/diag"
 )
 
 // generator holds the Go names of one service's declarations, decided
@@ -20,7 +21,7 @@ type generator struct {
 	// names maps each generated package-level name to what it was made
 	// from, to catch two contract names that become one Go name.
 	names map[string]origin
-	errs  Errors
+	errs  diag.List
 	// plugin is set for a main package, which runs as a handler plugin and
 	// gets Serve.
 	plugin bool
@@ -71,7 +72,12 @@ type origin struct {
 }
 
 func (g *generator) errorf(pos catalog.Pos, format string, args ...any) {
-	g.errs = append(g.errs, &Error{Pos: pos, Message: fmt.Sprintf(format, args...)})
+	g.errs = append(g.errs, diag.Diagnostic{Pos: position(pos), Message: fmt.Sprintf(format, args...)})
+}
+
+// position is a contract position as diag prints it.
+func position(p catalog.Pos) diag.Position {
+	return diag.Position{File: p.File, Line: p.Line, Column: p.Column}
 }
 
 // claim takes name for o in ns, or reports that something else has it.
@@ -79,7 +85,7 @@ func (g *generator) claim(ns map[string]origin, name string, o origin) bool {
 	if prev, ok := ns[name]; ok {
 		where := ""
 		if prev.pos.File != "" && prev.pos != o.pos {
-			where = " (" + posString(prev.pos) + ")"
+			where = " (" + position(prev.pos).String() + ")"
 		}
 		g.errorf(o.pos, "%s and %s%s would both be %s in Go; rename one of them", o.what, prev.what, where, name)
 		return false

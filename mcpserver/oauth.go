@@ -105,7 +105,7 @@ func scopeFilter(rt *runtime.Runtime) mcp.Middleware {
 					switch runtime.AccessTo(c, t) {
 					case runtime.StepUp:
 						rt.Audit(c, p.Name, "insufficient_scope", 0, p.Arguments)
-						return nil, insufficientScopeError(t.Tool)
+						return nil, insufficientScopeError(p.Name, t.Tool)
 					case runtime.Hidden:
 						rt.Audit(c, p.Name, "hidden", 0, p.Arguments)
 						return nil, unknownToolRPCError(p.Name)
@@ -147,9 +147,11 @@ func scopeFilter(rt *runtime.Runtime) mcp.Middleware {
 // with the insufficient_scope challenge.
 const CodeInsufficientScope = -32003
 
-func insufficientScopeError(t *catalog.Tool) error {
+// insufficientScopeError names the tool by called, the MCP name the client
+// called it by.
+func insufficientScopeError(called string, t *catalog.Tool) error {
 	data, _ := json.Marshal(map[string]any{"scopes": t.Scopes})
-	return &jsonrpc.Error{Code: CodeInsufficientScope, Message: fmt.Sprintf("insufficient scope: tool %q needs the scopes %s", t.Name, strings.Join(t.Scopes, " ")), Data: data}
+	return &jsonrpc.Error{Code: CodeInsufficientScope, Message: fmt.Sprintf("insufficient scope: tool %q needs the scopes %s", called, strings.Join(t.Scopes, " ")), Data: data}
 }
 
 // scopeCheck answers a tools/call whose token lacks the tool's scopes
@@ -196,7 +198,7 @@ func scopeCheck(rt *runtime.Runtime, v *oauth.Verifier, next http.Handler) http.
 			}
 			switch runtime.AccessTo(c, t) {
 			case runtime.StepUp:
-				err := &runtime.InsufficientScopeError{Tool: t.Tool.Name, Scopes: t.Tool.Scopes}
+				err := &runtime.InsufficientScopeError{Tool: m.Params.Name, Scopes: t.Tool.Scopes}
 				// The call ends here, before go-sdk and scopeFilter see it,
 				// so its audit line is written here.
 				rt.Audit(c, m.Params.Name, "insufficient_scope", 0, m.Params.Arguments)

@@ -281,8 +281,9 @@ func testMCPOverHTTP(t *testing.T, ts *httptest.Server, c *mcpClient) {
 			if err != nil {
 				t.Fatalf("echo %v: a JSON-RPC error, want an isError result: %v", args, err)
 			}
-			if !res.IsError || !strings.Contains(mcpText(res), "invalid arguments for echo") {
-				t.Errorf("echo %v = %+v (%q), want isError", args, res, mcpText(res))
+			// The message names the tool by the MCP name the client called.
+			if !res.IsError || !strings.Contains(mcpText(res), "invalid arguments for "+mcpName(t, "echo")+":") {
+				t.Errorf("echo %v = %+v (%q), want isError naming %s", args, res, mcpText(res), mcpName(t, "echo"))
 			}
 		}
 	})

@@ -3,10 +3,14 @@ package runtime_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -86,4 +90,86 @@ func TestSwapRefusesAmbiguousNames(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestMessagesNameTheToolAsCalled holds every message a client reads about
+// a call to the name the client called: a port keeps Notion's MCP name
+// API-get-user for a tool whose key is api-get-user, and a client that
+// called API-get-user was told "invalid arguments for api-get-user", a
+// name it never saw. Over MCP the name is the MCP name, over /v1 and in
+// Go whichever of the two the caller used.
+func TestMessagesNameTheToolAsCalled(t *testing.T) {
+	tool := func(name string, response bool) *catalog.Tool {
+		tl := &catalog.Tool{Name: name, MCPName: strings.ToUpper(name[:3]) + name[3:], Description: "A tool", Scopes: []string{"users:read"},
+			Request: catalog.Message{Fields: []*catalog.Field{{Name: "id", Type: catalog.String, Description: "User ID", Required: true}}}}
+		if response {
+			tl.Response = &catalog.Message{Fields: []*catalog.Field{{Name: "name", Type: catalog.String, Description: "Name", Required: true}}}
+		}
+		return tl
+	}
+	cat := &catalog.Catalog{Services: []*catalog.Service{{Name: "notion", Version: "1.0.0", Description: "Notion",
+		Tools: []*catalog.Tool{tool("api-get-user", false), tool("api-fail", false), tool("api-slow", false), tool("api-bad-result", true)}}}}
+	cat.Seal()
+	handlers := []plugins.Handler{
+		namedHandler("api-get-user"),
+		namedHandler("api-fail"),
+		plugins.Handle("api-slow", func(ctx context.Context, _ struct{ ID string }) (*plugins.Result, error) {
+			<-ctx.Done()
+			return nil, ctx.Err()
+		}),
+		plugins.Handle("api-bad-result", func(context.Context, struct{ ID string }) (*plugins.Result, error) {
+			return plugins.Text("no structured content"), nil
+		}),
+	}
+	rt := runtime.New(runtime.Options{CallTimeout: 50 * time.Millisecond})
+	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"notion": crashing{runtime.Local(handlers...), "api-fail"}}); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		called, args, want string
+	}{
+		{"API-get-user", `{}`, "invalid arguments for API-get-user: "},
+		{"api-get-user", `{}`, "invalid arguments for api-get-user: "},
+		{"API-get-user", `{"id":"u1","extra":1}`, "invalid arguments for API-get-user: "},
+		{"API-fail", `{"id":"u1"}`, "the handler of API-fail failed: upstream refused"},
+		{"API-slow", `{"id":"u1"}`, "API-slow did not finish within 50ms"},
+		{"API-bad-result", `{"id":"u1"}`, "the handler of API-bad-result returned no structured content"},
+	} {
+		t.Run(tc.called+tc.args, func(t *testing.T) {
+			res := call(t, rt, tc.called, tc.args)
+			wantToolError(t, res, tc.want)
+			other := strings.ToLower(tc.called)
+			if other == tc.called {
+				other = strings.ToUpper(tc.called[:3]) + tc.called[3:]
+			}
+			if strings.Contains(text(res), other) {
+				t.Errorf("tool error %q names the tool %q, not %q as called", text(res), other, tc.called)
+			}
+		})
+	}
+
+	// A caller whose token lacks the tool's scope is told which scopes the
+	// tool needs, under the name it called.
+	ctx := oauth.WithCaller(context.Background(), &oauth.Caller{Subject: "bob", Scopes: []string{"pages:read"}})
+	for _, called := range []string{"API-get-user", "api-get-user"} {
+		_, err := rt.Call(ctx, called, json.RawMessage(`{"id":"u1"}`))
+		var scope *runtime.InsufficientScopeError
+		if !errors.As(err, &scope) || scope.Tool != called || !strings.Contains(err.Error(), strconv.Quote(called)) {
+			t.Errorf("Call(%s) without the scope: %v, want an InsufficientScopeError naming %q", called, err, called)
+		}
+	}
+}
+
+// crashing is a dispatcher whose handler of one tool cannot answer, as a
+// plugin that crashed.
+type crashing struct {
+	runtime.Dispatcher
+	tool string
+}
+
+func (c crashing) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(runtime.Event)) (*runtime.Result, error) {
+	if tool == c.tool {
+		return nil, errors.New("upstream refused")
+	}
+	return c.Dispatcher.Call(ctx, tool, callID, args, onEvent)
 }

@@ -222,6 +222,12 @@ func TestOAuthScopes(t *testing.T) {
 	if res, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "guarded_write_note", Arguments: map[string]any{"id": "n1"}}); err == nil {
 		t.Errorf("write_note without notes:write: %+v", res)
 	}
+	// The refusal's text names the tool by the MCP name the client called
+	// (go-sdk's client shows only the status, so the body is read here).
+	if r := do(t, "POST", url+"/mcp", `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"guarded_write_note","arguments":{"id":"n1"}}}`,
+		map[string]string{"Authorization": "Bearer " + reader, "Content-Type": "application/json", "Accept": "application/json, text/event-stream"}); r.status != 403 || !strings.Contains(r.body, `\"guarded_write_note\"`) || strings.Contains(r.body, `\"write_note\"`) {
+		t.Errorf("MCP guarded_write_note with notes:read: %d %s, want 403 naming guarded_write_note", r.status, r.body)
+	}
 
 	post := func(token, body string) httpResult {
 		return do(t, "POST", url+"/v1/call", body, map[string]string{"Authorization": "Bearer " + token})
@@ -229,6 +235,10 @@ func TestOAuthScopes(t *testing.T) {
 	r := post(reader, `{"name": "write_note", "arguments": {"id": "n1"}}`)
 	if ch := r.header.Get("WWW-Authenticate"); r.status != 403 || !strings.HasPrefix(ch, `Bearer error="insufficient_scope", scope="notes:use notes:write", resource_metadata=`) {
 		t.Errorf("/v1/call write_note with notes:read: %d %q %s", r.status, ch, r.body)
+	}
+	// The answer names the tool as the client called it.
+	if r := post(reader, `{"name": "guarded_write_note", "arguments": {"id": "n1"}}`); r.status != 403 || !strings.Contains(r.body, `\"guarded_write_note\"`) {
+		t.Errorf("/v1/call guarded_write_note with notes:read: %d %s, want 403 naming guarded_write_note", r.status, r.body)
 	}
 	writer := iss.token(t, jose.ES256, "alice", "notes:use notes:read notes:write")
 	if res := decodeCall(t, post(writer, `{"name": "write_note", "arguments": {"id": "n1"}}`)); res.IsError || res.Content[0].Text != "write_note n1" {
@@ -264,7 +274,9 @@ func TestOAuthScopes(t *testing.T) {
 	want := []string{
 		"alice test-client guarded_read_note ok",
 		"alice test-client guarded_write_note insufficient_scope",
+		"alice test-client guarded_write_note insufficient_scope",
 		"alice test-client write_note insufficient_scope",
+		"alice test-client guarded_write_note insufficient_scope",
 		"alice test-client write_note ok",
 		"alice test-client guarded_write_note ok",
 	}

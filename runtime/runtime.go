@@ -363,7 +363,7 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 		case Hidden:
 			return nil, &hiddenToolError{name}
 		case StepUp:
-			return nil, &InsufficientScopeError{Tool: e.Tool.Name, Scopes: e.Tool.Scopes}
+			return nil, &InsufficientScopeError{Tool: name, Scopes: e.Tool.Scopes}
 		}
 		ctx = withCaller(ctx, c)
 	}
@@ -378,7 +378,7 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 		return nil, ErrDraining
 	}
 	start := time.Now()
-	res, kind, err := rt.call(ctx, e, args, onEvent, cs)
+	res, kind, err := rt.call(ctx, e, name, args, onEvent, cs)
 	e.stats.observe(start, kind, err)
 	return res, err
 }
@@ -415,8 +415,12 @@ func (rt *Runtime) InFlight() int { return int(rt.inflight.Load()) }
 func (rt *Runtime) Draining() bool { return rt.draining.Load() }
 
 // call runs a call on one entry. kind classifies a tool error for the
-// counts: invalid_arguments, handler, timeout or result.
-func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onEvent func(Event), cs *Span) (res *Result, kind string, err error) {
+// counts: invalid_arguments, handler, timeout or result. called is the
+// name the client called the tool by, its function name or its MCP name:
+// every message the client reads names the tool as the client knows it,
+// not by a contract key it never saw (a port keeps Notion's MCP name
+// API-get-user, whose key is api-get-user).
+func (rt *Runtime) call(ctx context.Context, e *entry, called string, args json.RawMessage, onEvent func(Event), cs *Span) (res *Result, kind string, err error) {
 	callID := ""
 	defer func() { cs.ran(e, callID, kind, err) }()
 	// The limit is on the arguments themselves: in the string form, the
@@ -430,7 +434,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	}
 	valid, err := e.args.Validate(args)
 	if err != nil {
-		return toolError("invalid arguments for %s: %v", e.Tool.Name, err), "invalid_arguments", nil
+		return toolError("invalid arguments for %s: %v", called, err), "invalid_arguments", nil
 	}
 
 	// The call's timeout counts from here and covers the wait for a slot
@@ -439,7 +443,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	select {
 	case e.slots <- struct{}{}:
 	default:
-		if res, err := rt.waitForSlot(ctx, e, deadline); res != nil || err != nil {
+		if res, err := rt.waitForSlot(ctx, e, called, deadline); res != nil || err != nil {
 			return res, "overloaded", err
 		}
 	}
@@ -475,14 +479,14 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && callersFirst:
 		return nil, "", context.DeadlineExceeded
 	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
-		return toolError("%s did not finish within %s and was cancelled", e.Tool.Name, rt.opts.CallTimeout), "timeout", nil
+		return toolError("%s did not finish within %s and was cancelled", called, rt.opts.CallTimeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
 	case err != nil:
 		rt.opts.Logger.Warn("handler failed", "service", e.Service.Name, "tool", e.Tool.Name, "error", err)
-		return toolError("the handler of %s failed: %v", e.Tool.Name, err), "handler", nil
+		return toolError("the handler of %s failed: %v", called, err), "handler", nil
 	case res == nil:
-		return toolError("the handler of %s returned no result", e.Tool.Name), "handler", nil
+		return toolError("the handler of %s returned no result", called), "handler", nil
 	case len(res.InputRequests) > 0:
 		// Not a result yet: questions for the client (plugins.Elicit and
 		// the like). They are bounded like a result, and the caller asks
@@ -492,14 +496,14 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 			size += len(q.ID) + len(q.Method) + len(q.Params)
 		}
 		if size > rt.opts.MaxResultBytes {
-			return toolError("the questions of %s are %d bytes, over the limit of %d", e.Tool.Name, size, rt.opts.MaxResultBytes), "result", nil
+			return toolError("the questions of %s are %d bytes, over the limit of %d", called, size, rt.opts.MaxResultBytes), "result", nil
 		}
 		return res, "", nil
 	case res.MissingCapability != "":
 		return res, "missing_capability", nil
 	}
 	res = validText(res)
-	checked := rt.checkResult(e, res)
+	checked := rt.checkResult(e, called, res)
 	switch {
 	case checked != res:
 		return checked, "result", nil
@@ -512,7 +516,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, args json.RawMessage, onE
 // waitForSlot waits for one of the service's call slots until the call's
 // deadline or the caller's context ends. A nil result and error mean the
 // call holds a slot.
-func (rt *Runtime) waitForSlot(ctx context.Context, e *entry, deadline time.Time) (*Result, error) {
+func (rt *Runtime) waitForSlot(ctx context.Context, e *entry, called string, deadline time.Time) (*Result, error) {
 	t := time.NewTimer(time.Until(deadline))
 	defer t.Stop()
 	select {
@@ -522,14 +526,14 @@ func (rt *Runtime) waitForSlot(ctx context.Context, e *entry, deadline time.Time
 		return nil, ctx.Err()
 	case <-t.C:
 		return toolError("%s was not run: service %q has %d calls in flight, its limit, and none finished within %s",
-			e.Tool.Name, e.Service.Name, cap(e.slots), rt.opts.CallTimeout), nil
+			called, e.Service.Name, cap(e.slots), rt.opts.CallTimeout), nil
 	}
 }
 
 // checkResult holds a handler's result to the contract: its size, and its
 // structured content against the response fields, so that a model never
 // reads a result the contract does not promise.
-func (rt *Runtime) checkResult(e *entry, res *Result) *Result {
+func (rt *Runtime) checkResult(e *entry, called string, res *Result) *Result {
 	size := 0
 	for _, c := range res.Content {
 		size += len(c.Text) + len(c.Data)
@@ -550,24 +554,24 @@ func (rt *Runtime) checkResult(e *entry, res *Result) *Result {
 	default:
 		var err error
 		if structured, err = json.Marshal(v); err != nil {
-			return toolError("the handler of %s returned structured content that is not JSON: %v", e.Tool.Name, err)
+			return toolError("the handler of %s returned structured content that is not JSON: %v", called, err)
 		}
 		size += len(structured)
 	}
 	if size > rt.opts.MaxResultBytes {
-		return toolError("the result of %s is %d bytes, over the limit of %d", e.Tool.Name, size, rt.opts.MaxResultBytes)
+		return toolError("the result of %s is %d bytes, over the limit of %d", called, size, rt.opts.MaxResultBytes)
 	}
 	if e.result == nil || res.IsError {
 		if structured != nil && !json.Valid(structured) {
-			return toolError("the handler of %s returned structured content that is not JSON", e.Tool.Name)
+			return toolError("the handler of %s returned structured content that is not JSON", called)
 		}
 		return res
 	}
 	if structured == nil {
-		return toolError("the handler of %s returned no structured content, but the contract declares response fields", e.Tool.Name)
+		return toolError("the handler of %s returned no structured content, but the contract declares response fields", called)
 	}
 	if _, err := e.result.Validate(structured); err != nil {
-		return toolError("the handler of %s returned a result that breaks its contract: %v", e.Tool.Name, err)
+		return toolError("the handler of %s returned a result that breaks its contract: %v", called, err)
 	}
 	return res
 }

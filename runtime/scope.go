@@ -58,6 +58,8 @@ func AccessTo(c *caller.Caller, t ToolInfo) Access {
 // insufficient_scope challenge, and over MCP the JSON-RPC error
 // mcpserver.CodeInsufficientScope.
 type InsufficientScopeError struct {
+	// Tool is the name the client called the tool by: its function name
+	// or its MCP name.
 	Tool string
 	// Scopes are all the scopes the tool needs, not only the missing
 	// ones, so that a new token asked for with them has them all.

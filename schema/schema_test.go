@@ -235,6 +235,12 @@ func TestGoodContracts(t *testing.T) {
 				a: {type: "string", description: "d", format: schema.#Format & "uuid"}
 				b: {type: "array", description: "d", items: schema.#Scalar & "boolean"}
 			}`)}},
+		{"text that only looks invisible", map[string]string{"c.cue": service(`mcp: title: "Arithmetic ⚠️ with care, 1️⃣ step at a time 👨‍👩‍👧 👁️‍🗨️, می‌خواهم\n\tindented"
+			tools: t: {
+				description: "A tool\r\n"
+				title:       "Tool ✔️"
+				request: fields: x: {type: "string", description: "d", enum: ["❤️", "#️⃣"], required: false, default: "❤️"}
+			}`)}},
 		{"service split over two files", map[string]string{
 			"a.cue": contract(`description: "A tool"
 				request: fields: {}`),
@@ -396,6 +402,21 @@ func TestBadContracts(t *testing.T) {
 		{"uniqueItems not bool", field(`type: "array", items: "string", description: "d", uniqueItems: 1`), "tools.t.request.fields.x.uniqueItems", "mismatched types"},
 		{"pattern not RE2", field(`type: "string", description: "d", pattern: "a("`), "tools.t.request.fields.x.pattern", "regexp.Valid"},
 		{"format unknown", field(`type: "string", description: "d", format: "datetime"`), "tools.t.request.fields.x.format", `unknown format "datetime"`},
+
+		// Hidden text.
+		{"tag characters in a description", contract(`description: "Add \U000E0049\U000E0047\U000E004E"
+			request: fields: {}`), "tools.t.description", "out of bound !~"},
+		{"bidi override in a title", contract(`description: "d", title: "Add \u202Eevil"
+			request: fields: {}`), "tools.t.title", "out of bound !~"},
+		{"zero-width space in a service description", pkg(`name: "svc", version: "1.0.0", description: "A\u200Bservice", tools: {}`), "description", "out of bound !~"},
+		{"zero-width space in an enum value", field(`type: "string", description: "d", enum: ["fast", "safe\u200B"]`), "tools.t.request.fields.x.enum.1", "out of bound !~"},
+		{"terminal escape in a default", field(`type: "string", description: "d", required: false, default: "\u001B[2J"`), "tools.t.request.fields.x.default", "out of bound !~"},
+		{"C1 control in an example", field(`type: "array", items: "string", description: "d", examples: [["\u009B1m"]]`), "tools.t.request.fields.x.examples.0.0", "out of bound !~"},
+		{"stray variation selector in a field description", field(`type: "string", description: "d\uFE0F"`), "tools.t.request.fields.x.description", "out of bound !~"},
+		{"joiner between ASCII letters", field(`type: "string", description: "i\u200Dgnore"`), "tools.t.request.fields.x.description", "out of bound !~"},
+		{"hidden text in a tool example", contract(`description: "d"
+			request: fields: city: {type: "string", description: "d"}
+			examples: [{city: "Ber\u2060lin"}]`), "tools.t.examples.0.city", "out of bound !~"},
 
 		// Constraints that do not fit the type.
 		{"minLength on integer", field(`type: "integer", description: "d", minLength: 1`), "tools.t.request.fields.x.minLength", "use minimum and maximum"},

@@ -9,6 +9,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/lock"
 )
 
 const defaultCatalogFile = "toolc.catalog.json"
@@ -20,7 +21,7 @@ func runBuild(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	l, err := workingLock()
+	l, err := lock.LoadIfExists(lock.FileName)
 	if err != nil {
 		return err
 	}
@@ -28,7 +29,9 @@ func runBuild(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	if err := rebaseDirs(cat, *out); err != nil {
+	// The services' directories, relative to the catalog file, let it
+	// find its handlers wherever it is used from.
+	if err := cat.Rebase(".", filepath.Dir(*out)); err != nil {
 		return err
 	}
 	// -o may name a directory that does not exist yet (dist/catalog.json
@@ -147,27 +150,6 @@ func reportErrors(e env, cmd string, res *compiler.Result) error {
 	}
 	if len(errs) > 0 {
 		return failf("%s; nothing written", plural(len(errs), "error"))
-	}
-	return nil
-}
-
-// rebaseDirs makes each service's dir relative to the catalog file's
-// directory, so that a catalog finds its handlers wherever it is used from.
-func rebaseDirs(cat *catalog.Catalog, out string) error {
-	absOut, err := filepath.Abs(out)
-	if err != nil {
-		return err
-	}
-	for _, s := range cat.Services {
-		abs, err := filepath.Abs(filepath.FromSlash(s.Dir))
-		if err != nil {
-			return err
-		}
-		rel, err := filepath.Rel(filepath.Dir(absOut), abs)
-		if err != nil {
-			rel = abs
-		}
-		s.Dir = filepath.ToSlash(rel)
 	}
 	return nil
 }

@@ -13,6 +13,8 @@ import (
 	"github.com/toolc/toolc/bundle"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/internal/buildinfo"
+	"github.com/toolc/toolc/lock"
 )
 
 // runBundle compiles the contracts and writes a bundle: the catalog, each
@@ -34,7 +36,7 @@ func runBundle(e env, args []string) error {
 	if err := bundle.CheckDir(*out); err != nil {
 		return usageErr(err)
 	}
-	l, err := workingLock()
+	l, err := lock.LoadIfExists(lock.FileName)
 	if err != nil {
 		return err
 	}
@@ -44,11 +46,11 @@ func runBundle(e env, args []string) error {
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	w, err := bundle.Write(ctx, cat, bundle.Options{Dir: *out, Target: host.Target{GOOS: *goos, GOARCH: *goarch}, Toolc: versionString()})
+	w, err := bundle.Write(ctx, cat, bundle.Options{Dir: *out, Target: host.Target{GOOS: *goos, GOARCH: *goarch}, Toolc: buildinfo.String()})
 	var be *host.BuildError
 	switch {
 	case errors.As(err, &be) && !errors.Is(err, host.ErrNoGo):
-		return failErr(fmt.Errorf("%w\nnothing written", err))
+		return failf("%w\nnothing written", err)
 	case err != nil:
 		return err
 	}

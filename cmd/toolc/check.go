@@ -6,6 +6,7 @@ import (
 
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/tokens"
 )
 
@@ -24,7 +25,7 @@ func runCheck(e env, args []string) error {
 	if *stats && format != diag.Text {
 		return usagef("--stats prints a table, which --format %s has no room for", format)
 	}
-	l, err := workingLock()
+	l, err := lock.LoadIfExists(lock.FileName)
 	if err != nil {
 		return err
 	}

@@ -32,7 +32,7 @@ func runHealth(e env, args []string) error {
 	defer cancel()
 	body, err := httpapi.CheckHealth(ctx, url, *wait)
 	if err != nil {
-		return failErr(err)
+		return failf("%w", err)
 	}
 	_, err = fmt.Fprintf(e.stdout, "%s\n", body)
 	return err

@@ -391,7 +391,7 @@ shop/shop.cue:18:8: breaking: MCP name of tool "cancel_order" changed from "shop
 	// A revision without the contracts: every tool is new.
 	r = toolc(t, api, "diff", "--against", "empty")
 	wantStatus(t, r, exitOK, "diff --against a revision without contracts")
-	wantMatch(t, r.stderr, `toolc diff: empty has no api/: every tool is new`, "diff's stderr")
+	wantMatch(t, r.stderr, `toolc diff: note: empty has no api/: every tool is new`, "diff's stderr")
 	wantMatch(t, r.stdout, `(?m)^shop/shop.cue:9:9: compatible: tool "find_orders" was added to service "shop" \[tool-added\]$`, "diff's output")
 
 	for _, ref := range []string{"no-such-branch", "v1~5", "-v"} {

@@ -1,13 +1,15 @@
 // Command toolc compiles LLM tool contracts written in CUE, checks them
-// against the rules that keep tools reliable, and (in later commands)
-// projects, serves and hot-reloads them.
+// against the rules that keep tools reliable, and projects, serves and
+// hot-reloads them.
 //
-// Run `toolc help` for the commands and `toolc COMMAND -h` for one's flags:
-// both are generated from the flag sets, so they list every flag.
+// Run `toolc help` for the commands and `toolc help COMMAND` for one's
+// flags: both are generated from the flag sets, so they list every flag.
 //
-// Exit status: 0 when there is no error (warnings allowed), 1 when a
-// contract has errors or (diff) a change breaks the lock, 2 for usage or
-// I/O problems.
+// The commands are flags in, package calls out: each parses its flags,
+// calls the packages that do the work, and returns an error; run prints
+// it once and exits with the status it carries (exitError). Exit status:
+// 0 when there is no error (warnings allowed), 1 when a contract has
+// errors or (diff) a change breaks the lock, 2 for usage or I/O problems.
 package main
 
 import (
@@ -16,10 +18,12 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"reflect"
 	"slices"
 	"strings"
 
+	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/cliflag"
+	"github.com/toolc/toolc/internal/editdist"
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/memguard"
 )
@@ -58,11 +62,10 @@ func usageErr(err error) error { return &exitError{exitUsage, err} }
 // usagef is usageErr(fmt.Errorf(format, args...)).
 func usagef(format string, args ...any) error { return usageErr(fmt.Errorf(format, args...)) }
 
-// failErr makes err a contract problem: exit status 1.
-func failErr(err error) error { return &exitError{exitFail, err} }
-
-// failf is failErr(fmt.Errorf(format, args...)).
-func failf(format string, args ...any) error { return failErr(fmt.Errorf(format, args...)) }
+// failf is a contract problem: exit status 1.
+func failf(format string, args ...any) error {
+	return &exitError{exitFail, fmt.Errorf(format, args...)}
+}
 
 // exitWith is the error that exits with status, having printed nothing
 // more: nil for exitOK.
@@ -86,7 +89,8 @@ func usageLineErr(fs *flag.FlagSet) error {
 }
 
 // exitStatus is the status with which toolc exits after err, having
-// printed its message (if it has one) to w after "toolc CMD: ".
+// printed its message (if it has one) to w after "toolc CMD: ", through
+// the one sanitiser: a message may quote a file name or contract text.
 func exitStatus(w io.Writer, cmd string, err error) int {
 	if err == nil {
 		return exitOK
@@ -99,12 +103,12 @@ func exitStatus(w io.Writer, cmd string, err error) int {
 			return status
 		}
 	}
+	msg := "toolc " + cmd + ": " + err.Error()
 	var bare bareError
 	if errors.As(err, &bare) {
-		fmt.Fprintln(w, err)
-	} else {
-		fmt.Fprintf(w, "toolc %s: %v\n", cmd, err)
+		msg = err.Error()
 	}
+	fmt.Fprintln(w, diag.Printable(msg))
 	return status
 }
 
@@ -123,32 +127,37 @@ type command struct {
 	name string
 	// synopsis is the usage line after the name, in the form DESIGN.md
 	// pins: alternatives and positional arguments. {flags} marks where the
-	// flags it does not mention go; usageLine writes them from the flag
+	// flags it does not mention go; cliflag writes them from the flag
 	// set, so that no flag can be missing from the usage.
 	synopsis string
+	doc      string // what the command does, one line
 	run      func(e env, args []string) error
 	// sub says that the first argument names a subcommand (gen go), which
 	// is part of the name that messages start with.
 	sub bool
+	// rawStderr says that standard error carries the output of the
+	// command's handlers, which toolc passes on as they wrote it; the
+	// other commands' standard error goes through diag.Printable.
+	rawStderr bool
 }
 
 func commands() []command {
 	return []command{
-		{"check", "[--format text|json|github] {flags} [PATTERN...]", runCheck, false},
-		{"rules", "[--format text|json|markdown] {flags}", runRules, false},
-		{"init", "{flags} DIR", runInit, false},
-		{"build", "[-o FILE] {flags} [PATTERN...]", runBuild, false},
-		{"bundle", "-o DIR [--goos OS --goarch ARCH] {flags} [PATTERN...]", runBundle, false},
-		{"serve", "[--stdio | --http ADDR] [--token T] {flags} [--bundle DIR | --catalog FILE | PATTERN...]", statusCommand(runServe), false},
-		{"dev", "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", statusCommand(runDev), false},
-		{"call", "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", statusCommand(runCall), false},
-		{"export", "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", runExport, false},
-		{"lock", "{flags} [PATTERN...]", runLock, false},
-		{"diff", "[--against FILE|GIT-REF] [--format text|json|github] {flags} [PATTERN...]", runDiff, false},
-		{"gen", "go [--check] {flags} [PATTERN...]", runGen, true},
-		{"health", "{flags} [URL]", runHealth, false},
-		{"version", "{flags}", runVersion, false},
-		{"help", "{flags} [COMMAND]", runHelp, false},
+		{name: "check", synopsis: "[--format text|json|github] {flags} [PATTERN...]", doc: "Check the contracts against every rule.", run: runCheck},
+		{name: "rules", synopsis: "[--format text|json|markdown] {flags}", doc: "List the rules that check applies.", run: runRules},
+		{name: "init", synopsis: "{flags} DIR", doc: "Write a new project: a contract, its handler and a CUE module.", run: runInit},
+		{name: "build", synopsis: "[-o FILE] {flags} [PATTERN...]", doc: "Compile the contracts into a catalog file.", run: runBuild},
+		{name: "bundle", synopsis: "-o DIR [--goos OS --goarch ARCH] {flags} [PATTERN...]", doc: "Write a bundle: the catalog, each handler built for a platform, and their sha256 sums, for serve --bundle.", run: runBundle},
+		{name: "serve", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [--bundle DIR | --catalog FILE | PATTERN...]", doc: "Serve the tools over MCP and the function-call API.", run: statusCommand(runServe), rawStderr: true},
+		{name: "dev", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", doc: "Serve the tools, and rebuild and reload them as their files change.", run: statusCommand(runDev), rawStderr: true},
+		{name: "call", synopsis: "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", doc: "Call one tool and print its result; JSON arguments from the command line or stdin.", run: statusCommand(runCall), rawStderr: true},
+		{name: "export", synopsis: "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", doc: "Print the tool definitions in a model provider's format.", run: runExport},
+		{name: "lock", synopsis: "{flags} [PATTERN...]", doc: "Record the contracts in toolc.lock, accepting every change since.", run: runLock},
+		{name: "diff", synopsis: "[--against FILE|GIT-REF] [--format text|json|github] {flags} [PATTERN...]", doc: "List the changes since toolc.lock, a file or a git revision, and which break it.", run: runDiff},
+		{name: "gen", synopsis: "go [--check] {flags} [PATTERN...]", doc: "Generate each contract's Go types and interface into its handler directory.", run: runGen, sub: true},
+		{name: "health", synopsis: "{flags} [URL]", doc: "Ask a server's /healthz whether it serves: exit 0 if so, 1 if not (a container's health check).", run: runHealth},
+		{name: "version", synopsis: "{flags}", doc: "Print toolc's version, revision and Go version.", run: runVersion},
+		{name: "help", synopsis: "{flags} [COMMAND]", doc: "List the commands, or say what one command and each of its flags do.", run: runHelp},
 	}
 }
 
@@ -204,26 +213,59 @@ func run(args []string, e env) (status int) {
 	case "-version", "--version":
 		name = "version"
 	}
+	c, ok := lookup(name)
+	if !ok {
+		fmt.Fprintf(e.stderr, "toolc: unknown command %q%s\n", name, didYouMean(name))
+		printUsage(e.stderr)
+		return exitUsage
+	}
+	if c.sub && len(args) > 1 && !strings.HasPrefix(args[1], "-") {
+		name += " " + args[1]
+	}
+	if !c.rawStderr {
+		// Every line on standard error may carry a file name or contract
+		// text, from any package: clean them all in one place.
+		pw := diag.NewPrintableWriter(e.stderr)
+		defer pw.Flush()
+		e.stderr = pw
+	}
+	return exitStatus(e.stderr, name, c.run(e, args[1:]))
+}
+
+func lookup(name string) (command, bool) {
 	for _, c := range commands() {
 		if c.name == name {
-			if c.sub && len(args) > 1 && !strings.HasPrefix(args[1], "-") {
-				name += " " + args[1]
-			}
-			return exitStatus(e.stderr, name, c.run(e, args[1:]))
+			return c, true
 		}
 	}
-	fmt.Fprintf(e.stderr, "toolc: unknown command %q\n", name)
-	printUsage(e.stderr)
-	return exitUsage
+	return command{}, false
+}
+
+// didYouMean suggests the command closest to an unknown name, when one is
+// close: `; did you mean "check"?`.
+func didYouMean(name string) string {
+	if len(name) > 32 {
+		return "" // no command is that long; and the distance costs len(name) x len(command)
+	}
+	best, dist := "", 3 // a typo or two, not another word
+	for _, c := range commands() {
+		if d := editdist.Levenshtein(name, c.name); d < dist {
+			best, dist = c.name, d
+		}
+	}
+	if best == "" {
+		return ""
+	}
+	return fmt.Sprintf("; did you mean %q?", best)
 }
 
 func printUsage(w io.Writer) {
 	fmt.Fprintln(w, "toolc compiles and checks LLM tool contracts written in CUE.\n\nUsage:")
 	for _, c := range commands() {
-		fmt.Fprintf(w, "\ttoolc %s\n", commandUsage(c))
+		fmt.Fprintf(w, "\ttoolc %s\n\t    %s\n", commandUsage(c), c.doc)
 	}
 	fmt.Fprintln(w, "\nPatterns are Go-style (./..., ./examples/weather); the default is ./...")
-	fmt.Fprintln(w, "Run toolc COMMAND -h for what each flag does.")
+	fmt.Fprintln(w, "Run toolc help COMMAND (or toolc COMMAND -h) for what each flag does.")
 	fmt.Fprintln(w, "Exit status: 0 no errors, 1 contract errors or breaking changes, 2 usage or I/O problems.")
 }
 
@@ -238,140 +280,68 @@ func commandUsage(c command) string {
 	return strings.TrimPrefix(line, "usage: toolc ")
 }
 
+// runHelp lists the commands, or prints what `toolc COMMAND -h` does, to
+// standard output: the usage line, what the command does, and each flag.
 func runHelp(e env, args []string) error {
 	fs := newFlags(e, "help")
 	rest, err := parseFlags(fs, args)
-	if err != nil {
+	switch {
+	case err != nil:
 		return err
+	case len(rest) == 0:
+		printUsage(e.stdout)
+		return nil
+	case len(rest) > 1:
+		return usageLineErr(fs)
 	}
-	if len(rest) == 1 {
-		for _, c := range commands() {
-			if c.name == rest[0] {
-				fmt.Fprintf(e.stdout, "usage: toolc %s\n", commandUsage(c))
-				return nil
-			}
-		}
-		return usagef("unknown command %q", rest[0])
+	c, ok := lookup(rest[0])
+	if !ok {
+		return usagef("unknown command %q%s", rest[0], didYouMean(rest[0]))
 	}
-	printUsage(e.stdout)
+	c.run(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: e.stdout}, []string{"-h"})
 	return nil
 }
 
-// newFlags returns a flag set that reports to stderr and prints the
-// command's usage line on -h.
+// newFlags returns a flag set that reports to stderr and, on -h, prints
+// the command's usage line, what it does, and each of its flags.
 func newFlags(e env, name string) *flag.FlagSet {
 	fs := flag.NewFlagSet(name, flag.ContinueOnError)
 	fs.SetOutput(e.stderr)
 	fs.Usage = func() {
-		fmt.Fprintf(e.stderr, "usage: toolc %s\n", usageLine(fs))
-		printDefaults(e.stderr, fs)
+		c, _ := lookup(name)
+		fmt.Fprintf(e.stderr, "usage: toolc %s\n\n%s\n", usageLine(fs), c.doc)
+		if hasFlags(fs) {
+			fmt.Fprintln(e.stderr, "\nFlags:")
+			cliflag.PrintDefaults(e.stderr, fs, c.synopsis)
+		}
 	}
 	return fs
 }
 
-// printDefaults lists the flags of fs as the usage line spells them,
-// "--name ARG", rather than as flag.PrintDefaults does ("-name string"),
-// so that the list under the line, the line and the README read alike.
-func printDefaults(w io.Writer, fs *flag.FlagSet) {
-	synopsis := synopsisOf(fs.Name())
-	fs.VisitAll(func(f *flag.Flag) {
-		head := dashes(f.Name) + f.Name
-		if arg := flagArg(synopsis, f); arg != "" {
-			head += " " + arg
-		}
-		_, usage := flag.UnquoteUsage(f)
-		fmt.Fprintf(w, "  %s\n    \t%s", head, strings.ReplaceAll(usage, "\n", "\n    \t"))
-		if !zeroDefault(f) {
-			if reflect.Indirect(reflect.ValueOf(f.Value)).Kind() == reflect.String {
-				fmt.Fprintf(w, " (default %q)", f.DefValue)
-			} else {
-				fmt.Fprintf(w, " (default %v)", f.DefValue)
-			}
-		}
-		fmt.Fprintln(w)
-	})
+func hasFlags(fs *flag.FlagSet) bool {
+	n := 0
+	fs.VisitAll(func(*flag.Flag) { n++ })
+	return n > 0
 }
 
-// flagArg is the word that follows the flag in the synopsis, or, for a
-// flag the synopsis does not spell, the one flagSynopsis would write in;
-// "" for a boolean flag.
-func flagArg(synopsis string, f *flag.Flag) string {
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-		return ""
-	}
-	words := strings.FieldsFunc(synopsis, func(r rune) bool { return r == ' ' || r == '[' || r == ']' })
-	for i, word := range words {
-		if word == dashes(f.Name)+f.Name && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && words[i+1] != "|" {
-			return words[i+1]
-		}
-	}
-	s := flagSynopsis(f)
-	return strings.TrimSuffix(s[strings.LastIndex(s, " ")+1:], "]")
-}
-
-// zeroDefault reports whether f's default is its type's zero value, which
-// flag.PrintDefaults leaves unsaid too.
-func zeroDefault(f *flag.Flag) bool {
-	switch f.DefValue {
-	case "", "0", "false", "0s", "[]":
-		return true
-	}
-	return false
-}
-
-// synopsisOf is the synopsis of the command name, "{flags}" if it has none.
-func synopsisOf(name string) string {
-	for _, c := range commands() {
-		if c.name == name {
-			return c.synopsis
-		}
-	}
-	return "{flags}"
-}
-
-// usageLine is the usage line of the command whose flag set fs is: its
-// synopsis, with every flag that the synopsis does not mention written in
-// at {flags}, in the flag set's (alphabetical) order.
+// usageLine is the usage line of the command whose flag set fs is.
 func usageLine(fs *flag.FlagSet) string {
-	synopsis := synopsisOf(fs.Name())
-	var extra []string
-	fs.VisitAll(func(f *flag.Flag) {
-		if !mentions(synopsis, f.Name) {
-			extra = append(extra, flagSynopsis(f))
-		}
-	})
-	line := strings.Replace(synopsis, "{flags}", strings.Join(extra, " "), 1)
-	return strings.Join(strings.Fields(fs.Name()+" "+line), " ")
+	c, _ := lookup(fs.Name())
+	return cliflag.UsageLine(fs, c.synopsis)
 }
 
-// mentions reports whether a synopsis names the flag.
-func mentions(synopsis, flag string) bool {
-	return slices.ContainsFunc(strings.FieldsFunc(synopsis, func(r rune) bool {
-		return r == ' ' || r == '[' || r == ']' || r == '|'
-	}), func(word string) bool { return word == dashes(flag)+flag })
-}
-
-func dashes(name string) string {
-	if len(name) == 1 {
-		return "-"
+// parseFlags parses flags anywhere among the arguments (see cliflag.Parse).
+// The error stops the command: -h (status 0) or a bad flag (status 2),
+// both of which the flag package has printed already.
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
+	rest, err := cliflag.Parse(fs, args)
+	switch {
+	case cliflag.IsHelp(err):
+		return nil, &exitError{status: exitOK}
+	case err != nil:
+		return nil, &exitError{status: exitUsage}
 	}
-	return "--"
-}
-
-// flagSynopsis is "[--name]" for a boolean flag and "[--name ARG]" for
-// another, ARG being the back-quoted word of its usage text or its type.
-func flagSynopsis(f *flag.Flag) string {
-	if b, ok := f.Value.(interface{ IsBoolFlag() bool }); ok && b.IsBoolFlag() {
-		return "[" + dashes(f.Name) + f.Name + "]"
-	}
-	arg, _ := flag.UnquoteUsage(f)
-	switch arg {
-	case "", "value", "string":
-		arg = "VALUE"
-	case "int", "uint", "int64", "uint64":
-		arg = "N"
-	}
-	return "[" + dashes(f.Name) + f.Name + " " + strings.ToUpper(arg) + "]"
+	return rest, nil
 }
 
 // parseNone parses the flags of a command that takes no other arguments.
@@ -381,34 +351,4 @@ func parseNone(fs *flag.FlagSet, args []string) error {
 		err = usageLineErr(fs)
 	}
 	return err
-}
-
-// parseFlags parses flags anywhere among the arguments, so that
-// `toolc check ./... --format json` works as well as the usual order.
-// It returns the positional arguments, or the error that stops the
-// command: -h (status 0) or a bad flag (status 2), both of which the flag
-// package has printed already.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	var positional []string
-	for {
-		if err := fs.Parse(args); err != nil {
-			if errors.Is(err, flag.ErrHelp) {
-				return nil, &exitError{status: exitOK}
-			}
-			return nil, &exitError{status: exitUsage}
-		}
-		args = fs.Args()
-		i := 0
-		for i < len(args) && (!strings.HasPrefix(args[i], "-") || args[i] == "-") {
-			i++
-		}
-		positional = append(positional, args[:i]...)
-		if i == len(args) {
-			return positional, nil
-		}
-		if args[i] == "--" {
-			return append(positional, args[i+1:]...), nil
-		}
-		args = args[i:]
-	}
 }

@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolc/toolc/internal/cliflag"
 )
 
 // TestUsageListsEveryFlag asks each command for -h, as a user would, and
@@ -42,8 +44,8 @@ func TestUsageListsEveryFlag(t *testing.T) {
 		}
 		words := strings.FieldsFunc(usage, func(r rune) bool { return strings.ContainsRune(" []|", r) })
 		for _, m := range flagLine.FindAllStringSubmatch(defaults, -1) {
-			if name := m[1]; !slices.Contains(words, dashes(name)+name) {
-				t.Errorf("toolc %s: usage %q does not name %s%s", c.name, usage, dashes(name), name)
+			if name := m[1]; !slices.Contains(words, cliflag.Dashes(name)+name) {
+				t.Errorf("toolc %s: usage %q does not name %s%s", c.name, usage, cliflag.Dashes(name), name)
 			}
 		}
 		for _, w := range words {
@@ -129,6 +131,57 @@ func TestFlagListSpellsUsage(t *testing.T) {
 			if !strings.Contains(usage, m[1]+m[2]) {
 				t.Errorf("toolc %s -h lists %q, which its usage line %q does not spell so", c.name, m[1]+m[2], usage)
 			}
+		}
+	}
+}
+
+// TestHelpCommand: toolc help COMMAND says, on standard output, what
+// toolc COMMAND -h says: the usage line, what the command does, and each
+// flag with what it does; toolc help gives each command's line too; and a
+// mistyped command gets the closest one suggested.
+func TestHelpCommand(t *testing.T) {
+	for _, c := range commands() {
+		help, h := toolc(t, ".", "help", c.name), toolc(t, ".", c.name, "-h")
+		if help.status != 0 || help.stdout != h.stderr {
+			t.Errorf("toolc help %s (exit %d) says\n%s\nbut toolc %s -h says\n%s", c.name, help.status, help.stdout, c.name, h.stderr)
+		}
+		if c.doc == "" || !strings.Contains(help.stdout, "\n"+c.doc+"\n") {
+			t.Errorf("toolc help %s does not say what it does (%q):\n%s", c.name, c.doc, help.stdout)
+		}
+	}
+	r := toolc(t, ".", "help", "diff")
+	wantMatch(t, r.stdout, `(?m)^  --against FILE\|GIT-REF\n    \tcompare with a lock file, a catalog file or a git revision`, "toolc help diff")
+	r = toolc(t, ".", "help")
+	for _, c := range commands() {
+		if !strings.Contains(r.stdout, "\n\t    "+c.doc+"\n") {
+			t.Errorf("toolc help does not say what %s does:\n%s", c.name, r.stdout)
+		}
+	}
+	for _, tc := range []struct{ args, want string }{
+		{"chek", `toolc: unknown command "chek"; did you mean "check"?`},
+		{"help exprot", `toolc help: unknown command "exprot"; did you mean "export"?`},
+		{"frobnicate", `toolc: unknown command "frobnicate"` + "\n"},
+	} {
+		r := toolc(t, ".", strings.Fields(tc.args)...)
+		wantStatus(t, r, exitUsage, tc.args)
+		if !strings.Contains(r.stderr, tc.want) {
+			t.Errorf("toolc %s: stderr does not hold %q:\n%s", tc.args, tc.want, r.stderr)
+		}
+	}
+}
+
+// TestHelpHidesToken: $TOOLC_TOKEN is the default of --token, and the
+// help and the usage errors of serve and dev say "(default $TOOLC_TOKEN)",
+// never the token (issue 20, item 10).
+func TestHelpHidesToken(t *testing.T) {
+	const token = "s3cret-token-value"
+	for _, args := range [][]string{{"help", "serve"}, {"serve", "-h"}, {"dev", "-h"}, {"serve", "--nope"}, {"help", "dev"}} {
+		r := toolcRun(t, runOpts{dir: ".", env: []string{"TOOLC_TOKEN=" + token}}, args...)
+		if strings.Contains(r.stdout+r.stderr, token) {
+			t.Errorf("toolc %s printed $TOOLC_TOKEN:\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
+		}
+		if !strings.Contains(r.stdout+r.stderr, "(default $TOOLC_TOKEN)") {
+			t.Errorf("toolc %s does not say where --token's default comes from:\n%s%s", strings.Join(args, " "), r.stdout, r.stderr)
 		}
 	}
 }
