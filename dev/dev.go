@@ -397,14 +397,15 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 	}
 }
 
-// brief bounds what a client is told of a failed reload: a compiler's
-// output may run to pages, which toolc dev's standard error has in full.
+// brief is what a client is told of a failed reload: a compiler's output
+// may run to pages, which toolc dev's standard error has in full, and a
+// file name may hold terminal controls, which a client may print.
 func brief(err error) error {
 	const maxLines, maxBytes = 12, 2000
 	if err == nil {
 		return nil
 	}
-	msg := err.Error()
+	msg := diag.Printable(err.Error())
 	lines := strings.SplitAfter(msg, "\n")
 	cut := len(lines) > maxLines
 	if cut {
@@ -413,10 +414,10 @@ func brief(err error) error {
 	if len(msg) > maxBytes {
 		msg, cut = strings.ToValidUTF8(msg[:maxBytes], ""), true
 	}
-	if !cut {
-		return err
+	if cut {
+		msg = strings.TrimRight(msg, "\n") + "\n... (toolc dev's standard error has the rest)"
 	}
-	return errors.New(strings.TrimRight(msg, "\n") + "\n... (toolc dev's standard error has the rest)")
+	return errors.New(msg)
 }
 
 // keeping says what a failed reload leaves served: the last good state
