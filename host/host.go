@@ -224,6 +224,11 @@ func goBuild(ctx context.Context, service, pkg, out string, env []string, flags 
 	if err := noGo(); err != nil {
 		return &BuildError{Service: service, Err: err}
 	}
+	// The go command runs in pkg: a relative out would land there.
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
 	args := append(append([]string{"build"}, flags...), "-o", out, ".")
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = pkg

@@ -241,8 +241,9 @@ func TestBundleRefused(t *testing.T) {
 func TestBundleCommand(t *testing.T) {
 	t.Parallel()
 	dir := newDevProject(t)
-	out := filepath.Join(t.TempDir(), "b")
+	out := filepath.Join("dist", "b") // relative, as a user types it
 	read := func() map[string][]byte {
+		out := filepath.Join(dir, out)
 		files := map[string][]byte{}
 		fs.WalkDir(os.DirFS(out), ".", func(p string, d fs.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
