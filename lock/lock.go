@@ -230,21 +230,27 @@ func valueText(v any) string {
 }
 
 // fingerprint covers the fields as the wire sees them: everything but
-// descriptions and positions.
+// descriptions, positions and order. It sorts its own copy, so a message
+// fresh from a catalog (fields in declaration order) and the same message
+// read from a lock file (sorted) get one fingerprint, and a rename is
+// found against the lock as it is against a git ref.
 func (m *Message) fingerprint() string {
 	shapes := make([]*Field, len(m.Fields))
 	for i, f := range m.Fields {
 		shapes[i] = f.shape()
 	}
+	slices.SortStableFunc(shapes, func(a, b *Field) int { return cmp.Compare(a.Name, b.Name) })
 	return digest(shapes)
 }
 
-// shape is the field without what a model reads about it: two fields of
-// one shape accept the same values.
+// shape is the field without what a model reads about it, its enum in the
+// order Marshal writes: two fields of one shape accept the same values.
 func (f *Field) shape() *Field {
 	cp := *f
 	cp.Description = ""
 	cp.Pos = catalog.Pos{}
+	cp.Enum = slices.Clone(f.Enum)
+	slices.SortStableFunc(cp.Enum, compareValues)
 	return &cp
 }
 

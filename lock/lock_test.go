@@ -135,6 +135,10 @@ func TestFingerprints(t *testing.T) {
 			c.Services[0].Tools[0].Request.Description = "Another"
 		},
 		"position": func(c *catalog.Catalog) { c.Services[0].Tools[0].Request.Fields[0].Pos.Line = 99 },
+		// The lock sorts fields and enum values; a fingerprint taken before
+		// that sort must equal one taken after (issue 24: tool-renamed).
+		"field order": func(c *catalog.Catalog) { slices.Reverse(c.Services[0].Tools[0].Request.Fields) },
+		"enum order":  func(c *catalog.Catalog) { slices.Reverse(c.Services[0].Tools[0].Request.Fields[2].Enum) },
 	}
 	for name, edit := range same {
 		if fp(edit) != base {
@@ -150,6 +154,15 @@ func TestFingerprints(t *testing.T) {
 		if fp(edit) == base {
 			t.Errorf("%s left the request fingerprint as it was", name)
 		}
+	}
+	// The same request, read back from its lock file, has the same
+	// fingerprint as fresh from the catalog, whose fields are out of order.
+	l, err := lock.Parse(lock.FromCatalog(testCatalog()).Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := l.Services[1].Tools[0].Request.Fingerprint; got != base {
+		t.Errorf("fingerprint from the lock file %s, from the catalog %s", got, base)
 	}
 }
 

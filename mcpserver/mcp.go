@@ -189,6 +189,12 @@ func (s *mcpTools) handler(name string) mcp.ToolHandler {
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
 		}
+		if extra := req.Extra; extra != nil && extra.Header != nil {
+			// The Mcp-Param-* headers are held to the arguments the
+			// handler runs with, on the snapshot it runs on.
+			strict := extra.Header.Get("MCP-Protocol-Version") >= modernRevision
+			ctx = runtime.WithArgumentCheck(ctx, paramHeaderCheck(extra.Header, strict))
+		}
 		return s.call(ctx, name, req, args, onEvent)
 	}
 }

@@ -8,23 +8,28 @@ import (
 	"io"
 	"net/http"
 	"strings"
+	"unicode"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
 	"github.com/toolc/toolc/internal/httpjson"
 )
 
-// rejectDuplicateKeys answers 400 and a JSON-RPC error to an MCP POST
-// whose body repeats a key in any object: -32602 (invalid params) when the
-// object is inside params, -32600 (invalid request) otherwise. go-sdk
-// decodes with encoding/json, which keeps the last of two "name" keys,
-// while a gateway or log in front may read the first: a tools/call of
-// {"name": "allowed", "name": "other"} would pass an allowlist and run
-// "other". /v1/call refuses the same for its envelope (see
-// newEnvelopeValidator). A tool's arguments are left to the argument
-// validator, which go-sdk hands them to as they were sent and which makes
-// a repeated argument a tool error that the model reads. A body that is
-// not JSON is go-sdk's to refuse. Waits for go-sdk: a decoder that refuses
-// a repeated key.
-func rejectDuplicateKeys(next http.Handler) http.Handler {
+// rejectAmbiguous answers 400 and a JSON-RPC error to an MCP POST whose
+// body readers could take for different messages (ambiguousKey), before
+// anything else reads it: -32602 (invalid params) when the key is inside
+// params, -32600 (invalid request) otherwise. go-sdk keeps the last of two
+// "name" keys and matches keys exactly, while a gateway or log in front
+// may read the first, or match "NAME" to name as encoding/json does: a
+// tools/call of {"name": "allowed", "name": "other"} would pass an
+// allowlist and run "other", and {"name": "hidden", "NAME": "x"} told one
+// reader of a tool another did not see. /v1/call refuses the same for its
+// envelope (see httpapi's envelope validator), and stdio the same lines
+// (stdioFilter). A tool's arguments are left to the argument validator,
+// which reads them exactly and refuses a repeated or unknown argument
+// with a tool error the model reads. A body that is not JSON is go-sdk's
+// to refuse. Waits for go-sdk: a decoder that refuses a repeated key.
+func rejectAmbiguous(next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			next.ServeHTTP(w, r)
@@ -34,20 +39,13 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 		if !ok {
 			return
 		}
-		if problem, inParams, ok := duplicateKey(body); ok {
-			code, what := -32600, "request"
-			if inParams {
-				code, what = -32602, "params"
+		if problem, code, ok := ambiguousKey(body); ok {
+			id := idOf(body)
+			if id == nil {
+				id = json.RawMessage("null")
 			}
-			var msg struct {
-				ID json.RawMessage `json:"id"`
-			}
-			json.Unmarshal(body, &msg)
-			if len(msg.ID) == 0 {
-				msg.ID = json.RawMessage("null")
-			}
-			httpjson.Write(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": msg.ID, "error": map[string]any{
-				"code": code, "message": fmt.Sprintf("invalid %s: %s", what, problem),
+			httpjson.Write(w, http.StatusBadRequest, map[string]any{"jsonrpc": "2.0", "id": id, "error": map[string]any{
+				"code": code, "message": problem,
 			}})
 			return
 		}
@@ -61,6 +59,22 @@ func rejectDuplicateKeys(next http.Handler) http.Handler {
 type mcpBody struct {
 	*bytes.Reader
 	data []byte
+
+	// The body's messages, as go-sdk reads them (decodeMessages), once
+	// decoded.
+	decoded   bool
+	msgs      []jsonrpc.Message
+	batch, ok bool
+}
+
+// messages returns the body's messages (decodeMessages), decoding them on
+// first use: the checks of one request share one reading.
+func (b *mcpBody) messages() (msgs []jsonrpc.Message, batch, ok bool) {
+	if !b.decoded {
+		b.decoded = true
+		b.msgs, b.batch, b.ok = decodeMessages(b.data)
+	}
+	return b.msgs, b.batch, b.ok
 }
 
 func (*mcpBody) Close() error { return nil }
@@ -83,7 +97,7 @@ func readMCPBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) 
 		}
 		return nil, false
 	}
-	r.Body = &mcpBody{bytes.NewReader(body), body}
+	r.Body = &mcpBody{Reader: bytes.NewReader(body), data: body}
 	return body, true
 }
 
@@ -93,11 +107,26 @@ func readMCPBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) 
 // brackets take minutes and gigabytes.
 const maxMCPDepth = 64
 
-// duplicateKey finds the first key that an object of data repeats, or
-// nesting deeper than maxMCPDepth, and says what (such as "the key
-// params.name is given twice") and whether it is inside a message's
-// params. It reports nothing for data that is not JSON.
-func duplicateKey(data []byte) (problem string, inParams, ok bool) {
+// ambiguousKey finds what makes a JSON-RPC message (or a batch of them)
+// mean different things to different readers, and says what, with the
+// JSON-RPC code of the answer: a key that an object repeats anywhere
+// outside a tool's arguments; two keys of a message or of its params that
+// differ only in case (encoding/json's matching, Unicode's simple folding:
+// "params" and "paramſ" are one key to it), which go-sdk reads as two and
+// a case-insensitive reader as one; or nesting deeper than maxMCPDepth. It
+// reports nothing for data that is not JSON, which go-sdk refuses.
+func ambiguousKey(data []byte) (problem string, code int, ok bool) {
+	problem, inParams, ok := findAmbiguous(data)
+	if !ok {
+		return "", 0, false
+	}
+	if inParams {
+		return "invalid params: " + problem, jsonrpc.CodeInvalidParams, true
+	}
+	return "invalid request: " + problem, jsonrpc.CodeInvalidRequest, true
+}
+
+func findAmbiguous(data []byte) (problem string, inParams, ok bool) {
 	dec := json.NewDecoder(bytes.NewReader(data))
 	dec.UseNumber()
 	var stack []*dupFrame
@@ -129,11 +158,20 @@ func duplicateKey(data []byte) (problem string, inParams, ok bool) {
 				continue
 			}
 			k, _ := tok.(string)
+			where := strings.TrimLeft(top.path, "[].")
+			params := where == "params" || strings.HasPrefix(where, "params.")
 			if top.keys[k] {
-				msg := strings.TrimLeft(top.path, "[].")
-				return "the key " + strings.TrimPrefix(top.path+"."+k, ".") + " is given twice; each key may appear once", msg == "params" || strings.HasPrefix(msg, "params."), true
+				return "the key " + strings.TrimPrefix(top.path+"."+k, ".") + " is given twice; each key may appear once", params, true
 			}
 			top.keys[k] = true
+			if top.folded != nil {
+				f := foldKey(k)
+				if other, seen := top.folded[f]; seen {
+					prefix := strings.TrimPrefix(top.path+".", ".")
+					return fmt.Sprintf("the keys %s%s and %s%s differ only in case, which some readers take for one key; each key may appear once, in one spelling", prefix, other, prefix, k), params, true
+				}
+				top.folded[f] = k
+			}
 			top.key, top.haveKey = k, true
 			continue
 		}
@@ -144,7 +182,8 @@ func duplicateKey(data []byte) (problem string, inParams, ok bool) {
 		case top != nil:
 			here = top.path + "[]"
 		}
-		if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && strings.TrimLeft(here, "[].") == "params.arguments" {
+		where := strings.TrimLeft(here, "[].")
+		if d, ok := tok.(json.Delim); ok && (d == '{' || d == '[') && where == "params.arguments" {
 			stack = append(stack, &dupFrame{skip: true, depth: 1, path: here})
 			continue
 		}
@@ -153,7 +192,13 @@ func duplicateKey(data []byte) (problem string, inParams, ok bool) {
 		}
 		switch tok {
 		case json.Delim('{'):
-			stack = append(stack, &dupFrame{object: true, keys: map[string]bool{}, path: here})
+			f := &dupFrame{object: true, keys: map[string]bool{}, path: here}
+			if where == "" || where == "params" {
+				// The message and its params are what readers match to
+				// their fields: method, id, params, name, arguments.
+				f.folded = map[string]string{}
+			}
+			stack = append(stack, f)
 		case json.Delim('['):
 			stack = append(stack, &dupFrame{path: here})
 		case json.Delim(']'):
@@ -164,13 +209,35 @@ func duplicateKey(data []byte) (problem string, inParams, ok bool) {
 	}
 }
 
-// dupFrame is an object or array that duplicateKey is inside.
+// foldKey is a key as encoding/json matches it to a field: each letter
+// folded to the least of its simple case folding orbit, so that two keys
+// fold alike when strings.EqualFold says they are equal.
+func foldKey(k string) string {
+	var b strings.Builder
+	for _, r := range k {
+		for {
+			next := unicode.SimpleFold(r)
+			if next <= r {
+				r = next
+				break
+			}
+			r = next
+		}
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// dupFrame is an object or array that findAmbiguous is inside.
 type dupFrame struct {
 	object  bool
 	keys    map[string]bool
 	key     string // the key whose value is being read
 	haveKey bool
 	path    string
+	// folded, for a message and its params, maps each key's folded form
+	// (foldKey) to the key.
+	folded map[string]string
 	// skip marks a tool's arguments, whose keys are not checked here;
 	// depth is the nesting inside them.
 	skip  bool

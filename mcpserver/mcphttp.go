@@ -63,13 +63,15 @@ type HTTPOptions struct {
 // Package httpapi mounts it at /mcp, behind its Origin checks and bearer
 // token.
 func NewHTTPHandler(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
-	// Duplicate keys are refused before anything reads the body: each
-	// reader in front would otherwise pick its own of the two.
-	h := rejectDuplicateKeys(newMCPEndpoint(rt, srv, opts))
+	// An ambiguous body is refused before anything reads it, and every
+	// check after reads it as go-sdk will (message.go): one reading of the
+	// request, the one go-sdk dispatches.
+	var h http.Handler = newMCPEndpoint(rt, srv, opts)
 	if v := opts.OAuth; v != nil {
-		h = v.Middleware(tokenInfo(v)(scopeCheck(rt, v, h)))
+		// The token first: a request without one costs no body read.
+		return v.Middleware(tokenInfo(v)(rejectAmbiguous(scopeCheck(rt, v, h))))
 	}
-	return h
+	return rejectAmbiguous(h)
 }
 
 // modernRevision is the first MCP revision without sessions (SEP-2575).
@@ -165,7 +167,9 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case version != "" && !slices.Contains(e.versions, version):
 		e.unsupported(w, r, version)
 	case e.only || version >= modernRevision:
-		if bad := e.badParamHeader(r); bad != "" {
+		// A legacy request's headers, if it has any, are checked by the
+		// handler alone: its revision does not promise them.
+		if bad := e.badParamHeader(r); bad != "" && version >= modernRevision {
 			e.reject(w, r, http.StatusBadRequest, mcp.CodeHeaderMismatch, bad, nil)
 			return
 		}
@@ -190,15 +194,10 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	}
 }
 
-// peeked is what the router reads of a POST body: one JSON-RPC message,
-// or nothing it can use (a batch, or no JSON: go-sdk answers those).
-type peeked struct {
-	ID     json.RawMessage `json:"id"`
-	Method string          `json:"method"`
-	Params struct {
-		Meta map[string]json.RawMessage `json:"_meta"`
-	} `json:"params"`
-}
+// peeked is what the router reads of a POST body: its one JSON-RPC
+// request, as go-sdk reads it, or nil (a batch, a response, or no
+// message: go-sdk answers those).
+type peeked struct{ *jsonrpc.Request }
 
 // modern reports a request whose _meta names a protocolVersion, the mark of
 // 2026-07-28.
@@ -206,7 +205,14 @@ func (m *peeked) modern() bool {
 	if m == nil {
 		return false
 	}
-	_, ok := m.Params.Meta[mcp.MetaKeyProtocolVersion]
+	var p struct {
+		Meta map[string]json.RawMessage `json:"_meta"`
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(m.Params, &params) != nil || json.Unmarshal(params["_meta"], &p.Meta) != nil {
+		return false
+	}
+	_, ok := p.Meta[mcp.MetaKeyProtocolVersion]
 	return ok
 }
 
@@ -214,7 +220,7 @@ func (m *peeked) modern() bool {
 // receive: not a notification, and not a response (no method), which a
 // client sends to answer the server's own requests in a session.
 func (m *peeked) unknown() bool {
-	return m != nil && m.Method != "" && len(m.ID) > 0 && string(m.ID) != "null" && !serverMethods[m.Method]
+	return m != nil && m.Method != "" && m.IsCall() && !serverMethods[m.Method]
 }
 
 // serverMethods are the request methods go-sdk v1.8.0's server receives
@@ -229,55 +235,54 @@ var serverMethods = map[string]bool{
 	"server/discover": true, "subscriptions/listen": true,
 }
 
-// peek returns the message in a POST body (read once, by readMCPBody), or
-// nil when it is no single JSON-RPC message. A body over the bound is
+// peek returns the request in a POST body (read once, by readMCPBody),
+// or nil when it is no single JSON-RPC request. A body over the bound is
 // answered 413, and ok is false.
 func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (msg *peeked, ok bool) {
-	body, ok := readMCPBody(w, r)
-	if !ok {
+	if _, ok := readMCPBody(w, r); !ok {
 		return nil, false
 	}
-	msg = new(peeked)
-	if json.Unmarshal(body, msg) != nil {
+	msgs, batch, ok := r.Body.(*mcpBody).messages()
+	if !ok || batch {
 		return nil, true
 	}
-	return msg, true
+	if req, isReq := msgs[0].(*jsonrpc.Request); isReq {
+		return &peeked{req}, true
+	}
+	return nil, true
 }
 
-// badParamHeader checks the Mcp-Param-* headers of a tools/call (SEP-2243)
-// that go-sdk leaves unchecked, and says what is wrong, or "". go-sdk holds
-// each header to its argument, decoding base64; but a header value that
-// arrives with characters outside visible ASCII, space and tab, unencoded,
-// would pass when the argument has the same characters, and the spec says
-// to reject it. A header the tool does not declare is not the server's:
-// it is left alone, as intermediaries must leave it. Waits for go-sdk: its
-// own check of the characters of a header value.
+// badParamHeader checks the Mcp-Param-* headers of a 2026-07-28
+// tools/call (SEP-2243) before go-sdk serves it, and says what is wrong,
+// or "": so that a mismatch is a 400, as go-sdk answers the mismatches it
+// finds, whatever the spelling of the arguments (see paramheaders.go). It
+// reads the call as go-sdk will dispatch it, and its arguments as the
+// runtime will hand them to the handler; the handler's own check
+// (runtime.ArgumentCheck) still holds the call that runs, should a reload
+// come between the two.
 func (e *mcpEndpoint) badParamHeader(r *http.Request) string {
-	if r.Header.Get("Mcp-Method") != "tools/call" {
+	b, ok := r.Body.(*mcpBody) // every POST passed rejectAmbiguous
+	if !ok {
 		return ""
 	}
-	t, ok := e.rt.Snapshot().ByMCPName(r.Header.Get("Mcp-Name"))
+	msgs, batch, ok := b.messages()
+	if !ok || batch || len(msgs) != 1 {
+		return "" // go-sdk refuses a batch, or no message, in 2026-07-28
+	}
+	p, ok := callParams(msgs[0])
+	if !ok {
+		return ""
+	}
+	snap := e.rt.Snapshot()
+	t, ok := snap.ByMCPName(p.Name)
 	if !ok || runtime.AccessTo(oauth.CallerFrom(r.Context()), t) == runtime.Hidden {
-		return "" // go-sdk answers an unknown or encoded name, and a hidden one as unknown
+		return "" // go-sdk answers an unknown name, and a hidden one as unknown
 	}
-	for _, f := range t.Tool.Request.Fields {
-		if f.MCPHeader == "" {
-			continue
-		}
-		name := "Mcp-Param-" + f.MCPHeader
-		values := r.Header.Values(name)
-		if len(values) > 1 {
-			return fmt.Sprintf("header mismatch: %s appears %d times", name, len(values))
-		}
-		for _, v := range values {
-			for i := 0; i < len(v); i++ {
-				if c := v[i]; (c < 0x20 || c > 0x7e) && c != '\t' {
-					return fmt.Sprintf("header mismatch: %s has the byte %#x, which a header value may not carry; send such a value as =?base64?...?=", name, c)
-				}
-			}
-		}
+	given, valid, err := snap.Arguments(p.Name, p.Arguments)
+	if err != nil {
+		return "" // the call's tool error says what is wrong with them; no handler runs
 	}
-	return ""
+	return paramHeaderProblem(r.Header, t, given, valid, true)
 }
 
 // unsupported answers a request whose MCP-Protocol-Version header names a
@@ -291,16 +296,14 @@ func (e *mcpEndpoint) unsupported(w http.ResponseWriter, r *http.Request, versio
 // reject answers a request with a JSON-RPC error, with the request's id
 // when its body has one.
 func (e *mcpEndpoint) reject(w http.ResponseWriter, r *http.Request, status, code int, message string, data json.RawMessage) {
-	var msg struct {
-		ID json.RawMessage `json:"id"`
-	}
-	// Every POST reaches the endpoint through rejectDuplicateKeys, which
+	// Every POST reaches the endpoint through rejectAmbiguous, which
 	// read its body.
+	var id json.RawMessage
 	if b, ok := r.Body.(*mcpBody); ok {
-		json.Unmarshal(b.data, &msg)
+		id = idOf(b.data)
 	}
-	if len(msg.ID) == 0 {
-		msg.ID = json.RawMessage("null")
+	if id == nil {
+		id = json.RawMessage("null")
 	}
 	type rpcError struct {
 		Code    int             `json:"code"`
@@ -311,7 +314,7 @@ func (e *mcpEndpoint) reject(w http.ResponseWriter, r *http.Request, status, cod
 		JSONRPC string          `json:"jsonrpc"`
 		ID      json.RawMessage `json:"id"`
 		Error   rpcError        `json:"error"`
-	}{"2.0", msg.ID, rpcError{Code: code, Message: message, Data: data}})
+	}{"2.0", id, rpcError{Code: code, Message: message, Data: data}})
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
 	w.Write(resp)

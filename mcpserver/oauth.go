@@ -1,11 +1,9 @@
 package mcpserver
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"slices"
 	"strings"
@@ -16,7 +14,6 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/catalog"
-	"github.com/toolc/toolc/internal/httpjson"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/runtime"
 )
@@ -157,53 +154,36 @@ func insufficientScopeError(called string, t *catalog.Tool) error {
 // scopeCheck answers a tools/call whose token lacks the tool's scopes
 // with 403 and the insufficient_scope challenge naming every scope the
 // tool needs, so that the client can step up (MCP authorization, scope
-// challenge handling). It reads the JSON-RPC body as encoding/json does,
-// as go-sdk does, so that it judges the tool go-sdk will call.
+// challenge handling). It reads the body that rejectAmbiguous read and
+// passed, as go-sdk reads it (message.go), so that it judges the tool
+// go-sdk will call.
 func scopeCheck(rt *runtime.Runtime, v *oauth.Verifier, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		c := oauth.CallerFrom(r.Context())
-		if c == nil || r.Method != http.MethodPost {
+		b, ok := r.Body.(*mcpBody)
+		if c == nil || !ok {
 			next.ServeHTTP(w, r)
 			return
 		}
-		body, err := io.ReadAll(io.LimitReader(r.Body, maxMCPBody))
-		if err != nil {
-			httpjson.Error(w, http.StatusBadRequest, "reading the body: "+err.Error())
-			return
-		}
-		// Whatever lies past the limit still reaches go-sdk, which refuses
-		// it.
-		r.Body = struct {
-			io.Reader
-			io.Closer
-		}{io.MultiReader(bytes.NewReader(body), r.Body), r.Body}
-		var msgs []rpcCall
-		trimmed := bytes.TrimLeft(body, " \t\r\n")
-		if len(trimmed) > 0 && trimmed[0] == '[' {
-			json.Unmarshal(body, &msgs)
-		} else {
-			var m rpcCall
-			if json.Unmarshal(body, &m) == nil {
-				msgs = append(msgs, m)
-			}
-		}
+		msgs, _, _ := b.messages()
 		snap := rt.Snapshot()
 		for _, m := range msgs {
-			if m.Method != "tools/call" {
+			p, ok := callParams(m)
+			if !ok {
 				continue
 			}
-			t, ok := snap.ByMCPName(m.Params.Name)
+			t, ok := snap.ByMCPName(p.Name)
 			if !ok {
 				continue
 			}
 			switch runtime.AccessTo(c, t) {
 			case runtime.StepUp:
-				err := &runtime.InsufficientScopeError{Tool: m.Params.Name, Scopes: t.Tool.Scopes}
+				err := &runtime.InsufficientScopeError{Tool: p.Name, Scopes: t.Tool.Scopes}
 				// The call ends here, before go-sdk and scopeFilter see it,
 				// so its audit line is written here.
-				rt.Audit(c, m.Params.Name, "insufficient_scope", 0, m.Params.Arguments)
+				rt.Audit(c, p.Name, "insufficient_scope", 0, p.Arguments)
 				v.InsufficientScope(w, err.Scopes, err.Error())
-				traceRefused(rt, r, m.Params.Meta, m.Params.Name, c, err.Error())
+				traceRefused(rt, r, p.Meta, p.Name, c, err.Error())
 				return
 			case runtime.Hidden:
 				if len(msgs) == 1 {
@@ -220,13 +200,4 @@ func scopeCheck(rt *runtime.Runtime, v *oauth.Verifier, next http.Handler) http.
 		}
 		next.ServeHTTP(w, r)
 	})
-}
-
-type rpcCall struct {
-	Method string `json:"method"`
-	Params struct {
-		Name      string          `json:"name"`
-		Arguments json.RawMessage `json:"arguments"`
-		Meta      mcp.Meta        `json:"_meta"` // the caller's trace context, for the span of a refusal
-	} `json:"params"`
 }

@@ -294,10 +294,22 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 	if !json.Valid(line) {
 		return rpcError(nil, -32700, "Parse error: the line is not JSON; send one JSON-RPC message per line"), nil
 	}
+	// The filter of /mcp's bodies too (rejectAmbiguous): a key twice, or
+	// two that differ only in case, would be read one way by go-sdk and
+	// another by a reader in front.
+	if problem, code, ok := ambiguousKey(line); ok {
+		return rpcError(idOf(line), code, problem), nil
+	}
 	if line[0] != '[' {
 		msg, err := jsonrpc.DecodeMessage(line)
 		if err != nil {
 			return rpcError(idOf(line), -32600, "Invalid Request: "+err.Error()), nil
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && f.inUse(req.ID.Raw()) {
+			// go-sdk would answer it with a null id, and count the
+			// request in flight twice; the answer names no id either, as
+			// the id is the other request's.
+			return rpcError(nil, -32600, fmt.Sprintf("Invalid Request: request ID %v is in use by a request in flight", req.ID.Raw())), nil
 		}
 		f.note(msg)
 		f.track(msg)
@@ -326,7 +338,7 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 		switch {
 		case ok && req.IsCall():
 			id := req.ID.Raw()
-			if seen[id] || f.batchIDs[id] {
+			if seen[id] || f.batchIDs[id] || f.inflight[id] > 0 {
 				return rpcError(nil, -32600, fmt.Sprintf("Invalid Request: request ID %v is in use", id)), nil
 			}
 			seen[id] = true
@@ -360,6 +372,13 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 	return nil, pass
 }
 
+// inUse reports whether a request with the id is in flight.
+func (f *stdioFilter) inUse(id any) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.inflight[id] > 0 || f.batchIDs[id]
+}
+
 // note follows initialize: go-sdk takes batches only in the revisions
 // before 2025-06-18, and serves its latest revision to a client that asks
 // for one it does not know.
@@ -379,21 +398,6 @@ func (f *stdioFilter) note(msg jsonrpc.Message) {
 }
 
 func (f *stdioFilter) answer(msg []byte) { f.out.answer(msg) }
-
-// idOf returns the id of a JSON object, when it is one that JSON-RPC
-// allows (a string or a number), for the answer to an invalid request.
-func idOf(line []byte) json.RawMessage {
-	var m struct {
-		ID json.RawMessage `json:"id"`
-	}
-	if json.Unmarshal(line, &m) != nil || len(m.ID) == 0 {
-		return nil
-	}
-	if c := m.ID[0]; c == '"' || c == '-' || c >= '0' && c <= '9' {
-		return m.ID
-	}
-	return nil
-}
 
 // rpcError encodes a JSON-RPC error response line; a nil id is null, as
 // JSON-RPC wants when the request's id could not be read.

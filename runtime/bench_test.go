@@ -25,21 +25,15 @@ import (
 
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 	pluginrpc "github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
-// benchText is the payload of the call benchmarks: 1 KiB of text, as in
-// the plugins package's BenchmarkRawGoPlugin, so that the two compare.
-var (
-	benchText = strings.Repeat("x", 1024)
-	benchArgs = json.RawMessage(`{"text":"` + benchText + `"}`)
-)
-
 // The plugin benchmarks call one of two tools of the faulty plugin with
-// benchArgs:
+// runtimetest.BenchArgs:
 //
 //   - say answers with the text as plain text: the same work as the bare
 //     go-plugin baseline (1 KiB in, 1 KiB of text out), plus what the SDK
@@ -65,15 +59,15 @@ func BenchmarkCallPlugin(b *testing.B) { benchCallPlugin(b, textTool) }
 func BenchmarkCallPluginJSON(b *testing.B) { benchCallPlugin(b, jsonTool) }
 
 func benchCallPlugin(b *testing.B, tool string) {
-	rt := newRuntime(b, runtime.Options{}, startFaulty(b))
+	rt := runtimetest.NewRuntime(b, runtime.Options{}, runtimetest.StartFaulty(b))
 	for b.Loop() {
 		callOK(b, rt, tool)
 	}
 }
 
 func callOK(b *testing.B, rt *runtime.Runtime, tool string) {
-	res, err := rt.Call(context.Background(), tool, benchArgs)
-	if err != nil || res.IsError || len(res.Content) == 0 || len(res.Content[0].Text) < len(benchText) {
+	res, err := rt.Call(context.Background(), tool, runtimetest.BenchArgs)
+	if err != nil || res.IsError || len(res.Content) == 0 || len(res.Content[0].Text) < len(runtimetest.BenchText) {
 		b.Fatal(res, err)
 	}
 }
@@ -94,13 +88,13 @@ func echoHandler() plugins.Handler {
 // benchPayloads are the texts of the in-process benchmarks: the 1 KiB of
 // the plugin benchmarks, and one byte, for the runtime's fixed cost apart
 // from validating and checking 1 KiB each way.
-var benchPayloads = []struct{ name, text string }{{"text=1KiB", benchText}, {"text=1B", "x"}}
+var benchPayloads = []struct{ name, text string }{{"text=1KiB", runtimetest.BenchText}, {"text=1B", "x"}}
 
 // BenchmarkCallLocal is runtime.Call of the same echo in-process; its
 // difference from BenchmarkHandlerDirect is the runtime's own cost.
 func BenchmarkCallLocal(b *testing.B) {
-	setup(b)
-	cat, err := fixture.cat.Select("echo")
+	runtimetest.Setup(b)
+	cat, err := runtimetest.Setup(b).Catalog.Select("echo")
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -177,16 +171,16 @@ func threadCPUTime() time.Duration {
 // HTTP, from 1, 8 and 64 go-sdk client sessions at once, each calling in
 // a loop; calls/s is the throughput of all of them together.
 func BenchmarkMCPHTTP(b *testing.B) {
-	rt := newRuntime(b, runtime.Options{}, startFaulty(b))
-	ts := serveHTTP(b, rt, httpapi.Options{})
-	name := mcpName(b, "echo")
+	rt := runtimetest.NewRuntime(b, runtime.Options{}, runtimetest.StartFaulty(b))
+	ts := runtimetest.ServeHTTP(b, rt, httpapi.Options{})
+	name := runtimetest.MCPName(b, "echo")
 	for _, clients := range []int{1, 8, 64} {
 		b.Run(map[int]string{1: "clients=1", 8: "clients=8", 64: "clients=64"}[clients], func(b *testing.B) {
 			sessions := make([]*mcp.ClientSession, clients)
 			for i := range sessions {
-				sessions[i] = connectMCP(b, ts.URL).session
+				sessions[i] = runtimetest.ConnectMCP(b, ts.URL).Session
 			}
-			params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(benchArgs)}
+			params := &mcp.CallToolParams{Name: name, Arguments: json.RawMessage(runtimetest.BenchArgs)}
 			var next atomic.Int64
 			var wg sync.WaitGroup
 			b.ResetTimer()
@@ -215,14 +209,14 @@ func BenchmarkMCPHTTP(b *testing.B) {
 // on both sides and go-plugin, without the runtime's checks. Its
 // difference from BenchmarkCallPlugin is the runtime's cost.
 func BenchmarkPluginDispatch(b *testing.B) {
-	p := startFaulty(b)
+	p := runtimetest.StartFaulty(b)
 	for b.Loop() {
 		dispatchOK(b, p)
 	}
 }
 
 func dispatchOK(b *testing.B, p *host.Plugin) {
-	res, err := p.Call(context.Background(), textTool, "bench", benchArgs, nil)
+	res, err := p.Call(context.Background(), textTool, "bench", runtimetest.BenchArgs, nil)
 	if err != nil || res.IsError {
 		b.Fatal(res, err)
 	}
@@ -239,25 +233,17 @@ type cpuMeter struct {
 
 func startCPU(b *testing.B, pid int) *cpuMeter {
 	m := &cpuMeter{pid: pid}
-	m.self, m.plugin = selfCPU(b), processCPU(b, pid)
+	m.self, m.plugin = runtimetest.SelfCPU(b), processCPU(b, pid)
 	return m
 }
 
 // report adds host-cpu-ns/op, plugin-cpu-ns/op and cpu-ns/op, their sum.
 func (m *cpuMeter) report(b *testing.B) {
-	self, plugin := selfCPU(b)-m.self, processCPU(b, m.pid)-m.plugin
+	self, plugin := runtimetest.SelfCPU(b)-m.self, processCPU(b, m.pid)-m.plugin
 	n := float64(b.N)
 	b.ReportMetric(float64(self.Nanoseconds())/n, "host-cpu-ns/op")
 	b.ReportMetric(float64(plugin.Nanoseconds())/n, "plugin-cpu-ns/op")
 	b.ReportMetric(float64((self+plugin).Nanoseconds())/n, "cpu-ns/op")
-}
-
-func selfCPU(b *testing.B) time.Duration {
-	var ru syscall.Rusage
-	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
-		b.Fatal(err)
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }
 
 // processCPU reads a process's user and system time from /proc, in clock
@@ -285,8 +271,8 @@ func BenchmarkCallPluginCPU(b *testing.B) { benchCallPluginCPU(b, textTool) }
 func BenchmarkCallPluginJSONCPU(b *testing.B) { benchCallPluginCPU(b, jsonTool) }
 
 func benchCallPluginCPU(b *testing.B, tool string) {
-	p := startFaulty(b)
-	rt := newRuntime(b, runtime.Options{}, p)
+	p := runtimetest.StartFaulty(b)
+	rt := runtimetest.NewRuntime(b, runtime.Options{}, p)
 	m := startCPU(b, p.Pid())
 	for b.Loop() {
 		callOK(b, rt, tool)
@@ -297,7 +283,7 @@ func benchCallPluginCPU(b *testing.B, tool string) {
 // BenchmarkPluginDispatchCPU is BenchmarkPluginDispatch with the CPU time
 // of both processes.
 func BenchmarkPluginDispatchCPU(b *testing.B) {
-	p := startFaulty(b)
+	p := runtimetest.StartFaulty(b)
 	m := startCPU(b, p.Pid())
 	for b.Loop() {
 		dispatchOK(b, p)
@@ -319,7 +305,7 @@ func (rawPlugin) GRPCClient(_ context.Context, _ *goplugin.GRPCBroker, c *grpc.C
 // BenchmarkRawGoPluginCPU is the plugins package's BenchmarkRawGoPlugin,
 // the same raw plugin (plugins/internal/testplugin/raw) called the same
 // way, with the CPU time of both processes: the baseline of
-// BenchmarkCallPluginCPU. It sends benchArgs, the bytes the runtime
+// BenchmarkCallPluginCPU. It sends runtimetest.BenchArgs, the bytes the runtime
 // benchmarks send, and gets them back as text.
 func BenchmarkRawGoPluginCPU(b *testing.B) {
 	rpc, pid := startRaw(b)
@@ -333,8 +319,8 @@ func BenchmarkRawGoPluginCPU(b *testing.B) {
 // startRaw starts the raw plugin with go-plugin and the generated client
 // alone, and returns the client and the plugin's pid.
 func startRaw(b *testing.B) (pb.PluginClient, int) {
-	setup(b)
-	raw := filepath.Join(fixture.dir, "raw")
+	runtimetest.Setup(b)
+	raw := filepath.Join(runtimetest.Setup(b).Dir, "raw")
 	if _, err := os.Stat(raw); err != nil {
 		build := exec.Command("go", "build", "-o", raw, "github.com/toolc/toolc/plugins/internal/testplugin/raw")
 		if out, err := build.CombinedOutput(); err != nil {
@@ -361,7 +347,7 @@ func startRaw(b *testing.B) (pb.PluginClient, int) {
 	return disp.(pb.PluginClient), cmd.Process.Pid
 }
 
-var rawRequest = &pb.CallRequest{Tool: "say", ArgumentsJson: benchArgs, CallId: "bench"}
+var rawRequest = &pb.CallRequest{Tool: "say", ArgumentsJson: runtimetest.BenchArgs, CallId: "bench"}
 
 // rawCall is one call of the raw plugin, read to the end of its stream.
 func rawCall(b *testing.B, rpc pb.PluginClient) {
@@ -390,8 +376,8 @@ func rawCall(b *testing.B, rpc pb.PluginClient) {
 // either block, whichever side allocated the garbage.
 func BenchmarkCallPluginVsRaw(b *testing.B) {
 	rpc, rawPid := startRaw(b)
-	p := startFaulty(b)
-	rt := newRuntime(b, runtime.Options{}, p)
+	p := runtimetest.StartFaulty(b)
+	rt := runtimetest.NewRuntime(b, runtime.Options{}, p)
 	for _, tc := range []struct {
 		name string
 		call func(*testing.B)
@@ -429,13 +415,13 @@ func (m *blockMeter) run(b *testing.B, pid int, call func()) {
 	// The readings of the other process come outside the window of this
 	// one's, so that neither counts the cost of reading /proc.
 	p0 := threadsCPU(b, pid)
-	h0 := selfCPU(b)
+	h0 := runtimetest.SelfCPU(b)
 	t0 := time.Now()
 	for range pairBlock {
 		call()
 	}
 	m.wall += time.Since(t0)
-	m.host += selfCPU(b) - h0
+	m.host += runtimetest.SelfCPU(b) - h0
 	m.plugin += threadsCPU(b, pid) - p0
 	m.calls += pairBlock
 }

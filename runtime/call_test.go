@@ -10,19 +10,19 @@ import (
 	"testing"
 	"time"
 
-	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
 
 func TestCallAppliesDefaults(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 
 	// The handler has no default of its own for times: it answers with a
 	// tool error when times is missing, so a result proves the runtime
 	// applied the contract's default before dispatch.
-	res := call(t, rt, "echo", `{"text":"hi"}`)
-	wantOK(t, res)
+	res := runtimetest.Call(t, rt, "echo", `{"text":"hi"}`)
+	runtimetest.WantOK(t, res)
 	got := structured(t, res)
 	if got["echo"] != "hi" || got["times"] != 1.0 {
 		t.Errorf("echo without times = %v, want echo hi, times 1", got)
@@ -32,15 +32,15 @@ func TestCallAppliesDefaults(t *testing.T) {
 		t.Errorf("content = %+v, want one text block of JSON", res.Content)
 	}
 
-	res = call(t, rt, "echo", `{"text":"ab","times":3}`)
-	wantOK(t, res)
+	res = runtimetest.Call(t, rt, "echo", `{"text":"ab","times":3}`)
+	runtimetest.WantOK(t, res)
 	if got := structured(t, res); got["echo"] != "ababab" || got["times"] != 3.0 {
 		t.Errorf("echo times 3 = %v", got)
 	}
 }
 
 func TestCallByMCPName(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	var mcpName string
 	for _, info := range rt.Snapshot().Tools() {
 		if info.Tool.Name == "echo" {
@@ -50,30 +50,30 @@ func TestCallByMCPName(t *testing.T) {
 	if mcpName == "" || mcpName == "echo" {
 		t.Fatalf("MCP name of echo = %q", mcpName)
 	}
-	wantOK(t, call(t, rt, mcpName, `{"text":"hi"}`))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, mcpName, `{"text":"hi"}`))
 }
 
 // TestCallStringArguments: OpenAI's tool_calls carry the arguments as a
 // JSON string holding the object.
 func TestCallStringArguments(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	args, _ := json.Marshal(`{"text":"hi","times":2}`)
-	res := call(t, rt, "echo", string(args))
-	wantOK(t, res)
+	res := runtimetest.Call(t, rt, "echo", string(args))
+	runtimetest.WantOK(t, res)
 	if got := structured(t, res); got["echo"] != "hihi" {
 		t.Errorf("echo with string arguments = %v", got)
 	}
 
 	// Surrounding white space, as a hand-written body may have.
-	wantOK(t, call(t, rt, "echo", " \n"+string(args)+"\n"))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "echo", " \n"+string(args)+"\n"))
 
 	// A string that holds something other than valid arguments is
 	// checked like any other arguments.
 	args, _ = json.Marshal(`{"text":`)
-	wantToolError(t, call(t, rt, "echo", string(args)), "not valid JSON")
+	wantToolError(t, runtimetest.Call(t, rt, "echo", string(args)), "not valid JSON")
 	args, _ = json.Marshal(`{"text":""}`)
-	wantToolError(t, call(t, rt, "echo", string(args)), `"text"`)
-	wantToolError(t, call(t, rt, "echo", `"{\"text\": "hi"}"`), "malformed JSON string")
+	wantToolError(t, runtimetest.Call(t, rt, "echo", string(args)), `"text"`)
+	wantToolError(t, runtimetest.Call(t, rt, "echo", `"{\"text\": "hi"}"`), "malformed JSON string")
 }
 
 // TestInvalidArgumentsNeverReachTheHandler sends the record tool every
@@ -81,9 +81,9 @@ func TestCallStringArguments(t *testing.T) {
 // wrong, and the handler, which writes down every call it gets, must not
 // have seen any of them.
 func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
-	small := newRuntime(t, runtime.Options{MaxArgumentBytes: 256}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
+	small := runtimetest.NewRuntime(t, runtime.Options{MaxArgumentBytes: 256}, p)
 
 	type bad struct {
 		name string
@@ -125,7 +125,7 @@ func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
 		t.Run(strings.ReplaceAll(c.name, " ", "_"), func(t *testing.T) {
 			m := marker()
 			sent = append(sent, m)
-			res := call(t, c.rt, "record", fmt.Sprintf(c.args, m))
+			res := runtimetest.Call(t, c.rt, "record", fmt.Sprintf(c.args, m))
 			wantToolError(t, res, c.want...)
 			if len(res.Content) != 1 || res.StructuredContent != nil {
 				t.Errorf("tool error = %+v, want one text block", res)
@@ -136,7 +136,7 @@ func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
 	// A valid call after them reaches the handler: the record file is
 	// written, and holds none of the invalid calls.
 	ok := marker()
-	wantOK(t, call(t, rt, "record", fmt.Sprintf(`{"note": %q, "count": 3, "tags": ["a"], "flag": true}`, ok)))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "record", fmt.Sprintf(`{"note": %q, "count": 3, "tags": ["a"], "flag": true}`, ok)))
 	got := recorded(t)
 	if !strings.Contains(got, `{"note":"`+ok+`","count":3,"tags":["a"],"flag":true}`) {
 		t.Errorf("the valid call is not in the record file as sent:\n%s", got)
@@ -149,7 +149,7 @@ func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
 }
 
 func TestUnknownTool(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	for _, name := range []string{"nope", "", "Echo", "faulty"} {
 		res, err := rt.Call(context.Background(), name, json.RawMessage(`{}`))
 		if !errors.Is(err, runtime.ErrUnknownTool) || res != nil {
@@ -182,7 +182,7 @@ func TestEventsInOrder(t *testing.T) {
 		return fmt.Sprintf("malformed event %+v", ev)
 	}
 
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	var got []string
 	res, err := rt.CallWithEvents(context.Background(), "progress", json.RawMessage(fmt.Sprintf(`{"steps":%d}`, steps)), func(ev runtime.Event) {
 		got = append(got, describe(ev))
@@ -190,17 +190,17 @@ func TestEventsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantOK(t, res)
+	runtimetest.WantOK(t, res)
 	if !slices.Equal(got, want) {
 		t.Errorf("events from the plugin:\n got %q\nwant %q", got, want)
 	}
 
 	// Without a callback the events go nowhere, and the call still works.
-	wantOK(t, call(t, rt, "progress", `{}`))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "progress", `{}`))
 
 	// In-process: the same events through runtime.Local.
 	local := runtime.New(runtime.Options{})
-	cat, err := fixture.cat.Select("progress")
+	cat, err := runtimetest.Setup(t).Catalog.Select("progress")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -221,46 +221,23 @@ func TestEventsInOrder(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantOK(t, res)
+	runtimetest.WantOK(t, res)
 	if !slices.Equal(got, want) {
 		t.Errorf("events in-process:\n got %q\nwant %q", got, want)
 	}
-}
-
-// cloneCatalog deep-copies a catalog through its file format.
-func cloneCatalog(t testing.TB, cat *catalog.Catalog) *catalog.Catalog {
-	t.Helper()
-	data, err := cat.Marshal()
-	if err != nil {
-		t.Fatal(err)
-	}
-	c, err := catalog.Parse(data)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return c
-}
-
-func service(cat *catalog.Catalog, name string) *catalog.Service {
-	for _, s := range cat.Services {
-		if s.Name == name {
-			return s
-		}
-	}
-	return nil
 }
 
 // TestSwapChecksHandlerCoverage: a catalog with a tool that the plugin has
 // no handler for is refused, naming the tool, and the old snapshot keeps
 // serving.
 func TestSwapChecksHandlerCoverage(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
 	before := rt.Snapshot()
-	dispatchers := map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(inprocHandlers()...)}
+	dispatchers := map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(runtimetest.InprocHandlers()...)}
 
-	cat := cloneCatalog(t, fixture.cat)
-	svc := service(cat, "faulty")
+	cat := runtimetest.CloneCatalog(t, runtimetest.Setup(t).Catalog)
+	svc := runtimetest.Service(cat, "faulty")
 	extra := *svc.Tools[0]
 	extra.Name, extra.MCPName = "vanish", ""
 	svc.Tools = append(svc.Tools, &extra)
@@ -276,12 +253,12 @@ func TestSwapChecksHandlerCoverage(t *testing.T) {
 	}
 
 	// A service without any dispatcher.
-	_, err = rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p})
+	_, err = rt.Swap(runtimetest.Setup(t).Catalog, map[string]runtime.Dispatcher{"faulty": p})
 	if err == nil || !strings.Contains(err.Error(), `service "inproc" has no handler`) {
 		t.Errorf("Swap without the inproc dispatcher: %v", err)
 	}
 	// In-process handlers are held to the same rule.
-	_, err = rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local()})
+	_, err = rt.Swap(runtimetest.Setup(t).Catalog, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local()})
 	if err == nil || !strings.Contains(err.Error(), "lacks tools add") {
 		t.Errorf("Swap with an empty Local: %v", err)
 	}
@@ -290,13 +267,13 @@ func TestSwapChecksHandlerCoverage(t *testing.T) {
 		t.Error("a refused Swap replaced the snapshot")
 	}
 	echoWorks(t, rt)
-	wantOK(t, call(t, rt, "add", `{"a":1,"b":2}`))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`))
 	if _, err := rt.Call(context.Background(), "vanish", json.RawMessage(`{}`)); !errors.Is(err, runtime.ErrUnknownTool) {
 		t.Errorf("vanish after a refused Swap: %v", err)
 	}
 
 	// A plugin may have more handlers than the catalog has tools.
-	sub, err := fixture.cat.Select("echo", "add")
+	sub, err := runtimetest.Setup(t).Catalog.Select("echo", "add")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -313,15 +290,15 @@ func TestSwapChecksHandlerCoverage(t *testing.T) {
 // TestSwapKeepsCallsInFlight: a call that started on one snapshot finishes
 // on it, though a Swap removed its tool meanwhile.
 func TestSwapKeepsCallsInFlight(t *testing.T) {
-	p := startFaulty(t)
+	p := runtimetest.StartFaulty(t)
 	entered, release := make(chan struct{}), make(chan struct{})
 	blocking := plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
 		close(entered)
 		<-release
 		return plugins.JSON(map[string]int{"sum": req.A + req.B})
 	})
-	rt := newRuntime(t, runtime.Options{}, p)
-	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking, routeHandler())}); err != nil {
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
+	if _, err := rt.Swap(runtimetest.Setup(t).Catalog, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking, runtimetest.RouteHandler())}); err != nil {
 		t.Fatal(err)
 	}
 	done := make(chan *runtime.Result, 1)
@@ -333,7 +310,7 @@ func TestSwapKeepsCallsInFlight(t *testing.T) {
 		done <- res
 	}()
 	<-entered
-	sub, err := fixture.cat.Select("echo")
+	sub, err := runtimetest.Setup(t).Catalog.Select("echo")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -345,7 +322,7 @@ func TestSwapKeepsCallsInFlight(t *testing.T) {
 	}
 	close(release)
 	res := <-done
-	wantOK(t, res)
+	runtimetest.WantOK(t, res)
 	if got := structured(t, res)["sum"]; got != 5.0 {
 		t.Errorf("add = %v", got)
 	}
@@ -356,8 +333,8 @@ func TestSwapKeepsCallsInFlight(t *testing.T) {
 // gets a tool error when the call's own timeout passes first; a call to
 // another service runs meanwhile.
 func TestConcurrencyLimit(t *testing.T) {
-	p := startFaulty(t)
-	setup(t)
+	p := runtimetest.StartFaulty(t)
+	runtimetest.Setup(t)
 	entered, release := make(chan struct{}, 10), make(chan struct{})
 	blocking := plugins.Handle("add", func(_ context.Context, req struct{ A, B int }) (*plugins.Result, error) {
 		entered <- struct{}{}
@@ -365,7 +342,7 @@ func TestConcurrencyLimit(t *testing.T) {
 		return plugins.JSON(map[string]int{"sum": req.A + req.B})
 	})
 	rt := runtime.New(runtime.Options{MaxConcurrentCalls: 1, CallTimeout: 2 * time.Second})
-	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking, routeHandler())}); err != nil {
+	if _, err := rt.Swap(runtimetest.Setup(t).Catalog, map[string]runtime.Dispatcher{"faulty": p, "inproc": runtime.Local(blocking, runtimetest.RouteHandler())}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -396,7 +373,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	// One whose caller would wait longer waits no longer than the call's
 	// own timeout, and is told why it did not run.
 	start = time.Now()
-	res = call(t, rt, "add", `{"a":1,"b":1}`)
+	res = runtimetest.Call(t, rt, "add", `{"a":1,"b":1}`)
 	wantToolError(t, res, `add was not run: service "inproc" has 1 calls in flight, its limit, and none finished within 2s`)
 	if took := time.Since(start); took < 2*time.Second || took > 5*time.Second {
 		t.Errorf("the call waited %s for a slot, want the timeout of 2s", took)
@@ -413,7 +390,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	}()
 	select {
 	case res := <-second:
-		t.Fatalf("the second call ran while the first held the only slot: %s", text(res))
+		t.Fatalf("the second call ran while the first held the only slot: %s", runtimetest.Text(res))
 	case <-time.After(100 * time.Millisecond):
 	}
 	close(release)
@@ -422,7 +399,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	}
 	select {
 	case res := <-second:
-		wantOK(t, res)
+		runtimetest.WantOK(t, res)
 	case <-time.After(10 * time.Second):
 		t.Fatal("the second call did not run after the first finished")
 	}
@@ -444,8 +421,8 @@ func (h fixedHandler) Call(context.Context, json.RawMessage) (*plugins.Result, e
 // boundary, to the contract: structured content must be JSON, and must fit
 // the response fields when the tool declares them.
 func TestResultChecks(t *testing.T) {
-	setup(t)
-	cat, err := fixture.cat.Select("echo", "progress")
+	runtimetest.Setup(t)
+	cat, err := runtimetest.Setup(t).Catalog.Select("echo", "progress")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -461,12 +438,12 @@ func TestResultChecks(t *testing.T) {
 	ok := json.RawMessage(`{"echo": "x", "times": 1}`)
 
 	rt := serve(&result{StructuredContent: ok}, &result{StructuredContent: ok})
-	wantOK(t, call(t, rt, "echo", `{"text":"x"}`))
-	wantOK(t, call(t, rt, "progress", `{}`)) // no response fields: any object
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "progress", `{}`)) // no response fields: any object
 
 	rt = serve(&result{StructuredContent: map[string]any{"echo": "x", "times": 1}}, &result{StructuredContent: map[string]any{"any": true}})
-	wantOK(t, call(t, rt, "echo", `{"text":"x"}`))
-	wantOK(t, call(t, rt, "progress", `{}`))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "progress", `{}`))
 
 	for _, c := range []struct {
 		res  *result
@@ -482,15 +459,15 @@ func TestResultChecks(t *testing.T) {
 		{plugins.Text("no structured content"), "returned no structured content, but the contract declares response fields", ""},
 	} {
 		rt := serve(c.res, c.res)
-		wantToolError(t, call(t, rt, "echo", `{"text":"x"}`), c.echo)
+		wantToolError(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`), c.echo)
 		if c.prog == "" {
-			wantOK(t, call(t, rt, "progress", `{}`))
+			runtimetest.WantOK(t, runtimetest.Call(t, rt, "progress", `{}`))
 		} else {
-			wantToolError(t, call(t, rt, "progress", `{}`), c.prog)
+			wantToolError(t, runtimetest.Call(t, rt, "progress", `{}`), c.prog)
 		}
 	}
 
 	// A tool error is passed on as it is, without response fields.
 	rt = serve(plugins.Errorf("no such city"), plugins.Errorf("no such city"))
-	wantToolError(t, call(t, rt, "echo", `{"text":"x"}`), "no such city")
+	wantToolError(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`), "no such city")
 }

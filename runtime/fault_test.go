@@ -18,18 +18,19 @@ import (
 	pluginrpc "github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/internal/testsync"
 )
 
 func TestPanicIsAToolError(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
 	pid := p.Pid()
-	res := call(t, rt, "panic", `{}`)
+	res := runtimetest.Call(t, rt, "panic", `{}`)
 	wantToolError(t, res, "panic in tool panic: deliberate panic in faulty")
 	// The stack went to the operator's stderr, not to the model.
-	if strings.Contains(text(res), "goroutine") {
-		t.Errorf("the tool error shows the stack: %s", text(res))
+	if strings.Contains(runtimetest.Text(res), "goroutine") {
+		t.Errorf("the tool error shows the stack: %s", runtimetest.Text(res))
 	}
 	echoWorks(t, rt)
 	if p.Pid() != pid {
@@ -38,13 +39,13 @@ func TestPanicIsAToolError(t *testing.T) {
 }
 
 func TestTimeout(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{CallTimeout: 200 * time.Millisecond}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{CallTimeout: 200 * time.Millisecond}, p)
 	pid := p.Pid()
 	for _, tool := range []string{"sleep", "hang"} {
 		t.Run(tool, func(t *testing.T) {
 			start := time.Now()
-			res := call(t, rt, tool, `{"ms": 60000}`)
+			res := runtimetest.Call(t, rt, tool, `{"ms": 60000}`)
 			took := time.Since(start)
 			wantToolError(t, res, tool+" did not finish within 200ms and was cancelled")
 			if took > 5*time.Second {
@@ -64,14 +65,14 @@ func TestTimeout(t *testing.T) {
 		t.Errorf("the plugin was restarted after a timeout: pid %d, then %d", pid, p.Pid())
 	}
 	// A call within the bound is not affected.
-	res := call(t, rt, "sleep", `{"ms": 10}`)
-	wantOK(t, res)
+	res := runtimetest.Call(t, rt, "sleep", `{"ms": 10}`)
+	runtimetest.WantOK(t, res)
 }
 
 // TestCallerCancels: a caller's own context ending is the caller's error,
 // not a tool error about the runtime's timeout.
 func TestCallerCancels(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{CallTimeout: time.Minute}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{CallTimeout: time.Minute}, runtimetest.StartFaulty(t))
 	for _, tool := range []string{"sleep", "hang"} {
 		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
 		res, err := rt.Call(ctx, tool, json.RawMessage(`{"ms": 60000}`))
@@ -104,8 +105,8 @@ func alive(pid int) bool {
 // with a clear tool error and is restarted, while another service of the
 // same snapshot keeps answering.
 func TestCrash(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
 	pid := p.Pid()
 	if pid == 0 {
 		t.Fatal("the plugin has no pid")
@@ -131,8 +132,8 @@ func TestCrash(t *testing.T) {
 	if got := p.Pid(); got == pid {
 		t.Errorf("Pid after the crash = %d, the crashed plugin's", got)
 	}
-	res = call(t, rt, "add", `{"a": 40, "b": 2}`)
-	wantOK(t, res)
+	res = runtimetest.Call(t, rt, "add", `{"a": 40, "b": 2}`)
+	runtimetest.WantOK(t, res)
 	if got := structured(t, res)["sum"]; got != 42.0 {
 		t.Errorf("add = %v", got)
 	}
@@ -165,8 +166,8 @@ func TestCrash(t *testing.T) {
 // TestCrashFailsEveryCallInFlight: calls running on a plugin when it dies
 // each get the tool error, and none hangs.
 func TestCrashFailsEveryCallInFlight(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
 	const n = 4
 	results := make([]*runtime.Result, n)
 	sleeping := make(chan struct{}, n)
@@ -189,7 +190,7 @@ func TestCrashFailsEveryCallInFlight(t *testing.T) {
 	for range n {
 		<-sleeping
 	}
-	res := call(t, rt, "crash", `{}`)
+	res := runtimetest.Call(t, rt, "crash", `{}`)
 	wantToolError(t, res, "exited during the call")
 	done := make(chan struct{})
 	go func() { wg.Wait(); close(done) }()
@@ -208,8 +209,8 @@ func TestCrashFailsEveryCallInFlight(t *testing.T) {
 }
 
 func TestBadResult(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
-	res := call(t, rt, "bad_result", `{}`)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
+	res := runtimetest.Call(t, rt, "bad_result", `{}`)
 	wantToolError(t, res, "the handler of bad_result returned a result that breaks its contract", `"count"`, "integer")
 	if res.StructuredContent != nil {
 		t.Errorf("the broken structured content reached the caller: %s", res.StructuredContent)
@@ -218,22 +219,22 @@ func TestBadResult(t *testing.T) {
 }
 
 func TestBigResult(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{MaxResultBytes: 4096}, startFaulty(t))
-	wantOK(t, call(t, rt, "big_result", `{"bytes": 4096}`))
-	res := call(t, rt, "big_result", `{"bytes": 4097}`)
+	rt := runtimetest.NewRuntime(t, runtime.Options{MaxResultBytes: 4096}, runtimetest.StartFaulty(t))
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "big_result", `{"bytes": 4096}`))
+	res := runtimetest.Call(t, rt, "big_result", `{"bytes": 4097}`)
 	wantToolError(t, res, "the result of big_result is 4097 bytes, over the limit of 4096")
-	if len(text(res)) > 200 {
-		t.Errorf("the tool error holds %d bytes", len(text(res)))
+	if len(runtimetest.Text(res)) > 200 {
+		t.Errorf("the tool error holds %d bytes", len(runtimetest.Text(res)))
 	}
 
 	// The default limit, 4 MiB, well over gRPC's own default of 4 MB.
-	rt = newRuntime(t, runtime.Options{}, startFaulty(t))
-	res = call(t, rt, "big_result", `{"bytes": 4194304}`)
-	wantOK(t, res)
-	if len(text(res)) != 4<<20 {
-		t.Errorf("big_result returned %d bytes", len(text(res)))
+	rt = runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
+	res = runtimetest.Call(t, rt, "big_result", `{"bytes": 4194304}`)
+	runtimetest.WantOK(t, res)
+	if len(runtimetest.Text(res)) != 4<<20 {
+		t.Errorf("big_result returned %d bytes", len(runtimetest.Text(res)))
 	}
-	wantToolError(t, call(t, rt, "big_result", `{"bytes": 4194305}`), "over the limit of 4194304")
+	wantToolError(t, runtimetest.Call(t, rt, "big_result", `{"bytes": 4194305}`), "over the limit of 4194304")
 	echoWorks(t, rt)
 }
 
@@ -241,8 +242,8 @@ func TestBigResult(t *testing.T) {
 // is restarted, and every call either answers or fails with a tool error
 // that says why; none hangs.
 func TestCrashUnderLoad(t *testing.T) {
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{CallTimeout: 10 * time.Second}, p)
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{CallTimeout: 10 * time.Second}, p)
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 	var mu sync.Mutex
@@ -263,7 +264,7 @@ func TestCrashUnderLoad(t *testing.T) {
 				case err != nil:
 					failed[err.Error()]++
 				case res.IsError:
-					failed[text(res)]++
+					failed[runtimetest.Text(res)]++
 				default:
 					answered++
 				}
@@ -273,7 +274,7 @@ func TestCrashUnderLoad(t *testing.T) {
 	}
 	for range 3 {
 		pid := p.Pid()
-		wantToolError(t, call(t, rt, "crash", `{}`), "exited during the call")
+		wantToolError(t, runtimetest.Call(t, rt, "crash", `{}`), "exited during the call")
 		testsync.WaitFor(t, 5*time.Second, "the plugin to be restarted", func() bool { return p.Pid() != 0 && p.Pid() != pid })
 	}
 	close(stop)
@@ -295,14 +296,14 @@ func TestCrashUnderLoad(t *testing.T) {
 // time instead of queueing behind the restart, and the restart goes on for
 // the callers that wait.
 func TestSlowRestartKeepsDeadlines(t *testing.T) {
-	setup(t)
+	runtimetest.Setup(t)
 	dir := t.TempDir()
 	slow := filepath.Join(dir, "slow")
 	starting := filepath.Join(dir, "starting")
 	script := filepath.Join(dir, "faulty.sh")
 	// Once the marker slow exists, the plugin says it is starting, and
 	// takes 3 s to.
-	body := "#!/bin/sh\nif [ -e " + slow + " ]; then touch " + starting + "; sleep 3; fi\nexec " + fixture.bin.Path + " \"$@\"\n"
+	body := "#!/bin/sh\nif [ -e " + slow + " ]; then touch " + starting + "; sleep 3; fi\nexec " + runtimetest.Setup(t).Binary.Path + " \"$@\"\n"
 	if err := os.WriteFile(script, []byte(body), 0o755); err != nil {
 		t.Fatal(err)
 	}
@@ -311,8 +312,8 @@ func TestSlowRestartKeepsDeadlines(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { p.Close(0) })
-	rt := newRuntime(t, runtime.Options{}, p)
-	wantOK(t, call(t, rt, "echo", `{"text":"up"}`))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "echo", `{"text":"up"}`))
 
 	if err := os.WriteFile(slow, nil, 0o644); err != nil {
 		t.Fatal(err)
@@ -355,7 +356,7 @@ func TestSlowRestartKeepsDeadlines(t *testing.T) {
 	if a.err != nil {
 		t.Fatal(a.err)
 	}
-	wantOK(t, a.res)
+	runtimetest.WantOK(t, a.res)
 	if got := p.Pid(); got == 0 || got == pid {
 		t.Errorf("Pid after the restart = %d, was %d", got, pid)
 	}

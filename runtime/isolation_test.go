@@ -20,6 +20,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/internal/testsync"
 	"github.com/toolc/toolc/plugins"
 	pluginrpc "github.com/toolc/toolc/plugins/rpc"
@@ -34,12 +35,12 @@ import (
 // through a plugin of its own.
 func isolatedRuntime(t testing.TB, opts runtime.Options, p *host.Plugin) *runtime.Runtime {
 	t.Helper()
-	healthy, _ := startPlugin(t, "healthy", host.Options{})
-	cat := &catalog.Catalog{Services: append(slices.Clone(fixture.cat.Services), fixture.healthy)}
+	healthy, _ := runtimetest.StartPlugin(t, "healthy", host.Options{})
+	cat := &catalog.Catalog{Services: append(slices.Clone(runtimetest.Setup(t).Catalog.Services), runtimetest.Setup(t).Healthy)}
 	rt := runtime.New(opts)
 	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{
 		"faulty":  p,
-		"inproc":  runtime.Local(inprocHandlers()...),
+		"inproc":  runtime.Local(runtimetest.InprocHandlers()...),
 		"healthy": healthy,
 	}); err != nil {
 		t.Fatal(err)
@@ -61,8 +62,8 @@ func pings(t testing.TB, rt *runtime.Runtime, n int) []time.Duration {
 		if err != nil {
 			t.Fatalf("ping after %s: %v", took, err)
 		}
-		if res.IsError || text(res) != "pong" {
-			t.Fatalf("ping answered %q", text(res))
+		if res.IsError || runtimetest.Text(res) != "pong" {
+			t.Fatalf("ping answered %q", runtimetest.Text(res))
 		}
 		out = append(out, took)
 	}
@@ -117,7 +118,7 @@ func TestHealthyBesideFaulty(t *testing.T) {
 		{name: "grandchild", tool: "grandchild", args: `{}`, workers: 1, calls: 5},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			faulty, _ := startPlugin(t, "faulty", host.Options{})
+			faulty, _ := runtimetest.StartPlugin(t, "faulty", host.Options{})
 			rt := isolatedRuntime(t, runtime.Options{}, faulty)
 			pings(t, rt, 5) // warm up both connections
 
@@ -174,7 +175,7 @@ func TestHealthyBesideFaulty(t *testing.T) {
 // calls in flight on it are told what happened, at once rather than at
 // their timeout.
 func TestHealthCheckRestartsAStoppedPlugin(t *testing.T) {
-	p, _ := startPlugin(t, "faulty", host.Options{HealthInterval: 100 * time.Millisecond, HealthTimeout: 300 * time.Millisecond})
+	p, _ := runtimetest.StartPlugin(t, "faulty", host.Options{HealthInterval: 100 * time.Millisecond, HealthTimeout: 300 * time.Millisecond})
 	rt := isolatedRuntime(t, runtime.Options{}, p)
 	pid := p.Pid()
 
@@ -245,20 +246,20 @@ func procState(pid int) string {
 // error there (and the health check it would trigger, against a plugin
 // that is merely slow) would say nothing about the restart.
 func TestTimedOutCallChecksHealth(t *testing.T) {
-	p, _ := startPlugin(t, "faulty", host.Options{HealthInterval: time.Hour, HealthTimeout: 300 * time.Millisecond})
+	p, _ := runtimetest.StartPlugin(t, "faulty", host.Options{HealthInterval: time.Hour, HealthTimeout: 300 * time.Millisecond})
 	rt := isolatedRuntime(t, runtime.Options{CallTimeout: 300 * time.Millisecond}, p)
 	pid := p.Pid()
 	stop(t, pid)
-	wantToolError(t, call(t, rt, "echo", `{"text":"x"}`), "echo did not finish within 300ms")
+	wantToolError(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`), "echo did not finish within 300ms")
 	testsync.WaitFor(t, time.Minute, "the stopped plugin to be replaced", func() bool { return p.Pid() != 0 && p.Pid() != pid })
-	echoWorks(t, newRuntime(t, runtime.Options{}, p))
+	echoWorks(t, runtimetest.NewRuntime(t, runtime.Options{}, p))
 }
 
 // TestDrain: a draining runtime takes no new calls, and waits for the ones
 // in flight; a plugin stopped past its grace period tells the calls still
 // running why, and does not claim to restart.
 func TestDrain(t *testing.T) {
-	p, _ := startPlugin(t, "faulty", host.Options{})
+	p, _ := runtimetest.StartPlugin(t, "faulty", host.Options{})
 	rt := isolatedRuntime(t, runtime.Options{}, p)
 	results := make(chan *runtime.Result, 2)
 	for _, ms := range []int{300, 5000} {
@@ -280,12 +281,12 @@ func TestDrain(t *testing.T) {
 	if res, err := rt.Call(context.Background(), "ping", json.RawMessage(`{}`)); !errors.Is(err, runtime.ErrDraining) {
 		t.Errorf("a call during the drain = %v, %v; want ErrDraining", res, err)
 	}
-	wantOK(t, <-results)
+	runtimetest.WantOK(t, <-results)
 	p.Stop(0, "the server is shutting down, and the call ran past the grace period of 1s")
 	res := <-results
 	wantToolError(t, res, `the handler of service "faulty" was stopped before the call finished: the server is shutting down, and the call ran past the grace period of 1s`)
-	if strings.Contains(text(res), "restart") {
-		t.Errorf("the message claims a restart: %s", text(res))
+	if strings.Contains(runtimetest.Text(res), "restart") {
+		t.Errorf("the message claims a restart: %s", runtimetest.Text(res))
 	}
 	if left := rt.Drain(context.Background()); left != 0 {
 		t.Errorf("%d calls in flight after the stop", left)
@@ -297,17 +298,17 @@ func TestDrain(t *testing.T) {
 func TestGrandchildEndsWithPlugin(t *testing.T) {
 	for _, how := range []string{"crash", "stop"} {
 		t.Run(how, func(t *testing.T) {
-			p, _ := startPlugin(t, "faulty", host.Options{})
-			rt := newRuntime(t, runtime.Options{}, p)
-			res := call(t, rt, "grandchild", `{}`)
-			wantOK(t, res)
+			p, _ := runtimetest.StartPlugin(t, "faulty", host.Options{})
+			rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
+			res := runtimetest.Call(t, rt, "grandchild", `{}`)
+			runtimetest.WantOK(t, res)
 			child := int(structured(t, res)["pid"].(float64))
 			defer syscall.Kill(child, syscall.SIGKILL) // only if the test fails
 			if !alive(child) {
 				t.Fatalf("the grandchild %d is not running", child)
 			}
 			if how == "crash" {
-				wantToolError(t, call(t, rt, "crash", `{}`), "exited during the call (exit status 3)")
+				wantToolError(t, runtimetest.Call(t, rt, "crash", `{}`), "exited during the call (exit status 3)")
 			} else {
 				p.Close(0)
 			}
@@ -342,9 +343,9 @@ func runHostHelper() {
 // clean up; the kernel ends the plugin (Pdeathsig), and the watchdog in
 // the plugin's process group ends the grandchild.
 func TestGrandchildEndsWithKilledHost(t *testing.T) {
-	setup(t)
+	runtimetest.Setup(t)
 	h := exec.Command(os.Args[0], "-test.run=^$")
-	h.Env = append(os.Environ(), hostHelperEnv+"="+fixture.bin.Path)
+	h.Env = append(os.Environ(), hostHelperEnv+"="+runtimetest.Setup(t).Binary.Path)
 	h.Stderr = os.Stderr
 	out, err := h.StdoutPipe()
 	if err != nil {
@@ -375,9 +376,9 @@ func TestGrandchildEndsWithKilledHost(t *testing.T) {
 // handshake reaches the log, prefixed like its stderr, and the plugin goes
 // on serving.
 func TestStdoutAfterHandshakeIsLogged(t *testing.T) {
-	p, stderr := startPlugin(t, "faulty", host.Options{})
-	rt := newRuntime(t, runtime.Options{}, p)
-	wantOK(t, call(t, rt, "stdout", `{"text":"not the handshake\n"}`))
+	p, stderr := runtimetest.StartPlugin(t, "faulty", host.Options{})
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
+	runtimetest.WantOK(t, runtimetest.Call(t, rt, "stdout", `{"text":"not the handshake\n"}`))
 	testsync.WaitFor(t, 5*time.Second, "fd 1's output in the log", func() bool {
 		return strings.Contains(stderr.String(), "[faulty] not the handshake\n")
 	})
@@ -387,7 +388,7 @@ func TestStdoutAfterHandshakeIsLogged(t *testing.T) {
 // TestInvalidUTF8: a handler's text that is not UTF-8 arrives with U+FFFD
 // in place of the bad bytes, in results, errors and log lines alike.
 func TestInvalidUTF8(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	var logs []string
 	res, err := rt.CallWithEvents(context.Background(), "bad_utf8", json.RawMessage(`{}`), func(ev runtime.Event) {
 		if ev.Log != nil {
@@ -397,17 +398,17 @@ func TestInvalidUTF8(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	wantOK(t, res)
-	if got, want := text(res), "caf\uFFFD au lait \uFFFD"; got != want {
+	runtimetest.WantOK(t, res)
+	if got, want := runtimetest.Text(res), "caf\uFFFD au lait \uFFFD"; got != want {
 		t.Errorf("text = %q, want %q", got, want)
 	}
 	if len(logs) != 1 || logs[0] != "log line with invalid UTF-8: \uFFFD" {
 		t.Errorf("logs = %q", logs)
 	}
-	res = call(t, rt, "bad_utf8_error", `{}`)
+	res = runtimetest.Call(t, rt, "bad_utf8_error", `{}`)
 	wantToolError(t, res, "no such file: caf\uFFFD")
-	if !utf8.ValidString(text(res)) {
-		t.Errorf("the tool error is not UTF-8: %q", text(res))
+	if !utf8.ValidString(runtimetest.Text(res)) {
+		t.Errorf("the tool error is not UTF-8: %q", runtimetest.Text(res))
 	}
 
 	// In-process handlers, which cross no protobuf, are held to it too.
@@ -416,11 +417,11 @@ func TestInvalidUTF8(t *testing.T) {
 		Content:           []plugins.Content{{Type: "text", Text: "caf\xe9"}},
 		StructuredContent: json.RawMessage(`{"sum":3}`),
 	}}
-	if _, err := rt.Swap(fixture.cat, map[string]runtime.Dispatcher{"faulty": startFaulty(t), "inproc": runtime.Local(bad, routeHandler())}); err != nil {
+	if _, err := rt.Swap(runtimetest.Setup(t).Catalog, map[string]runtime.Dispatcher{"faulty": runtimetest.StartFaulty(t), "inproc": runtime.Local(bad, runtimetest.RouteHandler())}); err != nil {
 		t.Fatal(err)
 	}
-	res = call(t, rt, "add", `{"a":1,"b":2}`)
-	if got := text(res); got != "caf\uFFFD" || res.IsError {
+	res = runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`)
+	if got := runtimetest.Text(res); got != "caf\uFFFD" || res.IsError {
 		t.Errorf("in-process text = %q (error %t)", got, res.IsError)
 	}
 }
@@ -428,9 +429,9 @@ func TestInvalidUTF8(t *testing.T) {
 // TestPanicAtStart: a plugin that panics before it serves is reported with
 // its panic, not as something that is not a toolc plugin.
 func TestPanicAtStart(t *testing.T) {
-	setup(t)
+	runtimetest.Setup(t)
 	_, err := host.StartPlugin(context.Background(), pluginrpc.ClientConfig{
-		Service: "faulty", Path: fixture.bin.Path, Env: []string{"FAULTY_PANIC_AT_START=1"}, Stderr: &testsync.Buffer{},
+		Service: "faulty", Path: runtimetest.Setup(t).Binary.Path, Env: []string{"FAULTY_PANIC_AT_START=1"}, Stderr: &testsync.Buffer{},
 	}, nil)
 	if err == nil {
 		t.Fatal("the start succeeded")
@@ -449,7 +450,7 @@ func TestPanicAtStart(t *testing.T) {
 // past its own deadline, or abandoned by disconnecting are counted in
 // toolc_calls_total, each under its outcome.
 func TestCancelledCallsAreCounted(t *testing.T) {
-	rt := newRuntime(t, runtime.Options{}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
 	ctx, cancel := context.WithCancel(context.Background())
 	time.AfterFunc(100*time.Millisecond, cancel)
 	if _, err := rt.Call(ctx, "sleep", json.RawMessage(`{"ms":60000}`)); !errors.Is(err, context.Canceled) {
@@ -461,7 +462,7 @@ func TestCancelledCallsAreCounted(t *testing.T) {
 	}
 	cancel()
 
-	ts := serveHTTP(t, rt, httpapi.Options{})
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
 	client := &http.Client{Timeout: 200 * time.Millisecond}
 	if resp, err := client.Post(ts.URL+"/v1/call", "application/json", strings.NewReader(`{"name":"sleep","arguments":{"ms":60000}}`)); err == nil {
 		resp.Body.Close()
@@ -472,7 +473,7 @@ func TestCancelledCallsAreCounted(t *testing.T) {
 		`toolc_calls_total{outcome="deadline",tool="sleep"} 1`:  "the call past its deadline",
 	}
 	testsync.WaitFor(t, 5*time.Second, "the calls to be counted", func() bool {
-		body := do(t, "GET", ts.URL+"/metrics", "", nil).body
+		body := runtimetest.Do(t, "GET", ts.URL+"/metrics", "", nil).Body
 		for w := range want {
 			if !strings.Contains(body, w) {
 				return false

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -136,14 +137,14 @@ func TestMessagesNameTheToolAsCalled(t *testing.T) {
 		{"API-bad-result", `{"id":"u1"}`, "the handler of API-bad-result returned no structured content"},
 	} {
 		t.Run(tc.called+tc.args, func(t *testing.T) {
-			res := call(t, rt, tc.called, tc.args)
+			res := runtimetest.Call(t, rt, tc.called, tc.args)
 			wantToolError(t, res, tc.want)
 			other := strings.ToLower(tc.called)
 			if other == tc.called {
 				other = strings.ToUpper(tc.called[:3]) + tc.called[3:]
 			}
-			if strings.Contains(text(res), other) {
-				t.Errorf("tool error %q names the tool %q, not %q as called", text(res), other, tc.called)
+			if strings.Contains(runtimetest.Text(res), other) {
+				t.Errorf("tool error %q names the tool %q, not %q as called", runtimetest.Text(res), other, tc.called)
 			}
 		})
 	}

@@ -215,6 +215,8 @@ type Snapshot struct {
 
 	byName map[string]*entry // function name
 	byMCP  map[string]*entry // MCP name
+	// maxArgs is the runtime's Options.MaxArgumentBytes, for Arguments.
+	maxArgs int
 }
 
 type entry struct {
@@ -227,7 +229,7 @@ type entry struct {
 }
 
 func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, rt *Runtime) (*Snapshot, error) {
-	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}}
+	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}, maxArgs: rt.opts.MaxArgumentBytes}
 	var problems []string
 	for _, svc := range cat.Services {
 		d := dispatchers[svc.Name]
@@ -379,7 +381,11 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	}
 	start := time.Now()
 	res, kind, err := rt.call(ctx, e, name, args, onEvent, cs)
-	e.stats.observe(start, kind, err)
+	if kind != kindChecked {
+		// A call its transport's check refused is not counted, as one
+		// the transport refused before the runtime saw it is not.
+		e.stats.observe(start, kind, err)
+	}
 	return res, err
 }
 
@@ -423,18 +429,14 @@ func (rt *Runtime) Draining() bool { return rt.draining.Load() }
 func (rt *Runtime) call(ctx context.Context, e *entry, called string, args json.RawMessage, onEvent func(Event), cs *Span) (res *Result, kind string, err error) {
 	callID := ""
 	defer func() { cs.ran(e, callID, kind, err) }()
-	// The limit is on the arguments themselves: in the string form, the
-	// string's escapes do not count.
-	args, err = unwrapStringArguments(args)
+	given, valid, err := e.arguments(called, args, rt.opts.MaxArgumentBytes)
 	if err != nil {
 		return toolError("%v", err), "invalid_arguments", nil
 	}
-	if len(args) > rt.opts.MaxArgumentBytes {
-		return toolError("the arguments are %d bytes, over the limit of %d; send less", len(args), rt.opts.MaxArgumentBytes), "invalid_arguments", nil
-	}
-	valid, err := e.args.Validate(args)
-	if err != nil {
-		return toolError("invalid arguments for %s: %v", called, err), "invalid_arguments", nil
+	if check := argumentCheckFrom(ctx); check != nil {
+		if err := check(e.ToolInfo, given, valid); err != nil {
+			return nil, kindChecked, err
+		}
 	}
 
 	// The call's timeout counts from here and covers the wait for a slot

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/otelenv"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -26,20 +27,20 @@ import (
 //
 // Run with -count so that the pairs interleave on a loaded machine.
 func BenchmarkCallTracing(b *testing.B) {
-	setup(b)
+	runtimetest.Setup(b)
 	collector := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		io.Copy(io.Discard, r.Body)
 		w.Header().Set("Content-Type", "application/x-protobuf")
 	}))
 	b.Cleanup(collector.Close)
 
-	cat, err := fixture.cat.Select("echo", "say")
+	cat, err := runtimetest.Setup(b).Catalog.Select("echo", "say")
 	if err != nil {
 		b.Fatal(err)
 	}
-	offPlugin := startFaulty(b)
+	offPlugin := runtimetest.StartFaulty(b)
 	b.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", collector.URL)
-	onPlugin := startFaulty(b)
+	onPlugin := runtimetest.StartFaulty(b)
 	tp, err := otelenv.New(context.Background(), "toolc")
 	if err != nil || tp == nil {
 		b.Fatal(tp, err)
@@ -60,7 +61,7 @@ func BenchmarkCallTracing(b *testing.B) {
 		}
 		runtimes[mode] = rt
 	}
-	urls := map[string]string{"off": serveHTTP(b, runtimes["off"], httpapi.Options{}).URL, "on": serveHTTP(b, runtimes["on"], httpapi.Options{}).URL}
+	urls := map[string]string{"off": runtimetest.ServeHTTP(b, runtimes["off"], httpapi.Options{}).URL, "on": runtimetest.ServeHTTP(b, runtimes["on"], httpapi.Options{}).URL}
 
 	local := json.RawMessage(`{"text":"x"}`)
 	for _, mode := range []string{"off", "on"} {

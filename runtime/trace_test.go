@@ -20,6 +20,7 @@ import (
 
 	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/otlptest"
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -122,8 +123,8 @@ func wantSpan(t testing.TB, s sdktrace.ReadOnlySpan, name string, kind trace.Spa
 // the client's traceparent, named after the tool and saying how it ended.
 func TestTraceHTTPCall(t *testing.T) {
 	tp, rec := recordSpans(t)
-	rt := newRuntime(t, runtime.Options{TracerProvider: tp, CallTimeout: 300 * time.Millisecond}, startFaulty(t))
-	ts := serveHTTP(t, rt, httpapi.Options{})
+	rt := runtimetest.NewRuntime(t, runtime.Options{TracerProvider: tp, CallTimeout: 300 * time.Millisecond}, runtimetest.StartFaulty(t))
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
 	seen := 0
 	for _, tc := range []struct {
 		name, body string
@@ -150,9 +151,9 @@ func TestTraceHTTPCall(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			parent := newTraceparent(t)
-			r := do(t, "POST", ts.URL+"/v1/call", tc.body, map[string]string{"traceparent": parent.header})
-			if r.status != tc.status {
-				t.Fatalf("status %d, want %d: %s", r.status, tc.status, r.body)
+			r := runtimetest.Do(t, "POST", ts.URL+"/v1/call", tc.body, map[string]string{"traceparent": parent.header})
+			if r.Status != tc.status {
+				t.Fatalf("status %d, want %d: %s", r.Status, tc.status, r.Body)
 			}
 			wantSpan(t, onlySpan(t, rec, &seen), tc.span, trace.SpanKindServer, &parent, tc.attrs)
 		})
@@ -161,14 +162,14 @@ func TestTraceHTTPCall(t *testing.T) {
 	// Without a traceparent, or with one that is not W3C's, the call
 	// starts a trace.
 	for _, header := range []map[string]string{nil, {"traceparent": "00-not-a-trace-01"}, {"traceparent": "00-00000000000000000000000000000000-00f067aa0ba902b7-01"}} {
-		do(t, "POST", ts.URL+"/v1/call", `{"name": "add", "arguments": {"a": 1, "b": 2}}`, header)
+		runtimetest.Do(t, "POST", ts.URL+"/v1/call", `{"name": "add", "arguments": {"a": 1, "b": 2}}`, header)
 		wantSpan(t, onlySpan(t, rec, &seen), "execute_tool add", trace.SpanKindServer, nil, map[attribute.Key]string{"toolc.outcome": "ok"})
 	}
 
 	// A direct Call, as toolc call and an embedding service make, has a
 	// span of its own, the child of the caller's.
 	parent := newTraceparent(t)
-	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: must(trace.TraceIDFromHex(parent.traceID)), SpanID: must(trace.SpanIDFromHex(parent.spanID)), TraceFlags: trace.FlagsSampled, Remote: true})
+	sc := trace.NewSpanContext(trace.SpanContextConfig{TraceID: runtimetest.Must(trace.TraceIDFromHex(parent.traceID)), SpanID: runtimetest.Must(trace.SpanIDFromHex(parent.spanID)), TraceFlags: trace.FlagsSampled, Remote: true})
 	if _, err := rt.Call(trace.ContextWithRemoteSpanContext(context.Background(), sc), "add", []byte(`{"a": 1, "b": 2}`)); err != nil {
 		t.Fatal(err)
 	}
@@ -195,10 +196,10 @@ func (h headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 // request's.
 func TestTraceMCP(t *testing.T) {
 	tp, rec := recordSpans(t)
-	rt := newRuntime(t, runtime.Options{TracerProvider: tp}, startFaulty(t))
-	ts := serveHTTP(t, rt, httpapi.Options{})
-	add := mcpName(t, "add")
-	for _, rev := range revisions {
+	rt := runtimetest.NewRuntime(t, runtime.Options{TracerProvider: tp}, runtimetest.StartFaulty(t))
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
+	add := runtimetest.MCPName(t, "add")
+	for _, rev := range runtimetest.Revisions {
 		t.Run(rev, func(t *testing.T) {
 			var header string
 			client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, nil)
@@ -264,7 +265,7 @@ func TestTraceMCP(t *testing.T) {
 // no HTTP), params._meta carries the trace context.
 func TestTraceMCPStdio(t *testing.T) {
 	tp, rec := recordSpans(t)
-	rt := newRuntime(t, runtime.Options{TracerProvider: tp}, startFaulty(t))
+	rt := runtimetest.NewRuntime(t, runtime.Options{TracerProvider: tp}, runtimetest.StartFaulty(t))
 	srv := mcpserver.New(rt, mcpserver.Options{})
 	serverT, clientT := mcp.NewInMemoryTransports()
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
@@ -281,10 +282,10 @@ func TestTraceMCPStdio(t *testing.T) {
 	defer session.Close()
 	parent := newTraceparent(t)
 	seen := len(rec.Ended())
-	if _, err := session.CallTool(ctx, &mcp.CallToolParams{Name: mcpName(t, "echo"), Arguments: map[string]string{"text": "hi"}, Meta: mcp.Meta{"traceparent": parent.header}}); err != nil {
+	if _, err := session.CallTool(ctx, &mcp.CallToolParams{Name: runtimetest.MCPName(t, "echo"), Arguments: map[string]string{"text": "hi"}, Meta: mcp.Meta{"traceparent": parent.header}}); err != nil {
 		t.Fatal(err)
 	}
-	wantSpan(t, onlySpan(t, rec, &seen), "tools/call "+mcpName(t, "echo"), trace.SpanKindServer, &parent, map[attribute.Key]string{
+	wantSpan(t, onlySpan(t, rec, &seen), "tools/call "+runtimetest.MCPName(t, "echo"), trace.SpanKindServer, &parent, map[attribute.Key]string{
 		"network.transport": "pipe", "toolc.service": "faulty", "toolc.outcome": "ok"})
 }
 
@@ -300,13 +301,13 @@ func TestTraceAcrossPlugin(t *testing.T) {
 	// sends what it buffered when the host stops it.
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "600000")
 	tp, rec := recordSpans(t)
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{TracerProvider: tp}, p)
-	ts := serveHTTP(t, rt, httpapi.Options{})
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{TracerProvider: tp}, p)
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
 
 	parent := newTraceparent(t)
 	seen := len(rec.Ended())
-	res := decodeCall(t, do(t, "POST", ts.URL+"/v1/call", `{"name": "trace_context"}`, map[string]string{"traceparent": parent.header}))
+	res := runtimetest.DecodeCall(t, runtimetest.Do(t, "POST", ts.URL+"/v1/call", `{"name": "trace_context"}`, map[string]string{"traceparent": parent.header}))
 	server := onlySpan(t, rec, &seen)
 	wantSpan(t, server, "execute_tool trace_context", trace.SpanKindServer, &parent, map[attribute.Key]string{"toolc.service": "faulty", "toolc.outcome": "ok"})
 	if res.StructuredContent["trace_id"] != parent.traceID || res.StructuredContent["span_id"] == "" {
@@ -340,18 +341,18 @@ func TestTraceOff(t *testing.T) {
 	recv := otlptest.Start(t)
 	t.Setenv("OTEL_EXPORTER_OTLP_ENDPOINT", recv.URL)
 	t.Setenv("OTEL_BSP_SCHEDULE_DELAY", "1")
-	p := startFaulty(t)
-	rt := newRuntime(t, runtime.Options{}, p)
-	ts := serveHTTP(t, rt, httpapi.Options{})
+	p := runtimetest.StartFaulty(t)
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
 	parent := newTraceparent(t)
-	res := decodeCall(t, do(t, "POST", ts.URL+"/v1/call", `{"name": "trace_context"}`, map[string]string{"traceparent": parent.header}))
+	res := runtimetest.DecodeCall(t, runtimetest.Do(t, "POST", ts.URL+"/v1/call", `{"name": "trace_context"}`, map[string]string{"traceparent": parent.header}))
 	if res.StructuredContent["trace_id"] != "" {
 		t.Errorf("/v1/call: the handler saw trace context %v with tracing off", res.StructuredContent)
 	}
-	c := connectMCP(t, ts.URL)
+	c := runtimetest.ConnectMCP(t, ts.URL)
 	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer cancel()
-	mres, err := c.session.CallTool(ctx, &mcp.CallToolParams{Name: mcpName(t, "trace_context"), Meta: mcp.Meta{"traceparent": parent.header}})
+	mres, err := c.Session.CallTool(ctx, &mcp.CallToolParams{Name: runtimetest.MCPName(t, "trace_context"), Meta: mcp.Meta{"traceparent": parent.header}})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -369,24 +370,24 @@ func TestTraceOff(t *testing.T) {
 // protocol error, over /v1/call and MCP alike.
 func TestTraceOAuthCaller(t *testing.T) {
 	tp, rec := recordSpans(t)
-	url, iss, _ := guardedServer(t, runtime.Options{TracerProvider: tp})
-	token := iss.token(t, jose.RS256, "alice", "notes:use notes:read")
+	url, iss, _ := runtimetest.GuardedServer(t, runtime.Options{TracerProvider: tp})
+	token := iss.Token(t, jose.RS256, "alice", "notes:use notes:read")
 	seen := 0
 	parent := newTraceparent(t)
-	r := do(t, "POST", url+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + token, "traceparent": parent.header})
-	if r.status != 200 {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	r := runtimetest.Do(t, "POST", url+"/v1/call", `{"name": "read_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + token, "traceparent": parent.header})
+	if r.Status != 200 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
 	wantSpan(t, onlySpan(t, rec, &seen), "execute_tool read_note", trace.SpanKindServer, &parent, map[attribute.Key]string{
 		"enduser.id": "alice", "toolc.caller.client_id": "test-client", "toolc.outcome": "ok"})
-	r = do(t, "POST", url+"/v1/call", `{"name": "write_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + token, "traceparent": parent.header})
-	if r.status != 403 {
-		t.Fatalf("status %d: %s", r.status, r.body)
+	r = runtimetest.Do(t, "POST", url+"/v1/call", `{"name": "write_note", "arguments": {"id": "n1"}}`, map[string]string{"Authorization": "Bearer " + token, "traceparent": parent.header})
+	if r.Status != 403 {
+		t.Fatalf("status %d: %s", r.Status, r.Body)
 	}
 	wantSpan(t, onlySpan(t, rec, &seen), "execute_tool write_note", trace.SpanKindServer, &parent, map[attribute.Key]string{
 		"enduser.id": "alice", "toolc.outcome": "protocol_error", "error.type": "403"})
 
-	s := mcpSession(t, url, token)
+	s := runtimetest.MCPSession(t, url, token)
 	seen = len(rec.Ended())
 	if _, err := s.CallTool(context.Background(), &mcp.CallToolParams{Name: "guarded_write_note", Arguments: map[string]any{"id": "n1"}, Meta: mcp.Meta{"traceparent": parent.header}}); err == nil {
 		t.Fatal("a call without the scope answered")
@@ -399,10 +400,10 @@ func TestTraceOAuthCaller(t *testing.T) {
 // context makes a second span, the child of its call's, and leaves its
 // call's span as it was.
 func TestTraceNestedCall(t *testing.T) {
-	setup(t)
+	runtimetest.Setup(t)
 	tp, rec := recordSpans(t)
 	rt := runtime.New(runtime.Options{TracerProvider: tp})
-	cat, err := fixture.cat.Select("add", "route")
+	cat, err := runtimetest.Setup(t).Catalog.Select("add", "route")
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -419,10 +420,10 @@ func TestTraceNestedCall(t *testing.T) {
 	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"inproc": runtime.Local(add, route)}); err != nil {
 		t.Fatal(err)
 	}
-	ts := serveHTTP(t, rt, httpapi.Options{})
+	ts := runtimetest.ServeHTTP(t, rt, httpapi.Options{})
 	parent := newTraceparent(t)
-	if r := do(t, "POST", ts.URL+"/v1/call", `{"name": "route", "arguments": {"region": "eu"}}`, map[string]string{"traceparent": parent.header}); r.status != 200 || strings.Contains(r.body, `"isError":true`) {
-		t.Fatalf("%d %s", r.status, r.body)
+	if r := runtimetest.Do(t, "POST", ts.URL+"/v1/call", `{"name": "route", "arguments": {"region": "eu"}}`, map[string]string{"traceparent": parent.header}); r.Status != 200 || strings.Contains(r.Body, `"isError":true`) {
+		t.Fatalf("%d %s", r.Status, r.Body)
 	}
 	for deadline := time.Now().Add(2 * time.Second); len(rec.Ended()) < 2 && time.Now().Before(deadline); {
 		time.Sleep(time.Millisecond)

@@ -1,0 +1,82 @@
+package mcpserver
+
+import (
+	"bytes"
+	"encoding/json"
+
+	fastjson "github.com/segmentio/encoding/json"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+)
+
+// The one reading of an MCP message. go-sdk decodes a POST body, or a line
+// of stdio, with its own decoder (jsonrpc.DecodeMessage, and
+// segmentio/encoding/json with keys matched exactly for params: "NAME" is
+// not "name" to it, and of a key given twice it keeps the last). Every
+// check toolc makes in front of go-sdk (the revision router, the scope
+// check, the Mcp-Param-* headers, the error's id) reads the message here,
+// with go-sdk's decoders, so that each judges the message go-sdk
+// dispatches; and a message that readers could take for different ones (a
+// key twice, or two keys that differ only in case) is refused before any
+// of them reads it (see ambiguousKey).
+
+// decodeMessages reads a body as go-sdk's HTTP transport does: a batch
+// (a JSON array) of messages, or one message. ok is false when go-sdk
+// would refuse it; it answers those itself.
+func decodeMessages(body []byte) (msgs []jsonrpc.Message, batch, ok bool) {
+	var raw []json.RawMessage
+	if json.Unmarshal(body, &raw) == nil {
+		if len(raw) == 0 {
+			return nil, true, false
+		}
+		for _, m := range raw {
+			msg, err := jsonrpc.DecodeMessage(m)
+			if err != nil {
+				return nil, true, false
+			}
+			msgs = append(msgs, msg)
+		}
+		return msgs, true, true
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return nil, false, false
+	}
+	return []jsonrpc.Message{msg}, false, true
+}
+
+// callParams returns the params of a tools/call request as go-sdk reads
+// them for its server (mcp.CallToolParamsRaw, keys matched exactly), or
+// false for any other message.
+func callParams(msg jsonrpc.Message) (*mcp.CallToolParamsRaw, bool) {
+	req, ok := msg.(*jsonrpc.Request)
+	if !ok || req.Method != "tools/call" {
+		return nil, false
+	}
+	p := new(mcp.CallToolParamsRaw)
+	dec := fastjson.NewDecoder(bytes.NewReader(req.Params))
+	dec.DontMatchCaseInsensitiveStructFields()
+	if len(req.Params) > 0 && dec.Decode(p) != nil {
+		return nil, false
+	}
+	return p, true
+}
+
+// idOf returns the id of a message, as go-sdk reads it (the key "id"
+// exactly), when it is one that JSON-RPC allows (a string or a number),
+// for the answer to a message refused before go-sdk reads it; else nil.
+func idOf(data []byte) json.RawMessage {
+	var m map[string]json.RawMessage
+	if json.Unmarshal(data, &m) != nil {
+		return nil
+	}
+	id := m["id"]
+	if len(id) == 0 {
+		return nil
+	}
+	if c := id[0]; c == '"' || c == '-' || c >= '0' && c <= '9' {
+		return id
+	}
+	return nil
+}

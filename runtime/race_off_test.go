@@ -1,7 +1,0 @@
-//go:build !race
-
-package runtime_test
-
-// raceOn: the race detector's sync.Pool drops values at random, so that
-// allocation counts vary from run to run under it.
-const raceOn = false
