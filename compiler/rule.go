@@ -63,6 +63,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		authScopeRule,
 		handlerRule,
 		providerLimitRule(cfg.Targets, cfg.Strict),
+		tokenBudgetRule,
 		stableNameRule(cfg.Lock, patterns),
 	}
 }

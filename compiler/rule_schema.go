@@ -87,6 +87,7 @@ var (
 		"handler":     {kinds: str},
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
 		"auth":        {kinds: strukt, sub: authShape},
+		"budget":      {owner: "token-budget"},
 	}}
 	toolShape = shape{
 		what: "tool",

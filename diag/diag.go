@@ -93,6 +93,26 @@ type Change struct {
 	// Service, Tool and Field name what changed; Field is empty for a
 	// change to a tool or a service.
 	Service, Tool, Field string
+	// Tokens, on a change of what a tool or a request costs in tokens
+	// (the token-growth lines of toolc diff), are its counts before and
+	// after, per target. A pointer, so that a Diagnostic stays comparable.
+	Tokens *TokenCounts
+}
+
+// TokenCounts are a change's counts, one per target.
+type TokenCounts []TokenCount
+
+// TokenCount is what a tool, or a request, costs in one target's tokens
+// before and after a change.
+type TokenCount struct {
+	// Target is a projection target, or "openai" for openai-chat and
+	// openai-responses, which cost the same.
+	Target string `json:"target"`
+	Before int    `json:"before"`
+	After  int    `json:"after"`
+	// Estimate says that the counts are estimates: the provider publishes
+	// no tokenizer.
+	Estimate bool `json:"estimate,omitempty"`
 }
 
 func (d Diagnostic) String() string {

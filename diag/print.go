@@ -146,13 +146,15 @@ type jsonChange struct {
 	Tool     string `json:"tool"`
 	Field    string `json:"field"`
 	Message  string `json:"message"`
+	// Tokens are a token-growth change's counts (package tokens).
+	Tokens *TokenCounts `json:"tokens,omitempty"`
 }
 
 func printJSON(w *bufio.Writer, ds []Diagnostic) {
 	out := make([]any, len(ds))
 	for i, d := range ds {
 		if c := d.Change; c.Kind != "" {
-			out[i] = jsonChange{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Rule, c.Breaking, c.Allowed, c.Service, c.Tool, c.Field, d.Message}
+			out[i] = jsonChange{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Rule, c.Breaking, c.Allowed, c.Service, c.Tool, c.Field, d.Message, c.Tokens}
 		} else {
 			out[i] = jsonDiagnostic{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Severity, d.Rule, d.Message}
 		}

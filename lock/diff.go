@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/diag"
 )
 
 // Change is one difference between two locks.
@@ -35,7 +36,15 @@ type Change struct {
 	// named; a reader looking for a position stops at the last key it
 	// finds.
 	Path []string
+	// Tokens, on a change of what a tool or a request costs in tokens
+	// (rule token-growth, made by package tokens, not by Diff), are its
+	// counts before and after, per target.
+	Tokens []TokenCount
 }
+
+// TokenCount is what a tool, or a request, costs in one target's tokens
+// before and after a change.
+type TokenCount = diag.TokenCount
 
 // Kind is one kind of change, with the rule ID that reports it.
 type Kind struct {

@@ -54,6 +54,9 @@ type Lock struct {
 	// File is the file that the lock was loaded from, if any; messages
 	// about a service that is gone name it.
 	File string `json:"-"`
+	// source is the catalog that FromCatalog made the lock from (see
+	// Catalog).
+	source *catalog.Catalog
 }
 
 // Service is one contract package.
@@ -129,7 +132,7 @@ type Field struct {
 // FromCatalog records a catalog's contracts, with their source positions
 // (which Marshal leaves out).
 func FromCatalog(c *catalog.Catalog) *Lock {
-	l := &Lock{Services: []*Service{}}
+	l := &Lock{Services: []*Service{}, source: c}
 	for _, s := range c.Services {
 		ls := &Service{Name: s.Name, Version: s.Version, Dir: s.Dir, Tools: []*Tool{}, Pos: s.Pos}
 		for _, t := range s.Tools {
@@ -458,8 +461,8 @@ func LoadFile(name string) (*Lock, error) {
 // relative to wd, as the services' directories are. It looks at no file:
 // a directory that is gone is still covered by the patterns that named it.
 func (l *Lock) Split(wd string, patterns []string) (in, out *Lock) {
-	in = &Lock{Services: []*Service{}, File: l.File}
-	out = &Lock{Services: []*Service{}, File: l.File}
+	in = &Lock{Services: []*Service{}, File: l.File, source: l.source}
+	out = &Lock{Services: []*Service{}, File: l.File, source: l.source}
 	covers := scope(wd, patterns)
 	for _, s := range l.Services {
 		if covers(s.Dir) {

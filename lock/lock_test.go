@@ -288,3 +288,35 @@ func TestScopesRoundTrip(t *testing.T) {
 		t.Errorf("a new scope: %+v", changes)
 	}
 }
+
+func TestCatalog(t *testing.T) {
+	c := &catalog.Catalog{Services: []*catalog.Service{
+		{Name: "a", Dir: "a", Tools: []*catalog.Tool{{Name: "x", Description: "X", Strict: true, Examples: []map[string]any{{}},
+			Request: catalog.Message{Fields: []*catalog.Field{{Name: "z", Type: catalog.String, Description: "Z"}, {Name: "y", Type: catalog.Integer, Description: "Y", Enum: []any{int64(2), int64(1)}}}}}}},
+		{Name: "b", Dir: "other/b", Tools: []*catalog.Tool{{Name: "w", Description: "W"}}},
+	}}
+	l := lock.FromCatalog(c)
+	got, exact := l.Catalog()
+	if !exact || len(got.Services) != 2 || got.Services[0] != c.Services[0] {
+		t.Errorf("Catalog of FromCatalog = %v, exact %v; want the catalog itself", got, exact)
+	}
+	in, _ := l.Split("", []string{"./a"})
+	if got, exact := in.Catalog(); !exact || len(got.Services) != 1 || got.Services[0].Name != "a" {
+		t.Errorf("Catalog of Split = %+v, exact %v; want service a alone", got, exact)
+	}
+	parsed, err := lock.Parse(l.Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, exact = parsed.Catalog()
+	if exact {
+		t.Error("a parsed lock's catalog says it is exact")
+	}
+	x := got.Services[0].Tools[0]
+	if x.Strict || x.Examples != nil || x.Description != "X" || len(x.Request.Fields) != 2 || x.Request.Fields[0].Name != "y" || x.Request.Fields[0].Enum[0] != int64(1) {
+		t.Errorf("a parsed lock's tool = %+v; want it as the lock records it: fields and enums sorted, no strict, no examples", x)
+	}
+	if stripped, exact := l.Strip().Catalog(); exact || stripped.Services[0].Tools[0].Strict {
+		t.Error("Strip kept the catalog")
+	}
+}

@@ -71,7 +71,7 @@ func (c Change) Diagnostic() diag.Diagnostic {
 	case "allowed":
 		sev = diag.Warning
 	}
-	return diag.Diagnostic{
+	d := diag.Diagnostic{
 		Pos:      diag.Position{File: c.Pos.File, Line: c.Pos.Line, Column: c.Pos.Column},
 		Severity: sev,
 		Rule:     c.Rule,
@@ -79,6 +79,11 @@ func (c Change) Diagnostic() diag.Diagnostic {
 		Change: diag.Change{Kind: c.Kind(), Breaking: c.Breaking, Allowed: c.Allowed,
 			Service: c.Service, Tool: c.Tool, Field: c.Field},
 	}
+	if c.Tokens != nil {
+		tokens := diag.TokenCounts(c.Tokens)
+		d.Change.Tokens = &tokens
+	}
+	return d
 }
 
 // Diagnostics is each change's Diagnostic.
@@ -105,9 +110,13 @@ func Accepted(changes []Change) []diag.Diagnostic {
 	return ds
 }
 
-// Tally counts the changes of each kind.
+// Tally counts the changes of each kind; what a change costs in tokens is
+// no change of the contract, and is not counted.
 func Tally(changes []Change) (breaking, allowed, compatible int) {
 	for _, c := range changes {
+		if c.Tokens != nil {
+			continue
+		}
 		switch c.Kind() {
 		case "breaking":
 			breaking++

@@ -39,9 +39,12 @@ type encoder struct {
 // merged each time.
 const maxPieces = 1 << 16
 
-var o200kBase = sync.OnceValue(func() *encoder {
-	// About 60 ms, on first use: tiktoken-go builds its vocabulary, and
-	// the encoder reads it back one token at a time, as Decode gives it.
+var o200kBase = sync.OnceValue(newO200k)
+
+// newO200k builds the encoder, once per process, on first use: tiktoken-go
+// builds its vocabulary, and the encoder reads it back one token at a
+// time, as Decode gives it (BenchmarkVocabulary).
+func newO200k() *encoder {
 	c := codec.NewO200kBase()
 	ranks := make(map[string]uint32, o200kTokens)
 	for id := range uint(o200kTokens) {
@@ -52,7 +55,7 @@ var o200kBase = sync.OnceValue(func() *encoder {
 		ranks[s] = uint32(id)
 	}
 	return &encoder{ranks: ranks}
-})
+}
 
 // o200kTokens is the number of ordinary tokens of o200k_base, numbered
 // from 0; the special ones (<|endoftext|>) follow and are never counted.

@@ -7,9 +7,11 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/baseline"
+	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/lock"
+	"github.com/toolc/toolc/tokens"
 )
 
 // runLock records the contracts in toolc.lock, accepting every change
@@ -92,7 +94,12 @@ func runDiff(e env, args []string) error {
 		return failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
 	}
 	changes := compiler.Diff(res, base.Lock)
-	if err := diag.Print(e.stdout, format, lock.Diagnostics(changes), nil); err != nil {
+	// What the tools cost per request, before and after (package tokens).
+	growth, err := tokenGrowth(base.Lock, res.Catalog, patterns)
+	if err != nil {
+		return err
+	}
+	if err := diag.Print(e.stdout, format, lock.Diagnostics(append(changes, growth...)), nil); err != nil {
 		return err
 	}
 	breaking, allowed, compatible := lock.Tally(changes)
@@ -102,9 +109,29 @@ func runDiff(e env, args []string) error {
 		} else {
 			fmt.Fprintf(e.stderr, "toolc diff: against %s: %d breaking, %d allowed by a major version bump, %d compatible\n", base.Label, breaking, allowed, compatible)
 		}
+		if len(growth) > 0 {
+			fmt.Fprintf(e.stderr, "toolc diff: tokens: %s\n", growth[0].Message)
+		}
 	}
 	if breaking > 0 {
 		return exitWith(exitFail)
 	}
 	return nil
+}
+
+// tokenGrowth compares what the tools in the patterns cost per request
+// in each target, at old and now. A lock file holds no examples and no
+// strict marks, so against one both sides are counted as a lock records
+// them.
+func tokenGrowth(old *lock.Lock, now *catalog.Catalog, patterns []string) ([]lock.Change, error) {
+	wd, err := os.Getwd()
+	if err != nil {
+		return nil, err
+	}
+	in, _ := old.Split(wd, patterns)
+	before, exact := in.Catalog()
+	if !exact {
+		now, _ = lock.FromCatalog(now).Strip().Catalog()
+	}
+	return tokens.Growth(before, now)
 }
