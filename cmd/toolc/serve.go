@@ -54,6 +54,8 @@ type serveFlags struct {
 	readTimeout  *time.Duration
 	writeTimeout *time.Duration
 	idleTimeout  *time.Duration
+	maxStreams   *int
+	callerStream *int
 	authIssuer   *string
 	authResource *string
 	auditArgs    *bool
@@ -82,7 +84,9 @@ func addServeFlags(fs interface {
 		ssePoll:      fs.Duration("sse-poll-after", 0, "close, once, the SSE stream of a 2025-11-25 session's call still running after this long; the client resumes it (0: never)"),
 		maxConns:     fs.Int("max-conns", httpapi.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
 		readTimeout:  fs.Duration("read-timeout", httpapi.DefaultReadTimeout, "bound on reading a request's header and body"),
-		writeTimeout: fs.Duration("write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls; none for notification streams"),
+		writeTimeout: fs.Duration("write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls, and on each write to a notification stream"),
+		maxStreams:   fs.Int("max-streams", mcpserver.DefaultMaxStreams, "cap on open MCP notification streams, at most half of --max-conns (-1: no cap but that)"),
+		callerStream: fs.Int("max-caller-streams", mcpserver.DefaultMaxCallerStreams, "cap on the open MCP notification streams of one caller: its OAuth subject, or its IP address (-1: no cap)"),
 		idleTimeout:  fs.Duration("idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
@@ -333,9 +337,16 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 			origins = append(origins, o)
 		}
 	}
+	// Notification streams stay open: they may take at most half of the
+	// connections, so that calls always have the rest.
+	maxStreams := *sf.maxStreams
+	if conns := *sf.maxConns; conns > 0 && (maxStreams <= 0 || maxStreams > conns/2) {
+		maxStreams = max(conns/2, 1)
+	}
 	handler := httpapi.NewHandler(rt, srv, httpapi.Options{
 		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: gate,
-		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll},
+		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
+			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
 	})
 	limits := httpapi.ConnLimits{
 		MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
