@@ -36,6 +36,7 @@ import (
 	goruntime "runtime"
 	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/toolc/toolc/catalog"
@@ -163,25 +164,37 @@ func Write(ctx context.Context, cat *catalog.Catalog, opts Options) (*Written, e
 	m := &Manifest{Format: Format, GOOS: target.GOOS, GOARCH: target.GOARCH, Toolc: opts.Toolc, Catalog: CatalogFile, Services: []Service{}}
 	sums := map[string][]byte{}
 	start := time.Now()
-	var errs []error
+	// Two builds at a time, as host.BuildAll runs them (the go command
+	// parallelises each build itself); every failure is reported, in the
+	// catalog's order.
+	bins := make([]*host.Binary, len(cat.Services))
+	errs := make([]error, len(cat.Services))
+	sem := make(chan struct{}, 2)
+	var wg sync.WaitGroup
 	for _, svc := range cat.Services {
-		rel := handlersDir + "/" + svc.Name
-		if target.GOOS == "windows" {
-			rel += ".exe"
+		m.Services = append(m.Services, Service{Name: svc.Name, Handler: handlerPath(svc.Name, target)})
+	}
+	for i, svc := range cat.Services {
+		out := filepath.Join(tmp, filepath.FromSlash(m.Services[i].Handler))
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			bins[i], errs[i] = host.BuildFile(ctx, base, svc, out, target)
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if errors.Is(err, host.ErrNoGo) {
+			return nil, err // said once, not once per service
 		}
-		b, err := host.BuildFile(ctx, base, svc, filepath.Join(tmp, filepath.FromSlash(rel)), target)
-		if err != nil {
-			if errors.Is(err, host.ErrNoGo) {
-				return nil, err // said once, not once per service
-			}
-			errs = append(errs, err)
-			continue
-		}
-		m.Services = append(m.Services, Service{Name: svc.Name, Handler: rel})
-		sums[rel] = b.SHA256
 	}
 	if err := errors.Join(errs...); err != nil {
 		return nil, err
+	}
+	for i, b := range bins {
+		sums[m.Services[i].Handler] = b.SHA256
 	}
 	took := time.Since(start)
 
@@ -210,6 +223,14 @@ func Write(ctx context.Context, cat *catalog.Catalog, opts Options) (*Written, e
 		return nil, err
 	}
 	return &Written{Manifest: m, Took: took}, nil
+}
+
+// handlerPath is where a bundle for target holds a service's handler.
+func handlerPath(service string, target host.Target) string {
+	if target.GOOS == "windows" {
+		return handlersDir + "/" + service + ".exe"
+	}
+	return handlersDir + "/" + service
 }
 
 func writeFile(dir, name string, data []byte, sums map[string][]byte) error {

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"crypto/sha256"
+	"debug/elf"
 	"encoding/hex"
 	"errors"
 	"io/fs"
@@ -312,5 +313,45 @@ func TestOfCatalog(t *testing.T) {
 	}
 	if _, ok := bundle.OfCatalog(filepath.Join(dir, "other.json")); ok {
 		t.Error("OfCatalog(a file the manifest does not name) = true")
+	}
+}
+
+// TestWriteOtherPlatform builds a bundle for another platform than the
+// one the test runs on, of a handler that is the smallest main package
+// (cross-compiling one with toolc's plugin SDK takes minutes): its
+// binary is for that platform, and Load refuses it, saying so.
+func TestWriteOtherPlatform(t *testing.T) {
+	if testing.Short() {
+		t.Skip("cross-compiles a program")
+	}
+	target := host.Target{GOOS: "linux", GOARCH: "arm64"}
+	if goruntime.GOOS == "linux" && goruntime.GOARCH == "arm64" {
+		target.GOARCH = "amd64"
+	}
+	src := t.TempDir()
+	put(t, src, "go.mod", []byte("module example.com/tiny\n\ngo 1.22\n"))
+	put(t, src, "main.go", []byte("package main\n\nfunc main() {}\n"))
+	cat := svcCatalog()
+	cat.Services[0].Dir, cat.Services[0].Handler = ".", "."
+	out := filepath.Join(t.TempDir(), "bundle")
+	w, err := bundle.Write(context.Background(), cat, bundle.Options{Dir: out, Base: src, Target: target})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := w.Manifest.Platform(); got != "linux/"+target.GOARCH {
+		t.Errorf("manifest platform %s", got)
+	}
+	f, err := elf.Open(filepath.Join(out, "handlers", "svc"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	want := map[string]elf.Machine{"arm64": elf.EM_AARCH64, "amd64": elf.EM_X86_64}[target.GOARCH]
+	if f.Machine != want {
+		t.Errorf("the handler is for %v, want %v", f.Machine, want)
+	}
+	var pe *bundle.PlatformError
+	if _, err := bundle.Load(out); !errors.As(err, &pe) || pe.Built != "linux/"+target.GOARCH {
+		t.Errorf("Load of a bundle for linux/%s: %v, want a PlatformError", target.GOARCH, err)
 	}
 }

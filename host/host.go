@@ -7,6 +7,10 @@
 // running plugin's binary is never half overwritten; Start launches the
 // binaries as go-plugin processes pinned to the checksums Build recorded,
 // each under a Plugin, which restarts it when it dies or stops answering.
+// BuildFile compiles one reproducibly, for a platform, into a file of the
+// caller's: a bundle's (package bundle), whose binaries Start runs pinned
+// to the bundle's sums, with no go command. Where the go command is
+// missing, building says so (ErrNoGo).
 package host
 
 import (
