@@ -56,6 +56,11 @@ type Options struct {
 	// finish before it is stopped. Default 10s.
 	Grace  time.Duration
 	Logger *slog.Logger
+	// Loaded, if set, is told how each reload ended until one has
+	// succeeded: why it failed, or nil. Until then no tools are served,
+	// and a server tells its clients why (see mcpserver.Gate); after,
+	// a failed reload keeps the last good state, which is served.
+	Loaded func(err error)
 }
 
 // Daemon compiles, builds, serves and reloads.
@@ -74,6 +79,9 @@ type Daemon struct {
 	w     *watch.Watcher
 	trees []string
 
+	// served is set once a reload has succeeded: before, there is no
+	// last good state, and nothing is served.
+	served bool
 	// state is the last good state, touched only by the reload loop.
 	cat     *catalog.Catalog
 	plugins map[string]*handle // by service
@@ -379,6 +387,51 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		default:
 		}
 	}()
+	// Until the first good state, every reload that tried says how it
+	// ended.
+	if tried, err := d.reloadOnce(ctx, paths, full); tried && !d.served {
+		if d.opts.Loaded != nil {
+			d.opts.Loaded(brief(err))
+		}
+		d.served = err == nil
+	}
+}
+
+// brief is what a client is told of a failed reload: a compiler's output
+// may run to pages, which toolc dev's standard error has in full, and a
+// file name may hold terminal controls, which a client may print.
+func brief(err error) error {
+	const maxLines, maxBytes = 12, 2000
+	if err == nil {
+		return nil
+	}
+	msg := diag.Printable(err.Error())
+	lines := strings.SplitAfter(msg, "\n")
+	cut := len(lines) > maxLines
+	if cut {
+		msg = strings.Join(lines[:maxLines], "")
+	}
+	if len(msg) > maxBytes {
+		msg, cut = strings.ToValidUTF8(msg[:maxBytes], ""), true
+	}
+	if cut {
+		msg = strings.TrimRight(msg, "\n") + "\n... (toolc dev's standard error has the rest)"
+	}
+	return errors.New(msg)
+}
+
+// keeping says what a failed reload leaves served: the last good state
+// (or contracts), or, before any reload succeeded, nothing.
+func (d *Daemon) keeping(what string) string {
+	if d.served {
+		return "still serving the last good " + what
+	}
+	return "no tools are served until a reload succeeds"
+}
+
+// reloadOnce is reload: tried is false if there was nothing to do, and err
+// says why a reload that was tried failed, having been said on Status.
+func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tried bool, err error) {
 	start := time.Now()
 	c := d.classify(paths)
 	if full {
@@ -392,7 +445,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		c.contracts = true
 	}
 	if !c.contracts && len(c.handlers) == 0 {
-		return
+		return false, nil
 	}
 	// Remember the changed handlers until a build is tried.
 	maps.Copy(d.dirty, c.handlers)
@@ -402,8 +455,8 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 	if c.lock || full {
 		l, err := readLock(d.lockPath)
 		if err != nil {
-			fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
-			return
+			fmt.Fprintf(d.opts.Status, "toolc dev: %v; %s\n", err, d.keeping("contracts"))
+			return true, err
 		}
 		d.session.SetLock(l)
 	}
@@ -411,11 +464,11 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		// Until this reload succeeds, the contracts on disk are not served.
 		d.contractsPending = true
 		t := time.Now()
-		if cat := d.compile(); cat != nil {
+		if cat, err := d.compile(); err == nil {
 			next = cat
 			timing = append(timing, "compile "+ms(time.Since(t)))
 		} else if len(c.handlers) == 0 {
-			return
+			return true, err
 		} else {
 			// A handler edited while its contract is broken is still built,
 			// against the contracts that are served.
@@ -451,7 +504,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 			what = "the handlers of " + strings.Join(unchanged, ", ") + " are"
 		}
 		fmt.Fprintf(d.opts.Status, "toolc dev: %s unchanged: the build inputs are those of the running build; nothing rebuilt\n", what)
-		return
+		return false, nil
 	}
 	// A build is tried for every changed handler that is still served: a
 	// later edit must change it again to try again.
@@ -464,7 +517,8 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		// listing takes a fraction of the build, and so adds nothing to
 		// the reload unless it outlasts the build.
 		listings := d.listAll(ctx, toBuild, pkgs, ins)
-		bins, failed := d.build(ctx, toBuild)
+		bins, err := d.build(ctx, toBuild)
+		failed := err != nil
 		d.takeDeps(ctx, listings, ins, t)
 		for _, b := range bins {
 			binPaths[b.Service] = b.Path
@@ -472,11 +526,11 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		timing = append(timing, fmt.Sprintf("build %s (%s)", ms(time.Since(t)), names(toBuild)))
 		if len(bins) > 0 {
 			t := time.Now()
-			ps, err := host.Start(ctx, bins, d.opts.Host)
+			ps, serr := host.Start(ctx, bins, d.opts.Host)
 			timing = append(timing, "start "+ms(time.Since(t)))
-			if err != nil {
-				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
-				failed = true
+			if serr != nil {
+				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", serr)
+				failed, err = true, errors.Join(err, serr)
 			} else {
 				started = ps
 			}
@@ -484,8 +538,8 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		if failed {
 			host.Stop(started, 0)
 			removeBinaries(binPaths)
-			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s (%s); still serving the last good state\n", ms(time.Since(start)), strings.Join(timing, ", "))
-			return
+			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s (%s); %s\n", ms(time.Since(start)), strings.Join(timing, ", "), d.keeping("state"))
+			return true, err
 		}
 	}
 
@@ -505,8 +559,8 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 	if _, err := d.opts.Runtime.Swap(next, dispatchers); err != nil {
 		host.Stop(started, 0)
 		removeBinaries(binPaths)
-		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good state\n", err)
-		return
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v; %s\n", err, d.keeping("state"))
+		return true, err
 	}
 	timing = append(timing, "swap "+ms(time.Since(t)))
 
@@ -531,27 +585,33 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		d.contractsPending = false
 	}
 	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "))
+	return true, nil
 }
 
-// compile compiles the contracts and prints their diagnostics. It returns
-// nil, having said so on Status, when they do not compile.
-func (d *Daemon) compile() *catalog.Catalog {
+// compile compiles the contracts and prints their diagnostics. When they
+// do not compile, it says so on Status and returns why: the first error,
+// for a client to show.
+func (d *Daemon) compile() (*catalog.Catalog, error) {
 	res, err := d.session.Compile()
 	if err != nil {
-		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
-		return nil
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v; %s\n", err, d.keeping("contracts"))
+		return nil, err
 	}
 	d.printDiagnostics(res)
 	if res.HasErrors() {
-		errs, _ := diag.Count(res.Diagnostics)
+		errs, _ := diag.Split(res.Diagnostics)
 		noun := "errors"
-		if errs == 1 {
+		if len(errs) == 1 {
 			noun = "error"
 		}
-		fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; still serving the last good contracts\n", errs, noun)
-		return nil
+		fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; %s\n", len(errs), noun, d.keeping("contracts"))
+		why := fmt.Sprintf("the contracts have %d %s: %s", len(errs), noun, errs[0])
+		if len(errs) > 1 {
+			why += " (and more: toolc dev's standard error lists them)"
+		}
+		return nil, errors.New(why)
 	}
-	return res.Catalog
+	return res.Catalog, nil
 }
 
 // printDiagnostics prints a compile's errors, and of its warnings only
@@ -583,15 +643,15 @@ func (d *Daemon) printDiagnostics(res *compiler.Result) {
 }
 
 // build builds the services' handlers, reporting each failure with the
-// compiler's output; failed is set if any failed.
-func (d *Daemon) build(ctx context.Context, svcs []*catalog.Service) (bins []*host.Binary, failed bool) {
+// compiler's output.
+func (d *Daemon) build(ctx context.Context, svcs []*catalog.Service) ([]*host.Binary, error) {
 	cat := &catalog.Catalog{Services: svcs}
 	bins, err := host.BuildAll(ctx, d.opts.CacheDir, d.wd, cat)
 	if err != nil {
 		fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
-		return nil, true
+		return nil, err
 	}
-	return bins, false
+	return bins, nil
 }
 
 func (d *Daemon) stopAll() {

@@ -5,6 +5,7 @@ import (
 
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -19,7 +20,7 @@ func runDev(e env, args []string) error {
 	tokenFromEnv(fs, &sf)
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
-	return serveTools(e, "dev", &sf, 0, func(_ context.Context, rt *runtime.Runtime) (*tools, error) {
+	return serveTools(e, "dev", &sf, 0, func(_ context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*tools, error) {
 		d, err := dev.New(dev.Options{
 			Patterns: patterns,
 			Runtime:  rt,
@@ -28,20 +29,25 @@ func runDev(e env, args []string) error {
 			Poll:     *poll,
 			Grace:    *sf.grace,
 			Logger:   logger(e),
+			// Until a load succeeds, the gate answers the requests for
+			// tools with why the last one failed.
+			Loaded: gate.Open,
 		})
 		if err != nil {
 			return nil, usageErr(err)
 		}
 		return &tools{
-			// A first load that fails is a usage error, and the requests
-			// held during it are told why.
+			// Contracts or handlers that do not build are told to the
+			// clients (Loaded) until a reload succeeds; a first load
+			// that cannot start (patterns that name no contract) is a
+			// usage error.
 			load: func(ctx context.Context) error {
 				if err := d.Start(ctx); err != nil {
 					return usageErr(err)
 				}
 				return nil
 			},
-			held: func(err error) error { return err },
+			opensGate: true,
 			// The daemon stops its own handlers when Run ends.
 			follow: d.Run,
 		}, nil

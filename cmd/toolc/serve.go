@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/bundle"
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
@@ -198,21 +198,23 @@ func checkExposure(e env, cmd string, sf *serveFlags) error {
 }
 
 // tools is how a command gets its tools running in the runtime: toolc
-// serve builds and starts the catalog's handler plugins once, toolc dev
-// loads its contracts and then reloads them on every change.
+// serve builds and starts the catalog's handler plugins (or a bundle's)
+// once, toolc dev loads its contracts and then reloads them on every
+// change.
 type tools struct {
 	// load gets the tools running and swaps them into the runtime. An
 	// error carries the exit status.
 	load func(ctx context.Context) error
-	// held is what the MCP requests held during a load that failed are
-	// answered with.
-	held func(err error) error
-	// serveFailure keeps a stdio session up after a load that failed,
-	// answering every request for tools, held or later, with held's error,
-	// until the client hangs up; toolc then exits with the load's error
-	// (toolc serve: ending at once raced the client's first tools/list,
-	// which then got no answer, and a desktop client had nothing to show).
-	// Without it the session ends at once (toolc dev).
+	// opensGate is set when load opens the gate itself, with how each
+	// try went (toolc dev, whose first load may fail and a later reload
+	// succeed); otherwise the gate opens when load returns.
+	opensGate bool
+	// serveFailure keeps serving after a load that failed, answering
+	// every request for tools, held or later, with its error, until toolc
+	// is stopped or the stdio client hangs up; toolc then exits with the
+	// load's error (toolc serve: ending at once raced the client's first
+	// tools/list, which then got no answer, and a desktop client had
+	// nothing to show). Without it toolc ends at once (toolc dev).
 	serveFailure bool
 	// stop, if set, stops the handlers at the end of a drain, which ends
 	// the calls still running with reason.
@@ -225,10 +227,11 @@ type tools struct {
 }
 
 // serveTools is the start-up that toolc serve and toolc dev share: it
-// checks their flags, starts tracing, makes the runtime and its MCP server,
-// gets the tools running with start, serves them (see serveWhileLoading)
-// until a signal or, over stdio, the client's hang-up, and drains.
-func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start func(ctx context.Context, rt *runtime.Runtime) (*tools, error)) error {
+// checks their flags, takes the port, starts tracing, makes the runtime
+// and its MCP server, gets the tools running with start, serves them (see
+// serveWhileLoading) until a signal or, over stdio, the client's hang-up,
+// and drains.
+func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start func(ctx context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*tools, error)) error {
 	if err := checkAuth(sf); err != nil {
 		return err
 	}
@@ -245,6 +248,15 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	if err != nil {
 		return usageErr(err)
 	}
+	// The port is taken before anything is compiled or built, so that a
+	// port in use is said at once, not after the handler build.
+	var ln net.Listener
+	if !*sf.stdio {
+		if ln, err = net.Listen("tcp", *sf.addr); err != nil {
+			return usageErr(err)
+		}
+		defer ln.Close()
+	}
 	tp, stopTracing, err := startTracing(e, cmd)
 	if err != nil {
 		return err
@@ -258,7 +270,8 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	defer rpc.CleanupClients()
 
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
-	t, err := start(ctx, rt)
+	gate := mcpserver.NewGate()
+	t, err := start(ctx, rt, gate)
 	if err != nil {
 		return err
 	}
@@ -266,14 +279,14 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 		defer t.close()
 	}
 	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret})
-	s := &server{e: e, cmd: cmd, sf: sf, rt: rt, srv: srv, gate: mcpserver.NewGate()}
-	// Over stdio the client that started toolc waits for the handshake,
+	// The client that started toolc over stdio waits for the handshake,
 	// and gives up within seconds (mcp-go after 5 s), while the first
-	// build may take minutes: the session starts at once, and the gate
-	// holds tools/list and tools/call until the first load is over. Over
-	// HTTP the port opens once the load is over: a client retries a
-	// refused connection.
-	srv.AddReceivingMiddleware(s.gate.Hold)
+	// build may take minutes; an HTTP client, or a container's health
+	// check, should not meet a refused port either. The server starts at
+	// once, and the gate holds tools/list and tools/call (and the
+	// function-call API) until the first load is over.
+	srv.AddReceivingMiddleware(gate.Hold)
+	s := &server{e: e, cmd: cmd, sf: sf, rt: rt, srv: srv, gate: gate, ln: ln}
 	return s.serveWhileLoading(ctx, stop, t)
 }
 
@@ -285,43 +298,44 @@ type server struct {
 	rt   *runtime.Runtime
 	srv  *mcp.Server
 	gate *mcpserver.Gate
+	ln   net.Listener // nil with --stdio
 }
 
-// serveWhileLoading loads the tools and serves them: over stdio the
-// session starts before the load, over HTTP after it. A load that fails
-// ends toolc with its error (over stdio once the session is over, see
-// tools.serveFailure), unless the load was cut short because the client
-// hung up or a signal came: then toolc ends as the session did.
+// serveWhileLoading serves from the start and loads the tools meanwhile.
+// A load that fails ends toolc with its error (once the session is over,
+// see tools.serveFailure), unless the load was cut short because the
+// client hung up or a signal came: then toolc ends as the session did.
 func (s *server) serveWhileLoading(ctx context.Context, stop func(), t *tools) error {
-	var served chan error
-	if *s.sf.stdio {
-		served = make(chan error, 1)
-		go func() {
-			served <- s.serve(ctx, stop, t.stop)
-			stop() // the client hung up: stop the load too
-		}()
-	}
+	served := make(chan error, 1)
+	go func() {
+		served <- s.serve(ctx, stop, t.stop)
+		stop() // the client hung up: stop the load too
+	}()
 	err := t.load(ctx)
 	if err != nil {
-		s.gate.Open(t.held(err))
-		cut := served != nil && ctx.Err() != nil
-		if cut {
+		s.gate.Open(err)
+		if ctx.Err() != nil {
 			stop()
 			return <-served
 		}
 		// Said now, not as toolc exits: the answer of the held requests
-		// points at standard error, and the session may go on
+		// points at standard error, and serving may go on
 		// (serveFailure).
 		err = exitWith(exitStatus(s.e.stderr, s.cmd, err))
 		if !t.serveFailure {
 			stop()
-		}
-		if served != nil {
 			<-served
+			return err
 		}
+		s.announce()
+		fmt.Fprintf(s.e.stderr, "toolc %s: no tools to serve: every client is told why until toolc is stopped (over stdio, until the client hangs up), and then it exits 1\n", s.cmd)
+		<-served
 		return err
 	}
-	s.gate.Open(nil)
+	if !t.opensGate {
+		s.gate.Open(nil)
+	}
+	s.announce()
 	followed := make(chan struct{})
 	if t.follow != nil {
 		go func() {
@@ -334,17 +348,27 @@ func (s *server) serveWhileLoading(ctx context.Context, stop func(), t *tools) e
 	} else {
 		close(followed)
 	}
-	if served != nil {
-		err = <-served
-	} else {
-		err = s.serve(ctx, stop, t.stop)
-	}
+	err = <-served
 	stop()
 	select {
 	case <-followed:
 	case <-time.After(followWait):
 	}
 	return err
+}
+
+// announce says where toolc serves, once its first load is over, and how
+// many tools; nothing with --stdio, whose client knows.
+func (s *server) announce() {
+	if s.ln == nil {
+		return
+	}
+	what := plural(len(s.rt.Snapshot().Tools()), "tool")
+	if _, err := s.gate.State(); err != nil {
+		what = "no tools: the load failed, and clients are told why"
+	}
+	fmt.Fprintf(s.e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
+		s.cmd, s.ln.Addr(), s.ln.Addr(), what)
 }
 
 // followWait bounds how long toolc waits, once it has served, for follow
@@ -367,7 +391,7 @@ func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers fun
 		}
 		fmt.Fprintf(e.stderr, "toolc %s: %s%s\n", cmd, r, hint)
 	}}
-	if *sf.stdio {
+	if s.ln == nil {
 		mcpserver.ServeStdio(ctx, s.rt, s.srv, e.stdin, e.stdout, shutdown)
 		return nil
 	}
@@ -384,21 +408,15 @@ func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers fun
 		maxStreams = max(conns/2, 1)
 	}
 	handler := httpapi.NewHandler(s.rt, s.srv, httpapi.Options{
-		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
+		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: s.gate,
 		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
 			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
 	})
-	ln, err := net.Listen("tcp", *sf.addr)
-	if err != nil {
-		return usageErr(err)
-	}
 	limits := httpapi.ConnLimits{
 		MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
 		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout, MaxBodyMemory: int64(*sf.maxBodyMem),
 	}
-	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
-		cmd, ln.Addr(), ln.Addr(), plural(len(s.rt.Snapshot().Tools()), "tool"))
-	if err := httpapi.Serve(ctx, ln, s.rt, handler, httpapi.ServeOptions{Limits: limits, Shutdown: shutdown}); err != nil {
+	if err := httpapi.Serve(ctx, s.ln, s.rt, handler, httpapi.ServeOptions{Limits: limits, Shutdown: shutdown}); err != nil {
 		return failf("%w", err)
 	}
 	return nil
@@ -407,16 +425,20 @@ func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers fun
 func runServe(e env, args []string) error {
 	fs := newFlags(e, "serve")
 	sf := addServeFlags(fs)
-	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts")
+	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts (the catalog of a bundle: that bundle)")
+	bundleDir := fs.String("bundle", "", "serve the bundle in `DIR` that toolc bundle wrote: its catalog and prebuilt handlers, each checked against its sha256, with no go command")
 	patterns, err := parseFlags(fs, args)
 	if err != nil {
 		return err
 	}
+	if *bundleDir != "" && (*catalogFile != "" || len(patterns) > 0) {
+		return usagef("give --bundle, --catalog or patterns: one of them")
+	}
 	tokenFromEnv(fs, &sf)
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see mcpserver.Options.ListTTL).
-	return serveTools(e, "serve", &sf, serveListTTL, func(ctx context.Context, rt *runtime.Runtime) (*tools, error) {
-		cat, base, err := loadServable(e, "serve", *catalogFile, patterns)
+	return serveTools(e, "serve", &sf, serveListTTL, func(ctx context.Context, rt *runtime.Runtime, _ *mcpserver.Gate) (*tools, error) {
+		src, err := loadServable(e, "serve", *bundleDir, *catalogFile, patterns)
 		if err != nil {
 			return nil, err
 		}
@@ -426,20 +448,17 @@ func runServe(e env, args []string) error {
 		var running map[string]*host.Plugin
 		return &tools{
 			load: func(ctx context.Context) error {
-				ps, err := startHandlers(ctx, e, cat, base)
+				ps, err := startHandlers(ctx, e, src)
 				if err != nil {
 					return err
 				}
 				mu.Lock()
 				running = ps
 				mu.Unlock()
-				if _, err := rt.Swap(cat, host.Dispatchers(ps)); err != nil {
+				if _, err := rt.Swap(src.cat, host.Dispatchers(ps)); err != nil {
 					return failf("%w", err)
 				}
 				return nil
-			},
-			held: func(error) error {
-				return errors.New("its handlers did not build or start; toolc's standard error says why")
 			},
 			serveFailure: true,
 			stop: func(reason string) {
@@ -462,29 +481,54 @@ func runServe(e env, args []string) error {
 	})
 }
 
-// loadServable loads the catalog to serve and the directory its services'
-// dirs are relative to.
-func loadServable(e env, cmd, file string, patterns []string) (*catalog.Catalog, string, error) {
+// servable is what serve and call serve: a catalog, and either its
+// services' prebuilt handlers (a bundle) or the directory that its
+// services' directories are relative to, where their handlers are built.
+type servable struct {
+	cat  *catalog.Catalog
+	bins []*host.Binary // a bundle's; nil means build from base
+	base string
+}
+
+// loadServable loads the bundle in dir, the catalog file, or the
+// contracts of patterns. The catalog of a bundle is served as that bundle,
+// with its prebuilt handlers: nothing is built.
+func loadServable(e env, cmd, dir, file string, patterns []string) (*servable, error) {
+	if dir == "" && file != "" {
+		if d, ok := bundle.OfCatalog(file); ok {
+			dir = d
+		}
+	}
+	if dir != "" {
+		b, err := bundle.Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		return &servable{cat: b.Catalog, bins: b.Binaries}, nil
+	}
 	cat, err := loadCatalog(e, cmd, file, patterns)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
 	base := "."
 	if file != "" {
 		base = filepath.Dir(file)
 	}
-	return cat, base, nil
+	return &servable{cat: cat, base: base}, nil
 }
 
-// startHandlers builds and starts every service's handler plugin.
-func startHandlers(ctx context.Context, e env, cat *catalog.Catalog, base string) (map[string]*host.Plugin, error) {
-	cache, err := host.CacheDir()
-	if err != nil {
-		return nil, usageErr(err)
-	}
-	bins, err := host.BuildAll(ctx, cache, base, cat)
-	if err != nil {
-		return nil, failf("%w", err)
+// startHandlers starts every service's handler plugin, building them
+// first unless they are a bundle's.
+func startHandlers(ctx context.Context, e env, src *servable) (map[string]*host.Plugin, error) {
+	bins := src.bins
+	if bins == nil {
+		cache, err := host.CacheDir()
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		if bins, err = host.BuildAll(ctx, cache, src.base, src.cat); err != nil {
+			return nil, failf("%w", err)
+		}
 	}
 	ps, err := host.Start(ctx, bins, host.Options{Stderr: e.stderr, Logger: logger(e)})
 	if err != nil {
@@ -539,21 +583,21 @@ func runCall(e env, args []string) error {
 	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cat, base, err := loadServable(e, "call", *catalogFile, patterns)
+	src, err := loadServable(e, "call", "", *catalogFile, patterns)
 	if err != nil {
 		return err
 	}
-	if cat, err = catalogWithTool(cat, tool); err != nil {
+	if src, err = withTool(src, tool); err != nil {
 		return err
 	}
-	running, err := startHandlers(ctx, e, cat, base)
+	running, err := startHandlers(ctx, e, src)
 	if err != nil {
 		return err
 	}
 	defer host.Stop(running, time.Second)
 	defer rpc.CleanupClients()
 	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
-	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
+	if _, err := rt.Swap(src.cat, host.Dispatchers(running)); err != nil {
 		return failf("%w", err)
 	}
 	res, err := rt.Call(ctx, tool, argsJSON)
@@ -571,15 +615,22 @@ func runCall(e env, args []string) error {
 	return nil
 }
 
-// catalogWithTool narrows the catalog to the service of one tool, named by
-// function name or MCP name, so that toolc call builds one handler.
-func catalogWithTool(cat *catalog.Catalog, name string) (*catalog.Catalog, error) {
-	for svc, t := range cat.Tools() {
+// withTool narrows what is served to the service of one tool, named by
+// function name or MCP name, so that toolc call builds and starts one
+// handler.
+func withTool(src *servable, name string) (*servable, error) {
+	for svc, t := range src.cat.Tools() {
 		if t.Name == name || t.ExposedMCPName(svc.Name) == name {
-			return &catalog.Catalog{Services: []*catalog.Service{svc}}, nil
+			one := &servable{cat: &catalog.Catalog{Services: []*catalog.Service{svc}}, base: src.base}
+			for _, b := range src.bins {
+				if b.Service == svc.Name {
+					one.bins = append(one.bins, b)
+				}
+			}
+			return one, nil
 		}
 	}
-	return nil, usagef("unknown tool %q; the catalog has %s", name, strings.Join(cat.ToolNames(), ", "))
+	return nil, usagef("unknown tool %q; the catalog has %s", name, strings.Join(src.cat.ToolNames(), ", "))
 }
 
 func looksLikeJSON(s string) bool {
