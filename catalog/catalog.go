@@ -102,6 +102,11 @@ const (
 	// Object is the items type of a record field: an array whose items
 	// are flat objects, with the Field's Fields as their properties.
 	Object Type = "object"
+	// JSON is a free-form value: any JSON value, or with the Field's
+	// Object set, any JSON object. Strict projections and Gemini's, which
+	// cannot state an open value, take it as a string that holds its JSON
+	// text, which the runtime parses back.
+	JSON Type = "json"
 )
 
 // Field is one parameter or result value: a scalar, an array of scalars,
@@ -142,6 +147,9 @@ type Field struct {
 	MinItems    *int64 `json:"minItems,omitempty"`
 	MaxItems    *int64 `json:"maxItems,omitempty"`
 	UniqueItems bool   `json:"uniqueItems,omitempty"`
+
+	// Object limits a JSON field to objects.
+	Object bool `json:"object,omitempty"`
 
 	// MCPHeader, on a request field, is the name part of the HTTP header
 	// Mcp-Param-{MCPHeader} that MCP 2026-07-28 clients mirror the

@@ -957,6 +957,8 @@ func (d *decoder) field(f *Field) bool {
 			return d.once(&seen, 1<<20) && d.pos(&f.Pos)
 		case "mcpHeader":
 			return d.once(&seen, 1<<21) && d.string(&f.MCPHeader)
+		case "object":
+			return d.once(&seen, 1<<23) && d.bool(&f.Object)
 		}
 		return false
 	})

@@ -628,6 +628,10 @@ func (w *writer) field(f *Field, canon bool) {
 		w.key("uniqueItems")
 		w.bool(true)
 	}
+	if f.Object {
+		w.key("object")
+		w.bool(true)
+	}
 	w.optStr("mcpHeader", f.MCPHeader)
 	w.close('}')
 }
@@ -884,8 +888,10 @@ func (w *writer) members(d dialect, fields []*Field) {
 func (w *writer) planned(d dialect, f *Field) {
 	p := d.plan(f, &w.scratch)
 	w.open('{')
-	w.key("type")
-	w.typeList(p.typ)
+	if len(p.typ) > 0 {
+		w.key("type")
+		w.typeList(p.typ)
+	}
 	w.optStr("description", p.desc)
 	if p.nullable {
 		w.key("nullable")

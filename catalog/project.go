@@ -248,7 +248,7 @@ var openAIStrictFormats = []string{"date-time", "time", "date", "duration", "ema
 func openAIDialect(strict bool) dialect {
 	d := dialect{has: all, closed: true, maxDescription: openAIMaxDescription}
 	if strict {
-		d.allRequired = true
+		d.allRequired, d.jsonAsString = true, true
 		d.has = func(key string, f *Field) bool {
 			switch key {
 			case "default", "minLength", "maxLength", "uniqueItems", "examples":
@@ -301,6 +301,9 @@ var anthropicStrictFormats = []string{"date-time", "time", "date", "duration", "
 func anthropicDialect(strict bool) dialect {
 	d := dialect{has: all, closed: true}
 	if strict {
+		// Strict tools close every object, as OpenAI's do: a JSON field
+		// is a string that holds it.
+		d.jsonAsString = true
 		d.has = func(key string, f *Field) bool {
 			switch key {
 			case "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems", "uniqueItems", "examples":
@@ -345,6 +348,9 @@ var geminiDialect = dialect{
 	ordered:       true,
 	upperTypes:    true,
 	singleExample: true,
+	// Gemini's Schema has no type for any value, and rejects an OBJECT
+	// without properties.
+	jsonAsString: true,
 	has: func(key string, f *Field) bool {
 		switch key {
 		case "exclusiveMinimum", "exclusiveMaximum", "uniqueItems":

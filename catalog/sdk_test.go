@@ -347,7 +347,12 @@ func everyKeyword() *catalog.Catalog {
 			}},
 			{Name: "notes", Type: catalog.Array, Items: catalog.Object, Description: "Optional notes", Fields: []*catalog.Field{
 				{Name: "text", Type: catalog.String, Description: "A note", Required: true},
+				{Name: "meta", Type: catalog.JSON, Description: "Anything"},
 			}},
+			// Free-form values: an object, required, with an example; any
+			// value, optional.
+			{Name: "filter", Type: catalog.JSON, Object: true, Description: "A query filter", Required: true, Examples: []any{map[string]any{"age": map[string]any{"$gt": int64(30)}}}},
+			{Name: "patch", Type: catalog.JSON, Description: "A JSON patch", Deprecated: true},
 		}
 	}
 	yes := true
@@ -360,7 +365,7 @@ func everyKeyword() *catalog.Catalog {
 					{Name: "label", Type: catalog.String, Description: "Label"},
 				}}}}},
 		{Name: "strict-one", Description: "Every keyword, strict", Strict: true, Deprecated: true, Request: catalog.Message{Fields: fields()},
-			Examples: []map[string]any{{"s": "abc", "level": int64(1), "edits": []any{map[string]any{"oldText": "a", "ok": true, "count": int64(2)}}}}},
+			Examples: []map[string]any{{"s": "abc", "level": int64(1), "edits": []any{map[string]any{"oldText": "a", "ok": true, "count": int64(2)}}, "filter": map[string]any{"a": []any{int64(1), nil}}}}},
 		{Name: "none", Description: "No arguments", Request: catalog.Message{Fields: []*catalog.Field{}}},
 	}}}}
 	c.Seal()

@@ -109,6 +109,7 @@ func (l lowerer) field(n *node) *catalog.Field {
 		Pattern:     stringAt(n, "pattern"),
 		Format:      stringAt(n, "format"),
 		UniqueItems: boolAt(n, "uniqueItems"),
+		Object:      boolAt(n, "object"),
 		MCPHeader:   stringAt(n.get("mcp"), "header"),
 		MinLength:   intAt(n, "minLength"),
 		MaxLength:   intAt(n, "maxLength"),

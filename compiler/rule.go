@@ -58,6 +58,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		injectedInstructionRule,
 		singleRequestRule,
 		flatFieldsRule,
+		freeFormRule,
 		enumRule,
 		defaultRule,
 		boundsRule,

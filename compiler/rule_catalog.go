@@ -288,6 +288,9 @@ func checkProviderLimits(p *Pass, targets []catalog.Target, strict bool) {
 			continue
 		}
 		fld := lowerer{}.field(f.node)
+		if fld.Type == catalog.JSON {
+			continue // free-form says what its projections do
+		}
 		var order []string
 		dialects := map[string][]string{}
 		for _, r := range fld.Reshapes(targets, strict || boolAt(f.tool.node, "strict")) {

@@ -179,6 +179,7 @@ var (
 			"minItems":         {kinds: integer},
 			"maxItems":         {kinds: integer},
 			"uniqueItems":      {kinds: boolean},
+			"object":           {kinds: boolean},
 			"examples":         {kinds: list},
 			"deprecated":       {kinds: boolean},
 			"mcp":              {kinds: strukt, sub: shape{what: "field mcp", keys: map[string]keySpec{"header": {kinds: str}}}},
@@ -193,7 +194,7 @@ var (
 )
 
 // fieldTypes are the types a field may have.
-var fieldTypes = []string{"string", "integer", "number", "boolean", "array"}
+var fieldTypes = []string{"string", "integer", "number", "boolean", "array", "json"}
 
 func checkService(p *Pass, root *node) {
 	checkShape(p, root, serviceShape, "service")
