@@ -27,6 +27,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/gogen"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
@@ -104,6 +105,9 @@ type Daemon struct {
 	// listFailed are the services whose last listing failed, and which
 	// have been told so once.
 	listFailed map[string]bool
+	// genChecked holds, by service, the genKey of the contract whose
+	// generated code reportStale last checked.
+	genChecked map[string]string
 	// setDirs is the set of directories last given to the watcher's
 	// SetDirs.
 	setDirs []string
@@ -414,6 +418,10 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		if cat := d.compile(); cat != nil {
 			next = cat
 			timing = append(timing, "compile "+ms(time.Since(t)))
+			// After the reload's own line, whether it went live or not: a
+			// handler that lacks a new tool fails it, and stale generated
+			// code is then the likely reason.
+			defer d.reportStale(cat)
 		} else if len(c.handlers) == 0 {
 			return
 		} else {
@@ -552,6 +560,58 @@ func (d *Daemon) compile() *catalog.Catalog {
 		return nil
 	}
 	return res.Catalog
+}
+
+// reportStale says, for each service whose generated Go code (toolc gen
+// go) no longer matches its contract, which files are stale and the
+// command that brings them up to date, as toolc gen go --check would: the
+// handler is built from the code as it is, so its types may not be the
+// contract's that clients see. A service with none of its generated files
+// does not use toolc gen go, and is left alone.
+//
+// Only a service whose contract changed since the last check is checked
+// again: generating the code of a large service takes a while, and a
+// reload that did not change it cannot have made it stale.
+func (d *Daemon) reportStale(cat *catalog.Catalog) {
+	checked := map[string]string{}
+	for _, svc := range cat.Services {
+		key := genKey(svc)
+		checked[svc.Name] = key
+		if d.genChecked[svc.Name] == key {
+			continue
+		}
+		files, err := gogen.Files(svc, d.wd)
+		if err != nil {
+			continue // names Go cannot use: toolc check and gen go say so
+		}
+		stale, err := gogen.StaleIn(d.wd, files)
+		missing := 0
+		for _, f := range stale {
+			if strings.HasSuffix(f, " (missing)") {
+				missing++
+			}
+		}
+		if err != nil || len(stale) == 0 || missing == len(files) {
+			continue
+		}
+		pattern := filepath.Clean(filepath.FromSlash(svc.Dir))
+		if !filepath.IsAbs(pattern) && pattern != "." {
+			pattern = "." + string(filepath.Separator) + pattern
+		}
+		fmt.Fprintf(d.opts.Status, "toolc dev: the generated Go code of %s does not match its contract: %s; the handler is built from it as it is, so its types may not be those clients see: run toolc gen go %s\n",
+			svc.Name, strings.Join(stale, ", "), pattern)
+	}
+	d.genChecked = checked
+}
+
+// genKey is what a service's generated code is made from: its contract,
+// by the fingerprints of its tools, and where it lives.
+func genKey(svc *catalog.Service) string {
+	parts := []string{svc.Name, svc.Version, svc.Description, svc.Dir, svc.Handler}
+	for _, t := range svc.Tools {
+		parts = append(parts, t.Fingerprint)
+	}
+	return strings.Join(parts, "\x00")
 }
 
 // printDiagnostics prints a compile's errors, and of its warnings only
