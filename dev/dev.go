@@ -55,8 +55,11 @@ type Options struct {
 	Debounce, Poll time.Duration
 	// Grace is how long calls in flight on a replaced plugin may take to
 	// finish before it is stopped. Default 10s.
-	Grace  time.Duration
-	Logger *slog.Logger
+	Grace time.Duration
+	// BuildProgress is how often a handler build that runs long says on
+	// Status that it is still going. Default 10s.
+	BuildProgress time.Duration
+	Logger        *slog.Logger
 }
 
 // Daemon compiles, builds, serves and reloads.
@@ -132,6 +135,9 @@ func New(opts Options) (*Daemon, error) {
 	opts.Status = diag.NewPrintableWriter(opts.Status)
 	if opts.Grace <= 0 {
 		opts.Grace = 10 * time.Second
+	}
+	if opts.BuildProgress <= 0 {
+		opts.BuildProgress = 10 * time.Second
 	}
 	if opts.CacheDir == "" {
 		d, err := host.CacheDir()
@@ -646,12 +652,51 @@ func (d *Daemon) printDiagnostics(res *compiler.Result) {
 // compiler's output; failed is set if any failed.
 func (d *Daemon) build(ctx context.Context, svcs []*catalog.Service) (bins []*host.Binary, failed bool) {
 	cat := &catalog.Catalog{Services: svcs}
+	stop := d.buildProgress(svcs)
 	bins, err := host.BuildAll(ctx, d.opts.CacheDir, d.wd, cat)
+	stop()
 	if err != nil {
 		fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
 		return nil, true
 	}
 	return bins, false
+}
+
+// buildProgress says what a build builds and that it is still going: the
+// first build on a machine compiles every package a handler imports
+// (go-plugin, gRPC, protobuf) and can take minutes, which a silent
+// terminal makes look like a hang. The daemon's first build says at once
+// what it builds; every build that runs longer than BuildProgress says so,
+// with the time so far, each BuildProgress. stop ends the reports; it
+// returns once no more can be written.
+func (d *Daemon) buildProgress(svcs []*catalog.Service) (stop func()) {
+	what := "the handler of " + names(svcs)
+	if len(svcs) > 1 {
+		what = "the handlers of " + names(svcs)
+	}
+	if len(d.plugins) == 0 && d.cat != nil && len(d.cat.Services) == 0 {
+		fmt.Fprintf(d.opts.Status, "toolc dev: building %s with go build; a first build on this machine also compiles every package it needs, which can take minutes\n", what)
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(d.opts.BuildProgress)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(d.opts.Status, "toolc dev: still building %s (%s so far)\n", what, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 func (d *Daemon) stopAll() {
