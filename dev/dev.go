@@ -27,6 +27,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/gogen"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
@@ -54,8 +55,11 @@ type Options struct {
 	Debounce, Poll time.Duration
 	// Grace is how long calls in flight on a replaced plugin may take to
 	// finish before it is stopped. Default 10s.
-	Grace  time.Duration
-	Logger *slog.Logger
+	Grace time.Duration
+	// BuildProgress is how often a handler build that runs long says on
+	// Status that it is still going. Default 10s.
+	BuildProgress time.Duration
+	Logger        *slog.Logger
 	// Loaded, if set, is told how each reload ended until one has
 	// succeeded: why it failed, or nil. Until then no tools are served,
 	// and a server tells its clients why (see mcpserver.Gate); after,
@@ -112,6 +116,9 @@ type Daemon struct {
 	// listFailed are the services whose last listing failed, and which
 	// have been told so once.
 	listFailed map[string]bool
+	// genChecked holds, by service, the genKey of the contract whose
+	// generated code reportStale last checked.
+	genChecked map[string]string
 	// setDirs is the set of directories last given to the watcher's
 	// SetDirs.
 	setDirs []string
@@ -136,6 +143,9 @@ func New(opts Options) (*Daemon, error) {
 	opts.Status = diag.NewPrintableWriter(opts.Status)
 	if opts.Grace <= 0 {
 		opts.Grace = 10 * time.Second
+	}
+	if opts.BuildProgress <= 0 {
+		opts.BuildProgress = 10 * time.Second
 	}
 	if opts.CacheDir == "" {
 		d, err := host.CacheDir()
@@ -467,6 +477,10 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 		if cat, err := d.compile(); err == nil {
 			next = cat
 			timing = append(timing, "compile "+ms(time.Since(t)))
+			// After the reload's own line, whether it went live or not: a
+			// handler that lacks a new tool fails it, and stale generated
+			// code is then the likely reason.
+			defer d.reportStale(cat)
 		} else if len(c.handlers) == 0 {
 			return true, err
 		} else {
@@ -614,6 +628,58 @@ func (d *Daemon) compile() (*catalog.Catalog, error) {
 	return res.Catalog, nil
 }
 
+// reportStale says, for each service whose generated Go code (toolc gen
+// go) no longer matches its contract, which files are stale and the
+// command that brings them up to date, as toolc gen go --check would: the
+// handler is built from the code as it is, so its types may not be the
+// contract's that clients see. A service with none of its generated files
+// does not use toolc gen go, and is left alone.
+//
+// Only a service whose contract changed since the last check is checked
+// again: generating the code of a large service takes a while, and a
+// reload that did not change it cannot have made it stale.
+func (d *Daemon) reportStale(cat *catalog.Catalog) {
+	checked := map[string]string{}
+	for _, svc := range cat.Services {
+		key := genKey(svc)
+		checked[svc.Name] = key
+		if d.genChecked[svc.Name] == key {
+			continue
+		}
+		files, err := gogen.Files(svc, d.wd)
+		if err != nil {
+			continue // names Go cannot use: toolc check and gen go say so
+		}
+		stale, err := gogen.StaleIn(d.wd, files)
+		missing := 0
+		for _, f := range stale {
+			if strings.HasSuffix(f, " (missing)") {
+				missing++
+			}
+		}
+		if err != nil || len(stale) == 0 || missing == len(files) {
+			continue
+		}
+		pattern := filepath.Clean(filepath.FromSlash(svc.Dir))
+		if !filepath.IsAbs(pattern) && pattern != "." {
+			pattern = "." + string(filepath.Separator) + pattern
+		}
+		fmt.Fprintf(d.opts.Status, "toolc dev: the generated Go code of %s does not match its contract: %s; the handler is built from it as it is, so its types may not be those clients see: run toolc gen go %s\n",
+			svc.Name, strings.Join(stale, ", "), pattern)
+	}
+	d.genChecked = checked
+}
+
+// genKey is what a service's generated code is made from: its contract,
+// by the fingerprints of its tools, and where it lives.
+func genKey(svc *catalog.Service) string {
+	parts := []string{svc.Name, svc.Version, svc.Description, svc.Dir, svc.Handler}
+	for _, t := range svc.Tools {
+		parts = append(parts, t.Fingerprint)
+	}
+	return strings.Join(parts, "\x00")
+}
+
 // printDiagnostics prints a compile's errors, and of its warnings only
 // those that the previous compile did not have: the first compile sums
 // them up in one line, as the other commands do, and each later warning is
@@ -646,12 +712,51 @@ func (d *Daemon) printDiagnostics(res *compiler.Result) {
 // compiler's output.
 func (d *Daemon) build(ctx context.Context, svcs []*catalog.Service) ([]*host.Binary, error) {
 	cat := &catalog.Catalog{Services: svcs}
+	stop := d.buildProgress(svcs)
 	bins, err := host.BuildAll(ctx, d.opts.CacheDir, d.wd, cat)
+	stop()
 	if err != nil {
 		fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
 		return nil, err
 	}
 	return bins, nil
+}
+
+// buildProgress says what a build builds and that it is still going: the
+// first build on a machine compiles every package a handler imports
+// (go-plugin, gRPC, protobuf) and can take minutes, which a silent
+// terminal makes look like a hang. The daemon's first build says at once
+// what it builds; every build that runs longer than BuildProgress says so,
+// with the time so far, each BuildProgress. stop ends the reports; it
+// returns once no more can be written.
+func (d *Daemon) buildProgress(svcs []*catalog.Service) (stop func()) {
+	what := "the handler of " + names(svcs)
+	if len(svcs) > 1 {
+		what = "the handlers of " + names(svcs)
+	}
+	if len(d.plugins) == 0 && d.cat != nil && len(d.cat.Services) == 0 {
+		fmt.Fprintf(d.opts.Status, "toolc dev: building %s with go build; a first build on this machine also compiles every package it needs, which can take minutes\n", what)
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(d.opts.BuildProgress)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(d.opts.Status, "toolc dev: still building %s (%s so far)\n", what, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 func (d *Daemon) stopAll() {

@@ -95,9 +95,14 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 		opts.Version = "dev"
 	}
 	ttl := int(opts.ListTTL.Milliseconds())
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = slog.New(newQuietUndelivered(logger.Handler()))
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
-		Logger:       opts.Logger,
+		Logger:       logger,
 		// Exactly what toolc serves: tools, whose list changes on a Swap,
 		// and the log lines handlers send during a call.
 		Capabilities: &mcp.ServerCapabilities{
@@ -119,10 +124,6 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	// Tracing is outermost, so that a call refused by the others has its
 	// span too.
 	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved, scopeFilter(rt))
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	s := &mcpTools{rt: rt, srv: srv, served: map[string]string{}, ask: newAsker(opts, logger)}
 	rt.OnSwap(s.sync)
 	return srv

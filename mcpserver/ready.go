@@ -72,8 +72,9 @@ func LoadError(err error) string {
 }
 
 // held are the methods whose answer depends on the loaded tools.
-// subscriptions/listen is not held: a listener that subscribes during the
-// load receives the list_changed that the load sends.
+// subscriptions/listen is not held: a listener may subscribe during the
+// load, and hears of the changes after it (over stdio, of those after it
+// listed the tools: see news).
 var held = map[string]bool{"tools/list": true, "tools/call": true}
 
 // Hold is the middleware that holds tools/list and tools/call until Open,

@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"context"
 	"io"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -43,11 +45,13 @@ func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *mcp.Server, in io
 		}
 		endSession()
 	}()
+	news := newsFor(rt, srv)
 	// Connect and Wait, not srv.Run: Run logs an ERROR ("server run
 	// cancelled") whenever its context ends, and ending it is how the
 	// session is closed after a drain. Waits for go-sdk: a Run that ends
 	// quietly when its caller ends it.
 	ss, err := srv.Connect(session, transport, nil)
+	news.session.Store(ss)
 	if err == nil {
 		stop := context.AfterFunc(session, func() { ss.Close() })
 		ss.Wait()
@@ -55,4 +59,66 @@ func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *mcp.Server, in io
 	}
 	endSession()
 	<-drained
+}
+
+// news keeps a stdio session from hearing list_changed about a tool list
+// it has not seen change. The client connects, and is answered initialize,
+// while the first load still runs, and go-sdk then sends list_changed for
+// the tools that load adds, as for any change: right after connecting,
+// before anything changed for the client, which asks for the list (held
+// until the load is over) only now. A list_changed is sent only when the
+// session was answered tools/list before the last swap: one that has
+// never listed, or has listed since, has nothing stale to be told about.
+//
+// The time of the last swap is taken by a watcher of rt that runs after
+// the MCP server's own (see New), once go-sdk's tools have changed, and a
+// list's time when its answer is ready; a list computed just before a
+// swap whose answer is ready after that swap's watchers ran counts as
+// current, a window of the time it takes to return an answer.
+type news struct {
+	session atomic.Pointer[mcp.ServerSession] // the stdio session, once connected
+
+	mu              sync.Mutex
+	listed, swapped time.Time
+}
+
+func newsFor(rt *runtime.Runtime, srv *mcp.Server) *news {
+	n := &news{}
+	rt.OnSwap(func(*runtime.Snapshot) {
+		n.mu.Lock()
+		n.swapped = time.Now()
+		n.mu.Unlock()
+	})
+	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			res, err := next(ctx, method, req)
+			if method == "tools/list" && n.ours(req) {
+				n.mu.Lock()
+				n.listed = time.Now()
+				n.mu.Unlock()
+			}
+			return res, err
+		}
+	})
+	srv.AddSendingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if method == "notifications/tools/list_changed" && n.ours(req) {
+				n.mu.Lock()
+				stale := !n.listed.IsZero() && n.listed.Before(n.swapped)
+				n.mu.Unlock()
+				if !stale {
+					return nil, nil
+				}
+			}
+			return next(ctx, method, req)
+		}
+	})
+	return n
+}
+
+// ours reports whether req is of the stdio session: before Connect
+// returns, the only session there can be.
+func (n *news) ours(req mcp.Request) bool {
+	ss := n.session.Load()
+	return ss == nil || req.GetSession() == ss
 }
