@@ -100,7 +100,8 @@ type Annotations struct {
 	OpenWorld   *bool `json:"openWorld,omitempty"`
 }
 
-// Message is a flat set of fields: a tool's request or response.
+// Message is a set of fields: a tool's request or response. Its fields
+// are scalars, arrays of scalars and records (arrays of flat objects).
 type Message struct {
 	Pos         Pos      `json:"pos"`
 	Description string   `json:"description,omitempty"`
@@ -126,21 +127,31 @@ const (
 	Number  Type = "number"
 	Boolean Type = "boolean"
 	Array   Type = "array"
+	// Object is the items type of a record field: an array whose items
+	// are flat objects, with the Field's Fields as their properties.
+	Object Type = "object"
 )
 
-// Field is one flat parameter or result value.
+// Field is one parameter or result value: a scalar, an array of scalars,
+// or a record field, an array of flat objects (Items Object) whose
+// properties are Fields.
 //
 // Values (Default, Enum, Examples) are JSON-shaped Go values: string, int64
-// for integers, float64 for numbers, bool, and []any for arrays.
+// for integers, float64 for numbers, bool, []any for arrays and
+// map[string]any for a record's items.
 type Field struct {
-	Name        string `json:"name"`
-	Pos         Pos    `json:"pos"`
-	Type        Type   `json:"type"`
-	Items       Type   `json:"items,omitempty"`
-	Description string `json:"description"`
-	Required    bool   `json:"required"`
-	Deprecated  bool   `json:"deprecated,omitempty"`
-	Default     any    `json:"default,omitempty"`
+	Name  string `json:"name"`
+	Pos   Pos    `json:"pos"`
+	Type  Type   `json:"type"`
+	Items Type   `json:"items,omitempty"`
+	// Fields are the fields of each item of a record field, in the order
+	// the contract declares them: scalars and arrays of scalars, never
+	// records themselves (records are one level deep).
+	Fields      []*Field `json:"fields,omitempty"`
+	Description string   `json:"description"`
+	Required    bool     `json:"required"`
+	Deprecated  bool     `json:"deprecated,omitempty"`
+	Default     any      `json:"default,omitempty"`
 	// Enum lists the allowed values; on an array field, of its items (a
 	// multi-select).
 	Enum     []any `json:"enum,omitempty"`
@@ -165,6 +176,19 @@ type Field struct {
 	// argument into (SEP-2243), so that gateways can route on it; the MCP
 	// projection carries it as "x-mcp-header".
 	MCPHeader string `json:"mcpHeader,omitempty"`
+}
+
+// IsRecord reports whether f is a record field: an array of flat objects.
+func (f *Field) IsRecord() bool { return f.Type == Array && f.Items == Object }
+
+// Field returns the record field's field with the given name, or nil.
+func (f *Field) Field(name string) *Field {
+	for _, sub := range f.Fields {
+		if sub.Name == name {
+			return sub
+		}
+	}
+	return nil
 }
 
 // Pos is a source position: a slash-separated file path relative to the

@@ -138,6 +138,8 @@ type decoder struct {
 	// depth is the nesting of values in examples, defaults and enums,
 	// bounded as encoding/json bounds it.
 	depth int
+	// inRecord is set while the fields of a record field are decoded.
+	inRecord bool
 	// fieldSlab and toolSlab allocate fields and tools in batches.
 	fieldSlab    []Field
 	toolSlab     []Tool
@@ -504,9 +506,10 @@ func (d *decoder) optBool(out **bool) bool {
 // value decodes any JSON value as encoding/json does into an any with
 // UseNumber, and then NormalizeValue(v, elem, ""): string, bool, nil,
 // []any, map[string]any, and a number as int64 when elem is Integer and
-// the number integral, as float64 otherwise. A number out of range makes
-// it give up, for Parse's slow path to explain.
-func (d *decoder) value(elem Type) (any, bool) {
+// the number integral, as float64 otherwise. An object's members are
+// normalized for the fields of record, the fields of a record's items. A
+// number out of range makes it give up, for Parse's slow path to explain.
+func (d *decoder) value(elem Type, record []*Field) (any, bool) {
 	d.depth++
 	defer func() { d.depth-- }()
 	if d.depth > maxDepth {
@@ -539,20 +542,20 @@ func (d *decoder) value(elem Type) (any, bool) {
 	case c == 'n':
 		return nil, d.literal("null")
 	case c == '[':
-		return d.values(elem)
+		return d.values(elem, record)
 	case c == '{':
-		return d.anyObject(nil)
+		return d.anyObject(record)
 	}
 	return nil, false
 }
 
 // values decodes an array of values (see value).
-func (d *decoder) values(elem Type) ([]any, bool) {
+func (d *decoder) values(elem Type, record []*Field) ([]any, bool) {
 	// Nested arrays push their elements above this one's and pop them
 	// before this one goes on.
 	start := len(d.valueStack)
 	ok := d.array(func() bool {
-		v, ok := d.value(elem)
+		v, ok := d.value(elem, record)
 		d.valueStack = append(d.valueStack, v)
 		return ok
 	})
@@ -566,19 +569,26 @@ func (d *decoder) values(elem Type) ([]any, bool) {
 // anyObject decodes an object of values, each normalized for the field
 // of its name in fields, if any (see value); a repeated key keeps the last
 // value, as encoding/json does.
-func (d *decoder) anyObject(fields *Message) (map[string]any, bool) {
+func (d *decoder) anyObject(fields []*Field) (map[string]any, bool) {
 	m := map[string]any{}
 	ok := d.object(func(key []byte) bool {
 		name := d.copy(key)
-		var elem Type
-		if fields != nil {
-			elem = fields.Field(name).elem()
-		}
-		v, ok := d.value(elem)
+		f := fieldNamed(fields, name)
+		v, ok := d.value(f.elem(), f.record())
 		m[name] = v
 		return ok
 	})
 	return m, ok
+}
+
+// fieldNamed returns the field of the given name, or nil.
+func fieldNamed(fields []*Field, name string) *Field {
+	for _, f := range fields {
+		if f.Name == name {
+			return f
+		}
+	}
+	return nil
 }
 
 // elem is the type of f's values, or of their elements for an array: the
@@ -591,6 +601,14 @@ func (f *Field) elem() Type {
 		return f.Items
 	}
 	return f.Type
+}
+
+// record returns the fields of a record field's items, or nil.
+func (f *Field) record() []*Field {
+	if f == nil {
+		return nil
+	}
+	return f.Fields
 }
 
 func (d *decoder) services(out *[]*Service) bool {
@@ -829,7 +847,7 @@ func (d *decoder) strings(out *[]string) bool {
 func (d *decoder) examples(out *[]map[string]any, request *Message) bool {
 	list := []map[string]any{}
 	ok := d.array(func() bool {
-		m, ok := d.anyObject(request)
+		m, ok := d.anyObject(request.Fields)
 		list = append(list, m)
 		return ok
 	})
@@ -924,17 +942,22 @@ func (d *decoder) field(f *Field) bool {
 			return d.once(&seen, 1<<4) && d.bool(&f.Required)
 		case "deprecated":
 			return d.once(&seen, 1<<5) && d.bool(&f.Deprecated)
+		case "fields":
+			// The values of a record field are normalized for its fields:
+			// they come first. Records are one level deep: a record's
+			// field with fields is for Parse's slow path to refuse.
+			return seen&valuesSeen == 0 && !d.inRecord && d.once(&seen, 1<<22) && d.recordFields(&f.Fields)
 		case "default":
 			var ok bool
-			f.Default, ok = d.value(f.elem())
+			f.Default, ok = d.value(f.elem(), f.Fields)
 			return seen&typeSeen != 0 && d.once(&seen, 1<<6) && ok && f.Default != nil
 		case "enum":
 			var ok bool
-			f.Enum, ok = d.values(f.elem())
+			f.Enum, ok = d.values(f.elem(), f.Fields)
 			return seen&typeSeen != 0 && d.once(&seen, 1<<7) && ok
 		case "examples":
 			var ok bool
-			f.Examples, ok = d.values(f.elem())
+			f.Examples, ok = d.values(f.elem(), f.Fields)
 			return seen&typeSeen != 0 && d.once(&seen, 1<<8) && ok
 		case "minLength":
 			return d.once(&seen, 1<<9) && d.int64(&f.MinLength)
@@ -965,6 +988,13 @@ func (d *decoder) field(f *Field) bool {
 		}
 		return false
 	})
+}
+
+// recordFields decodes the fields of a record's items.
+func (d *decoder) recordFields(out *[]*Field) bool {
+	d.inRecord = true
+	defer func() { d.inRecord = false }()
+	return d.fields(out)
 }
 
 func (d *decoder) pos(p *Pos) bool {

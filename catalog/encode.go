@@ -344,10 +344,16 @@ func toolSize(t *Tool, responses bool) int {
 	n := 300 + len(t.Name) + len(t.Description)
 	for _, m := range []*Message{&t.Request, t.Response} {
 		if m != nil && (m == &t.Request || responses) {
-			for _, f := range m.Fields {
-				n += 250 + 2*len(f.Name) + len(f.Description)
-			}
+			n += fieldsSize(m.Fields)
 		}
+	}
+	return n
+}
+
+func fieldsSize(fields []*Field) int {
+	n := 0
+	for _, f := range fields {
+		n += 250 + 2*len(f.Name) + len(f.Description) + fieldsSize(f.Fields)
 	}
 	return n
 }
@@ -608,6 +614,10 @@ func (w *writer) field(f *Field, canon bool) {
 		w.key("items")
 		w.str(string(f.Items))
 	}
+	if len(f.Fields) > 0 {
+		w.key("fields")
+		w.elems(len(f.Fields), func(i int) { w.field(f.Fields[i], canon) })
+	}
 	w.key("description")
 	w.str(f.Description)
 	w.key("required")
@@ -852,71 +862,75 @@ func (w *writer) objectSchema(o *ObjectSchema) {
 	w.key("type")
 	w.typeList(o.Type)
 	w.optStr("description", o.Description)
+	if o.plan != nil {
+		w.members(*o.plan, o.fields)
+		w.close('}')
+		return
+	}
 	w.key("properties")
-	switch {
-	case o.plan != nil:
-		w.open('{')
-		for _, f := range o.fields {
-			w.strKey(f.Name)
-			w.planned(*o.plan, f)
-		}
-		w.close('}')
-	case o.Properties == nil:
+	if o.Properties == nil {
 		w.null()
-	default:
-		w.open('{')
-		for _, p := range o.Properties {
-			w.strKey(p.Name)
-			w.schema(p.Schema)
-		}
-		w.close('}')
+	} else {
+		w.properties(o.Properties)
 	}
-	switch {
-	case o.plan != nil:
-		n := 0
-		for _, f := range o.fields {
-			if f.Required || o.plan.allRequired {
-				if n == 0 {
-					w.key("required")
-					w.open('[')
-				}
-				n++
-				w.next()
-				w.str(f.Name)
-			}
-		}
-		if n > 0 {
-			w.close(']')
-		}
-	case len(o.Required) > 0:
-		w.key("required")
-		w.open('[')
-		for _, r := range o.Required {
-			w.next()
-			w.str(r)
-		}
-		w.close(']')
-	}
+	w.strings("required", o.Required)
 	w.optBool("additionalProperties", o.AdditionalProperties)
-	switch {
-	case o.plan != nil && o.plan.ordered && len(o.fields) > 0:
-		w.key("propertyOrdering")
-		w.open('[')
-		for _, f := range o.fields {
+	w.strings("propertyOrdering", o.PropertyOrdering)
+	w.close('}')
+}
+
+func (w *writer) properties(ps Properties) {
+	w.open('{')
+	for _, p := range ps {
+		w.strKey(p.Name)
+		w.schema(p.Schema)
+	}
+	w.close('}')
+}
+
+// strings writes a list of strings under key, unless it is empty.
+func (w *writer) strings(key string, ss []string) {
+	if len(ss) > 0 {
+		w.key(key)
+		w.elems(len(ss), func(i int) { w.str(ss[i]) })
+	}
+}
+
+// members writes the members of an object schema whose properties are
+// fields, as d plans them: what schema writes for the properties,
+// required, additionalProperties and propertyOrdering that d.fill or
+// d.field fill in.
+func (w *writer) members(d dialect, fields []*Field) {
+	w.key("properties")
+	w.open('{')
+	for _, f := range fields {
+		w.strKey(f.Name)
+		w.planned(d, f)
+	}
+	w.close('}')
+	n := 0
+	for _, f := range fields {
+		if f.Required || d.allRequired {
+			if n == 0 {
+				w.key("required")
+				w.open('[')
+			}
+			n++
 			w.next()
 			w.str(f.Name)
 		}
-		w.close(']')
-	case len(o.PropertyOrdering) > 0:
-		w.key("propertyOrdering")
-		w.open('[')
-		for _, n := range o.PropertyOrdering {
-			w.next()
-			w.str(n)
-		}
+	}
+	if n > 0 {
 		w.close(']')
 	}
-	w.close('}')
+	if d.closed {
+		w.key("additionalProperties")
+		w.bool(false)
+	}
+	if d.ordered && len(fields) > 0 {
+		w.key("propertyOrdering")
+		w.elems(len(fields), func(i int) { w.str(fields[i].Name) })
+	}
 }
 
 // planned writes the schema of field f as dialect d plans it: what schema
@@ -967,6 +981,11 @@ func (w *writer) planned(d dialect, f *Field) {
 		w.open('{')
 		w.key("type")
 		w.typeList(d.typeList(f.Items, false))
+		if f.IsRecord() {
+			// p.desc, which may share w.scratch with the plans of the
+			// record's fields, is written already.
+			w.members(d, f.Fields)
+		}
 		if p.keep&kwEnum != 0 {
 			w.values("enum", f.Enum)
 		}
@@ -1007,6 +1026,13 @@ func (w *writer) schema(s *Schema) {
 		w.key("nullable")
 		w.bool(true)
 	}
+	if len(s.Properties) > 0 {
+		w.key("properties")
+		w.properties(s.Properties)
+	}
+	w.strings("required", s.Required)
+	w.optBool("additionalProperties", s.AdditionalProperties)
+	w.strings("propertyOrdering", s.PropertyOrdering)
 	w.values("enum", s.Enum)
 	if s.Default != nil {
 		w.key("default")

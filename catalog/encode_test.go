@@ -107,15 +107,26 @@ func stdFingerprints(t *testing.T, c *catalog.Catalog) (string, map[*catalog.Too
 		s := sha256.Sum256(data)
 		return "sha256:" + hex.EncodeToString(s[:])
 	}
-	strip := func(m catalog.Message) catalog.Message {
-		m.Pos = catalog.Pos{}
-		fields := make([]*catalog.Field, len(m.Fields))
-		for i, f := range m.Fields {
+	var stripFields func(fs []*catalog.Field) []*catalog.Field
+	stripFields = func(fs []*catalog.Field) []*catalog.Field {
+		if fs == nil {
+			return nil
+		}
+		fields := make([]*catalog.Field, len(fs))
+		for i, f := range fs {
 			cp := *f
 			cp.Pos = catalog.Pos{}
+			cp.Fields = stripFields(f.Fields) // a record's
 			fields[i] = &cp
 		}
-		m.Fields = fields
+		return fields
+	}
+	strip := func(m catalog.Message) catalog.Message {
+		m.Pos = catalog.Pos{}
+		m.Fields = stripFields(m.Fields)
+		if m.Fields == nil {
+			m.Fields = []*catalog.Field{}
+		}
 		return m
 	}
 	tools := map[*catalog.Tool]string{}

@@ -336,24 +336,8 @@ func (c *Catalog) normalize() error {
 				if m.Fields == nil {
 					m.Fields = []*Field{}
 				}
-				for _, f := range m.Fields {
-					if f == nil {
-						return fmt.Errorf("tool %q: a field is null", t.Name)
-					}
-					var err error
-					if f.Default, err = normalizeValue(f.Default, f); err != nil {
-						return fmt.Errorf("tool %q field %q default: %v", t.Name, f.Name, err)
-					}
-					for i := range f.Enum {
-						if f.Enum[i], err = normalizeValue(f.Enum[i], f); err != nil {
-							return fmt.Errorf("tool %q field %q enum: %v", t.Name, f.Name, err)
-						}
-					}
-					for i := range f.Examples {
-						if f.Examples[i], err = normalizeValue(f.Examples[i], f); err != nil {
-							return fmt.Errorf("tool %q field %q example: %v", t.Name, f.Name, err)
-						}
-					}
+				if err := normalizeFields(t, m.Fields, ""); err != nil {
+					return err
 				}
 			}
 			for _, ex := range t.Examples {
@@ -369,14 +353,41 @@ func (c *Catalog) normalize() error {
 	return nil
 }
 
-// normalizeValue converts json.Numbers to int64 where the field (or array
-// item) is an integer and the number is integral, and to float64 otherwise.
-func normalizeValue(v any, f *Field) (any, error) {
-	var typ, items Type
-	if f != nil {
-		typ, items = f.Type, f.Items
+// normalizeFields normalizes the values of fields, and of the fields of
+// record fields; prefix names a record field's fields in errors
+// ("edits[].").
+func normalizeFields(t *Tool, fields []*Field, prefix string) error {
+	for _, f := range fields {
+		if f == nil {
+			return fmt.Errorf("tool %q: a field is null", t.Name)
+		}
+		name := prefix + f.Name
+		var err error
+		if f.Default, err = normalizeValue(f.Default, f); err != nil {
+			return fmt.Errorf("tool %q field %q default: %v", t.Name, name, err)
+		}
+		for i := range f.Enum {
+			if f.Enum[i], err = normalizeValue(f.Enum[i], f); err != nil {
+				return fmt.Errorf("tool %q field %q enum: %v", t.Name, name, err)
+			}
+		}
+		for i := range f.Examples {
+			if f.Examples[i], err = normalizeValue(f.Examples[i], f); err != nil {
+				return fmt.Errorf("tool %q field %q example: %v", t.Name, name, err)
+			}
+		}
+		if err := normalizeFields(t, f.Fields, name+"[]."); err != nil {
+			return err
+		}
 	}
-	return NormalizeValue(v, typ, items)
+	return nil
+}
+
+// normalizeValue converts json.Numbers to int64 where the field (or array
+// item, or field of a record's item) is an integer and the number is
+// integral, and to float64 otherwise.
+func normalizeValue(v any, f *Field) (any, error) {
+	return normalizeIn(v, f.elem(), f.record())
 }
 
 // NormalizeValue restores the Go types of a value decoded with
@@ -389,6 +400,13 @@ func NormalizeValue(v any, typ, items Type) (any, error) {
 	if typ == Array {
 		elem = items
 	}
+	return normalizeIn(v, elem, nil)
+}
+
+// normalizeIn normalizes v as the fast decoder's value does: numbers for
+// elem, through arrays, and the members of objects for the fields of
+// record, the fields of a record's items.
+func normalizeIn(v any, elem Type, record []*Field) (any, error) {
 	switch x := v.(type) {
 	case json.Number:
 		if elem == Integer {
@@ -404,15 +422,16 @@ func NormalizeValue(v any, typ, items Type) (any, error) {
 	case []any:
 		for i := range x {
 			var err error
-			if x[i], err = NormalizeValue(x[i], elem, ""); err != nil {
+			if x[i], err = normalizeIn(x[i], elem, record); err != nil {
 				return nil, err
 			}
 		}
 		return x, nil
 	case map[string]any:
 		for k := range x {
+			f := fieldNamed(record, k)
 			var err error
-			if x[k], err = NormalizeValue(x[k], "", ""); err != nil {
+			if x[k], err = normalizeIn(x[k], f.elem(), f.record()); err != nil {
 				return nil, err
 			}
 		}

@@ -7,6 +7,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"reflect"
 	"regexp"
 	"strconv"
 	"strings"
@@ -89,6 +90,11 @@ func TestRoundTrip(t *testing.T) {
 			if second := marshal(t, parsed); !bytes.Equal(first, second) {
 				t.Errorf("Marshal(Parse(data)) != data:\n%s", lineDiff(string(first), string(second)))
 			}
+			// The compiler's values keep CUE's kinds (an integral number is
+			// int64); the kitchen sink's have the types Parse restores.
+			if name == "every kind of field" && !reflect.DeepEqual(values(c), values(parsed)) {
+				t.Errorf("values changed Go types in the round trip:\n%#v\n%#v", values(c), values(parsed))
+			}
 			for _, target := range catalog.Targets() {
 				a, _ := c.ProjectJSON(target, catalog.ProjectOptions{})
 				b, _ := parsed.ProjectJSON(target, catalog.ProjectOptions{})
@@ -98,6 +104,30 @@ func TestRoundTrip(t *testing.T) {
 			}
 		})
 	}
+}
+
+// values collects every value of a catalog, with its Go types: defaults,
+// enums and examples of fields and of records' fields, and tools'
+// examples.
+func values(c *catalog.Catalog) []any {
+	var out []any
+	var fields func(fs []*catalog.Field)
+	fields = func(fs []*catalog.Field) {
+		for _, f := range fs {
+			out = append(out, f.Default, f.Enum, f.Examples)
+			fields(f.Fields)
+		}
+	}
+	for _, t := range c.Tools() {
+		fields(t.Request.Fields)
+		if t.Response != nil {
+			fields(t.Response.Fields)
+		}
+		for _, ex := range t.Examples {
+			out = append(out, ex)
+		}
+	}
+	return out
 }
 
 // kitchenSink is a catalog with every type, bound and value kind that the
@@ -123,11 +153,19 @@ func kitchenSink() *catalog.Catalog {
 				{Name: "scores", Type: catalog.Array, Items: catalog.Number, Description: "Scores", Default: []any{0.5, 1.25}},
 				{Name: "when", Type: catalog.String, Format: "date-time", Description: "When", Deprecated: true, ExclusiveMinimum: nil},
 				{Name: "big", Type: catalog.Number, Description: "A big number", Maximum: f64(1e300), ExclusiveMinimum: f64(-2.5)},
+				// A record: its items' values are normalized for their fields
+				// (an integer's 3 is int64, a number's 2 float64).
+				{Name: "edits", Type: catalog.Array, Items: catalog.Object, Description: "Edits", MinItems: i64(1), Fields: []*catalog.Field{
+					{Name: "at", Type: catalog.Integer, Description: "Line", Required: true, Minimum: f64(1), Default: nil, Examples: []any{int64(3)}},
+					{Name: "weight", Type: catalog.Number, Description: "Weight", Default: 2.0, Enum: nil},
+					{Name: "text", Type: catalog.String, Description: "Text", Enum: []any{"a", "b"}, Default: "a"},
+					{Name: "marks", Type: catalog.Array, Items: catalog.Integer, Description: "Marks", Default: []any{int64(1), int64(2)}},
+				}, Examples: []any{[]any{map[string]any{"at": int64(3), "weight": 2.0, "marks": []any{int64(4)}}}}},
 			}},
 			Response: &catalog.Message{Fields: []*catalog.Field{
 				{Name: "ok", Type: catalog.Boolean, Description: "Whether it worked", Required: true},
 			}},
-			Examples: []map[string]any{{"ids": []any{int64(1)}, "name": "x", "ratio": 0.5}, {}},
+			Examples: []map[string]any{{"ids": []any{int64(1)}, "name": "x", "ratio": 0.5, "edits": []any{map[string]any{"at": int64(7), "weight": 1.0}}}, {}},
 		}, {
 			Name: "nothing", Description: "Take nothing", Request: catalog.Message{Fields: []*catalog.Field{}},
 		}},

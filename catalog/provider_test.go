@@ -141,6 +141,9 @@ func TestOpenAIRules(t *testing.T) {
 						if d, _ := prop["description"].(string); !strings.Contains(d, f.Description) {
 							t.Errorf("%s: description %q lost some of the contract's %q", w, d, f.Description)
 						}
+						if f.IsRecord() {
+							checkOpenAIRecord(t, w, obj(t, prop["items"]), f, p.strict)
+						}
 						if !p.strict {
 							checkKeywords(t, w, prop, propertyKeywords)
 							if prop["type"] != string(f.Type) {
@@ -174,6 +177,30 @@ func TestOpenAIRules(t *testing.T) {
 					}
 				}
 			}
+		}
+	}
+}
+
+// checkOpenAIRecord holds a record's items to OpenAI's rules: a closed
+// object, every field required and the optional ones nullable in strict
+// mode.
+func checkOpenAIRecord(t *testing.T, where string, items map[string]any, f *catalog.Field, strict bool) {
+	t.Helper()
+	checkKeywords(t, where+".items", items, objectKeywords)
+	if items["type"] != "object" || items["additionalProperties"] != false {
+		t.Errorf("%s.items: type %v, additionalProperties %v; want a closed object", where, items["type"], items["additionalProperties"])
+	}
+	msg := &catalog.Message{Fields: f.Fields}
+	if got, want := required(items), requiredFields(msg, strict); !slices.Equal(got, want) {
+		t.Errorf("%s.items: required %v, want %v", where, got, want)
+	}
+	for name, prop := range properties(t, where+".items", items, msg) {
+		sub := f.Field(name)
+		if strict && !sub.Required && !isTypeList(prop["type"], string(sub.Type)) {
+			t.Errorf("%s.items.%s: optional in strict mode, so type must be [%q, \"null\"], not %v", where, name, sub.Type, prop["type"])
+		}
+		if !strict && prop["type"] != string(sub.Type) {
+			t.Errorf("%s.items.%s: type %v, want %q", where, name, prop["type"], sub.Type)
 		}
 	}
 }

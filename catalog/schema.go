@@ -9,29 +9,35 @@ import (
 	"unsafe"
 )
 
-// Schema is the JSON Schema of one field, or of an array's items, as a
-// projection emits it. The struct's field order is the key order of the
+// Schema is the JSON Schema of one field, or of an array's items (an
+// object for a record field's), as a projection emits it. The struct's field order is the key order of the
 // output, so projections read the same way every time.
 type Schema struct {
-	Type             TypeList `json:"type,omitempty"`
-	Description      string   `json:"description,omitempty"`
-	Nullable         bool     `json:"nullable,omitempty"`
-	Enum             []any    `json:"enum,omitempty"`
-	Default          any      `json:"default,omitempty"`
-	Format           string   `json:"format,omitempty"`
-	Pattern          string   `json:"pattern,omitempty"`
-	MinLength        *int64   `json:"minLength,omitempty"`
-	MaxLength        *int64   `json:"maxLength,omitempty"`
-	Minimum          *float64 `json:"minimum,omitempty"`
-	Maximum          *float64 `json:"maximum,omitempty"`
-	ExclusiveMinimum *float64 `json:"exclusiveMinimum,omitempty"`
-	ExclusiveMaximum *float64 `json:"exclusiveMaximum,omitempty"`
-	Items            *Schema  `json:"items,omitempty"`
-	MinItems         *int64   `json:"minItems,omitempty"`
-	MaxItems         *int64   `json:"maxItems,omitempty"`
-	UniqueItems      bool     `json:"uniqueItems,omitempty"`
-	Examples         []any    `json:"examples,omitempty"`
-	Example          any      `json:"example,omitempty"`
+	Type        TypeList `json:"type,omitempty"`
+	Description string   `json:"description,omitempty"`
+	Nullable    bool     `json:"nullable,omitempty"`
+	// Properties, Required, AdditionalProperties and PropertyOrdering are
+	// an object's: the items of a record field.
+	Properties           Properties `json:"properties,omitempty"`
+	Required             []string   `json:"required,omitempty"`
+	AdditionalProperties *bool      `json:"additionalProperties,omitempty"`
+	PropertyOrdering     []string   `json:"propertyOrdering,omitempty"`
+	Enum                 []any      `json:"enum,omitempty"`
+	Default              any        `json:"default,omitempty"`
+	Format               string     `json:"format,omitempty"`
+	Pattern              string     `json:"pattern,omitempty"`
+	MinLength            *int64     `json:"minLength,omitempty"`
+	MaxLength            *int64     `json:"maxLength,omitempty"`
+	Minimum              *float64   `json:"minimum,omitempty"`
+	Maximum              *float64   `json:"maximum,omitempty"`
+	ExclusiveMinimum     *float64   `json:"exclusiveMinimum,omitempty"`
+	ExclusiveMaximum     *float64   `json:"exclusiveMaximum,omitempty"`
+	Items                *Schema    `json:"items,omitempty"`
+	MinItems             *int64     `json:"minItems,omitempty"`
+	MaxItems             *int64     `json:"maxItems,omitempty"`
+	UniqueItems          bool       `json:"uniqueItems,omitempty"`
+	Examples             []any      `json:"examples,omitempty"`
+	Example              any        `json:"example,omitempty"`
 	// MCPHeader is MCP's x-mcp-header (SEP-2243); only the MCP dialect
 	// sets it.
 	MCPHeader string `json:"x-mcp-header,omitempty"`
@@ -264,35 +270,53 @@ func (d dialect) fill(o *ObjectSchema, m *Message, plan *dialect) {
 		d.close(o)
 		return
 	}
-	// One allocation holds the schemas of every field and array item.
-	n := len(m.Fields)
-	for _, f := range m.Fields {
-		if f.Type == Array {
-			n++
-		}
-	}
-	schemas := make([]Schema, n)
-	o.Properties = make(Properties, 0, len(m.Fields))
-	for _, f := range m.Fields {
-		s := &schemas[0]
-		schemas = schemas[1:]
-		if f.Type == Array {
-			s.Items = &schemas[0]
-			schemas = schemas[1:]
-		}
-		d.field(f, s)
-		o.Properties = append(o.Properties, Property{f.Name, s})
-		if d.ordered {
-			o.PropertyOrdering = append(o.PropertyOrdering, f.Name)
-		}
-		if f.Required || d.allRequired {
-			o.Required = append(o.Required, f.Name)
-		}
-	}
+	// One allocation holds the schemas of every field, array item and
+	// field of a record's items.
+	schemas := make([]Schema, schemaCount(m.Fields))
+	o.Properties, o.Required, o.PropertyOrdering = d.properties(m.Fields, &schemas)
 	if o.Required == nil && d.allRequired {
 		o.Required = []string{}
 	}
 	d.close(o)
+}
+
+// schemaCount is the number of schemas that fields project into: one per
+// field, one per array's items, and those of a record's fields.
+func schemaCount(fields []*Field) int {
+	n := len(fields)
+	for _, f := range fields {
+		if f.Type == Array {
+			n++
+		}
+		n += schemaCount(f.Fields)
+	}
+	return n
+}
+
+// next takes the next schema of a projection's allocation.
+func next(slab *[]Schema) *Schema {
+	s := &(*slab)[0]
+	*slab = (*slab)[1:]
+	return s
+}
+
+// properties builds the properties of an object whose properties are
+// fields, and its required and propertyOrdering lists, as the dialect
+// wants them; the schemas come from slab.
+func (d dialect) properties(fields []*Field, slab *[]Schema) (props Properties, required, ordering []string) {
+	props = make(Properties, 0, len(fields))
+	for _, f := range fields {
+		s := next(slab)
+		d.field(f, s, slab)
+		props = append(props, Property{f.Name, s})
+		if d.ordered {
+			ordering = append(ordering, f.Name)
+		}
+		if f.Required || d.allRequired {
+			required = append(required, f.Name)
+		}
+	}
+	return props, required, ordering
 }
 
 // close sets o's additionalProperties as the dialect wants it.
@@ -395,9 +419,9 @@ func kept[T int64 | float64](p fieldPlan, k keywords, v *T) *T {
 	return v
 }
 
-// field fills in s, the schema of f; s.Items, when f is an array, points
-// at the zero schema to fill in for its items.
-func (d dialect) field(f *Field, s *Schema) {
+// field fills in s, the schema of f, taking the schemas of an array's
+// items, and of a record's fields, from slab.
+func (d dialect) field(f *Field, s *Schema, slab *[]Schema) {
 	p := d.plan(f, nil)
 	s.Type = p.typ
 	s.Description = p.desc
@@ -425,9 +449,20 @@ func (d dialect) field(f *Field, s *Schema) {
 	s.ExclusiveMinimum = kept(p, kwExclusiveMinimum, f.ExclusiveMinimum)
 	s.ExclusiveMaximum = kept(p, kwExclusiveMaximum, f.ExclusiveMaximum)
 	if f.Type == Array {
+		s.Items = next(slab)
 		s.Items.Type = d.typeList(f.Items, false)
 		if p.keep&kwEnum != 0 {
 			s.Items.Enum = append([]any(nil), f.Enum...)
+		}
+		if f.IsRecord() {
+			// A record's items are a closed object, in the dialect of the
+			// request around them: strict mode's nullables, Gemini's.
+			it := s.Items
+			it.Properties, it.Required, it.PropertyOrdering = d.properties(f.Fields, slab)
+			if d.closed {
+				no := false
+				it.AdditionalProperties = &no
+			}
 		}
 	}
 	s.MinItems = kept(p, kwMinItems, f.MinItems)

@@ -248,6 +248,27 @@ func samples(t *testing.T, tool *catalog.Tool) []sample {
 		if f.Type == catalog.Array {
 			bad(p+"wrong item type", with(f.Name, []any{wrongValue(f.Items)}), false)
 		}
+		if f.IsRecord() {
+			// An item of a record that breaks one of its rules.
+			item, ok := validObject(f.Fields)
+			if !ok {
+				t.Fatalf("tool %s field %s: cannot make up a valid item; extend validValue", tool.Name, f.Name)
+			}
+			withItem := func(name string, v any) map[string]any {
+				m := copyArgs(item)
+				m[name] = v
+				return with(f.Name, []any{m})
+			}
+			bad(p+"record item with an unknown field", withItem("zz_not_a_field", true), false)
+			for _, sub := range f.Fields {
+				if sub.Required {
+					m := copyArgs(item)
+					delete(m, sub.Name)
+					bad(p+"record item missing a field", with(f.Name, []any{m}), false)
+				}
+				bad(p+"record item field of the wrong type", withItem(sub.Name, wrongValue(sub.Type)), false)
+			}
+		}
 		if len(f.Enum) > 0 {
 			var v any = "zz-not-in-enum"
 			if f.Type == catalog.Integer {
@@ -290,15 +311,39 @@ func samples(t *testing.T, tool *catalog.Tool) []sample {
 		}
 		if f.Type == catalog.Array {
 			if f.MinItems != nil && *f.MinItems > 0 {
-				bad(p+"too few items", with(f.Name, distinctItems(f.Items, int(*f.MinItems-1))), true)
+				bad(p+"too few items", with(f.Name, distinctItemsOf(f, int(*f.MinItems-1))), true)
 			}
 			if f.MaxItems != nil {
-				bad(p+"too many items", with(f.Name, distinctItems(f.Items, int(*f.MaxItems+1))), true)
+				bad(p+"too many items", with(f.Name, distinctItemsOf(f, int(*f.MaxItems+1))), true)
 			}
 			if f.UniqueItems && (f.MaxItems == nil || *f.MaxItems >= 2) {
 				item := distinctItems(f.Items, 1)[0]
 				bad(p+"duplicate items", with(f.Name, []any{item, item}), true)
 			}
+		}
+	}
+	return out
+}
+
+// withNulls adds null for every optional field that args leaves out, and
+// that an item of a record leaves out, as a model in OpenAI's strict mode
+// sends them.
+func withNulls(fields []*catalog.Field, args map[string]any) map[string]any {
+	out := copyArgs(args)
+	for _, f := range fields {
+		x, ok := out[f.Name]
+		if !ok && !f.Required {
+			out[f.Name] = nil
+		}
+		if items, isList := x.([]any); isList && f.IsRecord() {
+			with := make([]any, len(items))
+			for i, item := range items {
+				with[i] = item
+				if m, isObj := item.(map[string]any); isObj {
+					with[i] = withNulls(f.Fields, m)
+				}
+			}
+			out[f.Name] = with
 		}
 	}
 	return out
@@ -399,7 +444,7 @@ func validValue(f *catalog.Field) (any, bool) {
 		if f.MaxItems != nil {
 			n = min(n, int(*f.MaxItems))
 		}
-		candidates = append(candidates, distinctItems(f.Items, n))
+		candidates = append(candidates, distinctItemsOf(f, n))
 	}
 	for _, c := range candidates {
 		if fits(f, c) {
@@ -414,6 +459,37 @@ func validValue(f *catalog.Field) (any, bool) {
 func fits(f *catalog.Field, v any) bool {
 	data, err := json.Marshal(v)
 	return err == nil && validate.CheckValue(f, "the value", data) == nil
+}
+
+// validObject makes up an object of fields, an item of a record: a
+// valid value of each required field.
+func validObject(fields []*catalog.Field) (map[string]any, bool) {
+	out := map[string]any{}
+	for _, f := range fields {
+		if !f.Required {
+			continue
+		}
+		v, ok := validValue(f)
+		if !ok {
+			return nil, false
+		}
+		out[f.Name] = v
+	}
+	return out, true
+}
+
+// distinctItemsOf makes up n items of an array field: distinct scalars,
+// or for a record n valid items.
+func distinctItemsOf(f *catalog.Field, n int) []any {
+	if !f.IsRecord() {
+		return distinctItems(f.Items, n)
+	}
+	items := make([]any, n)
+	for i := range items {
+		item, _ := validObject(f.Fields)
+		items[i] = item
+	}
+	return items
 }
 
 func distinctItems(t catalog.Type, n int) []any {
@@ -498,12 +574,7 @@ func TestSchemaVerdicts(t *testing.T) {
 							args := s.args
 							want := s.valid
 							if openAIStrict {
-								args = copyArgs(args)
-								for _, f := range p.tool.Request.Fields {
-									if _, ok := args[f.Name]; !ok && !f.Required {
-										args[f.Name] = nil
-									}
-								}
+								args = withNulls(p.tool.Request.Fields, args)
 								want = want || s.nullField != ""
 							}
 							forSchema, data := wire(t, args)
@@ -629,7 +700,8 @@ func TestSamplesBreakOneRule(t *testing.T) {
 		}
 	}
 	for _, k := range []string{"unknown field", "missing", "null", "wrong type", "fraction", "wrong item type", "not in enum",
-		"below minimum", "above maximum", "too short", "too long", "pattern", "too few items", "too many items", "duplicate items"} {
+		"below minimum", "above maximum", "too short", "too long", "pattern", "too few items", "too many items", "duplicate items",
+		"record item with an unknown field", "record item missing a field", "record item field of the wrong type"} {
 		if !kinds[k] {
 			t.Errorf("no example produced a %q sample; the examples no longer cover it", k)
 		}

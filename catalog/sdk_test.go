@@ -342,15 +342,34 @@ func everyKeyword() *catalog.Catalog {
 			{Name: "grades", Type: catalog.Array, Items: catalog.Integer, Description: "Grades", Enum: []any{int64(1), int64(2)}},
 			{Name: "xs", Type: catalog.Array, Items: catalog.Number, Description: "Numbers", MinItems: i64(2)},
 			{Name: "bs", Type: catalog.Array, Items: catalog.Boolean, Description: "Flags"},
+			// A record, with every keyword on its items' fields.
+			{Name: "edits", Type: catalog.Array, Items: catalog.Object, Description: "Edits", Required: true, MinItems: i64(1), MaxItems: i64(5), Fields: []*catalog.Field{
+				{Name: "oldText", Type: catalog.String, Description: "Text to find", Required: true, MinLength: i64(1), Pattern: "^[^\n]+$", Examples: []any{"foo"}},
+				{Name: "when", Type: catalog.String, Description: "A date", Format: "date"},
+				{Name: "mode", Type: catalog.String, Description: "Match mode", Enum: []any{"exact", "regex"}, Default: "exact"},
+				{Name: "count", Type: catalog.Integer, Description: "How many", Minimum: f64(1), ExclusiveMaximum: f64(100), Default: int64(1)},
+				{Name: "level", Type: catalog.Integer, Description: "A level", Enum: []any{int64(1), int64(2)}},
+				{Name: "ratio", Type: catalog.Number, Description: "A ratio", Maximum: f64(1.5)},
+				{Name: "ok", Type: catalog.Boolean, Description: "A flag", Required: true},
+				{Name: "lines", Type: catalog.Array, Items: catalog.Integer, Description: "Lines", UniqueItems: true, MaxItems: i64(3)},
+				{Name: "tags", Type: catalog.Array, Items: catalog.String, Description: "Tags", Enum: []any{"a", "b"}, Deprecated: true},
+			}},
+			{Name: "notes", Type: catalog.Array, Items: catalog.Object, Description: "Optional notes", Fields: []*catalog.Field{
+				{Name: "text", Type: catalog.String, Description: "A note", Required: true},
+			}},
 		}
 	}
 	yes := true
 	c := &catalog.Catalog{Services: []*catalog.Service{{Name: "every", Version: "1.0.0", Description: "d", Tools: []*catalog.Tool{
 		{Name: "loose", Description: "Every keyword", Title: "Loose", Annotations: catalog.Annotations{ReadOnly: &yes},
-			Request:  catalog.Message{Description: "Args", Fields: fields()},
-			Response: &catalog.Message{Fields: []*catalog.Field{{Name: "r", Type: catalog.String, Description: "R", Required: true}}}},
+			Request: catalog.Message{Description: "Args", Fields: fields()},
+			Response: &catalog.Message{Fields: []*catalog.Field{{Name: "r", Type: catalog.String, Description: "R", Required: true},
+				{Name: "rows", Type: catalog.Array, Items: catalog.Object, Description: "Rows", Required: true, Fields: []*catalog.Field{
+					{Name: "id", Type: catalog.Integer, Description: "Id", Required: true},
+					{Name: "label", Type: catalog.String, Description: "Label"},
+				}}}}},
 		{Name: "strict-one", Description: "Every keyword, strict", Strict: true, Deprecated: true, Request: catalog.Message{Fields: fields()},
-			Examples: []map[string]any{{"s": "abc", "level": int64(1)}}},
+			Examples: []map[string]any{{"s": "abc", "level": int64(1), "edits": []any{map[string]any{"oldText": "a", "ok": true, "count": int64(2)}}}}},
 		{Name: "none", Description: "No arguments", Request: catalog.Message{Fields: []*catalog.Field{}}},
 	}}}}
 	c.Seal()

@@ -2,6 +2,8 @@ package catalog
 
 import (
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"strings"
 )
@@ -19,6 +21,16 @@ func FormatValue(v any) string {
 		return FormatNumber(x)
 	case []any:
 		return "[" + strings.TrimSuffix(strings.TrimPrefix(FormatValues(x), "["), "]") + "]"
+	case map[string]any:
+		// An item of a record field: its members in key order.
+		keys := slices.Sorted(maps.Keys(x))
+		parts := make([]string, len(keys))
+		for i, k := range keys {
+			parts[i] = strconv.Quote(k) + ": " + FormatValue(x[k])
+		}
+		return "{" + strings.Join(parts, ", ") + "}"
+	case nil:
+		return "null"
 	}
 	return fmt.Sprint(v)
 }

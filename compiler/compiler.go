@@ -14,6 +14,7 @@ package compiler
 
 import (
 	"cmp"
+	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -26,7 +27,6 @@ import (
 	"cuelang.org/go/cue/build"
 	"cuelang.org/go/cue/cuecontext"
 	cueerrors "cuelang.org/go/cue/errors"
-	"cuelang.org/go/cue/load"
 	"cuelang.org/go/cue/token"
 
 	"github.com/toolc/toolc/catalog"
@@ -211,19 +211,26 @@ func (l *loader) loadAll(wd string, matches []match, cache map[string][]*Package
 		explicit[m.dir] = m.explicit
 	}
 	type job struct {
-		root *moduleRoot
-		ov   map[string]load.Source
-		dir  string
-		out  []*Package
+		root  *moduleRoot
+		rules *fileRules
+		ov    map[string][]byte
+		dir   string
+		out   []*Package
 	}
 	var jobs []*job
+	var rules []*fileRules
 	for _, r := range groupByModule(wd, dirs) {
-		ov, err := l.overlay(r)
-		if err != nil {
+		rr := newFileRules(wd, r.dir)
+		rules = append(rules, rr)
+		ov, err := l.overlay(rr, r)
+		var refused *refusal
+		if errors.As(err, &refused) {
+			return nil, err
+		} else if err != nil {
 			return nil, fmt.Errorf("%s: %v", relPath(wd, filepath.Join(r.dir, "cue.mod", "module.cue")), err)
 		}
 		for _, d := range r.dirs {
-			jobs = append(jobs, &job{root: r, ov: ov, dir: d})
+			jobs = append(jobs, &job{root: r, rules: rr, ov: ov, dir: d})
 		}
 	}
 	work := make(chan *job)
@@ -233,7 +240,7 @@ func (l *loader) loadAll(wd string, matches []match, cache map[string][]*Package
 		go func() {
 			defer wg.Done()
 			for j := range work {
-				for _, inst := range l.loadDir(j.root, j.ov, j.dir) {
+				for _, inst := range l.loadDir(j.rules, j.root, j.ov, j.dir) {
 					if pkg := l.evaluate(j.root, inst, explicit[j.dir]); pkg != nil {
 						j.out = append(j.out, pkg)
 					}
@@ -247,6 +254,17 @@ func (l *loader) loadAll(wd string, matches []match, cache map[string][]*Package
 	close(work)
 	wg.Wait()
 
+	var refused []error
+	for _, r := range rules {
+		refused = append(refused, r.refusals()...)
+	}
+	if refused != nil {
+		// A file that breaks the contract file rules is an input problem
+		// (exit 2), as an unreadable one is, and nothing of this load is
+		// kept: the diagnostics of the packages that read it could quote
+		// it.
+		return nil, errors.Join(refused...)
+	}
 	for _, j := range jobs {
 		cache[j.dir] = j.out
 	}

@@ -19,7 +19,6 @@ import (
 	"cuelang.org/go/mod/modfile"
 	"cuelang.org/go/mod/module"
 
-	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/schema"
 )
 
@@ -102,15 +101,19 @@ func newLoader() (*loader, error) {
 	return &loader{evalSchema: src, registry: newEmbeddedRegistry(src)}, nil
 }
 
-// overlay returns the load overlay for a module root: the schema where the
-// import path resolves to, and a module file if the root has none.
-func (l *loader) overlay(r *moduleRoot) (map[string]load.Source, error) {
-	ov := map[string]load.Source{}
+// overlay returns the files that the loader reads from memory for a
+// module root: the schema where the import path resolves to, and the
+// module file (read here by the contract file rules, or synthesised when
+// the root has none).
+func (l *loader) overlay(rules *fileRules, r *moduleRoot) (map[string][]byte, error) {
+	ov := map[string][]byte{}
 	modFile := filepath.Join(r.dir, "cue.mod", "module.cue")
 	r.path = localModule
+	synthetic := []byte(fmt.Sprintf("module: %q\nlanguage: version: %q\n", localModule, cueLanguage))
 	if r.synthetic {
-		ov[modFile] = load.FromString(fmt.Sprintf("module: %q\nlanguage: version: %q\n", localModule, cueLanguage))
-	} else if data, err := inputfile.ReadFile(modFile); err == nil {
+		ov[modFile] = synthetic
+	} else if data, err := rules.read(modFile, ""); err == nil {
+		ov[modFile] = data
 		mf, err := modfile.ParseNonStrict(data, modFile)
 		if err != nil {
 			return nil, err
@@ -129,17 +132,17 @@ func (l *loader) overlay(r *moduleRoot) (map[string]load.Source, error) {
 				if err != nil {
 					return nil, err
 				}
-				ov[modFile] = load.FromBytes(data)
+				ov[modFile] = data
 				r.schemaDep = false
 			}
 		}
 	} else if errors.Is(err, fs.ErrNotExist) {
 		// A legacy cue.mod directory without module.cue.
-		ov[modFile] = load.FromString(fmt.Sprintf("module: %q\nlanguage: version: %q\n", localModule, cueLanguage))
+		ov[modFile] = synthetic
 	} else {
 		return nil, err
 	}
-	src := load.FromString(l.evalSchema)
+	src := []byte(l.evalSchema)
 	switch {
 	case r.schemaDep:
 		// The embedded registry serves the schema.
@@ -153,12 +156,16 @@ func (l *loader) overlay(r *moduleRoot) (map[string]load.Source, error) {
 	return ov, nil
 }
 
-// loadDir loads every CUE package in one directory.
-func (l *loader) loadDir(r *moduleRoot, ov map[string]load.Source, dir string) []*build.Instance {
+// loadDir loads every CUE package in one directory. Every file that the
+// loader reads is read first by the contract file rules (contractFiles),
+// into the overlay, and what the loader read besides is checked
+// afterwards; rules keeps what they refused.
+func (l *loader) loadDir(rules *fileRules, r *moduleRoot, ov map[string][]byte, dir string) []*build.Instance {
+	files := contractFiles(rules, ov, r.dir, basePath(r.path), dir)
 	cfg := &load.Config{
 		Dir:        dir,
 		ModuleRoot: r.dir,
-		Overlay:    neutralizeSpecialFiles(ov, r.dir, dir),
+		Overlay:    sources(files),
 		Package:    "*",
 		Registry:   l.registry,
 		Env:        []string{"CUE_REGISTRY=none"},
@@ -170,15 +177,15 @@ func (l *loader) loadDir(r *moduleRoot, ov map[string]load.Source, dir string) [
 	// The parent reports that error; load the packages below without it.
 	// CUE does not always list such a file as invalid, so look at where
 	// the errors are too.
-	var stubbed map[string]load.Source
+	var stubbed map[string][]byte
 	stub := func(file string) {
 		if parent := filepath.Dir(file); parent == dir || !within(parent, dir) {
 			return
 		}
 		if stubbed == nil {
-			stubbed = maps.Clone(ov)
+			stubbed = maps.Clone(files)
 		}
-		stubbed[file] = load.FromString("package toolcunparsed\n")
+		stubbed[file] = []byte("package toolcunparsed\n")
 	}
 	for _, inst := range insts {
 		for _, f := range inst.InvalidFiles {
@@ -191,59 +198,21 @@ func (l *loader) loadDir(r *moduleRoot, ov map[string]load.Source, dir string) [
 		}
 	}
 	if stubbed != nil {
-		cfg.Overlay = stubbed
+		files = stubbed
+		cfg.Overlay = sources(files)
 		insts = load.Instances([]string{"."}, cfg)
 	}
+	checkLoaded(rules, files, insts)
 	return insts
 }
 
-// neutralizeSpecialFiles returns ov with an empty file in place of every
-// entry of dir, and of the directories above it up to the module root
-// root, that is neither a regular file nor a directory: a FIFO, a device,
-// a socket, or a symbolic link to one. The CUE loader reads each such file
-// whole, up front, to buffer it, when its name has an extension CUE knows
-// (data.json, notes.txt, a .go, .yaml or .proto file, hidden ones too), so
-// a FIFO that nothing writes to blocked toolc check and toolc dev for
-// ever, and a link to /dev/zero filled memory until the process died. A
-// dangling link (config.json pointing into a directory that is not
-// checked out) is neutralized too, as CUE failed on it with a bare "stat:
-// no such file" [syntax] error for a file that no contract uses. No such
-// file is contract input (a .cue one in a package directory is
-// refused before loading, see hasCUEFiles): CUE lists the others as
-// orphaned files, to which an empty file is the same.
-func neutralizeSpecialFiles(ov map[string]load.Source, root, dir string) map[string]load.Source {
-	out, cloned := ov, false
-	for d := dir; ; d = filepath.Dir(d) {
-		entries, _ := os.ReadDir(d) // an unreadable directory is CUE's to report
-		for _, e := range entries {
-			if e.Type().IsRegular() || e.IsDir() {
-				continue
-			}
-			p := filepath.Join(d, e.Name())
-			if _, ok := ov[p]; ok {
-				continue
-			}
-			if e.Type()&fs.ModeSymlink != 0 {
-				fi, err := os.Stat(p)
-				switch {
-				case err == nil && (fi.Mode().IsRegular() || fi.IsDir()):
-					continue
-				case err != nil && strings.HasSuffix(e.Name(), ".cue"):
-					continue // a dangling .cue link is an error, CUE's to report
-				}
-			}
-			if !cloned {
-				out, cloned = maps.Clone(ov), true
-				if out == nil {
-					out = map[string]load.Source{}
-				}
-			}
-			out[p] = load.FromString("")
-		}
-		if d == root || !within(root, d) || filepath.Dir(d) == d {
-			return out
-		}
+// sources converts files for load.Config.Overlay.
+func sources(files map[string][]byte) map[string]load.Source {
+	ov := make(map[string]load.Source, len(files))
+	for p, data := range files {
+		ov[p] = load.FromBytes(data)
 	}
+	return ov
 }
 
 // evaluationSchema derives the schema that contracts are evaluated against
@@ -302,9 +271,9 @@ func newEmbeddedRegistry(schemaSource string) *embeddedRegistry {
 
 // overlay adds the embedded module's files to a load overlay at
 // embeddedRoot.
-func (r *embeddedRegistry) overlay(ov map[string]load.Source) {
+func (r *embeddedRegistry) overlay(ov map[string][]byte) {
 	for name, f := range r.fs.MapFS {
-		ov[filepath.Join(embeddedRoot, filepath.FromSlash(name))] = load.FromBytes(f.Data)
+		ov[filepath.Join(embeddedRoot, filepath.FromSlash(name))] = f.Data
 	}
 }
 

@@ -140,6 +140,15 @@ func (l lowerer) field(n *node) *catalog.Field {
 	if r := n.get("required"); r != nil && r.kind == kBool {
 		f.Required = r.b
 	}
+	if isRecord(n) {
+		f.Items = catalog.Object
+		f.Fields = []*catalog.Field{}
+		for _, sub := range recordFields(n) {
+			if sub.kind == kStruct && !isRecord(sub) {
+				f.Fields = append(f.Fields, l.field(sub))
+			}
+		}
+	}
 	if d := n.get("default"); d != nil {
 		f.Default, _ = d.value()
 	}

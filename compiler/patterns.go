@@ -160,8 +160,15 @@ func hasCUEFiles(dir string) (bool, error) {
 // "x.cue: permission denied".
 func relError(wd string, err error) error {
 	var pe *fs.PathError
-	if errors.As(err, &pe) {
+	var notRegular *inputfile.NotRegularError
+	var tooLarge *inputfile.TooLargeError
+	switch {
+	case errors.As(err, &pe):
 		return fmt.Errorf("%s: %w", relPath(wd, pe.Path), pe.Err)
+	case errors.As(err, &notRegular):
+		notRegular.Name = relPath(wd, notRegular.Name)
+	case errors.As(err, &tooLarge):
+		tooLarge.Name = relPath(wd, tooLarge.Name)
 	}
 	return err
 }

@@ -201,11 +201,15 @@ type tool struct {
 	node *node
 }
 
-// A field is one entry of a tool's request or response fields.
+// A field is one entry of a tool's request or response fields, or of the
+// fields of a record field's items.
 type field struct {
 	tool
 	message string // "request" or "response"
 	node    *node
+	// record is the record field whose items have this field; nil for a
+	// field of the request or response itself.
+	record *node
 }
 
 func (p *Pass) services() iter.Seq[service] {
@@ -232,18 +236,43 @@ func (p *Pass) tools() iter.Seq[tool] {
 	}
 }
 
+// fields yields every field of every tool's request and response, each
+// record field followed by the fields of its items (one level: a record
+// in a record is flat-fields' to report, and its fields are not yielded).
 func (p *Pass) fields() iter.Seq[field] {
 	return func(yield func(field) bool) {
 		for t := range p.tools() {
 			for _, msg := range []string{"request", "response"} {
 				for _, f := range t.node.get(msg).get("fields").structFields() {
-					if !yield(field{t, msg, f}) {
+					if !yield(field{t, msg, f, nil}) {
 						return
+					}
+					for _, sub := range recordFields(f) {
+						if !yield(field{t, msg, sub, f}) {
+							return
+						}
 					}
 				}
 			}
 		}
 	}
+}
+
+// recordFields returns the fields of a record field's items: those of
+// items: fields: {...} on an array field. It returns nothing for any other
+// field.
+func recordFields(n *node) []*node {
+	if !isRecord(n) {
+		return nil
+	}
+	return n.get("items").get("fields").structFields()
+}
+
+// isRecord reports whether a field is a record field: an array whose items
+// are written fields: {...}.
+func isRecord(n *node) bool {
+	items := n.get("items")
+	return stringAt(n, "type") == "array" && items != nil && items.kind == kStruct && items.get("fields") != nil
 }
 
 // structFields returns a struct's fields, and nothing for any other node.
@@ -254,9 +283,20 @@ func (n *node) structFields() []*node {
 	return n.fields
 }
 
-// describe names a field for messages: `request field "city" of tool "x"`.
+// describe names a field for messages: `request field "city" of tool
+// "x"`, or `request field "edits[].oldText" of tool "x"` for a field of the
+// items of record field edits.
 func (f field) describe() string {
-	return fmt.Sprintf("%s field %q of tool %q", f.message, f.node.label, f.tool.node.label)
+	return fmt.Sprintf("%s field %q of tool %q", f.message, f.name(), f.tool.node.label)
+}
+
+// name is the field's name, or for a field of a record's items the record
+// field's name, "[]." and its own, as toolc.lock names it.
+func (f field) name() string {
+	if f.record != nil {
+		return f.record.label + "[]." + f.node.label
+	}
+	return f.node.label
 }
 
 // RulesMarkdown renders the rules as a Markdown table, for the README,

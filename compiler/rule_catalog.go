@@ -297,6 +297,9 @@ func checkProviderLimits(p *Pass, targets []catalog.Target, strict bool) {
 			if r.Keyword == "enum" && fld.Type != catalog.String && fld.Type != catalog.Integer {
 				continue // the enum rule rejects it
 			}
+			if fld.IsRecord() && (r.Keyword == "uniqueItems" || r.Keyword == "default") {
+				continue // the bounds and default rules reject it
+			}
 			if r.Keyword == "format" && r.Target == "Gemini" {
 				// Gemini constrains no format but date-time; the format
 				// in the description tells the model all it would have.

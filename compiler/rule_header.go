@@ -31,6 +31,10 @@ var mcpHeaderRule = &Rule{
 				p.reportf(h.pos, "mcp.header on %s: only request fields are sent in headers", f.describe())
 				continue
 			}
+			if f.record != nil {
+				p.reportf(h.pos, "mcp.header on %s, a field of a record's items: only the request's own fields are sent in headers", f.describe())
+				continue
+			}
 			if typ := stringAt(f.node, "type"); typ != "string" && typ != "integer" && typ != "boolean" {
 				p.reportf(h.pos, "mcp.header on %s of type %s: a header carries only a string, integer or boolean", f.describe(), typ)
 				continue

@@ -199,6 +199,9 @@ func checkService(p *Pass, root *node) {
 			}
 			for _, f := range fields.structFields() {
 				checkField(p, f, fmt.Sprintf("%s field %q of %s", msg, f.label, where))
+				for _, sub := range recordFields(f) {
+					checkField(p, sub, fmt.Sprintf("%s field %q of %s", msg, f.label+"[]."+sub.label, where))
+				}
 			}
 		}
 	}

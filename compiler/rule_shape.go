@@ -104,7 +104,7 @@ var scalarTypes = []string{"string", "integer", "number", "boolean"}
 // less reliably than flat parameters.
 var flatFieldsRule = &Rule{
 	ID:       "flat-fields",
-	Doc:      "only scalars and arrays of scalars: no object, no array without items, no arrays of arrays or objects",
+	Doc:      "only scalars, arrays of scalars and records (arrays of flat objects, items: fields: {...}, one level deep): no object, no array without items, no arrays of arrays, no record in a record",
 	Severity: diag.Error,
 	Check: func(p *Pass) {
 		for f := range p.fields() {
@@ -143,7 +143,7 @@ var flatFieldsRule = &Rule{
 			items := n.get("items")
 			switch {
 			case typ == "array" && items == nil:
-				p.reportf(n.pos, "array %s has no items; add items: one of %s", f.describe(), strings.Join(scalarTypes, ", "))
+				p.reportf(n.pos, "array %s has no items; add items: one of %s, or fields: {...} for an array of records", f.describe(), strings.Join(scalarTypes, ", "))
 			case typ != "array" && typ != "" && !nestedTypes[typ] && items != nil:
 				p.reportf(items.pos, "items is only for array fields, and %s is of type %q", f.describe(), typ)
 			case items == nil || typ != "array":
@@ -151,10 +151,20 @@ var flatFieldsRule = &Rule{
 				// JSON Schema's way of writing a multi-select.
 				p.reportf(items.pos, "items of %s must be a type name: write items: %q, and the enum on the field (enum: [...] lists the values of the items)",
 					f.describe(), items.get("type").str)
+			case isRecord(n) && f.record != nil:
+				p.reportf(items.pos, "%s is a record inside the record %q; records are one level deep: move its fields up into %q, prefixed with %s_, or make it a record field of the %s",
+					f.describe(), f.record.label, f.record.label, name, f.message)
+			case isRecord(n):
+				checkRecordItems(p, f, items)
+			case items.kind == kStruct && (items.get("properties") != nil || stringAt(items, "type") == "object"):
+				// JSON Schema's way of writing an array of objects.
+				p.reportf(items.pos, "items of %s is written as a JSON Schema object; write an array of records as items: fields: {...}, with each field as a request's", f.describe())
 			case items.kind == kStruct || items.kind == kList:
-				p.reportf(items.pos, "items of %s must be a scalar type name; arrays of objects or arrays are not flat: use several array fields side by side", f.describe())
-			case items.kind == kString && (items.str == "array" || nestedTypes[items.str]):
-				p.reportf(items.pos, "%s is an array of %s; only arrays of %s are flat", f.describe(), items.str, strings.Join(scalarTypes, ", "))
+				p.reportf(items.pos, "items of %s must be a scalar type name, or fields: {...} for an array of records; arrays of arrays are not flat: use several array fields side by side", f.describe())
+			case items.kind == kString && items.str != "array" && nestedTypes[items.str]:
+				p.reportf(items.pos, "%s is an array of %s; for an array of objects write items: fields: {...}, a record with each field as a request's", f.describe(), items.str)
+			case items.kind == kString && items.str == "array":
+				p.reportf(items.pos, "%s is an array of array; only arrays of %s, and records, are flat", f.describe(), strings.Join(scalarTypes, ", "))
 			case items.kind == kString && !contains(scalarTypes, items.str):
 				p.reportf(items.pos, "items of %s is %q%s; want one of %s", f.describe(), items.str, suggestType(items.str, scalarTypes), strings.Join(scalarTypes, ", "))
 			case items.kind != kString && items.kind != kError && items.kind != kIncomplete:
@@ -162,6 +172,23 @@ var flatFieldsRule = &Rule{
 			}
 		}
 	},
+}
+
+// checkRecordItems checks the items of a record field: fields: {...} with
+// at least one field, and nothing else.
+func checkRecordItems(p *Pass, f field, items *node) {
+	for _, k := range items.fields {
+		if k.label != "fields" {
+			p.reportf(k.pos, "items of record %s has %s; a record's items hold only fields: {...}%s", f.describe(), k.label, suggest(k.label, []string{"fields"}))
+		}
+	}
+	switch fields := items.get("fields"); {
+	case fields.kind == kError || fields.kind == kIncomplete:
+	case fields.kind != kStruct:
+		p.reportf(fields.pos, "fields of the items of %s must be a struct of fields, such as {text: {type: \"string\", description: \"...\"}}, not %s", f.describe(), fields.kind)
+	case len(fields.fields) == 0:
+		p.reportf(fields.pos, "the items of record %s have no fields; give them at least one, as a request's", f.describe())
+	}
 }
 
 // nestedKey reports whether an unknown key of a field nests values in it:

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -33,6 +34,10 @@ var enumRule = &Rule{
 				continue
 			}
 			typ := stringAt(f.node, "type")
+			if isRecord(f.node) {
+				p.reportf(e.pos, "enum does not apply to %s, an array of records; put an enum on a field of the record", f.describe())
+				continue
+			}
 			if typ == "array" {
 				// A multi-select: the enum lists the values of the items.
 				switch items := stringAt(f.node, "items"); items {
@@ -94,6 +99,10 @@ var defaultRule = &Rule{
 				p.reportf(d.pos, "%s has a default, which means nothing in a response: the handler's result supplies every response value; drop it", f.describe())
 				continue
 			}
+			if isRecord(f.node) {
+				p.reportf(d.pos, "%s is an array of records, which has no default: an optional one that a call leaves out is absent; drop the default, and give defaults to the record's fields instead", f.describe())
+				continue
+			}
 			if r := f.node.get("required"); r == nil || r.kind == kBool && r.b {
 				p.reportf(d.pos, "%s is required, so its default would never apply; add required: false, or drop the default", f.describe())
 				continue
@@ -115,6 +124,9 @@ func knownType(f *catalog.Field) bool {
 	case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:
 		return true
 	case catalog.Array:
+		if f.IsRecord() {
+			return len(f.Fields) > 0 && !slices.ContainsFunc(f.Fields, func(sub *catalog.Field) bool { return !knownType(sub) })
+		}
 		return contains(scalarTypes, string(f.Items))
 	}
 	return false
@@ -127,25 +139,15 @@ func knownType(f *catalog.Field) bool {
 // it is: CUE is stricter than JSON in one way, 3.0 is a float and not an
 // integer, and CUE's numbers have no 64-bit limits.
 func checkNodeValue(f *catalog.Field, subject string, n *node) []string {
-	if f.Type == catalog.Array && n.kind == kList {
-		for i, e := range n.elems {
-			if why := outOfRange(e, f.Items); why != "" {
-				return []string{fmt.Sprintf("%s has %s at index %d, %s", subject, describeNode(e), i, why)}
-			}
-		}
-	} else if why := outOfRange(n, f.Type); why != "" {
-		return []string{fmt.Sprintf("%s is %s, %s", subject, describeNode(n), why)}
+	if msgs := checkNodeNumbers(f, subject, n); msgs != nil {
+		return msgs
 	}
 	v, ok := n.value()
+	if f.IsRecord() {
+		v, ok = recordValue(n)
+	}
 	if !ok {
 		return []string{fmt.Sprintf("%s must be a plain value, not %s", subject, n.kind)}
-	}
-	if f.Type == catalog.Integer && n.kind == kFloat {
-		// FormatNumber renders 3.0 as 3, which would read as no problem at all.
-		if s := catalog.FormatNumber(n.f); !strings.ContainsAny(s, ".eN") {
-			return []string{fmt.Sprintf("%s must be an integer, not the number %s.0; write %s", subject, s, s)}
-		}
-		return []string{fmt.Sprintf("%s must be an integer, not the number %s", subject, catalog.FormatValue(v))}
 	}
 	data, err := json.Marshal(v)
 	if err != nil {
@@ -168,8 +170,82 @@ func checkNodeValue(f *catalog.Field, subject string, n *node) []string {
 	return msgs
 }
 
+// checkNodeNumbers holds the numbers of a contract value to what JSON
+// carries as it is, which the validator cannot see in the JSON it is
+// given: CUE's 3.0 is a float and not an integer, and CUE's numbers have
+// no 64-bit limits. It returns a message for the first number that does
+// not fit, or nil.
+func checkNodeNumbers(f *catalog.Field, subject string, n *node) []string {
+	switch {
+	case f.IsRecord() && n.kind == kList:
+		for i, e := range n.elems {
+			for _, m := range e.structFields() {
+				if sub := f.Field(m.label); sub != nil {
+					if msgs := checkNodeNumbers(sub, fmt.Sprintf("item at index %d of %s: field %q", i, subject, m.label), m); msgs != nil {
+						return msgs
+					}
+				}
+			}
+		}
+		return nil
+	case f.Type == catalog.Array && n.kind == kList:
+		for i, e := range n.elems {
+			if why := outOfRange(e, f.Items); why != "" {
+				return []string{fmt.Sprintf("%s has %s at index %d, %s", subject, describeNode(e), i, why)}
+			}
+		}
+		return nil
+	}
+	if why := outOfRange(n, f.Type); why != "" {
+		return []string{fmt.Sprintf("%s is %s, %s", subject, describeNode(n), why)}
+	}
+	if f.Type == catalog.Integer && n.kind == kFloat {
+		// FormatNumber renders 3.0 as 3, which would read as no problem at all.
+		if s := catalog.FormatNumber(n.f); !strings.ContainsAny(s, ".eN") {
+			return []string{fmt.Sprintf("%s must be an integer, not the number %s.0; write %s", subject, s, s)}
+		}
+		return []string{fmt.Sprintf("%s must be an integer, not the number %s", subject, catalog.FormatNumber(n.f))}
+	}
+	return nil
+}
+
+// recordValue is the value of a record field: its items, objects whose
+// members may be null, which means absent for an optional field, as in a
+// call.
+func recordValue(n *node) (any, bool) {
+	if n.kind != kList {
+		return n.value()
+	}
+	items := make([]any, len(n.elems))
+	for i, e := range n.elems {
+		if e.kind != kStruct {
+			v, ok := e.value()
+			if !ok {
+				return nil, false
+			}
+			items[i] = v
+			continue
+		}
+		m := make(map[string]any, len(e.fields))
+		for _, member := range e.fields {
+			if member.kind == kNull {
+				m[member.label] = nil
+				continue
+			}
+			v, ok := member.value()
+			if !ok {
+				return nil, false
+			}
+			m[member.label] = v
+		}
+		items[i] = m
+	}
+	return items, true
+}
+
 // checkable is f without the constraints that the validator refuses to
-// compile: a pattern that is not RE2, a format it does not know.
+// compile: a pattern that is not RE2, a format it does not know, and on
+// an array of records an enum, a default or uniqueItems.
 func checkable(f *catalog.Field) *catalog.Field {
 	cp := *f
 	if _, err := regexp.Compile(f.Pattern); err != nil {
@@ -177,6 +253,13 @@ func checkable(f *catalog.Field) *catalog.Field {
 	}
 	if !contains(validate.Formats(), f.Format) {
 		cp.Format = ""
+	}
+	if f.IsRecord() {
+		cp.Enum, cp.Default, cp.UniqueItems = nil, nil, false
+		cp.Fields = make([]*catalog.Field, len(f.Fields))
+		for i, sub := range f.Fields {
+			cp.Fields[i] = checkable(sub)
+		}
 	}
 	return &cp
 }
@@ -240,6 +323,9 @@ var boundsRule = &Rule{
 				}
 				p.reportf(k.pos, "%s does not apply to %s, which is of type %q; it applies to %s fields%s",
 					k.label, f.describe(), typ, strings.Join(types, " and "), alternative(k.label, typ))
+			}
+			if u := n.get("uniqueItems"); u != nil && isRecord(n) {
+				p.reportf(u.pos, "uniqueItems does not apply to %s, an array of records", f.describe())
 			}
 			checkRange(p, f, "minLength", "maxLength")
 			checkRange(p, f, "minItems", "maxItems")

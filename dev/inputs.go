@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/watch"
 )
 
@@ -102,7 +103,11 @@ func hashFiles(files []string) (string, time.Time) {
 	h := sha256.New()
 	var newest time.Time
 	for _, path := range files {
-		f, err := os.Open(path)
+		// Opened as toolc opens its input: a FIFO or a device in a
+		// file's place is an error here (the part is "", rebuilt each
+		// time), where os.Open would block on the FIFO and io.Copy never
+		// end on /dev/zero.
+		f, _, err := inputfile.Open(path)
 		if errors.Is(err, fs.ErrNotExist) {
 			io.WriteString(h, filepath.Base(path)+"\x00"+absent+"\x00")
 			continue
@@ -136,7 +141,7 @@ func (d *Daemon) treeHash(pkg string) string {
 		return ""
 	}
 	add := func(name, path string) error {
-		f, err := os.Open(path)
+		f, _, err := inputfile.Open(path) // never a FIFO's or a device's open
 		if err != nil {
 			return err
 		}

@@ -12,7 +12,7 @@ import (
 	"github.com/toolc/toolc/gogen"
 )
 
-// TestCatalog generates every service's file, refuses two services that
+// TestCatalog generates every service's files, refuses two services that
 // would write one file (at the second one's position, each problem of
 // every service listed), and then finds the files stale until Update
 // writes them, and writes nothing that has not changed.
@@ -41,11 +41,19 @@ func TestCatalog(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	want := []string{filepath.Join("other", gogen.FileName), filepath.Join("svc", gogen.FileName)}
-	if len(files) != 2 || files[0].Path != want[0] || files[1].Path != want[1] {
-		t.Fatalf("Catalog wrote %v, want %v, sorted", files, want)
+	want := []string{
+		filepath.Join("other", gogen.FileName), filepath.Join("other", gogen.TestFileName),
+		filepath.Join("svc", gogen.FileName), filepath.Join("svc", gogen.TestFileName),
 	}
-	if stale, err := gogen.Stale(files); err != nil || !slices.Equal(stale, []string{want[0] + " (missing)", want[1] + " (missing)"}) {
+	var got, missing []string
+	for i, f := range files {
+		got = append(got, f.Path)
+		missing = append(missing, want[i]+" (missing)")
+	}
+	if !slices.Equal(got, want) {
+		t.Fatalf("Catalog wrote %q, want %q, sorted", got, want)
+	}
+	if stale, err := gogen.Stale(files); err != nil || !slices.Equal(stale, missing) {
 		t.Errorf("Stale before writing = %q, %v", stale, err)
 	}
 	if written, err := gogen.Update(files); err != nil || !slices.Equal(written, want) {

@@ -15,7 +15,10 @@ import (
 // as field names, optional fields with and without defaults, integer and
 // string enums (one shared by the request and the response, one not),
 // required and optional arrays in a response, a tool without fields, one
-// without a response and one with an empty response.
+// without a response and one with an empty response; and records: a named
+// struct per record type, with enums and defaults of their own, one
+// shared by the request and the response, and a response's with a
+// required array in its items.
 const edgeContract = `package edge
 
 import "github.com/toolc/toolc/schema"
@@ -48,6 +51,46 @@ schema.#Service & {
 	tools: ping: {
 		description: "No fields and no response"
 		request: fields: {}
+	}
+
+	tools: edit_file: {
+		description: "Records"
+		request: fields: {
+			edits: {
+				type: "array", description: "Edits to apply, in order", minItems: 1
+				items: fields: {
+					oldText: {type: "string", description: "Text to search for"}
+					newText: {type: "string", description: "Text to replace it with"}
+					count: {type: "integer", description: "How many", required: false, default: 1}
+					mode: {type: "string", description: "How to match", required: false, enum: ["exact", "regex"]}
+					lines: {type: "array", items: "integer", description: "Lines", required: false}
+				}
+			}
+			notes: {
+				type: "array", description: "Notes the response echoes", required: false
+				items: fields: {
+					text: {type: "string", description: "A note"}
+					at: {type: "integer", description: "A line", required: false}
+				}
+			}
+		}
+		response: fields: {
+			notes: {
+				type: "array", description: "The notes"
+				items: fields: {
+					text: {type: "string", description: "A note"}
+					at: {type: "integer", description: "A line", required: false}
+				}
+			}
+			applied: {
+				type: "array", description: "What was applied"
+				items: fields: {
+					path: {type: "string", description: "A path"}
+					lines: {type: "array", items: "integer", description: "Lines changed"}
+					size: {type: "integer", description: "Bytes", required: false}
+				}
+			}
+		}
 	}
 
 	tools: touch: {
@@ -98,6 +141,22 @@ func (edge) GetURL(_ context.Context, req GetURLRequest) (*GetURLResponse, error
 	return resp, nil
 }
 
+func (edge) EditFile(_ context.Context, req EditFileRequest) (*EditFileResponse, error) {
+	var (
+		_ []EditFileEditsItem = req.Edits
+		_ []EditFileNotesItem = req.Notes
+	)
+	e := req.Edits[0]
+	var (
+		_ string              = e.OldText
+		_ int                 = e.Count
+		_ *EditFileEditsMode  = e.Mode
+		_ []EditFileEditsMode = []EditFileEditsMode{EditFileEditsModeExact, EditFileEditsModeRegex}
+		_ []int               = e.Lines
+	)
+	return &EditFileResponse{Notes: req.Notes, Applied: []EditFileAppliedItem{{Path: e.OldText, Size: new(e.Count)}}}, nil
+}
+
 func (edge) Ping(context.Context, PingRequest) (*plugins.Result, error) {
 	return plugins.Text("pong"), nil
 }
@@ -146,6 +205,7 @@ func TestHandlers(t *testing.T) {
 		{"get_url", ` + "`" + `{"url":"fail"}` + "`" + `, "no such URL", true},
 		{"get_url", ` + "`" + `{"url":"nil"}` + "`" + `, "the handler of get_url returned no response and no error", true},
 		{"ping", "{}", "pong", false},
+		{"edit_file", ` + "`" + `{"edits":[{"oldText":"a","newText":"b","count":1}],"notes":[{"text":"n"}]}` + "`" + `, ` + "`" + `{"notes":[{"text":"n"}],"applied":[{"path":"a","lines":[],"size":1}]}` + "`" + `, false},
 		{"touch", "{}", "{}", false},
 	} {
 		got, isError := call(tc.tool, tc.args)
@@ -156,9 +216,48 @@ func TestHandlers(t *testing.T) {
 }
 `
 
-// TestGeneratedCodeCompiles generates the edge contract's code into a
-// module of its own, next to a handler that implements it, and runs go vet
-// and the handler's test there against this checkout of toolc.
+// edgeClientTest calls the tools through the generated test client, over
+// the contract that tools_gen_test.go embeds: defaults applied, bad
+// arguments refused, each kind of result typed.
+const edgeClientTest = `package main
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/toolc/toolc/toolctest"
+)
+
+func TestClient(t *testing.T) {
+	c := newTestClient(t, edge{})
+	resp, err := c.GetURL(t.Context(), map[string]any{"url": "https://example.com/", "mode": "b"})
+	if err != nil || resp.State != GetURLStateOn || resp.Mode != GetURLResponseModeX || resp.IDs == nil {
+		t.Errorf("get_url = %+v, %v; want state on, the default", resp, err)
+	}
+	for _, args := range []string{` + "`" + `{"url":"not a URI","mode":"a"}` + "`" + `, ` + "`" + `{"url":"https://example.com/"}` + "`" + `} {
+		var toolErr *toolctest.ToolError
+		if _, err := c.GetURL(t.Context(), args); !errors.As(err, &toolErr) {
+			t.Errorf("get_url %s = %v, want a tool error", args, err)
+		}
+	}
+	if res, err := c.Ping(t.Context(), nil); err != nil || res.Text != "pong" {
+		t.Errorf("ping = %+v, %v", res, err)
+	}
+	if resp, err := c.Touch(t.Context(), "{}"); err != nil || resp == nil {
+		t.Errorf("touch = %+v, %v", resp, err)
+	}
+	tools, err := c.client.ListTools(t.Context())
+	if err != nil || len(tools) != 3 {
+		t.Errorf("ListTools = %d tools, %v", len(tools), err)
+	}
+}
+`
+
+// TestGeneratedCodeCompiles generates the edge contract's code and test
+// file into a module of its own, next to a handler that implements it, and
+// runs go vet and the handler's tests there against this checkout of
+// toolc: one calls the handlers directly, one through the generated test
+// client.
 func TestGeneratedCodeCompiles(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a module")
@@ -176,17 +275,23 @@ func TestGeneratedCodeCompiles(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	testSrc, err := gogen.GenerateTest(svc, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
 	sum, err := os.ReadFile(filepath.Join(root, "go.sum"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	dir := t.TempDir()
 	for name, data := range map[string]string{
-		gogen.FileName: string(src),
-		"main.go":      edgeHandler,
-		"main_test.go": edgeTest,
-		"go.mod":       "module example.com/edge\n\ngo 1.26\n\nrequire github.com/toolc/toolc v0.0.0\n\nreplace github.com/toolc/toolc => " + root + "\n",
-		"go.sum":       string(sum),
+		gogen.FileName:     string(src),
+		gogen.TestFileName: string(testSrc),
+		"main.go":          edgeHandler,
+		"main_test.go":     edgeTest,
+		"client_test.go":   edgeClientTest,
+		"go.mod":           "module example.com/edge\n\ngo 1.26\n\nrequire github.com/toolc/toolc v0.0.0\n\nreplace github.com/toolc/toolc => " + root + "\n",
+		"go.sum":           string(sum),
 	} {
 		if err := os.WriteFile(filepath.Join(dir, name), []byte(data), 0o644); err != nil {
 			t.Fatal(err)

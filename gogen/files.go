@@ -12,6 +12,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // A File is one generated file.
@@ -24,16 +25,16 @@ type File struct {
 
 // Files returns the generated files of svc, whose Dir is relative to base.
 //
-// Usually that is one file, FileName in the handler directory, in the
-// package of the Go files there (Generate; Serve is in it when that is a
-// main package). But when the contract's directory holds a Go library
-// package and the contract's handler: names a main package elsewhere,
-// the code splits in two: the tools' Go API (Tools, the types, Handlers)
-// goes into the library, and the handler gets a file of its own with
-// Serve alone, which serves the library's Handlers. A service can then
-// import the library to run the tools in process without linking the
-// plugin protocol, while toolc dev and serve run the same tools as a
-// plugin through the handler.
+// Usually that is two files in the handler directory, in the package of
+// the Go files there: FileName (Generate; Serve is in it when that is a
+// main package) and TestFileName beside it (GenerateTest). But when the
+// contract's directory holds a Go library package and the contract's
+// handler: names a main package elsewhere, the code splits in two: the
+// tools' Go API (Tools, the types, Handlers) and its test file go into the
+// library, and the handler gets a file of its own with Serve alone, which
+// serves the library's Handlers. A service can then import the library to
+// run the tools in process without linking the plugin protocol, while
+// toolc dev and serve run the same tools as a plugin through the handler.
 func Files(svc *catalog.Service, base string) ([]File, error) {
 	handlerPath := Path(svc)
 	handlerDir := filepath.Join(base, filepath.Dir(handlerPath))
@@ -47,11 +48,19 @@ func Files(svc *catalog.Service, base string) ([]File, error) {
 		return nil, err
 	}
 	if pkg != "main" || !hasGo || lib == "main" || path.Clean(svc.Handler) == "." {
-		src, err := Generate(svc, pkg)
+		g, err := planned(svc, pkg)
 		if err != nil {
 			return nil, err
 		}
-		return []File{{handlerPath, src}}, nil
+		src, err := g.generate(pkg)
+		if err != nil {
+			return nil, err
+		}
+		test, err := g.generateTest(pkg)
+		if err != nil {
+			return nil, err
+		}
+		return []File{{handlerPath, src}, {filepath.Join(filepath.Dir(handlerPath), TestFileName), test}}, nil
 	}
 
 	importPath, err := importPathOf(contractDir)
@@ -71,12 +80,17 @@ func Files(svc *catalog.Service, base string) ([]File, error) {
 	if err != nil {
 		return nil, err
 	}
+	testSrc, err := g.generateTest(lib)
+	if err != nil {
+		return nil, err
+	}
 	serveSrc, err := g.generateServe(importPath)
 	if err != nil {
 		return nil, err
 	}
 	return []File{
 		{filepath.Join(filepath.FromSlash(svc.Dir), FileName), libSrc},
+		{filepath.Join(filepath.FromSlash(svc.Dir), TestFileName), testSrc},
 		{handlerPath, serveSrc},
 	}, nil
 }
@@ -141,7 +155,7 @@ func importPathOf(dir string) (string, error) {
 		return "", err
 	}
 	for root := abs; ; {
-		data, err := os.ReadFile(filepath.Join(root, "go.mod"))
+		data, err := inputfile.ReadFile(filepath.Join(root, "go.mod")) // a FIFO go.mod must not block gen go
 		if err == nil {
 			mod := modfile.ModulePath(data)
 			if mod == "" {

@@ -167,17 +167,24 @@ func (g *generator) genMessage(f *generatedFile, t *tool, m *message) {
 		}
 	}
 	f.Comment(0, doc)
-	if len(m.fields) == 0 {
-		f.P("type ", m.typeName, " struct{}")
+	g.genStruct(f, m.typeName, m.fields, m.isResponse)
+	g.genTypes(f, t, m.fields, m.isResponse)
+}
+
+// genStruct writes the struct of a message or of a record's items, and
+// for a response its MarshalJSON when it needs one.
+func (g *generator) genStruct(f *generatedFile, typeName string, fields []*field, isResponse bool) {
+	if len(fields) == 0 {
+		f.P("type ", typeName, " struct{}")
 		f.P()
 	} else {
-		docs := make([]string, len(m.fields))
+		docs := make([]string, len(fields))
 		spaced := false // a blank line between fields, when a doc is long
-		for i, fl := range m.fields {
-			_, optional := goType(fl, m.isResponse)
+		for i, fl := range fields {
+			_, optional := goType(fl, isResponse)
 			docs[i] = sentence(fl.Description)
 			switch {
-			case optional && m.isResponse:
+			case optional && isResponse:
 				docs[i] += " Optional: nil leaves it out."
 			case optional:
 				docs[i] += " Optional: nil when left out."
@@ -187,9 +194,9 @@ func (g *generator) genMessage(f *generatedFile, t *tool, m *message) {
 			docs[i] += deprecated(fl.Deprecated, "field")
 			spaced = spaced || commentLines(1, docs[i]) > 1
 		}
-		f.P("type ", m.typeName, " struct {")
-		for i, fl := range m.fields {
-			typ, optional := goType(fl, m.isResponse)
+		f.P("type ", typeName, " struct {")
+		for i, fl := range fields {
+			typ, optional := goType(fl, isResponse)
 			if i > 0 && spaced {
 				f.P()
 			}
@@ -203,21 +210,59 @@ func (g *generator) genMessage(f *generatedFile, t *tool, m *message) {
 		f.P("}")
 		f.P()
 	}
-	if m.isResponse {
-		g.genMarshalJSON(f, m)
+	if isResponse {
+		g.genMarshalJSON(f, typeName, fields)
 	}
-	for _, fl := range m.fields {
-		if e := fl.enum; e != nil && (!m.isResponse || !e.inRequest) {
+}
+
+// genTypes writes the enum and record types that fields introduce: those
+// of a response only when the request does not share them.
+func (g *generator) genTypes(f *generatedFile, t *tool, fields []*field, isResponse bool) {
+	for _, fl := range fields {
+		if e := fl.enum; e != nil && (!isResponse || !e.inRequest) {
 			g.genEnum(f, t, e)
+		}
+	}
+	for _, fl := range fields {
+		if r := fl.record; r != nil && (!isResponse || !r.inRequest) {
+			g.genRecord(f, t, r, isResponse)
 		}
 	}
 }
 
+// genRecord writes the struct of a record field's items, and the types
+// its fields introduce.
+func (g *generator) genRecord(f *generatedFile, t *tool, r *record, isResponse bool) {
+	where := "the request"
+	switch {
+	case r.inRequest && r.inResponse:
+		where = "the request and the response"
+	case r.inResponse:
+		where = "the response"
+	}
+	doc := r.typeName + " is an item of the " + r.field + " field in " + where + " of " + t.Name + ": " + lowerFirst(sentence(r.description))
+	if !isResponse {
+		doc += "\n\nThe runtime checks every item against the contract, and fills in its defaults, before the handler sees it."
+	}
+	f.Comment(0, doc)
+	g.genStruct(f, r.typeName, r.fields, r.inResponse)
+	g.genTypes(f, t, r.fields, isResponse)
+}
+
+// lowerFirst lower-cases the first letter of a sentence that follows a
+// colon, unless it starts a word in capitals (an initialism).
+func lowerFirst(s string) string {
+	if len(s) < 2 || s[0] < 'A' || s[0] > 'Z' || s[1] >= 'A' && s[1] <= 'Z' {
+		return s
+	}
+	return string(s[0]+'a'-'A') + s[1:]
+}
+
 // genMarshalJSON writes a MarshalJSON that sends a nil slice in a required
 // array field as [], since a Go zero value should not break the contract.
-func (g *generator) genMarshalJSON(f *generatedFile, m *message) {
+func (g *generator) genMarshalJSON(f *generatedFile, typeName string, fields []*field) {
 	var arrays []*field
-	for _, fl := range m.fields {
+	for _, fl := range fields {
 		if fl.Required && fl.Type == catalog.Array {
 			arrays = append(arrays, fl)
 		}
@@ -234,8 +279,8 @@ func (g *generator) genMarshalJSON(f *generatedFile, m *message) {
 		them = "them"
 	}
 	f.Comment(0, "MarshalJSON encodes r with a nil "+joinOr(names)+" as [], not null: the contract requires "+them+".")
-	f.P("func (r ", m.typeName, ") MarshalJSON() ([]byte, error) {")
-	f.P("type plain ", m.typeName, " // without this method")
+	f.P("func (r ", typeName, ") MarshalJSON() ([]byte, error) {")
+	f.P("type plain ", typeName, " // without this method")
 	f.P("p := plain(r)")
 	for _, fl := range arrays {
 		typ, _ := goType(fl, true)
@@ -315,6 +360,9 @@ func goType(f *field, isResponse bool) (typ string, optional bool) {
 		return "any"
 	}
 	optional = !f.Required && (isResponse || f.Default == nil)
+	if f.record != nil {
+		return "[]" + f.record.typeName, optional
+	}
 	if f.Type == catalog.Array {
 		return "[]" + scalar(f.Items), optional
 	}

@@ -52,6 +52,16 @@ const Generator = "toolc gen go"
 // that Go cannot tell apart, the error is a diag.List of each problem at
 // its contract position, in source order, and there is no source.
 func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
+	g, err := planned(svc, goPackage)
+	if err != nil {
+		return nil, err
+	}
+	return g.generate(goPackage)
+}
+
+// planned returns the generator of svc with every Go name decided, or the
+// names that Go cannot use, as a diag.List in source order.
+func planned(svc *catalog.Service, goPackage string) (*generator, error) {
 	if !token.IsIdentifier(goPackage) {
 		return nil, fmt.Errorf("gogen: %q is not a Go package name", goPackage)
 	}
@@ -61,7 +71,7 @@ func Generate(svc *catalog.Service, goPackage string) ([]byte, error) {
 		diag.Sort(g.errs)
 		return nil, g.errs
 	}
-	return g.generate(goPackage)
+	return g, nil
 }
 
 // generate writes the file of package goPackage for the planned service.

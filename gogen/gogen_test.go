@@ -249,10 +249,13 @@ func TestFilesSplitsBetweenLibraryAndHandler(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gen) != 2 || gen[0].Path != gogen.FileName || gen[1].Path != filepath.Join("plugin", gogen.FileName) {
-		t.Fatalf("Files = %v, want the library's %s and the handler's plugin/%s", paths(gen), gogen.FileName, gogen.FileName)
+	if len(gen) != 3 || gen[0].Path != gogen.FileName || gen[1].Path != gogen.TestFileName || gen[2].Path != filepath.Join("plugin", gogen.FileName) {
+		t.Fatalf("Files = %v, want the library's %s and %s, and the handler's plugin/%s", paths(gen), gogen.FileName, gogen.TestFileName, gogen.FileName)
 	}
-	lib, handler := string(gen[0].Source), string(gen[1].Source)
+	lib, handler := string(gen[0].Source), string(gen[2].Source)
+	if test := string(gen[1].Source); !strings.Contains(test, "\npackage notes\n") || !strings.Contains(test, "Handlers(impl)") {
+		t.Errorf("the library's test file is not in package notes, over its Handlers:\n%s", test)
+	}
 	if !strings.Contains(lib, "\npackage notes\n") || !strings.Contains(lib, "func Handlers(") || strings.Contains(lib, "func Serve(") || strings.Contains(lib, "plugins/rpc") {
 		t.Errorf("the library's file is not Tools and Handlers without Serve:\n%s", lib)
 	}
@@ -261,14 +264,53 @@ func TestFilesSplitsBetweenLibraryAndHandler(t *testing.T) {
 		t.Errorf("the handler's file is not Serve alone, over package notes:\n%s", handler)
 	}
 
-	// The weather example keeps its Go code in its main package: one file.
+	// The weather example keeps its Go code in its main package: one file,
+	// and its test file.
 	weather := compileDir(t, filepath.Join("..", "examples", "weather"))
 	gen, err = gogen.Files(weather, filepath.Join("..", "examples", "weather"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(gen) != 1 || gen[0].Path != gogen.FileName || !bytes.Contains(gen[0].Source, []byte("func Serve(impl Tools)")) {
-		t.Errorf("Files of weather = %v, want one %s with Serve", paths(gen), gogen.FileName)
+	if len(gen) != 2 || gen[0].Path != gogen.FileName || !bytes.Contains(gen[0].Source, []byte("func Serve(impl Tools)")) || gen[1].Path != gogen.TestFileName {
+		t.Errorf("Files of weather = %v, want one %s with Serve, and %s", paths(gen), gogen.FileName, gogen.TestFileName)
+	}
+}
+
+// TestTestFileIsPortable: the test file holds the contract without what
+// depends on the working directory (the service's directory, positions),
+// so toolc gen go ./... from the module's root and go generate in the
+// handler's directory write the same bytes; the caller's service is left
+// as it was; and a backquote in a description, which a raw string cannot
+// hold, reaches the embedded contract intact.
+func TestTestFileIsPortable(t *testing.T) {
+	fromRoot := service(tool("ping", 3, stringField("note", 4)))
+	fromRoot.Tools[0].Description = "Answer `pong`"
+	fromRoot.Dir = "svc"
+	inDir := service(tool("ping", 3, stringField("note", 4)))
+	inDir.Tools[0].Description = fromRoot.Tools[0].Description
+	inDir.Dir = "."
+	relative := func(p catalog.Pos) catalog.Pos { p.File = strings.TrimPrefix(p.File, "svc/"); return p }
+	inDir.Pos = relative(inDir.Pos)
+	inDir.Tools[0].Pos = relative(inDir.Tools[0].Pos)
+	inDir.Tools[0].Request.Pos = relative(inDir.Tools[0].Request.Pos)
+	inDir.Tools[0].Request.Fields[0].Pos = relative(inDir.Tools[0].Request.Fields[0].Pos)
+
+	a, err := gogen.GenerateTest(fromRoot, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := gogen.GenerateTest(inDir, "main")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !bytes.Equal(a, b) {
+		t.Errorf("the test file depends on the working directory:\n%s\nagainst\n%s", a, b)
+	}
+	if fromRoot.Dir != "svc" || fromRoot.Tools[0].Pos != at(3) || fromRoot.Tools[0].Fingerprint != "" {
+		t.Errorf("GenerateTest changed the caller's service: %+v", fromRoot)
+	}
+	if !bytes.Contains(a, []byte("Answer ` + \"`\" + `pong` + \"`\" + `")) {
+		t.Errorf("the backquotes of the description are not spliced into the raw strings:\n%s", a)
 	}
 }
 

@@ -47,7 +47,19 @@ type message struct {
 type field struct {
 	*catalog.Field
 	goName string
-	enum   *enum // nil without an enum
+	enum   *enum   // nil without an enum
+	record *record // the type of the items of a record field; nil for any other
+}
+
+// record is the Go struct of the items of a record field.
+type record struct {
+	typeName string
+	fields   []*field
+	// inRequest and inResponse say where the record field is; one type
+	// serves a field of the same name and fields in both.
+	inRequest, inResponse bool
+	field                 string
+	description           string
 }
 
 type enum struct {
@@ -127,34 +139,97 @@ func (g *generator) planMessage(t *tool, cm *catalog.Message, isResponse bool) m
 		pos = t.Pos
 	}
 	g.claim(g.names, m.typeName, origin{fmt.Sprintf("the %s type of tool %q", kind, t.Name), pos})
+	m.fields = g.planFields(t, cm.Fields, m.typeName, kind, "", t.method, isResponse)
+	return m
+}
+
+// planFields names the Go fields of a message's or a record's fields, of
+// the struct typeName; within is "" for a message, and the record field's
+// name for a record's, and prefix starts the names of enum and record
+// types (Tool, or ToolRecord).
+func (g *generator) planFields(t *tool, cfs []*catalog.Field, typeName, kind, within, prefix string, isResponse bool) []*field {
 	fields := map[string]origin{}
-	if isResponse && requiredArrays(cm) != nil {
-		fields["MarshalJSON"] = origin{what: "the method MarshalJSON of " + m.typeName}
+	if isResponse && requiredArrays(&catalog.Message{Fields: cfs}) != nil {
+		fields["MarshalJSON"] = origin{what: "the method MarshalJSON of " + typeName}
 	}
-	for _, cf := range sortedByPos(cm.Fields, g.svc.Pos.File, func(f *catalog.Field) (catalog.Pos, string) { return f.Pos, f.Name }) {
+	var out []*field
+	for _, cf := range sortedByPos(cfs, g.svc.Pos.File, func(f *catalog.Field) (catalog.Pos, string) { return f.Pos, f.Name }) {
 		f := &field{Field: cf, goName: goName(cf.Name)}
-		what := fmt.Sprintf("%s field %q of tool %q", kind, cf.Name, t.Name)
-		if !g.validName(f.goName, what, cf.Pos) || !g.validType(cf, what) || !g.claim(fields, f.goName, origin{what, cf.Pos}) {
+		name := cf.Name
+		if within != "" {
+			name = within + "[]." + cf.Name
+		}
+		what := fmt.Sprintf("%s field %q of tool %q", kind, name, t.Name)
+		if !g.validName(f.goName, what, cf.Pos) || !g.validType(cf, what, within != "") || !g.claim(fields, f.goName, origin{what, cf.Pos}) {
 			continue
 		}
 		if len(cf.Enum) > 0 {
-			f.enum = g.planEnum(t, f, what, isResponse)
+			f.enum = g.planEnum(t, f, prefix, what, isResponse)
+			if f.enum != nil && within != "" {
+				f.enum.field = name
+			}
 		}
-		m.fields = append(m.fields, f)
+		if cf.IsRecord() {
+			f.record = g.planRecord(t, f, what, isResponse)
+		}
+		out = append(out, f)
 	}
-	return m
+	return out
+}
+
+// planRecord names the struct of a record field's items, <Tool><Field>Item,
+// and its fields. A response field whose request namesake is a record of
+// the same fields shares its type; one with other fields gets
+// <Tool>Response<Field>Item.
+func (g *generator) planRecord(t *tool, f *field, what string, isResponse bool) *record {
+	r := &record{typeName: t.method + f.goName + "Item", field: f.Name, description: f.Description, inRequest: !isResponse, inResponse: isResponse}
+	prefix := t.method + f.goName
+	if isResponse {
+		for _, rf := range t.request.fields {
+			if rf.record == nil || rf.Name != f.Name {
+				continue
+			}
+			if sameRecord(rf.Field, f.Field) {
+				rf.record.inResponse = true
+				return rf.record
+			}
+			r.typeName = t.method + "Response" + f.goName + "Item"
+			prefix = t.method + "Response" + f.goName
+		}
+	}
+	if !g.claim(g.names, r.typeName, origin{"the item type of " + what, f.Pos}) {
+		return nil
+	}
+	kind := "request"
+	if isResponse {
+		kind = "response"
+	}
+	r.fields = g.planFields(t, f.Fields, r.typeName, kind, f.Name, prefix, isResponse)
+	return r
+}
+
+// sameRecord reports whether two record fields, of a request and of a
+// response, can have items of the same Go struct: the same fields, of the
+// same types, enums and requiredness, and no default (a request's field
+// with a default is a value, which the runtime fills in; a response's
+// optional field is a pointer, which nil leaves out).
+func sameRecord(a, b *catalog.Field) bool {
+	return slices.EqualFunc(a.Fields, b.Fields, func(x, y *catalog.Field) bool {
+		return x.Name == y.Name && x.Type == y.Type && x.Items == y.Items && x.Required == y.Required &&
+			x.Default == nil && y.Default == nil && jsonString(x.Enum) == jsonString(y.Enum)
+	})
 }
 
 // planEnum names the type and the constants of a field's enum: type
 // <Tool><Field>, constants <Tool><Field><Value>. A response field whose
 // request namesake has the same enum shares its type; one with another
 // enum gets <Tool>Response<Field>.
-func (g *generator) planEnum(t *tool, f *field, what string, isResponse bool) *enum {
+func (g *generator) planEnum(t *tool, f *field, prefix, what string, isResponse bool) *enum {
 	base := f.Type
 	if base == catalog.Array {
 		base = f.Items
 	}
-	e := &enum{typeName: t.method + f.goName, field: f.Name, inRequest: !isResponse, inResponse: isResponse}
+	e := &enum{typeName: prefix + f.goName, field: f.Name, inRequest: !isResponse, inResponse: isResponse}
 	switch base {
 	case catalog.String:
 		e.goType = "string"
@@ -173,7 +248,7 @@ func (g *generator) planEnum(t *tool, f *field, what string, isResponse bool) *e
 		suffixes = append(suffixes, suffix)
 		e.consts = append(e.consts, enumConst{value: lit})
 	}
-	if isResponse {
+	if isResponse && prefix == t.method {
 		for _, rf := range t.request.fields {
 			if rf.enum == nil || rf.Name != f.Name {
 				continue
@@ -208,8 +283,9 @@ func (g *generator) validName(name, what string, pos catalog.Pos) bool {
 }
 
 // validType reports a field type that the contract language does not
-// have, in a catalog made elsewhere.
-func (g *generator) validType(f *catalog.Field, what string) bool {
+// have, in a catalog made elsewhere: in a record, inRecord, a record is
+// one.
+func (g *generator) validType(f *catalog.Field, what string, inRecord bool) bool {
 	scalar := func(t catalog.Type) bool {
 		return t == catalog.String || t == catalog.Integer || t == catalog.Number || t == catalog.Boolean
 	}
@@ -217,6 +293,10 @@ func (g *generator) validType(f *catalog.Field, what string) bool {
 	case scalar(f.Type):
 		return true
 	case f.Type == catalog.Array && scalar(f.Items):
+		return true
+	case f.IsRecord() && inRecord:
+		g.errorf(f.Pos, "%s is a record inside a record; records are one level deep", what)
+	case f.IsRecord():
 		return true
 	case f.Type == catalog.Array:
 		g.errorf(f.Pos, "%s is an array of %q, which is not a scalar type", what, f.Items)

@@ -25,6 +25,7 @@ import (
 	"strings"
 	"sync"
 	"time"
+	"unicode"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/inputfile"
@@ -214,6 +215,21 @@ func Start(ctx context.Context, bins []*Binary, opts Options) (map[string]*Plugi
 // directory of its service's contract (Binary.Dir).
 const ServiceDirEnv = "TOOLC_SERVICE_DIR"
 
+// PluginEnvVar names the environment variable that lists the variables of
+// toolc's environment that its plugins get, beyond the few every plugin
+// gets (PATH, HOME, the locale, proxies, the Go runtime's and
+// OpenTelemetry's: see rpc.ClientConfig.PassEnv): names, or prefixes
+// ending in "*", separated by commas or spaces, as in
+// TOOLC_PLUGIN_ENV=WEATHER_API_KEY,PG*. Nothing else of toolc's
+// environment reaches a plugin, and $TOOLC_TOKEN and $TOOLC_STATE_KEY
+// never do.
+const PluginEnvVar = "TOOLC_PLUGIN_ENV"
+
+// passEnv returns the names that $TOOLC_PLUGIN_ENV lists.
+func passEnv() []string {
+	return strings.FieldsFunc(os.Getenv(PluginEnvVar), func(r rune) bool { return r == ',' || unicode.IsSpace(r) })
+}
+
 // ClientConfig is the go-plugin configuration for a built binary.
 func ClientConfig(b *Binary, opts Options) rpc.ClientConfig {
 	var env []string
@@ -229,6 +245,7 @@ func ClientConfig(b *Binary, opts Options) rpc.ClientConfig {
 	return rpc.ClientConfig{
 		Service:      b.Service,
 		Path:         b.Path,
+		PassEnv:      passEnv(),
 		Env:          env,
 		StartTimeout: opts.StartTimeout,
 		Stderr:       opts.Stderr,

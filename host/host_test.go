@@ -13,6 +13,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"syscall"
@@ -191,6 +192,27 @@ func TestCacheDir(t *testing.T) {
 	d, err := host.CacheDir()
 	if err != nil || !strings.HasSuffix(d, filepath.Join("toolc", "handlers")) {
 		t.Errorf("CacheDir = %q, %v", d, err)
+	}
+}
+
+// TestPluginEnvVar: $TOOLC_PLUGIN_ENV names the variables of toolc's
+// environment that its plugins get beyond the defaults (plugins/rpc's
+// TestPluginEnvironment starts a plugin with them).
+func TestPluginEnvVar(t *testing.T) {
+	for env, want := range map[string][]string{
+		"":                            nil,
+		"WEATHER_API_KEY":             {"WEATHER_API_KEY"},
+		"A_KEY,B_*  C\tD, ,":          {"A_KEY", "B_*", "C", "D"},
+		" TOOLC_FILESEARCH_ROOT PG* ": {"TOOLC_FILESEARCH_ROOT", "PG*"},
+	} {
+		t.Setenv(host.PluginEnvVar, env)
+		cfg := host.ClientConfig(&host.Binary{Service: "s", Path: "/bin/s", Dir: "/srv/s"}, host.Options{})
+		if !slices.Equal(cfg.PassEnv, want) {
+			t.Errorf("%s=%q: PassEnv = %q, want %q", host.PluginEnvVar, env, cfg.PassEnv, want)
+		}
+		if !slices.Contains(cfg.Env, host.ServiceDirEnv+"=/srv/s") {
+			t.Errorf("Env = %q, without %s", cfg.Env, host.ServiceDirEnv)
+		}
 	}
 }
 

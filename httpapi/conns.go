@@ -31,10 +31,13 @@ type ConnLimits struct {
 	// ReadTimeout bounds reading a request's header and body. Once the
 	// body is in, no read deadline is left, so it never ends a long call.
 	ReadTimeout time.Duration
-	// WriteTimeout bounds writing a response. MCP POSTs and /v1/call may
-	// take CallTimeout on top of it, as their answer waits for the call,
-	// and the streams that carry notifications for as long as they are
-	// open (a legacy session's GET, a 2026-07-28 subscriptions/listen).
+	// WriteTimeout bounds writing a response. /mcp and /v1/call may take
+	// CallTimeout on top of it, as their answer waits for the call. The
+	// streams that carry notifications (a legacy session's GET, a
+	// 2026-07-28 subscriptions/listen) stay open for as long as their
+	// client wants: package mcpserver, which reads what a request is,
+	// gives each write to one a deadline of its own
+	// (mcpserver.HTTPOptions.StreamWriteTimeout; set it to WriteTimeout).
 	WriteTimeout time.Duration
 	// IdleTimeout closes a kept-alive connection with no request for
 	// that long.
@@ -89,10 +92,12 @@ func withDeadlines(h http.Handler, l ConnLimits) http.Handler {
 			r.Body = &bodyDeadline{ReadCloser: r.Body, rc: rc}
 		}
 		if l.WriteTimeout > 0 {
-			switch {
-			case r.URL.Path == "/mcp" && (r.Method == http.MethodGet || r.Header.Get("Mcp-Method") == "subscriptions/listen"):
-				// A notification stream, open as long as its client wants.
-			case r.URL.Path == "/mcp" || r.URL.Path == "/v1/call":
+			// Every request has one, whatever its headers claim: a
+			// notification stream's writes get their own deadlines from
+			// mcpserver, which knows a stream by its body, not by a
+			// header any request can carry (Mcp-Method).
+			switch r.URL.Path {
+			case "/mcp", "/v1/call":
 				_ = rc.SetWriteDeadline(now.Add(max(l.CallTimeout, 0) + l.WriteTimeout))
 			default:
 				_ = rc.SetWriteDeadline(now.Add(l.WriteTimeout))

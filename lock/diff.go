@@ -359,7 +359,9 @@ func fieldIndex(m *Message) map[string]*Field {
 }
 
 // diffFields splits two field sets into common, removed and added fields,
-// by name, in name order.
+// by name, in name order. The fields of a record's items are left out
+// when the record itself was removed, added or changed type: that change
+// says it all.
 func diffFields(o, n *Message) (common [][2]*Field, removed, added []*Field) {
 	of, nf := fieldIndex(o), fieldIndex(n)
 	for _, name := range sortedKeys(of) {
@@ -374,26 +376,112 @@ func diffFields(o, n *Message) (common [][2]*Field, removed, added []*Field) {
 			added = append(added, nf[name])
 		}
 	}
-	return common, removed, added
+	whole := map[string]bool{} // records that changed as a whole
+	for _, f := range removed {
+		whole[f.Name] = true
+	}
+	for _, f := range added {
+		whole[f.Name] = true
+	}
+	for _, pr := range common {
+		if pr[0].Type != pr[1].Type || pr[0].Items != pr[1].Items {
+			whole[pr[0].Name] = true
+		}
+	}
+	inWhole := func(f *Field) bool {
+		record, _, ok := recordOf(f.Name)
+		return ok && whole[record]
+	}
+	return common, slices.DeleteFunc(removed, inWhole), slices.DeleteFunc(added, inWhole)
+}
+
+// pairIn pairs removed fields of o with added fields of n that are renames
+// of them (see renameKey).
+func pairIn(o, n *Message, removed, added []*Field) map[string]*Field {
+	oldKey, newKey := renameKey(o), renameKey(n)
+	keys := map[*Field]string{}
+	for _, f := range removed {
+		keys[f] = oldKey(f)
+	}
+	for _, f := range added {
+		keys[f] = newKey(f)
+	}
+	return pair(removed, added, func(f *Field) string { return keys[f] }, func(f *Field) string { return f.Name })
+}
+
+// fieldPath is the path of a field from base, the path of its message's
+// fields: its name, or for a field of a record's items the record's name,
+// items, fields and its own.
+func fieldPath(base []string, name string) []string {
+	out := slices.Clone(base)
+	if record, sub, ok := recordOf(name); ok {
+		return append(out, record, "items", "fields", sub)
+	}
+	return append(out, name)
+}
+
+// fieldsPath is the path of the fields that hold a field: base, or for a
+// field of a record's items, the record's items' fields.
+func fieldsPath(base []string, name string) []string {
+	out := slices.Clone(base)
+	if record, _, ok := recordOf(name); ok {
+		return append(out, record, "items", "fields")
+	}
+	return out
+}
+
+// holderPos is the position of what holds a removed field in the new
+// message: the record field, for a field of a record's items, else the
+// message.
+func holderPos(n *Message, name string) catalog.Pos {
+	if record, _, ok := recordOf(name); ok {
+		if f := fieldIndex(n)[record]; f != nil && f.Pos.Line > 0 {
+			return f.Pos
+		}
+	}
+	return n.Pos
+}
+
+// renameKey returns what a removed and an added field of m must share to
+// be a rename: the shape, the record they are fields of, if any, and for
+// a record field the shapes of its items' fields.
+func renameKey(m *Message) func(f *Field) string {
+	return func(f *Field) string {
+		s := f.shape()
+		s.Name = ""
+		record, _, ok := recordOf(f.Name)
+		if !ok {
+			record = ""
+		}
+		key := record + "|" + valueText(s)
+		if f.Items == catalog.Object {
+			for _, sub := range m.Fields {
+				if r, name, ok := recordOf(sub.Name); ok && r == f.Name {
+					s := sub.shape()
+					s.Name = name
+					key += "|" + valueText(s)
+				}
+			}
+		}
+		return key
+	}
 }
 
 func (d *differ) request(at located, o, n *Message) {
 	t := at.tool.Name
-	fp := func(keys ...string) []string { return append([]string{"tools", t, "request", "fields"}, keys...) }
+	base := []string{"tools", t, "request", "fields"}
 	if o.Description != n.Description {
 		d.add(at, "description-changed", []string{"tools", t, "request", "description"}, n.Pos, "description of the request of tool %q changed", t)
 	}
 	common, removed, added := diffFields(o, n)
-	renamed := pair(removed, added,
-		func(f *Field) string { s := f.shape(); s.Name = ""; return valueText(s) },
-		func(f *Field) string { return f.Name })
+	renamed := pairIn(o, n, removed, added)
 	for _, f := range removed {
 		if nf, ok := renamed[f.Name]; ok {
-			d.add(at, "field-renamed", fp(nf.Name), nf.Pos,
+			d.add(at, "field-renamed", fieldPath(base, nf.Name), nf.Pos,
 				"request field %q of tool %q was renamed %q; calls that send %q are rejected, and prompts that name it mislead the model", f.Name, t, nf.Name, f.Name)
 			continue
 		}
-		d.add(at, "field-removed", fp(), n.Pos,
+		d.add(at, "field-removed", fieldsPath(base, f.Name), holderPos(n, f.Name),
 			"request field %q of tool %q was removed; calls that send it are rejected as unknown: keep it, marked deprecated: true, and ignore it in the handler", f.Name, t).Field = f.Name
 	}
 	paired := map[string]bool{}
@@ -404,14 +492,14 @@ func (d *differ) request(at located, o, n *Message) {
 		switch {
 		case paired[f.Name]:
 		case f.Required:
-			d.add(at, "field-added-required", fp(f.Name), f.Pos,
+			d.add(at, "field-added-required", fieldPath(base, f.Name), f.Pos,
 				"request field %q of tool %q was added as required; calls that omit it, as every existing call does, are rejected: make it optional with required: false and a default", f.Name, t)
 		default:
-			d.add(at, "field-added-optional", fp(f.Name), f.Pos, "optional request field %q was added to tool %q", f.Name, t)
+			d.add(at, "field-added-optional", fieldPath(base, f.Name), f.Pos, "optional request field %q was added to tool %q", f.Name, t)
 		}
 	}
 	for _, pr := range common {
-		d.requestField(at, pr[0], pr[1], fp(pr[1].Name))
+		d.requestField(at, pr[0], pr[1], fieldPath(base, pr[1].Name))
 	}
 }
 
@@ -487,7 +575,7 @@ func (d *differ) enum(at located, o, n *Field, path []string, what string) {
 
 func (d *differ) response(at located, o, n *Message) {
 	t := at.tool.Name
-	fp := func(keys ...string) []string { return append([]string{"tools", t, "response", "fields"}, keys...) }
+	base := []string{"tools", t, "response", "fields"}
 	empty := &Message{}
 	if o == nil {
 		o = empty
@@ -500,17 +588,17 @@ func (d *differ) response(at located, o, n *Message) {
 	}
 	common, removed, added := diffFields(o, n)
 	for _, f := range removed {
-		path := fp()
+		path := fieldsPath(base, f.Name)
 		if n == empty {
 			path = []string{"tools", t}
 		}
-		d.add(at, "response-field-removed", path, cmp.Or(n.Pos, at.tool.Pos), "response field %q of tool %q was removed; clients and models that read it break", f.Name, t).Field = f.Name
+		d.add(at, "response-field-removed", path, cmp.Or(holderPos(n, f.Name), at.tool.Pos), "response field %q of tool %q was removed; clients and models that read it break", f.Name, t).Field = f.Name
 	}
 	for _, f := range added {
-		d.add(at, "response-field-added", fp(f.Name), f.Pos, "response field %q was added to tool %q", f.Name, t)
+		d.add(at, "response-field-added", fieldPath(base, f.Name), f.Pos, "response field %q was added to tool %q", f.Name, t)
 	}
 	for _, pr := range common {
-		d.responseField(at, pr[0], pr[1], fp(pr[1].Name))
+		d.responseField(at, pr[0], pr[1], fieldPath(base, pr[1].Name))
 	}
 }
 
@@ -649,7 +737,10 @@ func compatVersion(v string) (major, minor int, ok bool) {
 }
 
 func typeName(f *Field) string {
-	if f.Type == catalog.Array {
+	switch {
+	case f.Type == catalog.Array && f.Items == catalog.Object:
+		return "array of records"
+	case f.Type == catalog.Array:
 		return "array of " + string(f.Items)
 	}
 	return string(f.Type)

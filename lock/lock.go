@@ -100,8 +100,12 @@ type Message struct {
 	Pos         catalog.Pos `json:"-"`
 }
 
-// Field is one flat field. Values (Default, Enum) are JSON-shaped, as in
-// the catalog: string, int64 for integers, float64 for numbers, bool.
+// Field is one field. Values (Default, Enum) are JSON-shaped, as in the
+// catalog: string, int64 for integers, float64 for numbers, bool.
+//
+// A record field (Items "object") is followed by the fields of its items,
+// each a Field of its own named with the record's name, "[]." and its
+// name (edits[].oldText), so that Diff compares them like any field.
 type Field struct {
 	Name        string       `json:"name"`
 	Type        catalog.Type `json:"type"`
@@ -163,18 +167,38 @@ func FromCatalog(c *catalog.Catalog) *Lock {
 func fromMessage(m *catalog.Message) Message {
 	out := Message{Description: m.Description, Fields: []*Field{}, Pos: m.Pos}
 	for _, f := range m.Fields {
-		lf := &Field{
-			Name: f.Name, Type: f.Type, Items: f.Items, Description: f.Description,
-			Required: f.Required, Default: f.Default, Enum: slices.Clone(f.Enum),
-			MinLength: f.MinLength, MaxLength: f.MaxLength, Pattern: f.Pattern, Format: f.Format,
-			Minimum: f.Minimum, Maximum: f.Maximum, ExclusiveMinimum: f.ExclusiveMinimum, ExclusiveMaximum: f.ExclusiveMaximum,
-			MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems,
-			Pos: f.Pos,
+		out.Fields = append(out.Fields, fromField(f, f.Name))
+		for _, sub := range f.Fields {
+			out.Fields = append(out.Fields, fromField(sub, RecordFieldName(f.Name, sub.Name)))
 		}
-		out.Fields = append(out.Fields, lf)
 	}
 	out.Fingerprint = out.fingerprint()
 	return out
+}
+
+func fromField(f *catalog.Field, name string) *Field {
+	return &Field{
+		Name: name, Type: f.Type, Items: f.Items, Description: f.Description,
+		Required: f.Required, Default: f.Default, Enum: slices.Clone(f.Enum),
+		MinLength: f.MinLength, MaxLength: f.MaxLength, Pattern: f.Pattern, Format: f.Format,
+		Minimum: f.Minimum, Maximum: f.Maximum, ExclusiveMinimum: f.ExclusiveMinimum, ExclusiveMaximum: f.ExclusiveMaximum,
+		MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems,
+		Pos: f.Pos,
+	}
+}
+
+// RecordFieldName is the lock's name of field sub of the items of record
+// field record: edits[].oldText.
+func RecordFieldName(record, sub string) string {
+	return record + recordSep + sub
+}
+
+const recordSep = "[]."
+
+// recordOf splits the name of a field of a record's items into the
+// record's name and the field's; ok is false for any other field.
+func recordOf(name string) (record, sub string, ok bool) {
+	return strings.Cut(name, recordSep)
 }
 
 // sort puts services, tools, fields and enum values in the order that

@@ -48,6 +48,11 @@ func testCatalog() *catalog.Catalog {
 			Tools: []*catalog.Tool{
 				{Name: "void_invoice", Description: "Void", MCPName: "void", Request: catalog.Message{Fields: []*catalog.Field{
 					{Name: "priority", Type: catalog.Integer, Description: "Priority", Enum: []any{int64(3), int64(1), int64(2)}, Required: true},
+					// A record: its items' fields are locked as lines[].sku.
+					{Name: "lines", Type: catalog.Array, Items: catalog.Object, Description: "Lines to credit", MinItems: ptr[int64](1), Fields: []*catalog.Field{
+						{Name: "sku", Type: catalog.String, Description: "Product", Required: true, Pattern: "^[A-Z]+$"},
+						{Name: "qty", Type: catalog.Integer, Description: "Quantity", Default: int64(1), Minimum: ptr(1.0)},
+					}},
 				}}},
 				{Name: "send_invoice", Description: "Send", Request: catalog.Message{Fields: []*catalog.Field{}}},
 			},

@@ -88,6 +88,15 @@ func testCatalog() *catalog.Catalog {
 // testRuntime serves testCatalog in process; the handlers record into r.
 func testRuntime(t testing.TB, r *ran) *runtime.Runtime {
 	t.Helper()
+	rt := runtime.New(runtime.Options{})
+	if _, err := rt.Swap(testCatalog(), testDispatchers(r)); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// testDispatchers are testCatalog's handlers, which record into r.
+func testDispatchers(r *ran) map[string]runtime.Dispatcher {
 	record := func(tool string) plugins.Handler {
 		return plugins.Handle(tool, func(ctx context.Context, args json.RawMessage) (*plugins.Result, error) {
 			r.add(tool + " " + string(args))
@@ -101,14 +110,10 @@ func testRuntime(t testing.TB, r *ran) *runtime.Runtime {
 			return plugins.Text(string(args)), nil
 		})
 	}
-	rt := runtime.New(runtime.Options{})
-	if _, err := rt.Swap(testCatalog(), map[string]runtime.Dispatcher{
+	return map[string]runtime.Dispatcher{
 		"svc":   runtime.Local(record("route"), record("ping"), record("wait")),
 		"vault": runtime.Local(record("open")),
-	}); err != nil {
-		t.Fatal(err)
 	}
-	return rt
 }
 
 // mcpNameOf returns the MCP name of a tool of rt.

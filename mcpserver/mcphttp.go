@@ -55,6 +55,16 @@ type HTTPOptions struct {
 	// through one handler with it, as a second handler without it has no
 	// store to resume from.
 	SSEPollAfter, SSEPollRetry time.Duration
+	// MaxStreams caps the notification streams open at once (a 2026-07-28
+	// subscriptions/listen, a legacy session's GET), and MaxCallerStreams
+	// those of one caller (its OAuth subject, or its IP address): past
+	// either, a new one gets 429 (see streams.go). Keep MaxStreams well
+	// below the server's connection cap. StreamWriteTimeout bounds each
+	// write to a stream, so that a client that stops reading is dropped.
+	// 0 means DefaultMaxStreams, DefaultMaxCallerStreams and
+	// DefaultStreamWriteTimeout; negative, no bound.
+	MaxStreams, MaxCallerStreams int
+	StreamWriteTimeout           time.Duration
 }
 
 // NewHTTPHandler serves srv, the MCP server of rt, over Streamable HTTP:
@@ -66,7 +76,7 @@ func NewHTTPHandler(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) http
 	// An ambiguous body is refused before anything reads it, and every
 	// check after reads it as go-sdk will (message.go): one reading of the
 	// request, the one go-sdk dispatches.
-	var h http.Handler = newMCPEndpoint(rt, srv, opts)
+	var h http.Handler = newStreamGuard(newMCPEndpoint(rt, srv, opts), opts)
 	if v := opts.OAuth; v != nil {
 		// The token first: a request without one costs no body read.
 		return v.Middleware(tokenInfo(v)(rejectAmbiguous(scopeCheck(rt, v, h))))

@@ -226,6 +226,11 @@ func TestBigResult(t *testing.T) {
 	if len(runtimetest.Text(res)) > 200 {
 		t.Errorf("the tool error holds %d bytes", len(runtimetest.Text(res)))
 	}
+	// Far over the limit, the result is refused as it arrives from the
+	// plugin, before the host reads it (see plugins/rpc's bounds), with
+	// the same kind of error.
+	res = runtimetest.Call(t, rt, "big_result", `{"bytes": 1048576}`)
+	wantToolError(t, res, "the result of big_result is 10485", " bytes, over the limit of 4096; it was refused as it arrived, before the host read it")
 
 	// The default limit, 4 MiB, well over gRPC's own default of 4 MB.
 	rt = runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))

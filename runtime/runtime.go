@@ -469,6 +469,9 @@ func (rt *Runtime) call(ctx context.Context, e *entry, called string, args json.
 		// cheaper. This side's timer is what ends a call whose plugin
 		// no longer answers; the plugin's copy of the deadline is lazy.
 		ctx, release = context.WithDeadline(ctx, deadline)
+		// The client refuses a result over the limit as it arrives,
+		// rather than receive it whole for checkResult to refuse.
+		ctx = plugins.WithResultLimit(ctx, rt.opts.MaxResultBytes)
 	}
 	defer release()
 
@@ -480,6 +483,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, called string, args json.
 	callerDeadline, callerHas := caller.Deadline()
 	ownDeadline, _ := ctx.Deadline()
 	callersFirst := callerHas && !callerDeadline.After(ownDeadline)
+	var tooLarge *plugins.ResultTooLargeError
 	switch {
 	case err != nil && caller.Err() != nil:
 		// The caller gave up (its own deadline or cancellation), not the
@@ -491,6 +495,10 @@ func (rt *Runtime) call(ctx context.Context, e *entry, called string, args json.
 		return toolError("%s did not finish within %s and was cancelled", called, rt.opts.CallTimeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
+	case errors.As(err, &tooLarge) && tooLarge.Size > 0:
+		return toolError("the result of %s is %d bytes, over the limit of %d; it was refused as it arrived, before the host read it", e.Tool.Name, tooLarge.Size, rt.opts.MaxResultBytes), "result", nil
+	case errors.As(err, &tooLarge):
+		return toolError("the result of %s is over the limit of %d bytes; it was refused as it arrived, before the host read it", e.Tool.Name, rt.opts.MaxResultBytes), "result", nil
 	case err != nil:
 		rt.opts.Logger.Warn("handler failed", "service", e.Service.Name, "tool", e.Tool.Name, "error", err)
 		return toolError("the handler of %s failed: %v", called, err), "handler", nil

@@ -1,6 +1,7 @@
 // Package scaffold writes a new toolc project: a CUE module that `cue vet`
-// checks offline, one service contract, its handler's main package and the
-// handler's generated code, and says what to run next.
+// checks offline, one service contract, its handler's main package, a test
+// of the handler, and the handler's generated code, and says what to run
+// next.
 package scaffold
 
 import (
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/toolc/toolc/internal/atomicfile"
+	"github.com/toolc/toolc/internal/inputfile"
 
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/gogen"
@@ -80,12 +82,14 @@ func Init(dir string, sdk SDK) (*Result, error) {
 		{name: filepath.ToSlash(filepath.Join("cue.mod/pkg", schema.ImportPath, schema.FileName)), data: []byte(schema.Source())},
 		{name: p.Package + ".cue", tmpl: contractTmpl},
 		{name: "main.go", tmpl: handlerTmpl},
+		{name: "main_test.go", tmpl: handlerTestTmpl},
 	}
 	enclosing := enclosingModule(abs)
 	if enclosing == "" {
 		files = append(files, file{name: "go.mod", tmpl: goModTmpl})
 	}
-	files = append(files, file{name: gogen.FileName})
+	// The generated files come last: generate fills them in.
+	files = append(files, file{name: gogen.FileName}, file{name: gogen.TestFileName})
 	var exist []string
 	for _, f := range files {
 		if _, err := os.Lstat(filepath.Join(abs, f.name)); err == nil {
@@ -104,7 +108,8 @@ func Init(dir string, sdk SDK) (*Result, error) {
 			}
 		}
 	}
-	if files[len(files)-1].data, err = generate(files); err != nil {
+	gen, test := &files[len(files)-2], &files[len(files)-1]
+	if gen.data, test.data, err = generate(files); err != nil {
 		return nil, err
 	}
 	res := &Result{}
@@ -118,31 +123,39 @@ func Init(dir string, sdk SDK) (*Result, error) {
 	return res, nil
 }
 
-// generate returns what toolc gen go writes for the new contract, so that
-// toolc gen go --check passes on a new project. The contract compiles in a
-// temporary copy of the CUE files, since none is written yet.
-func generate(files []file) ([]byte, error) {
+// generate returns what toolc gen go writes for the new contract, the
+// handler's generated code and its test file, so that toolc gen go
+// --check passes on a new project. The contract compiles in a temporary
+// copy of the CUE files, since none is written yet.
+func generate(files []file) (gen, test []byte, err error) {
 	tmp, err := os.MkdirTemp("", "toolc-init-")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	defer os.RemoveAll(tmp)
 	for _, f := range files {
 		if strings.HasSuffix(f.name, ".cue") {
 			if err := writeFileAtomic(filepath.Join(tmp, f.name), f.data); err != nil {
-				return nil, err
+				return nil, nil, err
 			}
 		}
 	}
 	res, err := compiler.Compile(compiler.Config{Dir: tmp}, ".")
 	if err != nil {
-		return nil, err
+		return nil, nil, err
 	}
 	if res.HasErrors() || len(res.Catalog.Services) != 1 {
 		// The contract is fixed text; a failure here is toolc's bug.
-		return nil, fmt.Errorf("the new contract does not compile (a bug in toolc init): %v", res.Diagnostics)
+		return nil, nil, fmt.Errorf("the new contract does not compile (a bug in toolc init): %v", res.Diagnostics)
 	}
-	return gogen.Generate(res.Catalog.Services[0], "main")
+	svc := res.Catalog.Services[0]
+	if gen, err = gogen.Generate(svc, "main"); err != nil {
+		return nil, nil, err
+	}
+	if test, err = gogen.GenerateTest(svc, "main"); err != nil {
+		return nil, nil, err
+	}
+	return gen, test, nil
 }
 
 // nextSteps are the commands from the directory where init ran to a
@@ -237,7 +250,9 @@ func render(f file, p params) ([]byte, error) {
 // it, or "" when dir is not inside a Go module.
 func enclosingModule(dir string) string {
 	for {
-		if data, err := os.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
+		// Read as toolc reads its input: a FIFO or a link to /dev/zero
+		// named go.mod above the directory must not block or fill memory.
+		if data, err := inputfile.ReadFile(filepath.Join(dir, "go.mod")); err == nil {
 			if path := modfile.ModulePath(data); path != "" {
 				return path
 			}
@@ -301,6 +316,54 @@ schema.#Service & {
 			text: {type: "string", description: "The echoed text"}
 		}
 		examples: [{message: "hello"}, {message: "hi", repeat: 2}]
+	}
+}
+`
+
+const handlerTestTmpl = `package main
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/toolc/toolc/toolctest"
+)
+
+// TestEcho calls echo as a model would: newTestClient (in tools_gen_test.go,
+// which toolc gen go writes) serves the handler with the compiled contract,
+// which checks each call's arguments and fills in repeat's default before
+// the handler runs, and holds its response to the contract. No CUE, no
+// toolc and no plugin process are needed to run it: go test ./...
+func TestEcho(t *testing.T) {
+	c := newTestClient(t, handler{})
+	for _, tc := range []struct {
+		args any // what the model sends: a map of the arguments, or JSON text
+		want string
+	}{
+		{map[string]any{"message": "hi"}, "hi"}, // repeat defaults to 1
+		{` + "`" + `{"message": "hi", "repeat": 3}` + "`" + `, "hi hi hi"},
+	} {
+		resp, err := c.Echo(t.Context(), tc.args)
+		if err != nil {
+			t.Fatalf("echo %v: %v", tc.args, err)
+		}
+		if resp.Text != tc.want {
+			t.Errorf("echo %v = %q, want %q", tc.args, resp.Text, tc.want)
+		}
+	}
+
+	// The contract refuses these before the handler runs; the model reads
+	// the tool error's message and can correct its call.
+	for _, args := range []any{
+		map[string]any{"message": ""},
+		map[string]any{"message": "hi", "repeat": 11},
+		map[string]any{"text": "hi"},
+	} {
+		_, err := c.Echo(t.Context(), args)
+		var toolErr *toolctest.ToolError
+		if !errors.As(err, &toolErr) {
+			t.Errorf("echo %v = %v, want a tool error", args, err)
+		}
 	}
 }
 `

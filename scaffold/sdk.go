@@ -2,7 +2,6 @@ package scaffold
 
 import (
 	"fmt"
-	"os"
 	"path/filepath"
 	"regexp"
 	"runtime"
@@ -10,6 +9,8 @@ import (
 	"strings"
 
 	"golang.org/x/mod/modfile"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // ModulePath is the module of the handler SDK that a new project requires.
@@ -100,7 +101,7 @@ func checkout() string {
 // isCheckout reports, as an error saying why not, whether dir holds the
 // toolc module.
 func isCheckout(dir string) error {
-	data, err := os.ReadFile(filepath.Join(dir, "go.mod"))
+	data, err := inputfile.ReadFile(filepath.Join(dir, "go.mod"))
 	if err != nil {
 		return fmt.Errorf("not a toolc checkout: %v", err)
 	}

@@ -202,7 +202,7 @@ func TestGoodContracts(t *testing.T) {
 				response: {description: "Result", fields: ok: {type: "boolean", description: "Done"}}
 			}`)}},
 		{"string with everything", map[string]string{"c.cue": field(`type: "string", description: "d", required: false,
-			enum: ["a.b", "c|d", "x"], default: "c|d", minLength: 1, maxLength: 3, pattern: "^[a-z.|]+$", format: "hostname",
+			enum: ["a.b", "c|d", "x"], default: "a.b", minLength: 1, maxLength: 3, pattern: "^[a-z.|]+$", format: "hostname",
 			examples: ["a.b", "x"], deprecated: true`)}},
 		{"integer with everything", map[string]string{"c.cue": field(`type: "integer", description: "d", required: false,
 			enum: [1, 2, 3], default: 2, minimum: 1, maximum: 3, exclusiveMinimum: 0, exclusiveMaximum: 4, examples: [1, 3]`)}},
@@ -235,6 +235,22 @@ func TestGoodContracts(t *testing.T) {
 				a: {type: "string", description: "d", format: schema.#Format & "uuid"}
 				b: {type: "array", description: "d", items: schema.#Scalar & "boolean"}
 			}`)}},
+		{"record with everything", map[string]string{"c.cue": contract(`description: "A tool"
+			request: fields: edits: {type: "array", description: "Edits", minItems: 1, maxItems: 5, deprecated: false,
+				items: fields: {
+					oldText: {type: "string", description: "d", minLength: 1, pattern: "^[^\n]+$"}
+					newText: {type: "string", description: "d"}
+					count: {type: "integer", description: "d", required: false, default: 1, minimum: 1, enum: [1, 2, 3]}
+					ratio: {type: "number", description: "d", required: false, exclusiveMinimum: 0}
+					when: {type: "string", description: "d", required: false, format: "date-time"}
+					ok: {type: "boolean", description: "d", required: false, default: true}
+					lines: {type: "array", items: "integer", description: "d", required: false, uniqueItems: true, maxItems: 3}
+					modes: {type: "array", items: "string", description: "d", required: false, enum: ["r", "w"]}
+				}
+				examples: [[{oldText: "a", newText: "b"}], [{oldText: "a", newText: "b", count: 2, lines: [1, 2], modes: ["r"]}]]
+			}
+			response: fields: done: {type: "array", description: "Applied", items: fields: {at: {type: "integer", description: "d"}}}
+			examples: [{edits: [{oldText: "a", newText: "b"}, {oldText: "c", newText: "d", ratio: 0.5, when: "2030-01-01T00:00:00Z"}]}]`)}},
 		{"text that only looks invisible", map[string]string{"c.cue": service(`mcp: title: "Arithmetic ⚠️ with care, 1️⃣ step at a time 👨‍👩‍👧 👁️‍🗨️, می‌خواهم\n\tindented"
 			tools: t: {
 				description: "A tool\r\n"
@@ -444,7 +460,35 @@ func TestBadContracts(t *testing.T) {
 		{"items on a string", field(`type: "string", items: "string", description: "d"`), "tools.t.request.fields.x.items", "only for array fields"},
 		{"items object", field(`type: "array", items: "object", description: "d"`), "tools.t.request.fields.x.items", "not flat"},
 		{"items array", field(`type: "array", items: "array", description: "d"`), "tools.t.request.fields.x.items", "not flat"},
-		{"items a struct", field(`type: "array", items: {type: "string"}, description: "d"`), "tools.t.request.fields.x.items", "mismatched types"},
+		{"items a struct", field(`type: "array", items: {type: "string"}, description: "d"`), "tools.t.request.fields.x.items.type", "items is a type name"},
+
+		// Records.
+		{"record in a record", field(`type: "array", description: "d", items: fields: a: {type: "array", description: "d", items: fields: b: {type: "string", description: "d"}}`), "tools.t.request.fields.x.items.fields.a.items", "a record inside a record"},
+		{"record without fields", field(`type: "array", description: "d", items: fields: {}`), "tools.t.request.fields.x.items.fields", "MinFields(1)"},
+		{"record field without description", field(`type: "array", description: "d", items: fields: a: {type: "string"}`), "tools.t.request.fields.x.items.fields.a.description", "required but not present"},
+		{"record field name format", field(`type: "array", description: "d", items: fields: A: {type: "string", description: "d"}`), "tools.t.request.fields.x.items.fields.A", "must be snake_case"},
+		{"record field type unknown", field(`type: "array", description: "d", items: fields: a: {type: "strin", description: "d"}`), "tools.t.request.fields.x.items.fields.a.type", `unknown type "strin"`},
+		{"record field bounds", field(`type: "array", description: "d", items: fields: a: {type: "integer", description: "d", minimum: 3, maximum: 2}`), "tools.t.request.fields.x.items.fields.a.maximum", "below minimum"},
+		{"record field default out of bounds", field(`type: "array", description: "d", items: fields: a: {type: "integer", description: "d", required: false, default: 0, minimum: 1}`), "tools.t.request.fields.x.items.fields.a.default", "out of bound >=1"},
+		{"enum on a record", field(`type: "array", description: "d", enum: ["a"], items: fields: a: {type: "string", description: "d"}`), "tools.t.request.fields.x.enum", "does not apply to an array of records"},
+		{"uniqueItems on a record", field(`type: "array", description: "d", uniqueItems: true, items: fields: a: {type: "string", description: "d"}`), "tools.t.request.fields.x.uniqueItems", "does not apply to an array of records"},
+		{"default on a record", field(`type: "array", description: "d", required: false, default: [], items: fields: a: {type: "string", description: "d"}`), "tools.t.request.fields.x.default", "has no default"},
+		{"items as JSON Schema", field(`type: "array", description: "d", items: {type: "object", fields: a: {type: "string", description: "d"}}`), "tools.t.request.fields.x.items.type", "fields: {...} for an array of records"},
+		{"items a number", field(`type: "array", description: "d", items: 3`), "tools.t.request.fields.x.items", "fields: {...} for an array of records"},
+		{"record example item of the wrong type", field(`type: "array", description: "d", items: fields: a: {type: "string", description: "d"}, examples: [["a"]]`), "tools.t.request.fields.x.examples.0.0", "mismatched types"},
+		{"record example item field of the wrong type", field(`type: "array", description: "d", items: fields: a: {type: "string", description: "d"}, examples: [[{a: 1}]]`), "tools.t.request.fields.x.examples.0.0.a", "mismatched types"},
+		{"tool example record item unknown field", contract(`description: "d"
+			request: fields: e: {type: "array", description: "d", items: fields: a: {type: "string", description: "d"}}
+			examples: [{e: [{b: "x"}]}]`), "tools.t.examples.0.e.0.b", "not a field of the record"},
+		{"tool example record item lacks a required field", contract(`description: "d"
+			request: fields: e: {type: "array", description: "d", items: fields: {a: {type: "string", description: "d"}, n: {type: "integer", description: "d"}}}
+			examples: [{e: [{a: "x"}]}]`), "tools.t.examples.0.e.0.n", "required but not present"},
+		{"tool example record item field out of bounds", contract(`description: "d"
+			request: fields: e: {type: "array", description: "d", items: fields: n: {type: "integer", description: "d", maximum: 3}}
+			examples: [{e: [{n: 4}]}]`), "tools.t.examples.0.e.0.n", "out of bound <=3"},
+		{"tool example record too few items", contract(`description: "d"
+			request: fields: e: {type: "array", description: "d", minItems: 1, items: fields: n: {type: "integer", description: "d"}}
+			examples: [{e: []}]`), "tools.t.examples.0.e", "MinItems(1)"},
 
 		// Field examples.
 		{"field example of the wrong type", field(`type: "string", description: "d", examples: [1]`), "tools.t.request.fields.x.examples.0", "mismatched types"},

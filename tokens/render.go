@@ -2,6 +2,7 @@ package tokens
 
 import (
 	"encoding/json"
+	"slices"
 	"strings"
 
 	"github.com/toolc/toolc/catalog"
@@ -64,22 +65,18 @@ func renderOpenAI(b *strings.Builder, f *catalog.OpenAIFunction) {
 	}
 	b.WriteString("{\n")
 	for _, prop := range p.Properties {
-		renderProperty(b, prop.Name, prop.Schema, required(p, prop.Name))
+		renderProperty(b, "", prop.Name, prop.Schema, slices.Contains(p.Required, prop.Name))
 	}
 	b.WriteString("}) => any;\n\n")
 }
 
-func required(o *catalog.ObjectSchema, name string) bool {
-	for _, r := range o.Required {
-		if r == name {
-			return true
-		}
-	}
-	return false
-}
-
-func renderProperty(b *strings.Builder, name string, s *catalog.Schema, req bool) {
+// renderProperty appends one property of an object, its lines indented
+// by indent: the parameters' are not, and those of a record's items by
+// four spaces more than the record field's, as the harmony renderer
+// indents an object nested in a property.
+func renderProperty(b *strings.Builder, indent, name string, s *catalog.Schema, req bool) {
 	if s.Description != "" {
+		b.WriteString(indent)
 		b.WriteString("// ")
 		b.WriteString(s.Description)
 		b.WriteByte('\n')
@@ -91,19 +88,22 @@ func renderProperty(b *strings.Builder, name string, s *catalog.Schema, req bool
 		}
 	}
 	if len(examples) > 0 {
+		b.WriteString(indent)
 		b.WriteString("// Examples:\n")
 		for _, e := range examples {
+			b.WriteString(indent)
 			b.WriteString(`// - "`)
 			b.WriteString(e)
 			b.WriteString("\"\n")
 		}
 	}
+	b.WriteString(indent)
 	b.WriteString(name)
 	if !req {
 		b.WriteByte('?')
 	}
 	b.WriteString(": ")
-	b.WriteString(tsType(s))
+	b.WriteString(tsType(s, indent+"    "))
 	b.WriteByte(',')
 	if s.Default != nil {
 		b.WriteString(" // default: ")
@@ -124,7 +124,7 @@ func renderProperty(b *strings.Builder, name string, s *catalog.Schema, req bool
 // tsType is the TypeScript of a schema's type. A type list such as
 // ["string", "null"] (an optional field in strict mode) is the union of
 // its types, without the enum.
-func tsType(s *catalog.Schema) string {
+func tsType(s *catalog.Schema, indent string) string {
 	if len(s.Type) > 1 {
 		names := make([]string, len(s.Type))
 		for i, t := range s.Type {
@@ -151,7 +151,17 @@ func tsType(s *catalog.Schema) string {
 		if s.Items == nil {
 			return "Array<any>"
 		}
-		return tsType(s.Items) + "[]"
+		return tsType(s.Items, indent) + "[]"
+	case "object":
+		// The items of a record: an object, its properties one level in.
+		var b strings.Builder
+		b.WriteString("{\n")
+		for _, p := range s.Properties {
+			renderProperty(&b, indent, p.Name, p.Schema, slices.Contains(s.Required, p.Name))
+		}
+		b.WriteString(indent)
+		b.WriteString("}")
+		return b.String()
 	default:
 		return tsName(t)
 	}

@@ -161,3 +161,36 @@ ok?: boolean,
 		t.Errorf("rendered %q, want %q", b.String(), want)
 	}
 }
+
+// TestRenderRecord renders a record field as the harmony renderer renders
+// an array of objects: the object's properties indented four spaces past
+// the field, its closing brace too, then [].
+func TestRenderRecord(t *testing.T) {
+	f := catalog.OpenAIFunction{
+		Name: "edit",
+		Parameters: object([]string{"edits"}, catalog.Property{Name: "edits", Schema: &catalog.Schema{
+			Type: catalog.TypeList{"array"}, Description: "Edits to apply",
+			Items: &catalog.Schema{Type: catalog.TypeList{"object"}, Required: []string{"oldText"}, Properties: catalog.Properties{
+				{Name: "oldText", Schema: &catalog.Schema{Type: catalog.TypeList{"string"}, Description: "Text to find", Examples: []any{"foo"}}},
+				{Name: "count", Schema: &catalog.Schema{Type: catalog.TypeList{"integer"}, Default: int64(1)}},
+			}},
+		}}),
+	}
+	var b strings.Builder
+	renderOpenAI(&b, &f)
+	want := `type edit = (_: {
+// Edits to apply
+edits: {
+    // Text to find
+    // Examples:
+    // - "foo"
+    oldText: string,
+    count?: number, // default: 1
+    }[],
+}) => any;
+
+`
+	if b.String() != want {
+		t.Errorf("got\n%s\nwant\n%s", b.String(), want)
+	}
+}

@@ -8,6 +8,8 @@ import (
 	"testing"
 
 	"github.com/santhosh-tekuri/jsonschema/v6"
+
+	"github.com/toolc/toolc/catalog"
 )
 
 // FuzzValidate holds the validator to jsonschema/v6 on the MCP projection
@@ -86,32 +88,44 @@ func FuzzValidate(f *testing.F) {
 	})
 }
 
-// fuzzSlot is one field of one request, with valid values for the
-// request's other required fields.
+// fuzzSlot is one field of one request, or of an item of one of its
+// records, with valid values for the other required fields: the
+// arguments are before, the value, and after.
 type fuzzSlot struct {
-	r     *refRequest
-	field string
-	base  string // the other required fields, `"city":"Berlin",` or ""
+	r             *refRequest
+	before, after string
 }
 
 func (s fuzzSlot) args(raw string) []byte {
-	return []byte("{" + s.base + `"` + s.field + `":` + raw + "}")
+	return []byte(s.before + raw + s.after)
 }
 
-// fuzzValid are valid values for the required fields of the requests.
-var fuzzValid = map[string]string{"city": `"Berlin"`, "code": `"ABC-1"`, "n": `1`, "ints": `[1,2]`}
+// fuzzValid are valid values for the required fields of the requests, and
+// of the items of their records.
+var fuzzValid = map[string]string{"city": `"Berlin"`, "code": `"ABC-1"`, "n": `1`, "ints": `[1,2]`,
+	"path": `"a.txt"`, "edits": `[{"oldText":"a","newText":"b"}]`, "oldText": `"a"`, "newText": `"b"`, "text": `"a note"`}
 
 func fuzzSlots(reqs []*refRequest) []fuzzSlot {
 	var slots []fuzzSlot
+	// others writes the required fields but f, each with its valid value.
+	others := func(fields []*catalog.Field, f *catalog.Field) string {
+		var b string
+		for _, g := range fields {
+			if g.Required && g != f {
+				b += `"` + g.Name + `":` + fuzzValid[g.Name] + ","
+			}
+		}
+		return b
+	}
 	for _, r := range reqs {
 		for _, f := range r.msg.Fields {
-			var base string
-			for _, g := range r.msg.Fields {
-				if g.Required && g != f {
-					base += `"` + g.Name + `":` + fuzzValid[g.Name] + ","
-				}
+			base := others(r.msg.Fields, f)
+			slots = append(slots, fuzzSlot{r, "{" + base + `"` + f.Name + `":`, "}"})
+			// Each field of a record's items, in the second of two items.
+			for _, sub := range f.Fields {
+				item := "{" + others(f.Fields, sub) + `"` + sub.Name + `":`
+				slots = append(slots, fuzzSlot{r, "{" + base + `"` + f.Name + `":[{` + strings.TrimSuffix(others(f.Fields, nil), ",") + "}," + item, "}]}"})
 			}
-			slots = append(slots, fuzzSlot{r, f.Name, base})
 		}
 	}
 	return slots
@@ -216,6 +230,8 @@ var validateFuzzValues = []string{
 	`-9007199254740992`, `-9007199254740993`, `1e21`, `1000000000000000000001`, `5`, `8.0`, `4`, `true`, `false`,
 	`null`, `""`, `"x"`, `[]`, `[1]`, `[1,1]`, `[1,1.0]`, `["a","b","a"]`, `[true,false]`, `[0.5,5e-1]`, `{}`, `[[1]]`,
 	`"celsius"`, `"kelvin"`, `[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25]`,
+	`{"oldText":"a","newText":"b"}`, `[{"oldText":"a","newText":"b"}]`, `[{"oldText":"","newText":"b","count":0}]`,
+	`[{"text":"a b","at":null,"when":"2026-02-29"}]`, `[{},{}]`, `[null]`, `"exact"`, `"regex"`, `[1,2,2]`, `"2024-02-29"`,
 }
 
 // validateFuzzStrings start off the string input: a valid and an invalid
@@ -304,6 +320,18 @@ var validateFuzzSeeds = []string{
 	`{"ints":[1,2],"nums":[1e9999999,1e9999999]}`,
 	`{"ints":[1,2],"nums":[1e99999999999999999999,1e99999999999999999998]}`,
 	`{"ints":[1,2],"any":[1,2,3,4,5,6,7,8]}`,
+	// records
+	`{"path":"a","edits":[{"oldText":"x","newText":"y"}]}`,
+	`{"path":"a","edits":[{"oldText":"x","newText":"y","count":null,"mode":null,"lines":null,"ratio":null}],"notes":null}`,
+	`{"path":"a","edits":[{"oldText":"x","newText":"y","count":9,"mode":"regex","lines":[1,2,3],"ratio":0.5}],"notes":[{"text":"ok","at":3,"when":"2024-02-29"}]}`,
+	`{"path":"a","edits":[]}`,
+	`{"path":"a","edits":[{"oldText":"x","newText":"y"},{"oldText":"x","newText":"y"},{"oldText":"x","newText":"y"},{"oldText":"x","newText":"y"}]}`,
+	`{"path":"a","edits":[{"oldText":"","newText":1,"count":0,"mode":"fuzzy","lines":[1,1],"ratio":0,"extra":true}]}`,
+	`{"path":"a","edits":[{"newText":"y"},3,"x",null,[],{"oldText":"x","newText":"y","oldText":"z"}]}`,
+	`{"path":"a","edits":[{"oldText":"x","newText":"y","count":2.0,"ratio":1e-400}],"notes":[{"text":"Upper","when":"2026-02-29"}]}`,
+	`{"path":"a","edits":{"oldText":"x","newText":"y"}}`,
+	`{"path":"a","edits":[{"oldText":"x","newText":"y","lines":[[[[1]]]]}]}`,
+	`{"path":"a","edits":[{"oldText":"x","newText":"y"}],"notes":[{"text":"a"},{"text":"b"},{"text":"c"},{"text":"d"},{"text":"e"},{"text":"F"},{"text":"G"}]}`,
 }
 
 // refHugeExponent reports a number in v whose written exponent is beyond ±1000.

@@ -17,8 +17,8 @@ import (
 )
 
 // TestValidatorHoldsToProjections is a property test over every tool of
-// the examples and of a generated corpus of 300 tools, every target and
-// both modes:
+// the examples, of a generated corpus of 300 tools and of a catalog of
+// records, every target and both modes:
 //   - the arguments a strict-mode model sends (every property present, null
 //     for each optional one it leaves out) pass the runtime, and the
 //     projected schema;
@@ -26,9 +26,11 @@ import (
 //     santhosh-tekuri/jsonschema/v6 (format assertions on), are rejected by
 //     the runtime. The arguments are mutations of valid ones: each field
 //     of the wrong type, outside its enum or bounds, null where required,
-//     left out, and an unknown field. A strict projection requires every
-//     property, so there an absent optional field is sent as null, as the
-//     model sends it.
+//     left out, and an unknown field; and for a record, an item of another
+//     type, and each field of an item mutated as above. A strict
+//     projection requires every property, so there an absent optional
+//     field, of the arguments or of an item, is sent as null, as the model
+//     sends it.
 //
 // Gemini's schema is OpenAPI, not JSON Schema: it is held to the first
 // property only.
@@ -41,6 +43,7 @@ func TestValidatorHoldsToProjections(t *testing.T) {
 		}
 		cats = append(cats, res.Catalog)
 	}
+	cats = append(cats, recordsCatalog())
 	tools, rejected, checked := 0, 0, 0
 	for _, cat := range cats {
 		for _, target := range catalog.Targets() {
@@ -163,12 +166,50 @@ func projectedInputs(t *testing.T, cat *catalog.Catalog, target catalog.Target, 
 	return out
 }
 
+// recordsCatalog is a catalog of record fields, with every keyword on the
+// fields of their items, in a strict tool and in one that is not.
+func recordsCatalog() *catalog.Catalog {
+	i64 := func(n int64) *int64 { return &n }
+	f64 := func(x float64) *float64 { return &x }
+	fields := func() []*catalog.Field {
+		return []*catalog.Field{
+			{Name: "path", Type: catalog.String, Description: "File", Required: true, MinLength: i64(1)},
+			{Name: "edits", Type: catalog.Array, Items: catalog.Object, Description: "Edits", Required: true, MinItems: i64(1), MaxItems: i64(3), Fields: []*catalog.Field{
+				{Name: "oldText", Type: catalog.String, Description: "Find", Required: true, MinLength: i64(1), MaxLength: i64(200)},
+				{Name: "newText", Type: catalog.String, Description: "Replace", Required: true},
+				{Name: "count", Type: catalog.Integer, Description: "How many", Default: int64(1), Minimum: f64(1), Maximum: f64(99)},
+				{Name: "mode", Type: catalog.String, Description: "Match", Enum: []any{"exact", "regex"}},
+				{Name: "ratio", Type: catalog.Number, Description: "Fuzz", ExclusiveMinimum: f64(0), Maximum: f64(1)},
+				{Name: "ok", Type: catalog.Boolean, Description: "Flag"},
+				{Name: "lines", Type: catalog.Array, Items: catalog.Integer, Description: "Lines", MaxItems: i64(3), UniqueItems: true},
+				{Name: "tags", Type: catalog.Array, Items: catalog.String, Description: "Tags", Enum: []any{"a", "b"}},
+			}},
+			{Name: "notes", Type: catalog.Array, Items: catalog.Object, Description: "Notes", Fields: []*catalog.Field{
+				{Name: "text", Type: catalog.String, Description: "A note", Required: true},
+				{Name: "level", Type: catalog.Integer, Description: "A level", Enum: []any{int64(1), int64(2)}},
+			}},
+		}
+	}
+	c := &catalog.Catalog{Services: []*catalog.Service{{Name: "records", Version: "1.0.0", Description: "d", Tools: []*catalog.Tool{
+		{Name: "edit", Description: "Edit", Request: catalog.Message{Fields: fields()}},
+		{Name: "edit_strict", Description: "Edit, strict", Strict: true, Request: catalog.Message{Fields: fields()}},
+	}}}}
+	c.Seal()
+	return c
+}
+
 // validArgs builds arguments that fit the request: each required field's
 // first example, or default, or a value made to fit its bounds. It fails
 // for a field whose pattern or format it cannot be sure to meet.
 func validArgs(tool *catalog.Tool) (map[string]any, bool) {
+	return validObject(tool.Request.Fields)
+}
+
+// validObject builds an object of fields: the arguments, or an item of a
+// record.
+func validObject(fields []*catalog.Field) (map[string]any, bool) {
 	args := map[string]any{}
-	for _, f := range tool.Request.Fields {
+	for _, f := range fields {
 		if !f.Required {
 			continue
 		}
@@ -227,8 +268,17 @@ func validValue(f *catalog.Field) (any, bool) {
 			n = *f.MinItems
 		}
 		items := []any{}
+		if f.IsRecord() {
+			n = max(n, 1) // an item to mutate
+		}
 		for i := int64(0); i < n; i++ {
 			switch {
+			case f.IsRecord():
+				item, ok := validObject(f.Fields)
+				if !ok {
+					return nil, false
+				}
+				items = append(items, item)
 			case int64(len(f.Enum)) > i:
 				items = append(items, f.Enum[i])
 			case f.Items == catalog.String:
@@ -252,12 +302,28 @@ func fits(f *catalog.Field, v any) bool {
 	return err == nil && validate.CheckValue(f, "the value", data) == nil
 }
 
-// withNulls adds null for every optional field that args leaves out.
+// withNulls adds null for every optional field that args leaves out, and
+// that an item of a record leaves out.
 func withNulls(tool *catalog.Tool, args map[string]any) map[string]any {
+	return withNullsIn(tool.Request.Fields, args)
+}
+
+func withNullsIn(fields []*catalog.Field, args map[string]any) map[string]any {
 	out := clone(args)
-	for _, f := range tool.Request.Fields {
-		if _, ok := out[f.Name]; !ok && !f.Required {
+	for _, f := range fields {
+		x, ok := out[f.Name]
+		if !ok && !f.Required {
 			out[f.Name] = nil
+		}
+		if items, isList := x.([]any); isList && f.IsRecord() {
+			withItems := make([]any, len(items))
+			for i, item := range items {
+				withItems[i] = item
+				if m, isObj := item.(map[string]any); isObj {
+					withItems[i] = withNullsIn(f.Fields, m)
+				}
+			}
+			out[f.Name] = withItems
 		}
 	}
 	return out
@@ -265,6 +331,29 @@ func withNulls(tool *catalog.Tool, args map[string]any) map[string]any {
 
 // mutations are variants of valid arguments, one change each.
 func mutations(tool *catalog.Tool, base map[string]any) []map[string]any {
+	out := objectMutations(tool.Request.Fields, base)
+	for _, f := range tool.Request.Fields {
+		items, ok := base[f.Name].([]any)
+		if !f.IsRecord() || !ok || len(items) == 0 {
+			continue
+		}
+		// An item of another kind, and each mutation of an item.
+		variants := []any{3, "x", nil, []any{}}
+		for _, m := range objectMutations(f.Fields, items[0].(map[string]any)) {
+			variants = append(variants, m)
+		}
+		for _, v := range variants {
+			m := clone(base)
+			m[f.Name] = append([]any{v}, items[1:]...)
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// objectMutations are variants of a valid object of fields, the
+// arguments or an item of a record, one change each.
+func objectMutations(fields []*catalog.Field, base map[string]any) []map[string]any {
 	var out []map[string]any
 	with := func(name string, v any) {
 		m := clone(base)
@@ -272,7 +361,7 @@ func mutations(tool *catalog.Tool, base map[string]any) []map[string]any {
 		out = append(out, m)
 	}
 	with("not_a_field_of_any_tool", 1)
-	for _, f := range tool.Request.Fields {
+	for _, f := range fields {
 		if f.Required {
 			m := clone(base)
 			delete(m, f.Name)

@@ -106,6 +106,35 @@ func valArraysRequest() *catalog.Message {
 	return &catalog.Message{Fields: []*catalog.Field{tags, nums, ints, flags, anyStrs, colors, levels}}
 }
 
+// valRecordsRequest has records: one required with bounds on its count,
+// whose items' fields have every kind of keyword and defaults, and one
+// optional.
+func valRecordsRequest() *catalog.Message {
+	path := valField("path", catalog.String)
+	oldText := valField("oldText", catalog.String)
+	oldText.MinLength = valInt(1)
+	newText := valField("newText", catalog.String)
+	count := valOpt(valField("count", catalog.Integer))
+	count.Default, count.Minimum, count.Maximum = int64(1), valFloat(1), valFloat(9)
+	mode := valOpt(valField("mode", catalog.String))
+	mode.Enum = []any{"exact", "regex"}
+	lines := valOpt(valField("lines", catalog.Array))
+	lines.Items, lines.UniqueItems, lines.MaxItems = catalog.Integer, true, valInt(3)
+	ratio := valOpt(valField("ratio", catalog.Number))
+	ratio.ExclusiveMinimum = valFloat(0)
+	edits := valField("edits", catalog.Array)
+	edits.Items, edits.MinItems, edits.MaxItems = catalog.Object, valInt(1), valInt(3)
+	edits.Fields = []*catalog.Field{oldText, newText, count, mode, lines, ratio}
+	text := valField("text", catalog.String)
+	text.Pattern = `^[a-z ]+$`
+	at := valOpt(valField("at", catalog.Integer))
+	when := valOpt(valField("when", catalog.String))
+	when.Format = "date"
+	notes := valOpt(valField("notes", catalog.Array))
+	notes.Items, notes.Fields = catalog.Object, []*catalog.Field{text, at, when}
+	return &catalog.Message{Fields: []*catalog.Field{path, edits, notes}}
+}
+
 // refRequest is a request with its validator and its reference schema.
 type refRequest struct {
 	name string
@@ -128,6 +157,7 @@ func refRequests(tb testing.TB) []*refRequest {
 		{"numbers", valNumbersRequest()},
 		{"arrays", valArraysRequest()},
 		{"empty", &catalog.Message{}},
+		{"records", valRecordsRequest()},
 	} {
 		v, err := NewValidator(r.msg)
 		if err != nil {
@@ -244,13 +274,25 @@ func referenceVerdict(r *refRequest, args []byte) (verdict error, panicked any) 
 // projections advertise optional fields as [T, "null"], while the MCP
 // projection, the reference's schema, leaves null out.
 func refDropNulls(msg *catalog.Message, v any) {
+	refDropNullsIn(msg.Fields, v)
+}
+
+// refDropNullsIn does it for the fields of an object, and of the objects
+// in its record fields.
+func refDropNullsIn(fields []*catalog.Field, v any) {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return
 	}
-	for _, f := range msg.Fields {
-		if x, given := m[f.Name]; given && x == nil && !f.Required {
+	for _, f := range fields {
+		x, given := m[f.Name]
+		if given && x == nil && !f.Required {
 			delete(m, f.Name)
+		}
+		if items, ok := x.([]any); ok && f.IsRecord() {
+			for _, item := range items {
+				refDropNullsIn(f.Fields, item)
+			}
 		}
 	}
 }
@@ -263,6 +305,12 @@ func refDropNulls(msg *catalog.Message, v any) {
 // range as plain digits, which jsonschema/v6 then reads (math/big refuses
 // 0e99999999999999999999, which is 0).
 func refRange(msg *catalog.Message, v any) error {
+	return refRangeIn(msg.Fields, v)
+}
+
+// refRangeIn does it for the fields of an object, and of the objects in
+// its record fields.
+func refRangeIn(fields []*catalog.Field, v any) error {
 	m, ok := v.(map[string]any)
 	if !ok {
 		return nil
@@ -288,13 +336,19 @@ func refRange(msg *catalog.Message, v any) error {
 		}
 		return x, nil
 	}
-	for _, f := range msg.Fields {
+	for _, f := range fields {
 		x, ok := m[f.Name]
 		if !ok {
 			continue
 		}
 		var err error
-		if arr, isArr := x.([]any); isArr && f.Type == catalog.Array {
+		if arr, isArr := x.([]any); isArr && f.IsRecord() {
+			for _, item := range arr {
+				if err := refRangeIn(f.Fields, item); err != nil {
+					return err
+				}
+			}
+		} else if arr, isArr := x.([]any); isArr && f.Type == catalog.Array {
 			for i := range arr {
 				if arr[i], err = check(f.Items, arr[i]); err != nil {
 					return err
@@ -359,6 +413,9 @@ func refUnparsableInArray(v any) bool {
 					return true
 				}
 			}
+			if refUnparsableInArray(item) { // an item of a record
+				return true
+			}
 		}
 	}
 	return false
@@ -405,6 +462,47 @@ func refEqual(a, b any) bool {
 	return a == b
 }
 
+// checkOutputFields checks the output of one object, the arguments or an
+// item of a record: every given field with its value (each item of a
+// record checked in turn), the default of every absent optional field
+// that has one, and nothing else.
+func checkOutputFields(t *testing.T, where string, fields []*catalog.Field, given, got map[string]any) {
+	t.Helper()
+	for _, f := range fields {
+		x, inGiven := given[f.Name]
+		y, inOut := got[f.Name]
+		switch {
+		case inGiven && !inOut:
+			t.Errorf("%s lacks field %q", where, f.Name)
+		case inGiven && f.IsRecord():
+			xs, ys := x.([]any), y.([]any)
+			if len(xs) != len(ys) {
+				t.Errorf("%s changes the number of items of %q", where, f.Name)
+				continue
+			}
+			for i := range xs {
+				checkOutputFields(t, fmt.Sprintf("%s, item %d of %q,", where, i, f.Name), f.Fields, xs[i].(map[string]any), ys[i].(map[string]any))
+			}
+		case inGiven && !refEqual(x, y):
+			t.Errorf("%s changes field %q from %v to %v", where, f.Name, x, y)
+		case !inGiven && f.Default != nil:
+			want, _ := json.Marshal(f.Default)
+			var w any
+			d := json.NewDecoder(bytes.NewReader(want))
+			d.UseNumber()
+			_ = d.Decode(&w)
+			if !inOut || !refEqual(w, y) {
+				t.Errorf("%s has field %q = %v, want the default %s", where, f.Name, y, want)
+			}
+		case !inGiven && inOut:
+			t.Errorf("%s adds field %q without a default", where, f.Name)
+		}
+	}
+	if len(got) > len(fields) {
+		t.Errorf("%s has unknown fields", where)
+	}
+}
+
 // checkValidOutput holds valid arguments' output to its promise: compact JSON
 // that holds every given field with its value, the default of every absent
 // optional field that has one, and nothing else; and that validates again,
@@ -426,31 +524,7 @@ func checkValidOutput(t *testing.T, r *refRequest, args, out []byte) {
 		t.Errorf("%s: output %q of %q is not compact", r.name, out, args)
 	}
 	refDropNulls(r.msg, in)
-	given := in.(map[string]any)
-	for _, f := range r.msg.Fields {
-		x, inGiven := given[f.Name]
-		y, inOut := got[f.Name]
-		switch {
-		case inGiven && !inOut:
-			t.Errorf("%s: output %q of %q lacks field %q", r.name, out, args, f.Name)
-		case inGiven && !refEqual(x, y):
-			t.Errorf("%s: output %q of %q changes field %q from %v to %v", r.name, out, args, f.Name, x, y)
-		case !inGiven && f.Default != nil:
-			want, _ := json.Marshal(f.Default)
-			var w any
-			d := json.NewDecoder(bytes.NewReader(want))
-			d.UseNumber()
-			_ = d.Decode(&w)
-			if !inOut || !refEqual(w, y) {
-				t.Errorf("%s: output %q of %q has field %q = %v, want the default %s", r.name, out, args, f.Name, y, want)
-			}
-		case !inGiven && inOut:
-			t.Errorf("%s: output %q of %q adds field %q without a default", r.name, out, args, f.Name)
-		}
-	}
-	if len(got) > len(r.msg.Fields) {
-		t.Errorf("%s: output %q of %q has unknown fields", r.name, out, args)
-	}
+	checkOutputFields(t, r.name+": output "+string(out)+" of "+string(args), r.msg.Fields, in.(map[string]any), got)
 	again, err := r.v.Validate(out)
 	if err != nil || !bytes.Equal(again, out) {
 		t.Errorf("%s: output %q of %q validates as %q, %v; want it unchanged", r.name, out, args, again, err)

@@ -64,6 +64,11 @@ type argsCheck struct {
 	failed bool
 	// unknowns counts the unknown fields.
 	unknowns int
+
+	// While an item of a record field is checked, c.v is the record's
+	// validator, rec the record field and index the item's index.
+	rec   *fieldSpec
+	index int
 }
 
 // Validate checks raw JSON arguments against the request. The arguments
@@ -109,7 +114,8 @@ func CheckValue(f *catalog.Field, subject string, value []byte) error {
 	if err != nil {
 		return fmt.Errorf("field %q: %v", f.Name, err)
 	}
-	v := &Validator{fields: []*fieldSpec{fs}, whole: subject, wholeIs: "is"}
+	v := &Validator{fields: []*fieldSpec{fs}}
+	v.name(subject, "is")
 	// A value that fits, as a contract's defaults and examples mostly do,
 	// needs no messages: they are made, and the value checked again, only
 	// when it does not.
@@ -173,6 +179,18 @@ func (c *argsCheck) run() {
 		}
 		return
 	}
+	i = c.object(i)
+	if i >= 0 {
+		c.trailing(i)
+	}
+}
+
+// object checks the object that starts at i against c.v's fields (the
+// arguments, or an item of a record field), and copies it to the output
+// with the defaults of absent optional fields added. It returns the index
+// after the object, or -1 on a syntax error.
+func (c *argsCheck) object(i int) int {
+	d := c.data
 	c.putByte('{')
 	n := 0 // fields written
 	i = skipJSONSpace(d, i+1)
@@ -182,18 +200,18 @@ func (c *argsCheck) run() {
 		for {
 			if i >= len(d) {
 				c.syntax(i, "the object is not closed with '}'")
-				return
+				return -1
 			}
 			if d[i] != '"' {
 				c.syntax(i, "expected a field name in double quotes")
-				return
+				return -1
 			}
 			keyStart := i
 			var keyBuf [64]byte
 			var flags strFlags
 			i, flags = c.scanString(i)
 			if i < 0 {
-				return
+				return -1
 			}
 			key := d[keyStart+1 : i-1]
 			if flags != 0 {
@@ -202,18 +220,18 @@ func (c *argsCheck) run() {
 			i = skipJSONSpace(d, i)
 			if i >= len(d) || d[i] != ':' {
 				c.syntax(i, "expected ':' after the field name")
-				return
+				return -1
 			}
 			i = skipJSONSpace(d, i+1)
 			fi, known := c.v.lookup(key)
 			switch {
 			case !known:
 				c.unknown(key)
-				i = c.skip(i, 1)
+				i = c.skip(i, c.depth()+1)
 			case c.isSeen(fi):
 				fs := c.v.fields[fi]
 				c.beginField(fs).say(fs.msg.twice)
-				i = c.skip(i, 1)
+				i = c.skip(i, c.depth()+1)
 			default:
 				c.markSeen(fi)
 				fs := c.v.fields[fi]
@@ -242,7 +260,7 @@ func (c *argsCheck) run() {
 				i = c.value(fs, i)
 			}
 			if i < 0 {
-				return
+				return -1
 			}
 			i = skipJSONSpace(d, i)
 			if i < len(d) && d[i] == ',' {
@@ -254,13 +272,11 @@ func (c *argsCheck) run() {
 				break
 			}
 			c.syntax(i, "expected ',' or '}' after a field's value")
-			return
+			return -1
 		}
 	}
-	if !c.trailing(i) {
-		return
-	}
 	c.finishFields(n)
+	return i
 }
 
 // isNull reports whether the value at i is null.
@@ -399,7 +415,16 @@ const (
 // beginField starts a problem about a field; the say methods write its
 // message.
 func (c *argsCheck) beginField(fs *fieldSpec) *argsCheck {
+	if c.rec != nil {
+		return c.beginItem()
+	}
 	return c.begin(fs.index, 0)
+}
+
+// beginItem starts a problem about the item of a record field being
+// checked: `item at index 2 of field "edits": `.
+func (c *argsCheck) beginItem() *argsCheck {
+	return c.begin(c.rec.index, 0).say("item at index ").sayInt(c.index).say(" of ").say(c.rec.subject).say(": ")
 }
 
 // beginArgs starts a problem about the arguments as a whole.
@@ -644,13 +669,13 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 			return c.arrayValue(fs, i)
 		}
 	case kindJSON:
-		end := c.skip(i, 1)
+		end := c.skip(i, c.depth()+1)
 		if end >= 0 {
 			c.put(d[i:end])
 		}
 		return end
 	}
-	end := c.skip(i, 1)
+	end := c.skip(i, c.depth()+1)
 	if end < 0 {
 		return -1
 	}
@@ -679,8 +704,11 @@ func kindWords(fs *fieldSpec) string {
 }
 
 func typeWords(t catalog.Type) string {
-	if t == catalog.Integer {
+	switch t {
+	case catalog.Integer:
 		return "an integer"
+	case catalog.Object:
+		return "an object"
 	}
 	return "a " + string(t)
 }
@@ -937,7 +965,7 @@ func (c *argsCheck) arrayValue(fs *fieldSpec, i int) int {
 		return i
 	}
 	if bad > maxItemProblems {
-		c.beginField(fs).say(fs.subject).say(" has ").sayInt(bad - maxItemProblems).say(" more items that are not ").say(string(fs.items)).say("s")
+		c.beginField(fs).say(fs.subject).say(" has ").sayInt(bad - maxItemProblems).say(fs.msg.moreBad)
 	}
 	if fs.minItems >= 0 && int64(count) < fs.minItems {
 		c.beginField(fs).say(fs.msg.minItems).sayInt(count)
@@ -1036,13 +1064,54 @@ func (c *argsCheck) item(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
 			}
 			return end, true
 		}
+	case kindObject:
+		if ch == '{' {
+			return c.recordItem(fs, i, index, bad)
+		}
 	}
-	end = c.skip(i, 2)
+	end = c.skip(i, c.depth()+2)
 	if end < 0 {
 		return -1, false
 	}
 	c.itemProblem(fs, index, bad, i, end)
 	return end, false
+}
+
+// depth is the nesting of the members of the object being checked: 0
+// for the arguments, 2 for an item of a record field.
+func (c *argsCheck) depth() int {
+	if c.rec != nil {
+		return 2
+	}
+	return 0
+}
+
+// recordItem checks an item of a record field, an object, against the
+// record's fields. ok is false when it has problems; those of an array's
+// items beyond the first maxItemProblems bad ones are dropped, and the
+// array's check counts them.
+func (c *argsCheck) recordItem(fs *fieldSpec, i, index, bad int) (end int, ok bool) {
+	v, seen, seenMore := c.v, c.seen, c.seenMore
+	mn, npend, listed := c.mn, c.npend, c.listed
+	c.v, c.seen, c.seenMore = fs.record, 0, nil
+	if len(fs.record.fields) > 64 {
+		c.seenMore = make([]bool, len(fs.record.fields)-64)
+	}
+	c.rec, c.index = fs, index
+	end = c.object(i)
+	c.v, c.seen, c.seenMore = v, seen, seenMore
+	c.rec, c.index = nil, 0
+	if end < 0 {
+		return -1, false
+	}
+	ok = c.npend == npend
+	if !ok && bad >= maxItemProblems && npend > 0 {
+		c.mn, c.npend, c.listed = mn, npend, listed
+		if c.pendMore != nil {
+			c.pendMore = c.pendMore[:npend]
+		}
+	}
+	return end, ok
 }
 
 func (c *argsCheck) itemProblem(fs *fieldSpec, index, bad, start, end int) {
@@ -1127,6 +1196,17 @@ func (d *jsonDecimal) appendKey(b []byte) []byte {
 // unknown reports a field that the request does not have, with the field
 // it was most likely meant to be.
 func (c *argsCheck) unknown(name []byte) {
+	if c.rec != nil {
+		// In an item of a record field: the item's problem, with the
+		// record's fields.
+		c.beginItem().say("unknown field ").quote(name)
+		if s := c.suggest(string(name)); s != "" {
+			c.say("; did you mean ").say(c.v.fields[c.v.byName[s]].quoted).say("?")
+		} else {
+			c.say("; the fields of an item are ").say(c.v.fieldList())
+		}
+		return
+	}
 	for k := range c.npend {
 		if p := c.pendingAt(k); p.field == fieldUnknown && string(c.msgs[p.name:p.start]) == string(name) {
 			return // once is enough

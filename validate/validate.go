@@ -96,6 +96,8 @@ type fieldSpec struct {
 	// arrays
 	minItems, maxItems int64 // -1 when unset
 	unique             bool
+	// record checks the items of a record field, objects of its fields.
+	record *Validator
 
 	// msg holds the messages' fixed parts.
 	msg fieldMessages
@@ -110,6 +112,9 @@ type fieldMessages struct {
 	minLen, maxLen, pattern, format string
 	minItems, maxItems, item        string
 	itemEnum                        string
+	// moreBad follows the count of an array's bad items beyond those
+	// described: " more items that are not strings".
+	moreBad string
 }
 
 func (fs *fieldSpec) compileMessages() {
@@ -128,6 +133,10 @@ func (fs *fieldSpec) compileMessages() {
 	m.maxItems = fs.subject + " must have at most " + itemCount(fs.maxItems) + ", not "
 	m.item = " of " + fs.subject + " must be " + typeWords(fs.items) + ", not "
 	m.itemEnum = " of " + fs.subject + " must be one of " + fs.enumText + ", not "
+	m.moreBad = " more items that are not " + string(fs.items) + "s"
+	if fs.record != nil {
+		m.moreBad = " more items with problems"
+	}
 	for k := range fs.bounds {
 		b := &fs.bounds[k]
 		b.msg = fs.subject + " must be " + b.words() + " " + b.text + ", not "
@@ -191,6 +200,8 @@ const (
 	kindNumber
 	kindBoolean
 	kindArray
+	// kindObject is the items kind of a record field.
+	kindObject
 	// kindJSON is any JSON value, copied as it is. No contract field has
 	// it: see RawField.
 	kindJSON
@@ -208,6 +219,8 @@ func kindOf(t catalog.Type) fieldKind {
 		return kindBoolean
 	case catalog.Array:
 		return kindArray
+	case catalog.Object:
+		return kindObject
 	}
 	return kindNone
 }
@@ -279,6 +292,48 @@ func NewValidator(req *catalog.Message, opts ...Option) (*Validator, error) {
 		}
 	}
 	v.perfectHash()
+	v.name(o.whole, o.wholeIs)
+	return v, nil
+}
+
+// name names the message as a whole, in v and in its records' validators,
+// which report a syntax error anywhere in the arguments.
+func (v *Validator) name(whole, wholeIs string) {
+	v.whole, v.wholeIs = whole, wholeIs
+	for _, fs := range v.fields {
+		if fs.record != nil {
+			fs.record.name(whole, wholeIs)
+		}
+	}
+}
+
+// compileRecord compiles the fields of a record field's items, which are
+// flat: a record in a record is refused.
+func compileRecord(f *catalog.Field) (*Validator, error) {
+	if len(f.Fields) == 0 {
+		return nil, fmt.Errorf("a record needs fields")
+	}
+	v := &Validator{byName: make(map[string]int, len(f.Fields))}
+	for _, sub := range f.Fields {
+		if sub.IsRecord() || len(sub.Fields) > 0 {
+			return nil, fmt.Errorf("field %q: a record inside a record; records are one level deep", sub.Name)
+		}
+		fs, err := compileField(sub)
+		if err != nil {
+			return nil, fmt.Errorf("field %q: %v", sub.Name, err)
+		}
+		if _, dup := v.byName[sub.Name]; dup {
+			return nil, fmt.Errorf("field %q is declared twice", sub.Name)
+		}
+		fs.compileMessages()
+		fs.index = len(v.fields)
+		v.byName[sub.Name] = len(v.fields)
+		v.fields = append(v.fields, fs)
+		if fs.def != nil {
+			v.defaultsLen += 1 + len(fs.key) + len(fs.def)
+		}
+	}
+	v.perfectHash()
 	return v, nil
 }
 
@@ -301,6 +356,15 @@ func compileField(f *catalog.Field) (*fieldSpec, error) {
 	case catalog.Array:
 		switch f.Items {
 		case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:
+		case catalog.Object:
+			rec, err := compileRecord(f)
+			if err != nil {
+				return nil, err
+			}
+			if f.UniqueItems {
+				return nil, fmt.Errorf("uniqueItems on an array of records")
+			}
+			fs.record = rec
 		case "":
 			return nil, fmt.Errorf("an array needs items")
 		default:
@@ -308,6 +372,9 @@ func compileField(f *catalog.Field) (*fieldSpec, error) {
 		}
 	default:
 		return nil, fmt.Errorf("unknown type %q", f.Type)
+	}
+	if len(f.Fields) > 0 && fs.record == nil {
+		return nil, fmt.Errorf("fields on a field that is not a record (an array with items %q)", catalog.Object)
 	}
 	if f.Default != nil {
 		def, err := json.Marshal(f.Default)

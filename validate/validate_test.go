@@ -360,6 +360,13 @@ func TestNewValidatorErrors(t *testing.T) {
 		{&catalog.Field{Name: "a", Type: catalog.Array, Items: catalog.Array}, `field "a": unknown items type "array"`},
 		{&catalog.Field{Name: "a", Type: catalog.String, Pattern: `(?<=a)b`}, "field \"a\": pattern: error parsing regexp: invalid named capture: `(?<=a)b`"},
 		{&catalog.Field{Name: "a", Type: catalog.String, Format: "color"}, `field "a": unknown format "color"`},
+		{&catalog.Field{Name: "a", Type: catalog.Array, Items: catalog.Object}, `field "a": a record needs fields`},
+		{&catalog.Field{Name: "a", Type: catalog.Array, Items: catalog.Object, Fields: []*catalog.Field{
+			{Name: "b", Type: catalog.Array, Items: catalog.Object, Fields: []*catalog.Field{{Name: "c", Type: catalog.String}}},
+		}}, `field "a": field "b": a record inside a record; records are one level deep`},
+		{&catalog.Field{Name: "a", Type: catalog.Array, Items: catalog.Object, UniqueItems: true, Fields: []*catalog.Field{{Name: "b", Type: catalog.String}}}, `field "a": uniqueItems on an array of records`},
+		{&catalog.Field{Name: "a", Type: catalog.Array, Items: catalog.Object, Fields: []*catalog.Field{{Name: "b", Type: "object"}}}, `field "a": field "b": unknown type "object"`},
+		{&catalog.Field{Name: "a", Type: catalog.String, Fields: []*catalog.Field{{Name: "b", Type: catalog.String}}}, `field "a": fields on a field that is not a record (an array with items "object")`},
 	} {
 		_, err := NewValidator(&catalog.Message{Fields: []*catalog.Field{tc.f}})
 		if err == nil || err.Error() != tc.want {
@@ -679,5 +686,96 @@ func TestFormats(t *testing.T) {
 		if stringFormats[name] == nil {
 			t.Errorf("Formats() lists %q, which the validator does not assert", name)
 		}
+	}
+}
+
+// TestValidateRecords checks the items of record fields: each is an
+// object of the record's fields, checked as the arguments are (types,
+// bounds, enums, unknown, missing and repeated fields, null for an
+// optional field), with its defaults filled in; problems name the item;
+// at most five bad items of an array are described.
+func TestValidateRecords(t *testing.T) {
+	v := mustNewValidator(t, valRecordsRequest())
+	for _, tc := range []struct{ args, want string }{
+		{`{"path":"a","edits":[{"oldText":"x","newText":"y"}]}`, `{"path":"a","edits":[{"oldText":"x","newText":"y","count":1}]}`},
+		{`{"path":"a","edits":[{"newText":"y","oldText":"x","count":null,"mode":null}],"notes":null}`, `{"path":"a","edits":[{"newText":"y","oldText":"x","count":1}]}`},
+		{`{"edits":[ {"oldText":"x","newText":"y","count":2.0} , {"oldText":"z","newText":"w","lines":[]} ],"path":"a"}`,
+			`{"edits":[{"oldText":"x","newText":"y","count":2},{"oldText":"z","newText":"w","lines":[],"count":1}],"path":"a"}`},
+		{`{"path":"a","edits":[{"oldText":"x","newText":"y","count":3}],"notes":[{"text":"a b","at":2,"when":"2024-02-29"}]}`,
+			`{"path":"a","edits":[{"oldText":"x","newText":"y","count":3}],"notes":[{"text":"a b","at":2,"when":"2024-02-29"}]}`},
+	} {
+		out, err := v.Validate([]byte(tc.args))
+		if err != nil || string(out) != tc.want {
+			t.Errorf("Validate(%s) = %s, %v; want %s", tc.args, out, err, tc.want)
+		}
+	}
+	// Arguments that hold no default to add come back as they are.
+	in := []byte(`{"path":"a","edits":[{"oldText":"x","newText":"y","count":3}]}`)
+	if out, err := v.Validate(in); err != nil || &out[0] != &in[0] {
+		t.Errorf("Validate(%s) copied arguments that were fine as they were (%v)", in, err)
+	}
+	item := func(i int) string { return fmt.Sprintf(`item at index %d of field "edits": `, i) }
+	for _, tc := range []struct {
+		args string
+		want []string
+	}{
+		{`{"path":"a","edits":[]}`, []string{`field "edits" must have at least 1 item, not 0`}},
+		{`{"path":"a","edits":{"oldText":"x","newText":"y"}}`, []string{`field "edits" must be an array of objects, not an object`}},
+		{`{"path":"a","edits":[{"oldText":"","newText":1,"count":0,"mode":"fuzzy","lines":[1,1],"ratio":0}]}`, []string{
+			item(0) + `field "oldText" must be at least 1 character long, not 0`,
+			item(0) + `field "newText" must be a string, not the number 1`,
+			item(0) + `field "count" must be at least 1, not 0`,
+			item(0) + `field "mode" must be one of ["exact", "regex"], not "fuzzy"`,
+			item(0) + `field "lines" must have unique items, but the items at indexes 0 and 1 are equal`,
+			item(0) + `field "ratio" must be greater than 0, not 0`,
+		}},
+		{`{"path":"a","edits":[{"newText":"y","oldtext":"x"},3,{"oldText":"x","newText":"y","oldText":"z"}]}`, []string{
+			item(0) + `unknown field "oldtext"; did you mean "oldText"?`,
+			item(0) + `missing required field "oldText" (a string)`,
+			`item at index 1 of field "edits" must be an object, not the number 3`,
+			item(2) + `field "oldText" is given more than once; give each field once`,
+		}},
+		{`{"path":"a","edits":[{"oldText":"x","newText":"y","size":1}]}`, []string{
+			item(0) + `unknown field "size"; the fields of an item are "oldText", "newText", "count", "mode", "lines" and "ratio"`,
+		}},
+		{`{"path":"a","edits":[{"oldText":"x","newText":null}]}`, []string{item(0) + `field "newText" must be a string, not null`}},
+		{`{"path":"a","edits":[{"oldText":"x","newText":"y"}],"notes":[{},{},{},{},{},{},{}]}`, []string{
+			`item at index 0 of field "notes": missing required field "text" (a string)`,
+			`item at index 1 of field "notes": missing required field "text" (a string)`,
+			`item at index 2 of field "notes": missing required field "text" (a string)`,
+			`item at index 3 of field "notes": missing required field "text" (a string)`,
+			`item at index 4 of field "notes": missing required field "text" (a string)`,
+			`field "notes" has 2 more items with problems`,
+		}},
+		// A syntax error inside an item is the only problem, about the
+		// arguments as a whole.
+		{`{"path":1,"edits":[{"oldText":"x","newText":"y",}]}`, []string{`the arguments are not valid JSON: expected a field name in double quotes at offset 48, near "}]}"`}},
+		{`{"path":"a","edits":[{"oldText":"x","newText":"y","lines":` + strings.Repeat("[", 62) + strings.Repeat("]", 62) + `}]}`, []string{`the arguments are nested too deeply: more than 64 levels of arrays and objects`}},
+	} {
+		_, err := v.Validate([]byte(tc.args))
+		var verr *ValidationError
+		if !errors.As(err, &verr) {
+			t.Errorf("Validate(%s) = %v; want problems", tc.args, err)
+			continue
+		}
+		var got []string
+		for _, p := range verr.Problems {
+			got = append(got, p.Message)
+			if want := "edits"; p.Field != want && p.Field != "notes" && p.Field != "" {
+				t.Errorf("Validate(%s): a problem about field %q", tc.args, p.Field)
+			}
+		}
+		if strings.Join(got, "\n") != strings.Join(tc.want, "\n") {
+			t.Errorf("Validate(%s):\n%s\nwant\n%s", tc.args, strings.Join(got, "\n"), strings.Join(tc.want, "\n"))
+		}
+	}
+	// CheckValue judges a record field's value as Validate does.
+	edits := valRecordsRequest().Fields[1]
+	if err := CheckValue(edits, "the default", []byte(`[{"oldText":"x","newText":"y"}]`)); err != nil {
+		t.Errorf("CheckValue of a good value: %v", err)
+	}
+	err := CheckValue(edits, "the default", []byte(`[{"oldText":"x"}]`))
+	if err == nil || err.Error() != `item at index 0 of the default: missing required field "newText" (a string)` {
+		t.Errorf("CheckValue of a bad value: %v", err)
 	}
 }

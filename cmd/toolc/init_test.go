@@ -31,7 +31,7 @@ func TestInit(t *testing.T) {
 		t.Fatalf("init = %d: %s", r.status, r.stderr)
 	}
 	dir := filepath.Join(parent, "my-tools")
-	for _, f := range []string{"cue.mod/module.cue", "cue.mod/pkg/github.com/toolc/toolc/schema/schema.cue", "my_tools.cue", "main.go", "go.mod", "tools_gen.go"} {
+	for _, f := range []string{"cue.mod/module.cue", "cue.mod/pkg/github.com/toolc/toolc/schema/schema.cue", "my_tools.cue", "main.go", "main_test.go", "go.mod", "tools_gen.go", "tools_gen_test.go"} {
 		if _, err := os.Stat(filepath.Join(dir, f)); err != nil {
 			t.Errorf("init did not write %s: %v", f, err)
 		}
@@ -88,8 +88,10 @@ func TestInit(t *testing.T) {
 		runSteps(t, dir, recipe)
 	})
 
-	t.Run("go generate and go build", func(t *testing.T) {
-		runSteps(t, dir, []string{"go generate ./...", "go vet ./...", "go build ./..."})
+	t.Run("go generate, go build and go test", func(t *testing.T) {
+		// go test runs the test init wrote beside echo, through the
+		// compiled contract in tools_gen_test.go: no CUE, no toolc.
+		runSteps(t, dir, []string{"go generate ./...", "go vet ./...", "go build ./...", "go test ./..."})
 		if out := gitT(t, dir, "status", "--porcelain", "--untracked-files=no"); out != "" {
 			t.Errorf("go generate changed the files of a new project:\n%s", out)
 		}

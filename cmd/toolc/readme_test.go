@@ -62,6 +62,22 @@ func TestREADMEHandler(t *testing.T) {
 	}
 }
 
+// TestREADMEHandlerTest checks that the README quotes, under Testing a
+// handler, the main_test.go that toolc init writes, as it is; TestInit
+// runs it with go test.
+func TestREADMEHandlerTest(t *testing.T) {
+	dir := filepath.Join(t.TempDir(), "my-tools")
+	if _, err := scaffold.Init(dir, scaffold.SDK{Version: "v1.0.0"}); err != nil {
+		t.Fatal(err)
+	}
+	test := readFile(t, filepath.Join(dir, "main_test.go"))
+	_, after, _ := strings.Cut(readFile(t, "../../README.md"), "\n## Testing a handler: `toolctest`\n")
+	section, _, _ := strings.Cut(after, "\n## ")
+	if !strings.Contains(section, "```go\n"+test+"```") {
+		t.Errorf("README.md's Testing a handler section does not quote the main_test.go of toolc init my-tools as it is:\n%s", test)
+	}
+}
+
 // TestGoVersion keeps one Go version everywhere: go.mod's go line is the
 // highest that toolc's requirements declare (the true minimum, which go
 // mod tidy neither raises nor lowers), toolc init writes the same, and the

@@ -130,7 +130,8 @@ func TestDiffCraftedTree(t *testing.T) {
 
 // TestDiffLinksOutside: a revision whose contract tree links to a file
 // outside it (here, a contract beside the repository) compares as if the
-// link were not there, and says so.
+// link were not there, and says so. In the working tree, such a link is
+// refused, as every contract file outside its module is.
 func TestDiffLinksOutside(t *testing.T) {
 	if _, err := exec.LookPath("git"); err != nil {
 		t.Skip("git is not installed")
@@ -145,6 +146,12 @@ func TestDiffLinksOutside(t *testing.T) {
 	gitRun(t, repo, "", "add", ".")
 	gitRun(t, repo, "", "commit", "-q", "-m", "a link outside")
 	r := toolcRun(t, runOpts{dir: repo}, "diff", "--against", "HEAD")
+	wantStatus(t, r, exitUsage, "diff with a link outside in the working tree")
+	wantMatch(t, r.stderr, `(?m)^toolc diff: notes/notes.cue \(a link to ../../outside/notes.cue\) leads outside the CUE module `, "diff's stderr")
+	// The working tree holds the contract itself; the revision, the link.
+	os.Remove(filepath.Join(repo, "notes", "notes.cue"))
+	os.WriteFile(filepath.Join(repo, "notes", "notes.cue"), []byte(notesContract), 0o644)
+	r = toolcRun(t, runOpts{dir: repo}, "diff", "--against", "HEAD")
 	wantStatus(t, r, exitOK, "diff --against a tree with a link outside")
 	wantMatch(t, r.stderr, `(?m)^toolc diff: note: at HEAD, notes/notes.cue: a symbolic link to "../../outside/notes.cue", which leads outside the tree, not written$`, "diff's stderr")
 	wantMatch(t, r.stdout, `(?m)^notes/notes.cue:\d+:\d+: compatible: tool "add_note" was added`, "diff's output")

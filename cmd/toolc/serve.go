@@ -54,6 +54,8 @@ type serveFlags struct {
 	readTimeout  *time.Duration
 	writeTimeout *time.Duration
 	idleTimeout  *time.Duration
+	maxStreams   *int
+	callerStream *int
 	authIssuer   *string
 	authResource *string
 	auditArgs    *bool
@@ -82,7 +84,9 @@ func addServeFlags(fs interface {
 		ssePoll:      fs.Duration("sse-poll-after", 0, "close, once, the SSE stream of a 2025-11-25 session's call still running after this long; the client resumes it (0: never)"),
 		maxConns:     fs.Int("max-conns", httpapi.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
 		readTimeout:  fs.Duration("read-timeout", httpapi.DefaultReadTimeout, "bound on reading a request's header and body"),
-		writeTimeout: fs.Duration("write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls; none for notification streams"),
+		writeTimeout: fs.Duration("write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls, and on each write to a notification stream"),
+		maxStreams:   fs.Int("max-streams", mcpserver.DefaultMaxStreams, "cap on open MCP notification streams, at most half of --max-conns (-1: no cap but that)"),
+		callerStream: fs.Int("max-caller-streams", mcpserver.DefaultMaxCallerStreams, "cap on the open MCP notification streams of one caller: its OAuth subject, or its IP address (-1: no cap)"),
 		idleTimeout:  fs.Duration("idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
@@ -231,8 +235,11 @@ func runServe(e env, args []string) int {
 // serveStdioWhileBuilding is toolc serve --stdio: the session starts at
 // once, so that the client's handshake is answered while the handlers
 // build (clients give up within seconds; mcp-go after 5 s), and the gate
-// holds tools/list and tools/call until they run. If they do not, the held
-// requests get an error, and toolc exits 1, as before.
+// holds tools/list and tools/call until they run. If they do not, every
+// request for tools, held or later, gets an error that names the failure,
+// and toolc exits 1 once the client hangs up: exiting at once raced the
+// client's first tools/list, which then got no answer at all, and a desktop
+// client had nothing to show.
 func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtime.Runtime, cat *catalog.Catalog, base string, sf serveFlags, secret []byte) int {
 	defer rpc.CleanupClients()
 	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
@@ -268,7 +275,6 @@ func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtim
 	if ps == nil {
 		gate.Open(errors.New("its handlers did not build or start; toolc's standard error says why"))
 		cut := ctx.Err() != nil
-		stop()
 		if s := <-served; cut {
 			return s
 		}
@@ -302,9 +308,16 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 			origins = append(origins, o)
 		}
 	}
+	// Notification streams stay open: they may take at most half of the
+	// connections, so that calls always have the rest.
+	maxStreams := *sf.maxStreams
+	if conns := *sf.maxConns; conns > 0 && (maxStreams <= 0 || maxStreams > conns/2) {
+		maxStreams = max(conns/2, 1)
+	}
 	handler := httpapi.NewHandler(rt, srv, httpapi.Options{
 		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
-		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll},
+		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
+			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
 	})
 	ln, err := net.Listen("tcp", *sf.addr)
 	if err != nil {

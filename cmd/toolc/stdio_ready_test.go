@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strings"
 	"testing"
+	"time"
 
 	mcpgo "github.com/mark3labs/mcp-go/client"
 	mcpgotransport "github.com/mark3labs/mcp-go/client/transport"
@@ -137,20 +138,35 @@ func TestServeStdioBuildFails(t *testing.T) {
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}`,
 		`{"jsonrpc":"2.0","id":2,"method":"tools/list"}`,
 	}, "\n") + "\n"))
-	var listed []byte
+	// The second tools/list goes only after the build has failed: a client
+	// that lists late (or lists again) must get the error too, not a closed
+	// pipe. Before, toolc exited as the build failed, and a tools/list it
+	// had not yet read got no answer, in this test one time in two on a
+	// loaded machine.
+	for !strings.Contains(stderr.String(), "undefined: undefined") {
+		if ctx.Err() != nil {
+			t.Fatalf("the build did not fail in time\nstderr:\n%s", stderr)
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	stdin.Write([]byte(`{"jsonrpc":"2.0","id":3,"method":"tools/list"}` + "\n"))
+	listed := map[int][]byte{}
 	sc := bufio.NewScanner(stdout)
 	sc.Buffer(nil, 1<<20)
-	for sc.Scan() {
+	for len(listed) < 2 && sc.Scan() {
 		var msg struct {
 			ID int `json:"id"`
 		}
-		if json.Unmarshal(sc.Bytes(), &msg) == nil && msg.ID == 2 {
-			listed = slices.Clone(sc.Bytes())
+		if json.Unmarshal(sc.Bytes(), &msg) == nil && (msg.ID == 2 || msg.ID == 3) {
+			listed[msg.ID] = slices.Clone(sc.Bytes())
 		}
 	}
-	if !strings.Contains(string(listed), `"error"`) || !strings.Contains(string(listed), "did not build") {
-		t.Errorf("tools/list during a failed build = %s, want an error\nstderr:\n%s", listed, stderr)
+	for _, id := range []int{2, 3} {
+		if got := string(listed[id]); !strings.Contains(got, `"error"`) || !strings.Contains(got, "did not build") {
+			t.Errorf("tools/list %d after a failed build = %s, want an error\nstderr:\n%s", id, got, stderr)
+		}
 	}
+	stdin.Close() // the client hangs up: toolc exits, with the build's status
 	var exit *exec.ExitError
 	if err := cmd.Wait(); !errors.As(err, &exit) || exit.ExitCode() != exitFail {
 		t.Errorf("toolc serve exited with %v, want status %d\nstderr:\n%s", err, exitFail, stderr)

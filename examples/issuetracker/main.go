@@ -66,6 +66,10 @@ func (t *tracker) CreateIssue(_ context.Context, req CreateIssueRequest) (*Creat
 		assignee: orZero(req.Assignee), priority: int(req.Priority), dueDate: orZero(req.DueDate), estimateHours: orZero(req.EstimateHours),
 		author: me, authorEmail: myEmail, createdAt: now, updatedAt: now,
 	}
+	// The runtime has checked every item and filled in done's default.
+	for _, item := range req.Checklist {
+		is.checklist = append(is.checklist, task{text: item.Text, done: item.Done})
+	}
 	t.issues[is.number] = is
 	t.next++
 	if req.ClientToken != nil {
@@ -81,12 +85,16 @@ func (t *tracker) GetIssue(_ context.Context, req GetIssueRequest) (*GetIssueRes
 	if err != nil {
 		return nil, err
 	}
-	return &GetIssueResponse{
+	resp := &GetIssueResponse{
 		Number: is.number, Title: is.title, Body: is.body, State: GetIssueState(is.state()),
 		CloseReason: nonZero(GetIssueCloseReason(is.closeReason)), Labels: slices.Clone(is.labels),
 		Assignee: nonZero(is.assignee), Priority: GetIssuePriority(is.priority), CommentCount: len(is.comments),
 		CreatedAt: stamp(is.createdAt), UpdatedAt: stamp(is.updatedAt),
-	}, nil
+	}
+	for _, task := range is.checklist {
+		resp.Checklist = append(resp.Checklist, GetIssueChecklistItem{Text: task.text, Done: task.done})
+	}
+	return resp, nil
 }
 
 // UpdateIssue changes the fields that the caller gave: a nil field is left

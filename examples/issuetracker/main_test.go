@@ -63,7 +63,7 @@ func TestGetIssue(t *testing.T) {
 		"number": 1042.0, "title": "Login page rejects passwords that contain a space",
 		"body": "Steps: set a password with a space, log out, log in.", "state": "open",
 		"labels": []any{"area:auth", "bug"}, "assignee": "mona", "priority": 2.0, "comment_count": 2.0,
-		"created_at": "2025-02-05T11:00:00Z", "updated_at": "2025-02-07T14:00:00Z",
+		"created_at": "2025-02-05T11:00:00Z", "updated_at": "2025-02-07T14:00:00Z", "checklist": []any{},
 	}
 	if fmt.Sprint(got) != fmt.Sprint(want) {
 		t.Errorf("issue 1042:\n got %v\nwant %v", got, want)
@@ -105,6 +105,21 @@ func TestCreateIssue(t *testing.T) {
 	fails(t, rt, "create_issue", `{"title":"`+strings.Repeat("x", 201)+`"}`, "title")
 	fails(t, rt, "create_issue", `{"title":"x","priority":5}`, "priority")
 	fails(t, rt, "create_issue", `{"title":"x","labels":["bug","bug"]}`, "labels")
+}
+
+// TestChecklist sends a record, the checklist: the runtime checks each
+// item and fills in done's default before the handler stores it, and
+// get_issue returns the items.
+func TestChecklist(t *testing.T) {
+	rt := newServer(t)
+	ok(t, rt, "create_issue", `{"title":"Fix export","checklist":[{"text":"Find the bug"},{"text":"Add a test","done":true},{"text":"Ship it","done":null}]}`)
+	is := ok(t, rt, "get_issue", `{"number":1045}`)
+	if got, want := fmt.Sprint(is["checklist"]), "[map[done:false text:Find the bug] map[done:true text:Add a test] map[done:false text:Ship it]]"; got != want {
+		t.Errorf("checklist %s, want %s", got, want)
+	}
+	fails(t, rt, "create_issue", `{"title":"x","checklist":[{"text":""}]}`, `item at index 0 of field "checklist": field "text" must be at least 1 character long, not 0`)
+	fails(t, rt, "create_issue", `{"title":"x","checklist":[{"text":"a"},{"txt":"b"}]}`, `item at index 1 of field "checklist": unknown field "txt"; did you mean "text"?`)
+	fails(t, rt, "create_issue", `{"title":"x","checklist":["a task"]}`, `item at index 0 of field "checklist" must be an object, not the string "a task"`)
 }
 
 func TestListIssues(t *testing.T) {

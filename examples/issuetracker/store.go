@@ -50,9 +50,16 @@ type issue struct {
 	estimateHours       float64
 	author, authorEmail string
 	comments            []*comment // oldest first
+	checklist           []task
 	createdAt           time.Time
 	updatedAt           time.Time
 	closedAt            time.Time
+}
+
+// task is one item of an issue's checklist.
+type task struct {
+	text string
+	done bool
 }
 
 type comment struct {

@@ -146,6 +146,10 @@ type CreateIssueRequest struct {
 	// with the same token: the tracker then returns the issue it already
 	// created instead of opening a duplicate. Optional: nil when left out.
 	ClientToken *string `json:"client_token,omitzero"`
+
+	// Tasks that the issue tracks, in order, such as the steps of a fix. At
+	// most 50; get_issue returns them. Optional: nil when left out.
+	Checklist []CreateIssueChecklistItem `json:"checklist,omitzero"`
 }
 
 // CreateIssuePriority is the type of the priority field in the request of
@@ -159,6 +163,19 @@ const (
 	CreateIssuePriority3 CreateIssuePriority = 3
 	CreateIssuePriority4 CreateIssuePriority = 4
 )
+
+// CreateIssueChecklistItem is an item of the checklist field in the request of
+// create_issue: tasks that the issue tracks, in order, such as the steps of a
+// fix. At most 50; get_issue returns them.
+//
+// The runtime checks every item against the contract, and fills in its
+// defaults, before the handler sees it.
+type CreateIssueChecklistItem struct {
+	// What is to be done, in one line of plain text.
+	Text string `json:"text"`
+	// Whether the task is done already. Default false.
+	Done bool `json:"done"`
+}
 
 // CreateIssueResponse holds the response fields of create_issue, which reach
 // the caller as the result's structured content. The issue as created.
@@ -211,6 +228,9 @@ type GetIssueResponse struct {
 	// Number of comments; read them with list_comments.
 	CommentCount int `json:"comment_count"`
 
+	// The issue's tasks, in order; empty when it has none.
+	Checklist []GetIssueChecklistItem `json:"checklist"`
+
 	// When the issue was created, RFC 3339 in UTC.
 	CreatedAt string `json:"created_at"`
 
@@ -218,13 +238,16 @@ type GetIssueResponse struct {
 	UpdatedAt string `json:"updated_at"`
 }
 
-// MarshalJSON encodes r with a nil Labels as [], not null: the contract
-// requires it.
+// MarshalJSON encodes r with a nil Labels or Checklist as [], not null: the
+// contract requires them.
 func (r GetIssueResponse) MarshalJSON() ([]byte, error) {
 	type plain GetIssueResponse // without this method
 	p := plain(r)
 	if p.Labels == nil {
 		p.Labels = []string{}
+	}
+	if p.Checklist == nil {
+		p.Checklist = []GetIssueChecklistItem{}
 	}
 	return json.Marshal(p)
 }
@@ -260,6 +283,15 @@ const (
 	GetIssuePriority3 GetIssuePriority = 3
 	GetIssuePriority4 GetIssuePriority = 4
 )
+
+// GetIssueChecklistItem is an item of the checklist field in the response of
+// get_issue: the issue's tasks, in order; empty when it has none.
+type GetIssueChecklistItem struct {
+	// What is to be done.
+	Text string `json:"text"`
+	// Whether it is done.
+	Done bool `json:"done"`
+}
 
 // ListIssuesRequest holds the arguments of list_issues. Filters and paging.
 // With no filters, lists open issues.

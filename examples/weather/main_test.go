@@ -2,10 +2,12 @@ package main
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/toolctest"
 )
 
 func forecastOf(t *testing.T, rt *runtime.Runtime, args string) QueryWeatherResponse {
@@ -117,5 +119,25 @@ func TestHandlerCallDirectly(t *testing.T) {
 	}
 	if len(res.Content) != 1 || res.Content[0].Text != string(res.StructuredContent.(json.RawMessage)) {
 		t.Errorf("content %+v, want the JSON as text", res.Content)
+	}
+}
+
+// TestQueryWeatherOverMCP calls the tool through the generated test client
+// (tools_gen_test.go), as a model's MCP client would: the compiled contract
+// embedded there checks the arguments and fills in the defaults, with no
+// CUE at test time.
+func TestQueryWeatherOverMCP(t *testing.T) {
+	c := newTestClient(t, forecaster{})
+	f, err := c.QueryWeather(t.Context(), map[string]any{"city": "Berlin"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := forecastOf(t, serve(t, Handlers(forecaster{})...), `{"city":"Berlin","days":3,"unit":"celsius"}`); *f != want {
+		t.Errorf("over MCP %+v, through the runtime with the defaults spelt out %+v", *f, want)
+	}
+	_, err = c.QueryWeather(t.Context(), `{"city":"Berlin","days":15}`)
+	var toolErr *toolctest.ToolError
+	if !errors.As(err, &toolErr) || !strings.Contains(toolErr.Message, "days") {
+		t.Errorf("days 15 = %v, want a tool error about days", err)
 	}
 }

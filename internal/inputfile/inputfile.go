@@ -36,9 +36,15 @@ const EnvVar = "TOOLC_MAX_INPUT"
 type TooLargeError struct {
 	Name  string // the file, or what the stream is ("standard input")
 	Limit int64
+	// Fixed is a limit of the file's own kind (ReadFileMax), which
+	// $TOOLC_MAX_INPUT does not raise.
+	Fixed bool
 }
 
 func (e *TooLargeError) Error() string {
+	if e.Fixed {
+		return fmt.Sprintf("%s is over the %s that such a file may hold", e.Name, FormatSize(e.Limit))
+	}
 	return fmt.Sprintf("%s is over the %s limit on input (set %s to raise it, as in %s=%s)",
 		e.Name, FormatSize(e.Limit), EnvVar, EnvVar, FormatSize(4*e.Limit))
 }
@@ -124,20 +130,31 @@ func ReadFile(name string) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
+	return readFile(name, limit, false)
+}
+
+// ReadFileMax is ReadFile with a limit of the file's own kind, for files
+// that are small by nature (a key): a larger one is a mistake, whatever
+// $TOOLC_MAX_INPUT says.
+func ReadFileMax(name string, limit int64) ([]byte, error) {
+	return readFile(name, limit, true)
+}
+
+func readFile(name string, limit int64, fixed bool) ([]byte, error) {
 	f, fi, err := Open(name)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
 	if fi.Size() > limit {
-		return nil, &TooLargeError{name, limit}
+		return nil, &TooLargeError{name, limit, fixed}
 	}
 	data, err := io.ReadAll(io.LimitReader(f, limit+1))
 	if err != nil {
 		return nil, err
 	}
 	if int64(len(data)) > limit { // it grew, or it is a file of /proc
-		return nil, &TooLargeError{name, limit}
+		return nil, &TooLargeError{name, limit, fixed}
 	}
 	return data, nil
 }
@@ -193,7 +210,7 @@ func Check(name string) error {
 	}
 	f.Close()
 	if fi.Size() > limit {
-		return &TooLargeError{name, limit}
+		return &TooLargeError{Name: name, Limit: limit}
 	}
 	return nil
 }
@@ -210,7 +227,7 @@ func ReadAll(r io.Reader, what string) ([]byte, error) {
 		return nil, fmt.Errorf("reading %s: %w", what, err)
 	}
 	if int64(len(data)) > limit {
-		return nil, &TooLargeError{what, limit}
+		return nil, &TooLargeError{Name: what, Limit: limit}
 	}
 	return data, nil
 }

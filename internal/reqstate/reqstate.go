@@ -22,9 +22,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"os"
 	"strings"
 	"time"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // MaxSize bounds a sealed state, in bytes of its text: a longer one is
@@ -195,6 +196,9 @@ func CallerDigest(subject, client string) []byte {
 	return sum[:]
 }
 
+// maxKeyFile bounds a key file: a key is a few dozen bytes.
+const maxKeyFile = 64 << 10
+
 // LoadSecret returns the secret of a key file, or else of value (the
 // environment variable TOOLC_STATE_KEY, for toolc), with surrounding white
 // space trimmed; nil when both are empty. A secret shorter than MinSecret
@@ -202,7 +206,10 @@ func CallerDigest(subject, client string) []byte {
 func LoadSecret(file, value string) ([]byte, error) {
 	from := "$TOOLC_STATE_KEY"
 	if file != "" {
-		b, err := os.ReadFile(file)
+		// Read as every input file is: a regular file only, so that
+		// --state-key-file /dev/zero or a FIFO neither fills memory nor
+		// blocks, and within what a key file holds.
+		b, err := inputfile.ReadFileMax(file, maxKeyFile)
 		if err != nil {
 			return nil, fmt.Errorf("the requestState key: %w", err)
 		}

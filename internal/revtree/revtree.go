@@ -13,6 +13,13 @@
 // symbolic link that does not resolve inside the tree is removed, with a
 // note in Tree.Skipped, so that reading the tree from disk (as the
 // compiler does, following links) cannot leave it either.
+//
+// What Extract writes is bounded in total, not only file by file: a tree
+// can name one blob, or one subtree, any number of times, so that a
+// revision of a few KiB archives to gigabytes. Past MaxBytes of files or
+// MaxEntries entries (raised by $TOOLC_MAX_TREE and
+// $TOOLC_MAX_TREE_ENTRIES), Extract stops with a *TooLargeError, and
+// Materialize removes what it wrote.
 package revtree
 
 import (
@@ -26,6 +33,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 
 	"github.com/toolc/toolc/internal/inputfile"
@@ -37,6 +45,56 @@ var (
 	ErrNotRepository = errors.New("not in a git repository")
 	ErrNoRevision    = errors.New("no such git revision")
 )
+
+// The bounds on what Extract writes of one tree, unless the environment
+// sets others: far more than the contracts of a repository need, and far
+// less than a crafted revision would write.
+const (
+	DefaultMaxBytes   = 512 << 20
+	DefaultMaxEntries = 100_000
+)
+
+// The environment variables that set the bounds: a size as
+// $TOOLC_MAX_INPUT takes it (512MiB, 2GiB), and a number of entries.
+const (
+	MaxBytesEnv   = "TOOLC_MAX_TREE"
+	MaxEntriesEnv = "TOOLC_MAX_TREE_ENTRIES"
+)
+
+// TooLargeError is a tree over one of the bounds. Nothing past the bound
+// was written.
+type TooLargeError struct {
+	// Entries is set when the bound on entries was reached, else the one
+	// on bytes.
+	Entries bool
+	Limit   int64
+}
+
+func (e *TooLargeError) Error() string {
+	if e.Entries {
+		return fmt.Sprintf("the revision's tree has more than %d entries, the limit on what toolc writes of a revision (set %s to raise it, as in %s=%d)",
+			e.Limit, MaxEntriesEnv, MaxEntriesEnv, 4*e.Limit)
+	}
+	return fmt.Sprintf("the revision's files come to more than %s, the limit on what toolc writes of a revision (a tree can name one file many times); set %s to raise it, as in %s=%s",
+		inputfile.FormatSize(e.Limit), MaxBytesEnv, MaxBytesEnv, inputfile.FormatSize(4*e.Limit))
+}
+
+// limits returns the bounds on bytes and entries, from the environment or
+// the defaults.
+func limits() (maxBytes, maxEntries int64, err error) {
+	maxBytes, maxEntries = DefaultMaxBytes, DefaultMaxEntries
+	if s := strings.TrimSpace(os.Getenv(MaxBytesEnv)); s != "" {
+		if maxBytes, err = inputfile.ParseSize(s); err != nil {
+			return 0, 0, fmt.Errorf("$%s: %v", MaxBytesEnv, err)
+		}
+	}
+	if s := strings.TrimSpace(os.Getenv(MaxEntriesEnv)); s != "" {
+		if maxEntries, err = strconv.ParseInt(s, 10, 64); err != nil || maxEntries <= 0 {
+			return 0, 0, fmt.Errorf("$%s: %q is not a number of entries: give a positive whole number, such as 200000", MaxEntriesEnv, s)
+		}
+	}
+	return maxBytes, maxEntries, nil
+}
 
 // Tree is a revision's tree written to a temporary directory.
 type Tree struct {
@@ -151,12 +209,20 @@ func archive(ctx context.Context, top, sha, dir string) ([]string, error) {
 //
 // A regular file over inputfile's limit is not written either, and
 // listed: toolc would not read it (a contract file that large is refused),
-// and a revision's large files need not fill the disk.
+// and a revision's large files need not fill the disk. In all, Extract
+// writes at most MaxBytes of files and reads at most MaxEntries entries
+// (see limits): past either it stops with a *TooLargeError, and what it
+// wrote is the caller's to remove.
 func Extract(r io.Reader, dir string) (skipped []string, err error) {
 	limit, err := inputfile.Limit()
 	if err != nil {
 		return nil, err
 	}
+	maxBytes, maxEntries, err := limits()
+	if err != nil {
+		return nil, err
+	}
+	var written, entries int64
 	root, err := os.OpenRoot(dir)
 	if err != nil {
 		return nil, err
@@ -171,6 +237,11 @@ func Extract(r io.Reader, dir string) (skipped []string, err error) {
 		}
 		if err != nil {
 			return nil, fmt.Errorf("reading the archive: %v", err)
+		}
+		// Every entry counts, the ones not written too: each costs a
+		// header's worth of work, and a crafted tree can hold millions.
+		if entries++; entries > maxEntries {
+			return nil, &TooLargeError{Entries: true, Limit: maxEntries}
 		}
 		switch h.Typeflag {
 		case tar.TypeXGlobalHeader, tar.TypeXHeader, tar.TypeGNULongName, tar.TypeGNULongLink:
@@ -190,6 +261,9 @@ func Extract(r io.Reader, dir string) (skipped []string, err error) {
 			if h.Size > limit {
 				skipped = append(skipped, fmt.Sprintf("%s: %d bytes, over the %s limit on input, not written", name, h.Size, inputfile.FormatSize(limit)))
 				continue
+			}
+			if written += h.Size; written > maxBytes {
+				return nil, &TooLargeError{Limit: maxBytes}
 			}
 			err = writeFile(root, local, tr, h.FileInfo().Mode())
 		case tar.TypeSymlink:

@@ -4,6 +4,8 @@ import (
 	"archive/tar"
 	"bytes"
 	"context"
+	"errors"
+	"fmt"
 	"io/fs"
 	"os"
 	"os/exec"
@@ -11,6 +13,8 @@ import (
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // entry is one member of a crafted archive.
@@ -389,4 +393,156 @@ func gitIn(t *testing.T, dir string, args ...string) {
 	if out, err := cmd.CombinedOutput(); err != nil {
 		t.Fatalf("git %s: %v\n%s", strings.Join(args, " "), err, out)
 	}
+}
+
+func TestExtractBoundsTheTotal(t *testing.T) {
+	kib := strings.Repeat("x", 1024)
+	tests := []struct {
+		name    string
+		env     map[string]string
+		entries []entry
+		// err is part of the error, or "" for none.
+		err string
+	}{{
+		name: "one file many times, within the bound",
+		env:  map[string]string{MaxBytesEnv: "4KiB"},
+		entries: []entry{
+			{typ: tar.TypeReg, name: "a", data: kib}, {typ: tar.TypeReg, name: "b", data: kib},
+			{typ: tar.TypeReg, name: "c", data: kib}, {typ: tar.TypeReg, name: "d", data: kib},
+		},
+	}, {
+		name: "one file many times, past the bound",
+		env:  map[string]string{MaxBytesEnv: "4KiB"},
+		entries: []entry{
+			{typ: tar.TypeReg, name: "a", data: kib}, {typ: tar.TypeReg, name: "b", data: kib},
+			{typ: tar.TypeReg, name: "c", data: kib}, {typ: tar.TypeReg, name: "d", data: kib},
+			{typ: tar.TypeReg, name: "e", data: "1"},
+		},
+		err: "the revision's files come to more than 4KiB, the limit on what toolc writes of a revision (a tree can name one file many times); set TOOLC_MAX_TREE to raise it, as in TOOLC_MAX_TREE=16KiB",
+	}, {
+		name: "the same name again counts again",
+		env:  map[string]string{MaxBytesEnv: "2KiB"},
+		entries: []entry{
+			{typ: tar.TypeReg, name: "a", data: kib}, {typ: tar.TypeReg, name: "a", data: kib},
+			{typ: tar.TypeReg, name: "a", data: kib},
+		},
+		err: "more than 2KiB",
+	}, {
+		name: "entries that write nothing count",
+		env:  map[string]string{MaxEntriesEnv: "3"},
+		entries: []entry{
+			{typ: tar.TypeDir, name: "d/"}, {typ: tar.TypeLink, name: "h", link: "x"},
+			{typ: tar.TypeSymlink, name: "l", link: "d"}, {typ: tar.TypeDir, name: "e/"},
+		},
+		err: "the revision's tree has more than 3 entries, the limit on what toolc writes of a revision (set TOOLC_MAX_TREE_ENTRIES to raise it, as in TOOLC_MAX_TREE_ENTRIES=12)",
+	}, {
+		name:    "a bound that is no size",
+		env:     map[string]string{MaxBytesEnv: "lots"},
+		entries: []entry{{typ: tar.TypeReg, name: "a", data: "x"}},
+		err:     `$TOOLC_MAX_TREE: "lots" is not a size`,
+	}, {
+		name:    "a bound that is no number",
+		env:     map[string]string{MaxEntriesEnv: "-1"},
+		entries: []entry{{typ: tar.TypeReg, name: "a", data: "x"}},
+		err:     `$TOOLC_MAX_TREE_ENTRIES: "-1" is not a number of entries`,
+	}}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			t.Setenv(MaxBytesEnv, "")
+			t.Setenv(MaxEntriesEnv, "")
+			for k, v := range tt.env {
+				t.Setenv(k, v)
+			}
+			dir := t.TempDir()
+			_, err := Extract(archiveOf(t, tt.entries), dir)
+			switch {
+			case tt.err == "" && err != nil:
+				t.Fatalf("Extract: %v", err)
+			case tt.err != "" && (err == nil || !strings.Contains(err.Error(), tt.err)):
+				t.Fatalf("Extract = %v, want an error with %q", err, tt.err)
+			}
+			// Nothing past the bound on bytes was written.
+			var size int64
+			filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+				if fi, err := d.Info(); err == nil && fi.Mode().IsRegular() {
+					size += fi.Size()
+				}
+				return nil
+			})
+			if max := tt.env[MaxBytesEnv]; max != "" {
+				if n, err := inputfile.ParseSize(max); err == nil && size > n {
+					t.Errorf("%d bytes written, past the bound of %s", size, max)
+				}
+			}
+		})
+	}
+}
+
+// TestMaterializeBoundsTheTotal builds the revision of the issue: a tree
+// that names one blob many times, through subtrees that each name the
+// level below many times, so that a revision of a few KiB archives to far
+// more. Materialize stops at the bound and leaves nothing in $TMPDIR.
+func TestMaterializeBoundsTheTotal(t *testing.T) {
+	if _, err := exec.LookPath("git"); err != nil {
+		t.Skip("git is not installed")
+	}
+	base := t.TempDir()
+	t.Setenv("TMPDIR", base)
+	t.Setenv(MaxBytesEnv, "8MiB")
+	t.Setenv(MaxEntriesEnv, "")
+	repo := t.TempDir()
+	commit := amplifiedCommit(t, repo)
+
+	_, err := Materialize(context.Background(), repo, commit)
+	var tooLarge *TooLargeError
+	if !errors.As(err, &tooLarge) || tooLarge.Entries || tooLarge.Limit != 8<<20 {
+		t.Fatalf("Materialize = %v, want the bound of 8MiB on bytes", err)
+	}
+	if left, _ := os.ReadDir(base); len(left) != 0 {
+		t.Errorf("Materialize left %d entries in $TMPDIR, such as %s", len(left), left[0].Name())
+	}
+
+	// The same revision, within raised bounds, is written whole: the bound
+	// is what stopped it.
+	t.Setenv(MaxBytesEnv, "64MiB")
+	tree, err := Materialize(context.Background(), repo, commit)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tree.Remove()
+	if _, err := os.Stat(filepath.Join(tree.Root, "d0", "d1", "f9")); err != nil {
+		t.Error(err)
+	}
+}
+
+// amplifiedCommit makes a commit whose tree holds 10 directories of 10
+// directories of 10 names for one 32 KiB blob: a few KiB of git objects,
+// and 32 MiB archived.
+func amplifiedCommit(t *testing.T, repo string) string {
+	t.Helper()
+	run := func(stdin string, args ...string) string {
+		t.Helper()
+		cmd := exec.Command("git", append([]string{"-c", "user.name=toolc test", "-c", "user.email=test@example.com", "-c", "commit.gpgsign=false"}, args...)...)
+		cmd.Dir = repo
+		cmd.Env = append(os.Environ(), "GIT_CONFIG_NOSYSTEM=1", "GIT_CONFIG_GLOBAL="+os.DevNull)
+		cmd.Stdin = strings.NewReader(stdin)
+		out, err := cmd.Output()
+		if err != nil {
+			t.Fatalf("git %s: %v", strings.Join(args, " "), err)
+		}
+		return strings.TrimSpace(string(out))
+	}
+	run("", "init", "-q")
+	blob := run(strings.Repeat("x", 32<<10), "hash-object", "-w", "--stdin")
+	level := func(typ, mode, obj, prefix string) string {
+		var b strings.Builder
+		for i := range 10 {
+			fmt.Fprintf(&b, "%s %s %s\t%s%d\n", mode, typ, obj, prefix, i)
+		}
+		return run(b.String(), "mktree")
+	}
+	files := level("blob", "100644", blob, "f")
+	mid := level("tree", "040000", files, "d")
+	top := level("tree", "040000", mid, "d")
+	return run("", "commit-tree", "-m", "amplified", top)
 }

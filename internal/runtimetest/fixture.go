@@ -153,8 +153,13 @@ func build() error {
 	if fixture.Binary, err = host.Build(ctx, filepath.Join(dir, "bin"), root, svc); err != nil {
 		return err
 	}
-	// The plugins inherit the environment of the process that starts them.
+	// The plugins get the variables of the process that starts them that
+	// $TOOLC_PLUGIN_ENV names: FAULTY_RECORD, and FAULTY_CPUPROFILE when
+	// a benchmark is profiled.
 	fixture.Record = filepath.Join(dir, "record.jsonl")
+	if err := os.Setenv(host.PluginEnvVar, "FAULTY_*"); err != nil {
+		return err
+	}
 	return os.Setenv("FAULTY_RECORD", fixture.Record)
 }
 

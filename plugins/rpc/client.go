@@ -2,8 +2,6 @@ package rpc
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +11,7 @@ import (
 	"os/exec"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/hashicorp/go-hclog"
@@ -33,7 +32,13 @@ type ClientConfig struct {
 	// Path is the plugin binary; a bare name is looked up in PATH.
 	Path string
 	Args []string
-	// Env is added to the host's environment, and wins over it.
+	// PassEnv names the variables of the host's environment that the
+	// plugin gets beyond the few that every plugin gets (see env.go): by
+	// name, or by a prefix and "*" (MYAPP_*). $TOOLC_TOKEN and
+	// $TOOLC_STATE_KEY are never passed.
+	PassEnv []string
+	// Env is added to the plugin's environment, and wins over what it gets
+	// from the host's.
 	Env []string
 	// StartTimeout bounds the launch, handshake and Describe; 0 means
 	// DefaultStartTimeout.
@@ -70,6 +75,11 @@ type Client struct {
 	version int
 	// run is the process's runner; nil where go-plugin's own runs it.
 	run *procRunner
+	// release removes a private copy of a pinned binary, which Windows
+	// keeps while it runs; nil if there is none.
+	release func()
+	// recv is the receive bound of the last limit a call had.
+	recv atomic.Pointer[recvOption]
 }
 
 // Start launches the plugin binary, performs the handshake and asks it
@@ -109,10 +119,27 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	var mu sync.Mutex
 	prefix := "[" + cfg.Service + "] "
 
-	// go-plugin would append the host's environment after ours, so that
-	// the host's value of a variable would win; we want Env to win.
-	env := append(os.Environ(), cfg.Env...)
-	cmd := exec.Command(path, cfg.Args...)
+	// Not the host's environment, which holds toolc's secrets: the part
+	// of it a plugin needs, what PassEnv names, and Env (see env.go).
+	// go-plugin would add the host's whole environment; SkipHostEnv
+	// below stops it.
+	env := pluginEnv(os.Environ(), cfg.PassEnv, cfg.Env)
+
+	// A pinned binary runs from the file whose checksum was taken, not
+	// from its name again (see pin.go).
+	exe := path
+	var pinnedBin *pinned
+	if cfg.Checksum != nil {
+		if pinnedBin, err = pin(path, cfg.Checksum); err != nil {
+			return nil, err
+		}
+		exe = pinnedBin.exe
+		if testHookPinned != nil {
+			testHookPinned(path)
+		}
+	}
+	cmd := exec.Command(exe, cfg.Args...)
+	cmd.Args[0] = path // the plugin's os.Args[0] is its name, not /proc/self/fd/N
 	cmd.Env = env
 
 	pcfg := &plugin.ClientConfig{
@@ -137,18 +164,9 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 	var run *procRunner
 	if haveRunner {
 		// The output on fd 1 after the handshake is logged like stderr.
-		pcfg.RunnerFunc = newRunner(path, cfg.Args, env, &lineWriter{mu: &mu, out: stderr, prefix: prefix}, &run)
+		pcfg.RunnerFunc = newRunner(cmd, &lineWriter{mu: &mu, out: stderr, prefix: prefix}, &run)
 	} else {
 		pcfg.Cmd = cmd
-	}
-	if cfg.Checksum != nil {
-		// go-plugin checks the checksum only of a Cmd it runs itself.
-		sc := &plugin.SecureConfig{Checksum: cfg.Checksum, Hash: sha256.New()}
-		if ok, err := sc.Check(path); err != nil {
-			return nil, fmt.Errorf("checksum: %w", err)
-		} else if !ok {
-			return nil, explainStartError(plugin.ErrChecksumsDoNotMatch, path, cfg.Checksum, nil)
-		}
 	}
 	pc := plugin.NewClient(pcfg)
 
@@ -161,6 +179,13 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		c, err := handshake(pc, cmd, cfg, timeout, &run)
 		if err != nil {
 			pc.Kill()
+		}
+		if pinnedBin != nil {
+			// The process runs from the pinned file now, or never will.
+			pinnedBin.release()
+			if c != nil {
+				c.release = pinnedBin.release
+			}
 		}
 		ch <- started{c, err}
 	}()
@@ -185,7 +210,7 @@ func handshake(pc *plugin.Client, cmd *exec.Cmd, cfg ClientConfig, timeout time.
 	// pc.Client, on this goroutine.
 	run := *made
 	if err != nil {
-		return nil, explainStartError(err, cmd.Path, cfg.Checksum, run)
+		return nil, explainStartError(err, run)
 	}
 	raw, err := proto.Dispense(pluginName)
 	if err != nil {
@@ -217,7 +242,7 @@ func hostPlugins() map[int]plugin.PluginSet {
 
 // explainStartError says what go-plugin's start errors mean for toolc, in
 // one line: go-plugin's own texts run to many lines of generic advice.
-func explainStartError(err error, path string, want []byte, run *procRunner) error {
+func explainStartError(err error, run *procRunner) error {
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	exitedEarly := strings.Contains(msg, "plugin exited before we could connect") || msg == "Unrecognized remote plugin message: "
 	if exitedEarly && run != nil {
@@ -236,13 +261,6 @@ func explainStartError(err error, path string, want []byte, run *procRunner) err
 		return fmt.Errorf("the plugin ended during its start (%s), before the go-plugin handshake: %s", status, words)
 	}
 	switch {
-	case errors.Is(err, plugin.ErrChecksumsDoNotMatch):
-		got := "unreadable"
-		if b, err := os.ReadFile(path); err == nil {
-			sum := sha256.Sum256(b)
-			got = hex.EncodeToString(sum[:])
-		}
-		return fmt.Errorf("checksum mismatch: binary has sha256 %s, want %s", got, hex.EncodeToString(want))
 	case strings.Contains(msg, "incompatible API version"):
 		return fmt.Errorf("plugin speaks another protocol version than this host (%d to %d); rebuild it against this toolc: %s", minProtocolVersion, ProtocolVersion, msg)
 	case strings.Contains(msg, "plugin exited before we could connect"),
@@ -298,11 +316,21 @@ func (c *Client) KillNow() {
 		c.cmd.Process.Kill()
 	}
 	c.pc.Kill()
+	c.released()
 }
 
 // Kill stops the plugin: gracefully if it answers, else by force. It
 // returns once the process is gone, and may be called more than once.
-func (c *Client) Kill() { c.pc.Kill() }
+func (c *Client) Kill() {
+	c.pc.Kill()
+	c.released()
+}
+
+func (c *Client) released() {
+	if c.release != nil {
+		c.release()
+	}
+}
 
 // Call runs tool in the plugin. Progress and log events reach onEvent (if
 // non-nil) in the order the handler sent them, all before Call returns.
@@ -332,9 +360,13 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		req.TimeoutNanos = max(int64(time.Until(d)), 1)
 		rpcCtx = withoutDeadline{ctx}
 	}
-	stream, err := c.rpc.Call(withTraceContext(ctx, rpcCtx), req)
+	// The runtime's bound on the result bounds every message of the call
+	// as gRPC receives it: a larger one is refused from its header, before
+	// a byte of it is read or held.
+	limit := plugins.ResultLimit(ctx)
+	stream, err := c.rpc.Call(withTraceContext(ctx, rpcCtx), req, c.recvLimit(limit)...)
 	if err != nil {
-		return nil, c.callError(ctx, tool, err)
+		return nil, c.callError(ctx, tool, limit, err)
 	}
 	// The stream is read to its end, even past the result: that ends it
 	// the way gRPC expects, where returning early would leave it open
@@ -342,6 +374,7 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	// gRPC then resets with a frame of its own to the plugin. Only a
 	// panicking onEvent leaves early; the rest is read in the background.
 	finished := false
+	var gate eventGate
 	defer func() {
 		if !finished {
 			go drain(stream)
@@ -351,26 +384,29 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		ev, err := stream.Recv()
 		if err == io.EOF {
 			finished = true
+			gate.report(onEvent, c.service)
 			return nil, fmt.Errorf("plugins: service %q: tool %s: the plugin ended the call without a result", c.service, tool)
 		}
 		if err != nil {
 			finished = true
-			return nil, c.callError(ctx, tool, err)
+			gate.report(onEvent, c.service)
+			return nil, c.callError(ctx, tool, limit, err)
 		}
 		switch e := ev.Event.(type) {
 		case *pb.CallEvent_Result:
 			drain(stream) // the status follows the result at once
 			finished = true
+			gate.report(onEvent, c.service)
 			return resultFromPB(e.Result), nil
 		case *pb.CallEvent_Progress:
-			if onEvent != nil {
+			if onEvent != nil && gate.allow() {
 				p := e.Progress
-				onEvent(plugins.Event{Progress: &plugins.ProgressEvent{Progress: p.Progress, Total: p.Total, Message: p.Message}})
+				onEvent(plugins.Event{Progress: &plugins.ProgressEvent{Progress: p.Progress, Total: p.Total, Message: cut(p.Message, maxEventMessage)}})
 			}
 		case *pb.CallEvent_Log:
-			if onEvent != nil {
+			if onEvent != nil && gate.allow() {
 				l := e.Log
-				onEvent(plugins.Event{Log: &plugins.LogEvent{Level: l.Level, Logger: l.Logger, Message: l.Message}})
+				onEvent(plugins.Event{Log: &plugins.LogEvent{Level: cut(l.Level, maxEventName), Logger: cut(l.Logger, maxEventName), Message: cut(l.Message, maxEventMessage)}})
 			}
 		}
 	}
@@ -394,7 +430,7 @@ func drain(stream pb.Plugin_CallClient) {
 	}
 }
 
-func (c *Client) callError(ctx context.Context, tool string, err error) error {
+func (c *Client) callError(ctx context.Context, tool string, limit int, err error) error {
 	// Report the end of the caller's context as its own error, so that
 	// errors.Is(err, context.DeadlineExceeded) works, even when the plugin
 	// noticed the deadline first.
@@ -406,6 +442,18 @@ func (c *Client) callError(ctx context.Context, tool string, err error) error {
 		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.DeadlineExceeded)
 	case codes.Canceled:
 		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, context.Canceled)
+	}
+	if st := status.Convert(err); st.Code() == codes.ResourceExhausted && strings.Contains(st.Message(), "received message") {
+		// gRPC's own words: "grpc: received message larger than max (N
+		// vs. M)".
+		tooLarge := &plugins.ResultTooLargeError{Limit: limit}
+		if limit <= 0 {
+			tooLarge.Limit = MaxMessageSize
+		}
+		if _, after, ok := strings.Cut(st.Message(), "larger than max ("); ok {
+			fmt.Sscanf(after, "%d", &tooLarge.Size)
+		}
+		return fmt.Errorf("plugins: service %q: tool %s: %w", c.service, tool, tooLarge)
 	}
 	if st := status.Convert(err); st.Code() == codes.Internal && strings.Contains(st.Message(), "invalid UTF-8") {
 		// A plugin built against an SDK that sent text as it got it.

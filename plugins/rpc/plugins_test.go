@@ -86,7 +86,7 @@ func text(r *plugins.Result) string {
 
 func TestDescribeListsTools(t *testing.T) {
 	c, _ := startToolbox(t)
-	want := []string{"ask", "boom", "caller", "contents", "deadline", "echo", "error", "events", "fail", "getenv", "say", "stderr", "wait"}
+	want := []string{"ask", "big", "boom", "caller", "contents", "deadline", "echo", "environ", "error", "events", "fail", "flood", "getenv", "say", "stderr", "wait"}
 	if got := c.Tools(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Tools() = %v, want %v", got, want)
 	}
@@ -414,6 +414,56 @@ func TestEnvWinsOverTheHostEnvironment(t *testing.T) {
 	c, _ := startToolbox(t, func(cfg *ClientConfig) { cfg.Env = []string{"TOOLC_TEST_VAR=config"} })
 	if got := text(call(t, c, "getenv", `{"Name":"TOOLC_TEST_VAR"}`)); got != "config" {
 		t.Errorf("plugin sees %q, want %q", got, "config")
+	}
+}
+
+// TestPluginEnvironment starts a real plugin in a host whose environment
+// holds toolc's secrets and others', and reads the environment of the
+// plugin and of a program it starts: each holds what every plugin gets,
+// what PassEnv names and Env, and none of the rest, whatever PassEnv says.
+func TestPluginEnvironment(t *testing.T) {
+	for k, v := range map[string]string{
+		"TOOLC_TOKEN": "the-bearer-token", "TOOLC_STATE_KEY": "the-state-key", "CI_DEPLOY_KEY": "the-ci-secret",
+		"MYAPP_API_KEY": "the-handler-key", "MYAPP_URL": "https://api.example", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
+		"GOMEMLIMIT": "1GiB", "LANG": "C.UTF-8", "HOME": "/home/toolc", "TOOLC_CACHE": "/var/cache/toolc",
+	} {
+		t.Setenv(k, v)
+	}
+	c, _ := startToolbox(t, func(cfg *ClientConfig) {
+		cfg.PassEnv = []string{"MYAPP_*", "TOOLC_TOKEN", "TOOLC_*"}
+		cfg.Env = []string{"FROM_CONFIG=set", "LANG=en_GB.UTF-8"}
+	})
+	var got struct{ Self, Child []string }
+	if err := json.Unmarshal(call(t, c, "environ", `{}`).StructuredContent.(json.RawMessage), &got); err != nil {
+		t.Fatal(err)
+	}
+	for name, env := range map[string][]string{"the plugin": got.Self, "a program the plugin starts": got.Child} {
+		vars := map[string]string{}
+		for _, kv := range env {
+			k, v, _ := strings.Cut(kv, "=")
+			vars[k] = v
+		}
+		for _, secret := range []string{"TOOLC_TOKEN", "TOOLC_STATE_KEY", "CI_DEPLOY_KEY"} {
+			if v, ok := vars[secret]; ok {
+				t.Errorf("%s has %s=%s", name, secret, v)
+			}
+		}
+		for _, kv := range env {
+			for _, secret := range []string{"the-bearer-token", "the-state-key", "the-ci-secret"} {
+				if strings.Contains(kv, secret) {
+					t.Errorf("%s has %s", name, kv)
+				}
+			}
+		}
+		for k, v := range map[string]string{
+			"PATH": os.Getenv("PATH"), "HOME": "/home/toolc", "GOMEMLIMIT": "1GiB", "OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4318",
+			"MYAPP_API_KEY": "the-handler-key", "MYAPP_URL": "https://api.example", "TOOLC_CACHE": "/var/cache/toolc",
+			"FROM_CONFIG": "set", "LANG": "en_GB.UTF-8", Handshake.MagicCookieKey: Handshake.MagicCookieValue,
+		} {
+			if vars[k] != v {
+				t.Errorf("%s has %s=%q, want %q", name, k, vars[k], v)
+			}
+		}
 	}
 }
 

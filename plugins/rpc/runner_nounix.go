@@ -18,7 +18,7 @@ const haveRunner = false
 
 type procRunner struct{}
 
-func newRunner(string, []string, []string, io.Writer, **procRunner) func(hclog.Logger, *exec.Cmd, string) (runner.Runner, error) {
+func newRunner(*exec.Cmd, io.Writer, **procRunner) func(hclog.Logger, *exec.Cmd, string) (runner.Runner, error) {
 	return nil
 }
 

@@ -57,16 +57,17 @@ type procRunner struct {
 	watchW   *os.File // the watchdog's stdin: it acts when this closes
 }
 
-// newRunner returns go-plugin's RunnerFunc for the plugin binary at path.
-// It keeps the runner it makes in *made, for the start's error messages.
-func newRunner(path string, args, env []string, after io.Writer, made **procRunner) func(hclog.Logger, *exec.Cmd, string) (runner.Runner, error) {
+// newRunner returns go-plugin's RunnerFunc for the plugin that base
+// describes: its executable, arguments and environment. It keeps the
+// runner it makes in *made, for the start's error messages.
+func newRunner(base *exec.Cmd, after io.Writer, made **procRunner) func(hclog.Logger, *exec.Cmd, string) (runner.Runner, error) {
 	return func(_ hclog.Logger, spec *exec.Cmd, _ string) (runner.Runner, error) {
-		cmd := exec.Command(path, args...)
+		cmd := &exec.Cmd{Path: base.Path, Args: base.Args}
 		// spec carries go-plugin's variables (the handshake cookie, the
 		// protocol versions, the socket directory, the mTLS certificate);
-		// env is the host's and the service's, and spec's go last as
-		// go-plugin would have put them.
-		cmd.Env = append(env[:len(env):len(env)], spec.Env...)
+		// base's are what the plugin gets of the host's and the
+		// service's, and spec's go last as go-plugin would have put them.
+		cmd.Env = append(base.Env[:len(base.Env):len(base.Env)], spec.Env...)
 		setProcAttr(cmd)
 		stdoutR, stdoutW, err := os.Pipe()
 		if err != nil {

@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"log"
 	"os"
+	"os/exec"
+	"strings"
 	"time"
 
 	"github.com/toolc/toolc/plugins"
@@ -85,6 +87,20 @@ func main() {
 			plugins.Progress(ctx, 3, 3, "three")
 			return plugins.Text("done"), nil
 		}),
+		plugins.Handle("flood", func(ctx context.Context, req struct{ Events, Bytes int }) (*plugins.Result, error) {
+			msg := strings.Repeat("x", req.Bytes)
+			for i := range req.Events {
+				if i%2 == 0 {
+					plugins.Log(ctx, "info", msg)
+				} else {
+					plugins.Progress(ctx, float64(i), float64(req.Events), msg)
+				}
+			}
+			return plugins.Text("flooded"), nil
+		}),
+		plugins.Handle("big", func(_ context.Context, req struct{ Bytes int }) (*plugins.Result, error) {
+			return plugins.Text(strings.Repeat("x", req.Bytes)), nil
+		}),
 		plugins.Handle("wait", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
 			plugins.Progress(ctx, 0, 0, "started")
 			select {
@@ -108,6 +124,15 @@ func main() {
 		}),
 		plugins.Handle("getenv", func(_ context.Context, req struct{ Name string }) (*plugins.Result, error) {
 			return plugins.Text(os.Getenv(req.Name)), nil
+		}),
+		plugins.Handle("environ", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			// The plugin's environment, and that of a program it starts,
+			// as a shell's env prints it.
+			child, err := exec.CommandContext(ctx, "env").Output()
+			if err != nil {
+				return nil, fmt.Errorf("env: %v", err)
+			}
+			return plugins.JSON(map[string]any{"self": os.Environ(), "child": strings.Split(strings.TrimSpace(string(child)), "\n")})
 		}),
 	)
 }
