@@ -105,9 +105,9 @@ func TestDeferredTools(t *testing.T) {
 		t.Errorf("call refund_payment: %+v", res)
 	}
 	for args, want := range map[string]string{
-		`{"name":"refund_payment","arguments":"{}"}`:                 "invalid arguments for refund_payment",
-		`{"name":"toolc_call_tool","arguments":"{}"}`:                "toolc_call_tool calls the catalog's tools, not \"toolc_call_tool\"",
-		`{"arguments":"{}"}`:                                         "invalid arguments for tool \"toolc_call_tool\"",
+		`{"name":"refund_payment","arguments":"{}"}`:                "invalid arguments for refund_payment",
+		`{"name":"toolc_call_tool","arguments":"{}"}`:               "toolc_call_tool calls the catalog's tools, not \"toolc_call_tool\"",
+		`{"arguments":"{}"}`:                                        "invalid arguments for tool \"toolc_call_tool\"",
 		`{"name":"refund_payment","arguments":{"payment_id":"p1"}}`: "invalid arguments for tool \"toolc_call_tool\"",
 	} {
 		if res := call(ctx, catalog.CallToolName, args); !res.IsError || !strings.Contains(res.Content[0].Text, want) {
