@@ -63,9 +63,21 @@ func (c *Catalog) selectTools(names []string, mcp bool) (*Catalog, error) {
 	}
 	if len(unknown) > 0 {
 		slices.Sort(unknown)
+		known = slices.Compact(slices.Sorted(slices.Values(known)))
 		var msgs []string
-		for _, n := range unknown {
-			msgs = append(msgs, fmt.Sprintf("unknown tool %q (closest: %s)", n, quoteAll(closest(n, known, 3))))
+		for i, n := range unknown {
+			if i == maxSuggested {
+				// The suggestions cost a comparison with every tool each:
+				// a list of thousands of unknown names cost seconds of CPU
+				// and an answer of megabytes.
+				msgs = append(msgs, fmt.Sprintf("and %d more unknown tools", len(unknown)-i))
+				break
+			}
+			suggest := quoteAll(closest(n, known, 3))
+			if len(n) > maxSuggestedName && len(known) > 0 {
+				suggest = "none; no tool's name is that long"
+			}
+			msgs = append(msgs, fmt.Sprintf("unknown tool %s (closest: %s)", quoteName(n), suggest))
 		}
 		return nil, errors.New(strings.Join(msgs, "; "))
 	}
@@ -73,15 +85,36 @@ func (c *Catalog) selectTools(names []string, mcp bool) (*Catalog, error) {
 	return out, nil
 }
 
-// closest returns up to n of names, the nearest to name by edit distance
-// first, then by name.
+// maxSuggested bounds the unknown names of one selection that get
+// suggestions, and are named, in its error.
+const maxSuggested = 5
+
+// maxSuggestedName bounds the length of a name that gets suggestions: a
+// tool's name is at most 64 characters, and the edit distance costs the
+// product of the lengths.
+const maxSuggestedName = 256
+
+// quoteName quotes a name for an error, cut to maxSuggestedName bytes.
+func quoteName(name string) string {
+	if len(name) <= maxSuggestedName {
+		return strconv.Quote(name)
+	}
+	return fmt.Sprintf("%q... (%d bytes)", strings.ToValidUTF8(name[:maxSuggestedName], ""), len(name))
+}
+
+// closest returns up to n of names (sorted, each once), the nearest to
+// name by edit distance first, then by name; none for a name longer than
+// maxSuggestedName, which no tool's is.
 func closest(name string, names []string, n int) []string {
+	if len(name) > maxSuggestedName {
+		return nil
+	}
 	type scored struct {
 		name string
 		d    int
 	}
 	var all []scored
-	for _, c := range slices.Compact(slices.Sorted(slices.Values(names))) {
+	for _, c := range names {
 		all = append(all, scored{c, editdist.Levenshtein(name, c)})
 	}
 	slices.SortStableFunc(all, func(a, b scored) int { return a.d - b.d })

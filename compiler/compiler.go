@@ -168,9 +168,15 @@ func (s *Session) Compile() (*Result, error) {
 	}
 	wd := s.wd
 	res := &Result{Packages: pkgs, wd: wd, patterns: s.patterns}
-	for _, r := range rules(s.cfg, s.patterns) {
+	all := rules(s.cfg, s.patterns)
+	byID := map[string]*Rule{}
+	for _, r := range all {
 		r.Check(&Pass{rule: r, packages: pkgs, wd: wd, diags: &res.Diagnostics})
+		byID[r.ID] = r
 	}
+	var stale []diag.Diagnostic
+	acknowledge(&Pass{rule: byID[ignoreID], packages: pkgs, wd: wd, diags: &stale}, byID, res.Diagnostics)
+	res.Diagnostics = append(res.Diagnostics, stale...)
 	diag.Sort(res.Diagnostics)
 	res.Diagnostics = diag.Compact(res.Diagnostics)
 
@@ -295,9 +301,14 @@ func (l *loader) evaluate(r *moduleRoot, inst *build.Instance, explicit bool) *P
 	}
 	v := cuecontext.New().BuildInstance(inst)
 	root, errs := decode(v)
-	if pos := servicePos(inst); pos.IsValid() {
+	pos := servicePos(inst)
+	if pos.IsValid() {
 		root.pos = pos
 	}
+	for _, f := range inst.Files {
+		pkg.files = append(pkg.files, f.Filename)
+	}
+	pkg.acks = collectAcks(inst.Files, pos)
 	pkg.root = root
 	for _, err := range errs {
 		if isCompileError(err) {

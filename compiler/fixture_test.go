@@ -21,6 +21,7 @@ import (
 //
 //	-- want --
 //	FILE:LINE:COL RULE [MESSAGE-REGEXP]
+//	FILE:LINE:COL RULE+ack [MESSAGE-REGEXP]   (a warning that a toolc:ignore comment acknowledges)
 //	...
 //	-- args --      (optional) the patterns, one per line; default ./...
 //	-- error --     (optional) a regexp that Compile's error must match
@@ -40,6 +41,7 @@ type fixture struct {
 type want struct {
 	pos  string // file:line:col
 	rule string
+	ack  bool // the diagnostic is acknowledged
 	msg  *regexp.Regexp
 	line int // in the fixture, for messages
 }
@@ -64,6 +66,7 @@ func parseFixture(t *testing.T, path string) fixture {
 					t.Fatalf("%s: want line %d: need FILE:LINE:COL RULE [REGEXP]", path, i+1)
 				}
 				w := want{pos: fields[0], rule: fields[1], line: i + 1}
+				w.rule, w.ack = strings.CutSuffix(w.rule, "+ack")
 				if len(fields) == 3 {
 					w.msg = regexp.MustCompile(fields[2])
 				}
@@ -132,11 +135,11 @@ func runFixture(t *testing.T, path string) []diag.Diagnostic {
 	for _, d := range res.Diagnostics {
 		pos := fmt.Sprintf("%s:%d:%d", filepath.ToSlash(d.Pos.File), d.Pos.Line, d.Pos.Column)
 		i := slices.IndexFunc(fx.want, func(w want) bool {
-			return w.pos == pos && w.rule == d.Rule && (w.msg == nil || w.msg.MatchString(d.Message))
+			return w.pos == pos && w.rule == d.Rule && w.ack == d.Acknowledged && (w.msg == nil || w.msg.MatchString(d.Message))
 		})
 		for i >= 0 && matched[i] {
 			j := slices.IndexFunc(fx.want[i+1:], func(w want) bool {
-				return w.pos == pos && w.rule == d.Rule && (w.msg == nil || w.msg.MatchString(d.Message))
+				return w.pos == pos && w.rule == d.Rule && w.ack == d.Acknowledged && (w.msg == nil || w.msg.MatchString(d.Message))
 			})
 			if j < 0 {
 				i = -1
@@ -145,7 +148,11 @@ func runFixture(t *testing.T, path string) []diag.Diagnostic {
 			i += j + 1
 		}
 		if i < 0 {
-			t.Errorf("unexpected diagnostic: %s %s %s", pos, d.Rule, d.Message)
+			ack := ""
+			if d.Acknowledged {
+				ack = "+ack"
+			}
+			t.Errorf("unexpected diagnostic: %s %s%s %s", pos, d.Rule, ack, d.Message)
 			continue
 		}
 		matched[i] = true

@@ -32,6 +32,11 @@ type Rule struct {
 	// Check inspects every package of a run and reports through the pass.
 	// It never prints.
 	Check func(*Pass)
+	// Warns is set on a rule of Severity Error that reports some findings
+	// as warnings (field-name's mixed styles), which a toolc:ignore
+	// comment can acknowledge, as it can every finding of a rule of
+	// Severity Warning.
+	Warns bool
 }
 
 // Rules returns toolc's rules in the order `toolc rules` lists them,
@@ -42,7 +47,7 @@ func Rules() []*Rule { return rules(Config{}, nil) }
 // targets, and stable-name compares cfg's lock with the contracts of the
 // services in the directories that the patterns cover.
 func rules(cfg Config, patterns []string) []*Rule {
-	return []*Rule{
+	all := []*Rule{
 		syntaxRule,
 		schemaRule,
 		serviceNameRule,
@@ -67,6 +72,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		tokenBudgetRule,
 		stableNameRule(cfg.Lock, patterns),
 	}
+	return append(all, ignoreRule(all))
 }
 
 // Package is one loaded contract package, as the rules see it.
@@ -77,6 +83,8 @@ type Package struct {
 	Name string
 
 	root     *node             // nil when the package did not load
+	files    []string          // the package's .cue files, absolute
+	acks     []*ack            // its toolc:ignore comments
 	loadErrs []cueerrors.Error // syntax and load errors
 	evalErrs []cueerrors.Error // evaluation errors, such as conflicts
 	schema   string            // the overlaid schema file, never a position to report

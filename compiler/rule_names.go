@@ -72,6 +72,7 @@ var fieldNameRule = &Rule{
 	ID:       "field-name",
 	Doc:      "field name format: snake_case or lowerCamelCase, starting with a lower-case letter, at most 64 characters; mixing the two in one tool is a warning",
 	Severity: diag.Error,
+	Warns:    true,
 	Check: func(p *Pass) {
 		// first is the first field of each style in each message, by tool
 		// and message.

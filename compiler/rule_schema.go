@@ -1,12 +1,18 @@
 package compiler
 
 import (
+	"bytes"
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
+	cueerrors "cuelang.org/go/cue/errors"
+	"cuelang.org/go/cue/token"
+
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/internal/editdist"
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // syntaxRule reports CUE syntax and load errors: files that do not parse,
@@ -18,10 +24,43 @@ var syntaxRule = &Rule{
 	Check: func(p *Pass) {
 		for _, pkg := range p.packages {
 			for _, err := range pkg.loadErrs {
+				if pos, name, ok := unquotedHyphenKey(err); ok {
+					p.reportf(pos, "%s: the name %s needs quotes, %q, because a hyphen is not part of a CUE identifier (CUE reads %s as a subtraction)", cueMessage(err), name, name, strings.Replace(name, "-", " - ", 1))
+					continue
+				}
 				p.reportCUE(pkg, err)
 			}
 		}
 	},
+}
+
+// hyphenKeyEnd matches a key with a hyphen, such as get-sum, at the end of
+// the text before a colon: the parser stops at the colon with "missing ','
+// in struct literal", which says nothing of the name.
+var hyphenKeyEnd = regexp.MustCompile(`(?:^|[\s{,])([A-Za-z_][A-Za-z0-9_]*(?:-[A-Za-z0-9_]+)+)\s*$`)
+
+// unquotedHyphenKey recognizes the parse error of an unquoted key with a
+// hyphen (tools: get-sum: {...}), and returns where the key starts and
+// the key.
+func unquotedHyphenKey(err cueerrors.Error) (token.Pos, string, bool) {
+	format, _ := err.Msg()
+	pos := err.Position()
+	if !strings.HasPrefix(format, "missing ',' in ") || !pos.IsValid() {
+		return token.NoPos, "", false
+	}
+	src, rerr := inputfile.ReadFile(pos.Filename())
+	if rerr != nil || pos.Offset() >= len(src) || pos.Offset() < 1 || src[pos.Offset()] != ':' {
+		return token.NoPos, "", false
+	}
+	line := src[:pos.Offset()]
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	m := hyphenKeyEnd.FindSubmatchIndex(line)
+	if m == nil {
+		return token.NoPos, "", false
+	}
+	return pos.Add(m[2] - len(line)), string(line[m[2]:m[3]]), true
 }
 
 // schemaRule reports what does not fit the contract language when no more

@@ -219,7 +219,8 @@ func schemaString(label string) string {
 // user"), requests to read credential files or send the conversation
 // away, and a description that names a tool of another service, which
 // steers a model from the tool a user meant (tool shadowing). A warning,
-// not an error: a security tool may describe exactly these things.
+// not an error: a security tool may describe exactly these things, and a
+// // toolc:ignore injected-instruction REASON comment acknowledges that.
 var injectedInstructionRule = &Rule{
 	ID:       "injected-instruction",
 	Doc:      "(warning) no instructions aimed at the model in descriptions, titles, enum values, defaults or examples: <IMPORTANT> markers, \"ignore previous instructions\", \"do not tell the user\", credential files to read, a tool of another service",
@@ -238,13 +239,17 @@ var injectedInstructionRule = &Rule{
 				if label || !readByModel(n) {
 					return
 				}
+				lower := strings.ToLower(n.str)
 				for _, c := range instructionChecks {
+					if !containsAny(lower, c.hints) {
+						continue // most texts: no regular expression runs
+					}
 					if m := c.re.FindString(n.str); m != "" {
 						p.reportf(n.pos, "text at %s says %q, %s; describe what the tool does, and leave orders to the user's prompt",
 							escapeHidden(n.path), escapeHidden(m), c.what)
 					}
 				}
-				for _, w := range nameLike.FindAllString(n.str, -1) {
+				for _, w := range nameWords(n.str) {
 					if o, ok := others[w]; ok && !own[w] && o.service != s.name() {
 						p.reportf(n.pos, "text at %s names %s, a tool of service %q (%s): a description that steers the model to another service's tool can take calls from the tool the user meant (tool shadowing); name only this service's tools",
 							escapeHidden(n.path), strconv.Quote(w), o.service, p.position(o.pos))
@@ -260,25 +265,51 @@ var injectedInstructionRule = &Rule{
 // is. They are matched case-insensitively against each text a model
 // reads.
 var instructionChecks = []struct {
-	re   *regexp.Regexp
-	what string
+	re *regexp.Regexp
+	// hints are lower-case words that every match holds one of: the
+	// expression runs only on a text that holds one.
+	hints []string
+	what  string
 }{
 	{regexp.MustCompile(`(?i)<\s*/?\s*(important|system|instructions?|secret|hidden|admin|critical)\s*>|\[/?INST\]|<<\s*/?SYS\s*>>|<\|(im_start|im_end|system|endoftext)\|>`),
-		"a marker that addresses the model, not the user"},
+		[]string{"<", "[/inst]", "[inst]"}, "a marker that addresses the model, not the user"},
 	{regexp.MustCompile(`(?i)\b(ignore|disregard|forget|override)\s+(all\s+|any\s+)?(of\s+)?(the\s+|your\s+|my\s+)?(previous|prior|above|earlier|preceding|other|existing|system)\s+(instructions?|prompts?|messages|rules|directions|guidelines)`),
-		"an order to the model to drop its instructions"},
-	{regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention\s+(this\s+|it\s+)?to|notify|alert|reveal\s+(this\s+|it\s+)?to)\s+(the\s+)?user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\buser\s+(must|should)\s+not\s+(know|see|be\s+told|be\s+informed|notice)\b|\bhide\s+(this|it)\s+from\s+the\s+user\b`),
-		"an order to keep something from the user"},
+		[]string{"ignore", "disregard", "forget", "override"}, "an order to the model to drop its instructions"},
+	{regexp.MustCompile(`(?i)\b(do\s+not|don'?t|never)\s+(tell|inform|mention\s+(this\s+|it\s+)?to|notify|alert|reveal\s+(this\s+|it\s+)?to)\s+(the\s+)?user\b|\bwithout\s+(telling|informing|notifying|alerting)\s+(the\s+)?user\b|\bwithout\s+(the\s+)?user('s)?\s+(knowing|knowledge|noticing)\b|\buser\s+(must|should)\s+not\s+(know|see|be\s+told|be\s+informed|notice)\b|\bhide\s+(this|it)\s+from\s+the\s+user\b|\b(do\s+not|don'?t|never)\s+(mention|reveal|disclose)\s+(that\s+you|this\s+to|these\s+instructions)\b`),
+		[]string{"user", "mention", "reveal", "disclose"}, "an order to keep something from the user"},
 	{regexp.MustCompile(`(?i)\b(read|cat|open|send|include|pass|upload|copy|attach|print|output|access|fetch|load)\b[^.\n]{0,40}(~/\.ssh\b|\bid_(rsa|dsa|ecdsa|ed25519)\b|/etc/(passwd|shadow)\b|\.aws/credentials\b|\bmcp\.json\b|\bclaude_desktop_config\.json\b|~/\.cursor\b|\.git-credentials\b|~/\.netrc\b)`),
+		[]string{".ssh", "id_", "/etc/", ".aws", "mcp.json", "claude_desktop", ".cursor", ".git-credentials", ".netrc"},
 		"a request to read a credential or configuration file, which a tool has no reason to make"},
 	{regexp.MustCompile(`(?i)\b(send|forward|post|upload|pass|include|append|attach)\b[^.\n]{0,60}\b((conversation|chat)\s+history|system\s+prompt|(previous|prior|earlier)\s+messages|whole\s+conversation)\b`),
-		"a request for the conversation, which a tool has no reason to receive"},
+		[]string{"history", "prompt", "messages", "conversation"}, "a request for the conversation, which a tool has no reason to receive"},
+	{regexp.MustCompile(`(?i)\bpass\s+(its|their)\s+contents?\s+as\b`),
+		[]string{"pass"}, "a request to smuggle what the model read into an argument"},
 }
 
-// nameLike matches the words of a text that could be tool names:
+func containsAny(s string, subs []string) bool {
+	for _, sub := range subs {
+		if strings.Contains(s, sub) {
+			return true
+		}
+	}
+	return false
+}
+
+// nameWords returns the words of a text that could be tool names:
 // snake_case, kebab-case or lowerCamelCase words of two parts or more, so
 // that plain words ("search") never count as another service's tool.
-var nameLike = regexp.MustCompile(`\b[A-Za-z][a-z0-9]*(?:[_-][A-Za-z0-9]+)+\b|\b[a-z]+(?:[A-Z][a-z0-9]+)+\b`)
+func nameWords(s string) []string {
+	var out []string
+	for _, w := range strings.FieldsFunc(s, func(r rune) bool {
+		return !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-')
+	}) {
+		w = strings.Trim(w, "_-")
+		if strings.ContainsAny(w, "_-") || len(w) > 1 && strings.ToLower(w[1:]) != w[1:] && w[0] >= 'a' && w[0] <= 'z' {
+			out = append(out, w)
+		}
+	}
+	return out
+}
 
 // readByModel reports whether a string is prose that a model reads: a
 // description or title, or a value of an enum, a default or an example.

@@ -79,6 +79,12 @@ type Diagnostic struct {
 	// since its lock (toolc diff, toolc lock), rather than a problem in
 	// it. The zero Change is no change.
 	Change Change
+	// Acknowledged is set on a warning that a `// toolc:ignore RULE
+	// REASON` comment acknowledges, and Reason holds the comment's reason.
+	// Text and GitHub output leave such a warning out, and Count does not
+	// count it; JSON keeps it, marked.
+	Acknowledged bool
+	Reason       string
 }
 
 // Change describes the change that a Diagnostic reports. The text format
@@ -170,25 +176,39 @@ func HasErrors(ds []Diagnostic) bool {
 	return slices.ContainsFunc(ds, func(d Diagnostic) bool { return d.Severity == Error })
 }
 
-// Count returns the number of errors and warnings.
+// Count returns the number of errors and of warnings that no comment
+// acknowledges.
 func Count(ds []Diagnostic) (errors, warnings int) {
 	for _, d := range ds {
-		switch d.Severity {
-		case Error:
+		switch {
+		case d.Severity == Error:
 			errors++
-		case Warning:
+		case d.Severity == Warning && !d.Acknowledged:
 			warnings++
 		}
 	}
 	return errors, warnings
 }
 
-// Split separates the errors from the warnings (and notices).
+// Acknowledged returns the number of acknowledged warnings.
+func Acknowledged(ds []Diagnostic) int {
+	n := 0
+	for _, d := range ds {
+		if d.Acknowledged {
+			n++
+		}
+	}
+	return n
+}
+
+// Split separates the errors from the warnings (and notices), and leaves
+// out the acknowledged warnings.
 func Split(ds []Diagnostic) (errs, warns []Diagnostic) {
 	for _, d := range ds {
-		if d.Severity == Error {
+		switch {
+		case d.Severity == Error:
 			errs = append(errs, d)
-		} else {
+		case !d.Acknowledged:
 			warns = append(warns, d)
 		}
 	}

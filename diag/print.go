@@ -14,12 +14,15 @@ type Format int
 
 const (
 	// Text is `file:line:col: severity: message [rule]`, then the source line
-	// and a caret under the column.
+	// and a caret under the column. Acknowledged warnings are left out.
 	Text Format = iota
-	// JSON is one array of {"file","line","column","severity","rule","message"}.
+	// JSON is one array of {"file","line","column","severity","rule","message"},
+	// with "acknowledged": true and the "reason" on an acknowledged
+	// warning.
 	JSON
 	// GitHub is one GitHub Actions workflow command per diagnostic, which
-	// GitHub shows as an annotation on the pull request.
+	// GitHub shows as an annotation on the pull request. Acknowledged
+	// warnings are left out.
 	GitHub
 )
 
@@ -67,6 +70,9 @@ func Print(w io.Writer, f Format, ds []Diagnostic, src SourceFunc) error {
 func printText(w *bufio.Writer, ds []Diagnostic, src SourceFunc) {
 	lines := sourceLines{src: src, files: map[string][][]byte{}}
 	for _, d := range ds {
+		if d.Acknowledged {
+			continue
+		}
 		w.WriteString(Printable(d.String()))
 		w.WriteByte('\n')
 		line := lines.line(d.Pos.File, d.Pos.Line)
@@ -126,12 +132,14 @@ func (s *sourceLines) line(file string, n int) []byte {
 
 // jsonDiagnostic is the JSON form of a problem, which DESIGN.md pins.
 type jsonDiagnostic struct {
-	File     string   `json:"file"`
-	Line     int      `json:"line"`
-	Column   int      `json:"column"`
-	Severity Severity `json:"severity"`
-	Rule     string   `json:"rule"`
-	Message  string   `json:"message"`
+	File         string   `json:"file"`
+	Line         int      `json:"line"`
+	Column       int      `json:"column"`
+	Severity     Severity `json:"severity"`
+	Rule         string   `json:"rule"`
+	Message      string   `json:"message"`
+	Acknowledged bool     `json:"acknowledged,omitempty"`
+	Reason       string   `json:"reason,omitempty"`
 }
 
 // jsonChange is the JSON form of a change, which the README documents.
@@ -156,7 +164,7 @@ func printJSON(w *bufio.Writer, ds []Diagnostic) {
 		if c := d.Change; c.Kind != "" {
 			out[i] = jsonChange{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Rule, c.Breaking, c.Allowed, c.Service, c.Tool, c.Field, d.Message, c.Tokens}
 		} else {
-			out[i] = jsonDiagnostic{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Severity, d.Rule, d.Message}
+			out[i] = jsonDiagnostic{d.Pos.File, d.Pos.Line, d.Pos.Column, d.Severity, d.Rule, d.Message, d.Acknowledged, d.Reason}
 		}
 	}
 	enc := json.NewEncoder(w)
@@ -167,6 +175,9 @@ func printJSON(w *bufio.Writer, ds []Diagnostic) {
 
 func printGitHub(w *bufio.Writer, ds []Diagnostic) {
 	for _, d := range ds {
+		if d.Acknowledged {
+			continue
+		}
 		fmt.Fprintf(w, "::%s ", d.Severity)
 		props := []string{}
 		if d.Pos.File != "" {

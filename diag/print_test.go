@@ -258,3 +258,39 @@ func TestPrintableWriter(t *testing.T) {
 		t.Errorf("a stream that ends in the middle of a character: %q", got)
 	}
 }
+
+// TestAcknowledged: an acknowledged warning is left out of text and GitHub
+// output and out of the counts, and marked, with its reason, in JSON.
+func TestAcknowledged(t *testing.T) {
+	ack := diag.Diagnostic{Pos: diag.Position{File: "a/x.cue", Line: 2, Column: 3}, Severity: diag.Warning, Rule: "field-name",
+		Message: "mixed styles", Acknowledged: true, Reason: "GitHub's own names"}
+	ds := append([]diag.Diagnostic{ack}, sample...)
+	if got, want := print(t, diag.Text, ds), print(t, diag.Text, sample); got != want {
+		t.Errorf("text with an acknowledged warning:\n%s\nwant:\n%s", got, want)
+	}
+	if got, want := print(t, diag.GitHub, ds), print(t, diag.GitHub, sample); got != want {
+		t.Errorf("github with an acknowledged warning:\n%s\nwant:\n%s", got, want)
+	}
+	want := `[
+  {
+    "file": "a/x.cue",
+    "line": 2,
+    "column": 3,
+    "severity": "warning",
+    "rule": "field-name",
+    "message": "mixed styles",
+    "acknowledged": true,
+    "reason": "GitHub's own names"
+  }
+]
+`
+	if got := print(t, diag.JSON, ds[:1]); got != want {
+		t.Errorf("json:\n%s\nwant:\n%s", got, want)
+	}
+	if errs, warns := diag.Count(ds); errs != 1 || warns != 1 || diag.Acknowledged(ds) != 1 {
+		t.Errorf("Count = %d errors, %d warnings, Acknowledged = %d; want 1, 1, 1", errs, warns, diag.Acknowledged(ds))
+	}
+	if _, warns := diag.Split(ds); len(warns) != 1 || warns[0].Acknowledged {
+		t.Errorf("Split's warnings = %v, want the one not acknowledged", warns)
+	}
+}

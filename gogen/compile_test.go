@@ -246,8 +246,14 @@ func TestClient(t *testing.T) {
 	if resp, err := c.Touch(t.Context(), "{}"); err != nil || resp == nil {
 		t.Errorf("touch = %+v, %v", resp, err)
 	}
+	// A record through the client: the runtime fills in count's default
+	// in the item, which the handler reports as the size.
+	edit, err := c.EditFile(t.Context(), map[string]any{"edits": []any{map[string]any{"oldText": "a", "newText": "b"}}})
+	if err != nil || len(edit.Applied) != 1 || edit.Applied[0].Size == nil || *edit.Applied[0].Size != 1 || edit.Applied[0].Lines == nil {
+		t.Errorf("edit_file = %+v, %v; want one applied item of size 1, the default count", edit, err)
+	}
 	tools, err := c.client.ListTools(t.Context())
-	if err != nil || len(tools) != 3 {
+	if err != nil || len(tools) != 4 {
 		t.Errorf("ListTools = %d tools, %v", len(tools), err)
 	}
 }

@@ -283,10 +283,14 @@ func TestFilesSplitsBetweenLibraryAndHandler(t *testing.T) {
 // as it was; and a backquote in a description, which a raw string cannot
 // hold, reaches the embedded contract intact.
 func TestTestFileIsPortable(t *testing.T) {
-	fromRoot := service(tool("ping", 3, stringField("note", 4)))
+	record := func() *catalog.Field {
+		return &catalog.Field{Name: "items", Type: catalog.Array, Items: catalog.Object, Description: "Records", Required: true, Pos: at(5),
+			Fields: []*catalog.Field{stringField("label", 6)}}
+	}
+	fromRoot := service(tool("ping", 3, stringField("note", 4), record()))
 	fromRoot.Tools[0].Description = "Answer `pong`"
 	fromRoot.Dir = "svc"
-	inDir := service(tool("ping", 3, stringField("note", 4)))
+	inDir := service(tool("ping", 3, stringField("note", 4), record()))
 	inDir.Tools[0].Description = fromRoot.Tools[0].Description
 	inDir.Dir = "."
 	relative := func(p catalog.Pos) catalog.Pos { p.File = strings.TrimPrefix(p.File, "svc/"); return p }
@@ -294,6 +298,8 @@ func TestTestFileIsPortable(t *testing.T) {
 	inDir.Tools[0].Pos = relative(inDir.Tools[0].Pos)
 	inDir.Tools[0].Request.Pos = relative(inDir.Tools[0].Request.Pos)
 	inDir.Tools[0].Request.Fields[0].Pos = relative(inDir.Tools[0].Request.Fields[0].Pos)
+	inDir.Tools[0].Request.Fields[1].Pos = relative(inDir.Tools[0].Request.Fields[1].Pos)
+	inDir.Tools[0].Request.Fields[1].Fields[0].Pos = relative(inDir.Tools[0].Request.Fields[1].Fields[0].Pos)
 
 	a, err := gogen.GenerateTest(fromRoot, "main")
 	if err != nil {
@@ -305,6 +311,9 @@ func TestTestFileIsPortable(t *testing.T) {
 	}
 	if !bytes.Equal(a, b) {
 		t.Errorf("the test file depends on the working directory:\n%s\nagainst\n%s", a, b)
+	}
+	if bytes.Contains(a, []byte("svc.cue:")) {
+		t.Errorf("the test file's contract has positions:\n%s", a)
 	}
 	if fromRoot.Dir != "svc" || fromRoot.Tools[0].Pos != at(3) || fromRoot.Tools[0].Fingerprint != "" {
 		t.Errorf("GenerateTest changed the caller's service: %+v", fromRoot)

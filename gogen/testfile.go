@@ -105,11 +105,22 @@ func portableContract(svc *catalog.Service) ([]byte, error) {
 func portableMessage(m *catalog.Message) catalog.Message {
 	out := *m
 	out.Pos = catalog.Pos{}
-	out.Fields = make([]*catalog.Field, len(m.Fields))
-	for i, f := range m.Fields {
+	out.Fields = portableFields(m.Fields)
+	return out
+}
+
+// portableFields copies fields without their positions, and those of a
+// record's fields.
+func portableFields(fields []*catalog.Field) []*catalog.Field {
+	if fields == nil {
+		return nil
+	}
+	out := make([]*catalog.Field, len(fields))
+	for i, f := range fields {
 		cf := *f
 		cf.Pos = catalog.Pos{}
-		out.Fields[i] = &cf
+		cf.Fields = portableFields(f.Fields)
+		out[i] = &cf
 	}
 	return out
 }

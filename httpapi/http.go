@@ -123,6 +123,14 @@ func Exposed(ctx context.Context, addr string) (bool, error) {
 // from programs rather than browsers, pass. The opaque origin "null" is
 // refused like any other, unless allowed: browsers send it from sandboxed
 // iframes and file: pages, which any web page can open.
+//
+// A browser sends no Origin with a GET that a page makes without CORS (an
+// <img>, a <script>, a link followed): any web page could so make the
+// server work (GET /v1/tools?tools=... and /metrics cost CPU, on loopback
+// without a token). Such a request says where it comes from in
+// Sec-Fetch-Site (Fetch Metadata, which every current browser sends and
+// no page can suppress): one from another site is refused too. "none" (the
+// user typed the URL) and "same-origin" pass.
 func checkOrigin(allowed []string, token bool, next http.Handler) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if why := rebound(r, token); why != "" {
@@ -130,6 +138,10 @@ func checkOrigin(allowed []string, token bool, next http.Handler) http.Handler {
 			return
 		}
 		origin := r.Header.Get("Origin")
+		if site := r.Header.Get("Sec-Fetch-Site"); origin == "" && (site == "cross-site" || site == "same-site") {
+			httpjson.Error(w, http.StatusForbidden, fmt.Sprintf("a request from a page of another site (Sec-Fetch-Site: %s) without an Origin header may not call this server", site))
+			return
+		}
 		if origin != "" && !slices.Contains(allowed, origin) {
 			u, err := url.Parse(origin)
 			if err != nil || !sameHost(u.Host, r.Host) {
@@ -206,6 +218,11 @@ func hasToken(r *http.Request, token string) bool {
 	return subtle.ConstantTimeCompare([]byte(r.Header.Get("Authorization")), []byte("Bearer "+token)) == 1
 }
 
+// MaxSelectTools bounds the names of GET /v1/tools?tools=: more than any
+// catalog needs in one request (leave ?tools= out for all of them), and
+// few enough that the answer about unknown ones costs little.
+const MaxSelectTools = 1024
+
 // toolsHandler serves GET /v1/tools: the catalog's projection.
 func toolsHandler(rt *runtime.Runtime) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) { serveTools(rt, w, r) })
@@ -226,6 +243,10 @@ func serveTools(rt *runtime.Runtime, w http.ResponseWriter, r *http.Request) {
 	// tool named in ?tools= is unknown, like one that does not exist.
 	cat := visibleCatalog(oauth.CallerFrom(r.Context()), rt.Snapshot().Catalog)
 	if names := q.Get("tools"); names != "" {
+		if n := strings.Count(names, ",") + 1; n > MaxSelectTools {
+			httpjson.Error(w, http.StatusBadRequest, fmt.Sprintf("?tools= names %d tools, more than the %d it may; leave it out for every tool", n, MaxSelectTools))
+			return
+		}
 		if cat, err = cat.SelectFor(target, strings.Split(names, ",")...); err != nil {
 			httpjson.Error(w, http.StatusNotFound, err.Error())
 			return

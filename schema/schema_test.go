@@ -430,6 +430,7 @@ func TestBadContracts(t *testing.T) {
 		{"C1 control in an example", field(`type: "array", items: "string", description: "d", examples: [["\u009B1m"]]`), "tools.t.request.fields.x.examples.0.0", "out of bound !~"},
 		{"stray variation selector in a field description", field(`type: "string", description: "d\uFE0F"`), "tools.t.request.fields.x.description", "out of bound !~"},
 		{"joiner between ASCII letters", field(`type: "string", description: "i\u200Dgnore"`), "tools.t.request.fields.x.description", "out of bound !~"},
+		{"zero-width space in a record field's description", field(`type: "array", description: "d", items: fields: y: {type: "string", description: "a\u200Bb"}`), "tools.t.request.fields.x.items.fields.y.description", "out of bound !~"},
 		{"hidden text in a tool example", contract(`description: "d"
 			request: fields: city: {type: "string", description: "d"}
 			examples: [{city: "Ber\u2060lin"}]`), "tools.t.examples.0.city", "out of bound !~"},

@@ -38,8 +38,14 @@ func runCheck(e env, args []string) error {
 	}
 	if format == diag.Text {
 		errs, warns := diag.Count(res.Diagnostics)
-		fmt.Fprintf(e.stderr, "toolc check: %s, %s: %s, %s\n",
-			plural(len(res.Packages), "package"), plural(len(res.Catalog.ToolNames()), "tool"), plural(errs, "error"), plural(warns, "warning"))
+		acked := ""
+		if n := diag.Acknowledged(res.Diagnostics); n > 0 {
+			// Acknowledged warnings are not printed; the count says they
+			// are there (--format json lists them, with their reasons).
+			acked = fmt.Sprintf(" (%d acknowledged)", n)
+		}
+		fmt.Fprintf(e.stderr, "toolc check: %s, %s: %s, %s%s\n",
+			plural(len(res.Packages), "package"), plural(len(res.Catalog.ToolNames()), "tool"), plural(errs, "error"), plural(warns, "warning"), acked)
 		if len(res.Catalog.ToolNames()) > 0 && errs == 0 {
 			costs, err := tokens.MeasureAll(res.Catalog, *stats)
 			if err == nil && *stats {

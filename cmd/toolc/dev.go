@@ -24,6 +24,7 @@ func runDev(e env, args []string) int {
 	if err != nil {
 		return exitStatus(e.stderr, "dev", err)
 	}
+	tokenFromEnv(fs, &sf)
 	if status := checkAuth(e, "dev", &sf); status != exitOK {
 		return status
 	}

@@ -21,6 +21,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/toolc/toolc/clientconfig"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/internal/cliflag"
 	"github.com/toolc/toolc/internal/editdist"
@@ -154,6 +155,7 @@ func commands() []command {
 		{name: "lock", synopsis: "{flags} [PATTERN...]", doc: "Record the contracts in toolc.lock, accepting every change since.", run: runLock},
 		{name: "diff", synopsis: "[--against FILE|GIT-REF] [--format text|json|github] {flags} [PATTERN...]", doc: "List the changes since toolc.lock, a file or a git revision, and which break it.", run: runDiff},
 		{name: "gen", synopsis: "go [--check] {flags} [PATTERN...]", doc: "Generate each contract's Go types and interface into its handler directory.", run: runGen, sub: true},
+		{name: "install", synopsis: clientconfig.IDs() + " {flags} [--bundle DIR | PATTERN...]", doc: "Add the server to the MCP configuration of a desktop client, with absolute paths and the environment it needs.", run: runInstall, sub: true},
 		{name: "version", synopsis: "{flags}", doc: "Print toolc's version, revision and Go version.", run: runVersion},
 		{name: "help", synopsis: "{flags} [COMMAND]", doc: "List the commands, or say what one command and each of its flags do.", run: runHelp},
 	}

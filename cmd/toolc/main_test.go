@@ -291,3 +291,26 @@ func TestVersion(t *testing.T) {
 		t.Errorf("version = %d %q", r.status, r.stdout)
 	}
 }
+
+// TestCheckAcknowledged: a warning that a toolc:ignore comment acknowledges
+// is not printed but counted in the summary, and --format json lists it,
+// marked, with the comment's reason.
+func TestCheckAcknowledged(t *testing.T) {
+	contract := strings.Replace(warnContract, "\ttools: pick: {", "\t// toolc:ignore provider-limit Gemini shows the levels in the description, which is enough\n\ttools: pick: {", 1)
+	dir := writeFiles(t, map[string]string{"svc/warn.cue": contract})
+	r := toolc(t, dir, "check")
+	if r.status != 0 || r.stdout != "" || !strings.Contains(r.stderr, "1 package, 1 tool: 0 errors, 0 warnings (1 acknowledged)\n") {
+		t.Errorf("toolc check: status %d\nstdout:\n%s\nstderr:\n%s\nwant no output and 0 warnings (1 acknowledged)", r.status, r.stdout, r.stderr)
+	}
+	r = toolc(t, dir, "check", "--format", "json")
+	var ds []map[string]any
+	if err := json.Unmarshal([]byte(r.stdout), &ds); err != nil {
+		t.Fatal(err)
+	}
+	if len(ds) != 1 || ds[0]["rule"] != "provider-limit" || ds[0]["acknowledged"] != true || ds[0]["reason"] != "Gemini shows the levels in the description, which is enough" {
+		t.Errorf("toolc check --format json = %s, want the provider-limit warning, acknowledged, with its reason", r.stdout)
+	}
+	if r = toolc(t, dir, "check", "--format", "github"); r.stdout != "" {
+		t.Errorf("toolc check --format github printed an acknowledged warning:\n%s", r.stdout)
+	}
+}

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"os"
@@ -365,4 +366,38 @@ func TestContractMemoryBomb(t *testing.T) {
 	r := toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_MAX_MEMORY=lots"}}, "check", "./bomb")
 	wantStatus(t, r, exitUsage, "check with a bad TOOLC_MAX_MEMORY")
 	wantMatch(t, r.stderr, `^toolc check: \$TOOLC_MAX_MEMORY: "lots" is not a size`, "check with a bad TOOLC_MAX_MEMORY")
+}
+
+// TestTokenNotPrinted: $TOOLC_TOKEN never reaches the terminal. It was
+// --token's default, which the flag package prints in -h and after every
+// usage error. It still guards the server when --token is not given, and
+// an explicit --token "" still serves without one.
+func TestTokenNotPrinted(t *testing.T) {
+	const secret = "tok-9f2c41e7d0"
+	dir := t.TempDir()
+	for _, cmd := range []string{"serve", "dev"} {
+		for _, args := range [][]string{{"-h"}, {"--help"}, {"--bogus"}, {"--max-conns", "many"}, {"--http"}, {"--token"}} {
+			r := toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_TOKEN=" + secret}}, append([]string{cmd}, args...)...)
+			if strings.Contains(r.stdout+r.stderr, secret) {
+				t.Errorf("toolc %s %s printed $TOOLC_TOKEN:\n%s%s", cmd, strings.Join(args, " "), r.stdout, r.stderr)
+			}
+		}
+		r := toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_TOKEN=" + secret}}, cmd, "--http", "0.0.0.0:0", "./nothing")
+		if strings.Contains(r.stderr, "without a token anyone") {
+			t.Errorf("toolc %s with $TOOLC_TOKEN set was refused as if it had no token:\n%s", cmd, r.stderr)
+		}
+		r = toolcRun(t, runOpts{dir: dir, env: []string{"TOOLC_TOKEN=" + secret}}, cmd, "--token", "", "--http", "0.0.0.0:0", "./nothing")
+		if !strings.Contains(r.stderr, "without a token anyone") {
+			t.Errorf("toolc %s --token \"\" with $TOOLC_TOKEN set took the token from the environment:\n%s", cmd, r.stderr)
+		}
+	}
+	// No flag's default holds it, whoever prints the defaults.
+	t.Setenv("TOOLC_TOKEN", secret)
+	fs := flag.NewFlagSet("serve", flag.ContinueOnError)
+	addServeFlags(fs)
+	fs.VisitAll(func(f *flag.Flag) {
+		if strings.Contains(f.DefValue, secret) {
+			t.Errorf("the default of --%s is $TOOLC_TOKEN", f.Name)
+		}
+	})
 }

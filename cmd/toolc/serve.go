@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"log/slog"
 	"net"
@@ -72,7 +73,7 @@ func addServeFlags(fs interface {
 	return serveFlags{
 		stdio:        fs.Bool("stdio", false, "serve MCP on standard input and output instead of HTTP"),
 		addr:         fs.String("http", defaultHTTPAddr, "serve MCP and the function-call API on `ADDR`"),
-		token:        fs.String("token", os.Getenv("TOOLC_TOKEN"), "require this bearer token on /mcp, /v1/ and /metrics (default $TOOLC_TOKEN)"),
+		token:        fs.String("token", "", "require this bearer token on /mcp, /v1/ and /metrics (default $TOOLC_TOKEN)"),
 		allowOrigins: fs.String("allow-origin", "", "comma-separated browser `origins` allowed besides the server's own"),
 		stateless:    fs.Bool("stateless", false, "serve MCP without sessions, for replicas behind a load balancer"),
 		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
@@ -91,6 +92,18 @@ func addServeFlags(fs interface {
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
 		auditArgs:    fs.Bool("audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)"),
+	}
+}
+
+// tokenFromEnv takes the token from $TOOLC_TOKEN when --token was not
+// given. It is read after the flags are parsed, never as --token's
+// default: the flag package prints a default in -h and in every usage
+// error, and the token would go to the terminal, or a CI log, with it.
+func tokenFromEnv(fs *flag.FlagSet, sf *serveFlags) {
+	given := false
+	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "token" })
+	if !given {
+		*sf.token = os.Getenv("TOOLC_TOKEN")
 	}
 }
 
@@ -183,6 +196,7 @@ func runServe(e env, args []string) int {
 	if err != nil {
 		return exitStatus(e.stderr, "serve", err)
 	}
+	tokenFromEnv(fs, &sf)
 	if status := checkAuth(e, "serve", &sf); status != exitOK {
 		return status
 	}

@@ -14,13 +14,19 @@ import (
 // Write writes data to name with mode 0644. Errors are *fs.PathError
 // values naming name, not the temporary file.
 func Write(name string, data []byte) error {
-	if err := write(name, data); err != nil {
+	return WritePerm(name, data, 0o644)
+}
+
+// WritePerm is Write with the permission bits perm: a file that may hold
+// secrets keeps the 0600 it had.
+func WritePerm(name string, data []byte, perm fs.FileMode) error {
+	if err := write(name, data, perm); err != nil {
 		return &fs.PathError{Op: "write", Path: name, Err: unwrap(err)}
 	}
 	return nil
 }
 
-func write(name string, data []byte) error {
+func write(name string, data []byte, perm fs.FileMode) error {
 	if fi, err := os.Stat(name); err == nil && fi.IsDir() {
 		return errors.New("is a directory")
 	}
@@ -31,7 +37,7 @@ func write(name string, data []byte) error {
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
 	_, err = tmp.Write(data)
 	if err == nil {
-		err = tmp.Chmod(0o644)
+		err = tmp.Chmod(perm)
 	}
 	if cerr := tmp.Close(); err == nil {
 		err = cerr

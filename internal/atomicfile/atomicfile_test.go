@@ -32,6 +32,20 @@ func TestWrite(t *testing.T) {
 	}
 }
 
+// TestWritePerm: the mode given is the file's, whatever it was before and
+// whatever the umask would make of a new file's.
+func TestWritePerm(t *testing.T) {
+	name := filepath.Join(t.TempDir(), "secret.json")
+	for _, perm := range []fs.FileMode{0o600, 0o640, 0o600} {
+		if err := atomicfile.WritePerm(name, []byte("{}"), perm); err != nil {
+			t.Fatal(err)
+		}
+		if fi, err := os.Stat(name); err != nil || fi.Mode().Perm() != perm {
+			t.Errorf("WritePerm(%v): mode %v, %v", perm, fi.Mode().Perm(), err)
+		}
+	}
+}
+
 func TestWriteFails(t *testing.T) {
 	dir := t.TempDir()
 	name := filepath.Join(dir, "out")
