@@ -383,8 +383,14 @@ func TestHandlerMustBeMain(t *testing.T) {
 		t.Fatalf("toolc build: %d\n%s", r.status, r.stderr)
 	}
 	handler := filepath.Join(dir, "main.go")
-	for _, name := range []string{"main.go", "tools_gen.go"} {
-		path := filepath.Join(dir, name)
+	// Every Go file of the directory, the tests toolc init writes too:
+	// one file left in package main would make the directory two
+	// packages, which go list reports as an error, not as package proj.
+	goFiles, err := filepath.Glob(filepath.Join(dir, "*.go"))
+	if err != nil || len(goFiles) < 3 {
+		t.Fatalf("toolc init wrote Go files %v (%v), want main.go, tools_gen.go and their tests", goFiles, err)
+	}
+	for _, path := range goFiles {
 		writeDevFile(t, path, strings.Replace(readDevFile(t, path), "package main", "package proj", 1))
 	}
 	writeDevFile(t, handler, strings.Replace(readDevFile(t, handler), "func main() { Serve(impl{}) }", "", 1))
