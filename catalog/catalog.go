@@ -35,7 +35,29 @@ type Service struct {
 	// caller without them may not learn that the service's tools exist;
 	// one with them may, and is told which scopes a tool adds.
 	Scopes []string `json:"scopes,omitempty"`
+	// Groups are the service's groups of tools, in the contract's order.
+	Groups []*Group `json:"groups,omitempty"`
 	Tools  []*Tool  `json:"tools"`
+}
+
+// Group is a named set of one service's tools: an OpenAI Responses
+// namespace, an MCP group. Its name is unique across the catalog.
+type Group struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Deferred is the group's defer: its tools are loaded on demand,
+	// unless a tool says otherwise (Tool.Deferred holds the result).
+	Deferred bool `json:"deferred,omitempty"`
+}
+
+// Group returns the service's group of the given name, or nil.
+func (s *Service) Group(name string) *Group {
+	for _, g := range s.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
 }
 
 // Tool is one function that a model can call.
@@ -61,6 +83,12 @@ type Tool struct {
 	// see and call the tool: its service's auth.scopes and its own,
 	// sorted, each once. Empty means any authenticated caller.
 	Scopes []string `json:"scopes,omitempty"`
+	// Group is the name of the service's group the tool is in, if any.
+	Group string `json:"group,omitempty"`
+	// Deferred tools are loaded on demand: a projection leaves them out
+	// of a request, or marks them so, and makes them reachable through a
+	// search (see DeferLoading).
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // Annotations are behaviour hints. Nil means unset, which MCP distinguishes

@@ -38,10 +38,24 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 	}
 	serviceScopes := scopesAt(root)
 	s.Scopes = effectiveScopes(serviceScopes, nil)
+	for _, g := range root.get("groups").structFields() {
+		if g.kind == kStruct {
+			s.Groups = append(s.Groups, &catalog.Group{Name: g.label, Description: stringAt(g, "description"), Deferred: boolAt(g, "defer")})
+		}
+	}
 	for _, t := range root.get("tools").structFields() {
 		if t.kind == kStruct {
 			lt := l.tool(t)
 			lt.Scopes = effectiveScopes(serviceScopes, scopesAt(t))
+			// A tool's defer overrides its group's.
+			if g := s.Group(lt.Group); g != nil {
+				lt.Deferred = g.Deferred
+			} else {
+				lt.Group = "" // group reports it
+			}
+			if d := optBool(t, "defer"); d != nil {
+				lt.Deferred = *d
+			}
 			s.Tools = append(s.Tools, lt)
 		}
 	}
@@ -56,6 +70,7 @@ func (l lowerer) tool(n *node) *catalog.Tool {
 		Deprecated:  boolAt(n, "deprecated"),
 		Strict:      boolAt(n, "strict"),
 		MCPName:     stringAt(n.get("mcp"), "name"),
+		Group:       stringAt(n, "group"),
 		Request:     l.message(n.get("request")),
 		Pos:         l.pos(n.pos),
 	}

@@ -68,6 +68,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		mcpHeaderRule,
 		authScopeRule,
 		handlerRule,
+		groupRule,
 		providerLimitRule(cfg.Targets, cfg.Strict),
 		tokenBudgetRule,
 		stableNameRule(cfg.Lock, patterns),

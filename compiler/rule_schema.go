@@ -127,6 +127,7 @@ var (
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
 		"auth":        {kinds: strukt, sub: authShape},
 		"budget":      {owner: "token-budget"},
+		"groups":      {owner: "group"},
 	}}
 	toolShape = shape{
 		what: "tool",
@@ -146,6 +147,8 @@ var (
 			"examples": {kinds: list},
 			"mcp":      {kinds: strukt, sub: shape{what: "tool mcp", keys: map[string]keySpec{"name": {kinds: str, owner: "mcp-name"}}}},
 			"auth":     {kinds: strukt, sub: authShape},
+			"group":    {owner: "group"},
+			"defer":    {kinds: boolean},
 		},
 		claim: func(k *node) string {
 			if strings.Contains(strings.ToLower(k.label), "request") {
