@@ -67,6 +67,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		mcpHeaderRule,
 		authScopeRule,
 		handlerRule,
+		upstreamRule,
 		providerLimitRule(cfg.Targets, cfg.Strict),
 		tokenBudgetRule,
 		stableNameRule(cfg.Lock, patterns),
