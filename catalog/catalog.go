@@ -35,7 +35,42 @@ type Service struct {
 	// caller without them may not learn that the service's tools exist;
 	// one with them may, and is told which scopes a tool adds.
 	Scopes []string `json:"scopes,omitempty"`
-	Tools  []*Tool  `json:"tools"`
+	// Upstream, when set, is the existing MCP server that serves the
+	// service's tools in place of a Go handler.
+	Upstream *Upstream `json:"upstream,omitempty"`
+	Tools    []*Tool   `json:"tools"`
+}
+
+// Upstream is an existing MCP server that serves a service's tools: a
+// command that toolc starts and speaks MCP to over stdio, or the URL of
+// a Streamable HTTP endpoint. It holds no secret: Env and Headers say
+// where each value comes from.
+type Upstream struct {
+	// Command is the program and its arguments; empty for a URL.
+	Command []string `json:"command,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	// Dir is the command's working directory, slash-separated and
+	// relative to the service's Dir; empty means Dir itself.
+	Dir string `json:"dir,omitempty"`
+	// Env are the command's variables, and Headers the URL's, in name
+	// order.
+	Env     []ValueFrom `json:"env,omitempty"`
+	Headers []ValueFrom `json:"headers,omitempty"`
+	// The timeouts as the contract writes them, Go durations ("30s");
+	// empty means the default.
+	StartTimeout  string `json:"startTimeout,omitempty"`
+	CallTimeout   string `json:"callTimeout,omitempty"`
+	CheckInterval string `json:"checkInterval,omitempty"`
+}
+
+// ValueFrom is a named value that an upstream gets, and where it comes
+// from: toolc's environment variable Env, or the file File (relative to
+// the service's Dir). Prefix goes before it, as "Bearer " does.
+type ValueFrom struct {
+	Name   string `json:"name"`
+	Env    string `json:"env,omitempty"`
+	File   string `json:"file,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // Tool is one function that a model can call.

@@ -451,7 +451,44 @@ func (w *writer) serviceHead(s *Service, canon bool) {
 		w.key("scopes")
 		w.elems(len(s.Scopes), func(i int) { w.str(s.Scopes[i]) })
 	}
+	if u := s.Upstream; u != nil {
+		w.key("upstream")
+		w.upstream(u)
+	}
 	w.key("tools")
+}
+
+func (w *writer) upstream(u *Upstream) {
+	w.open('{')
+	if len(u.Command) > 0 {
+		w.key("command")
+		w.elems(len(u.Command), func(i int) { w.str(u.Command[i]) })
+	}
+	w.optStr("url", u.URL)
+	w.optStr("dir", u.Dir)
+	for _, vs := range []struct {
+		key  string
+		list []ValueFrom
+	}{{"env", u.Env}, {"headers", u.Headers}} {
+		if len(vs.list) == 0 {
+			continue
+		}
+		w.key(vs.key)
+		w.elems(len(vs.list), func(i int) {
+			v := vs.list[i]
+			w.open('{')
+			w.key("name")
+			w.str(v.Name)
+			w.optStr("env", v.Env)
+			w.optStr("file", v.File)
+			w.optStr("prefix", v.Prefix)
+			w.close('}')
+		})
+	}
+	w.optStr("startTimeout", u.StartTimeout)
+	w.optStr("callTimeout", u.CallTimeout)
+	w.optStr("checkInterval", u.CheckInterval)
+	w.close('}')
 }
 
 // tool writes a tool with the given fingerprint: in the file's layout, or

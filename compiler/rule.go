@@ -68,6 +68,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		authScopeRule,
 		taskSupportRule,
 		handlerRule,
+		upstreamRule,
 		providerLimitRule(cfg.Targets, cfg.Strict),
 		tokenBudgetRule,
 		stableNameRule(cfg.Lock, patterns),

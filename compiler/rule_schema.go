@@ -127,6 +127,7 @@ var (
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
 		"auth":        {kinds: strukt, sub: authShape},
 		"budget":      {owner: "token-budget"},
+		"upstream":    {owner: "upstream"},
 	}}
 	toolShape = shape{
 		what: "tool",
