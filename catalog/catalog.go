@@ -37,7 +37,42 @@ type Service struct {
 	Scopes []string `json:"scopes,omitempty"`
 	// Groups are the service's groups of tools, in the contract's order.
 	Groups []*Group `json:"groups,omitempty"`
-	Tools  []*Tool  `json:"tools"`
+	// Upstream, when set, is the existing MCP server that serves the
+	// service's tools in place of a Go handler.
+	Upstream *Upstream `json:"upstream,omitempty"`
+	Tools    []*Tool   `json:"tools"`
+}
+
+// Upstream is an existing MCP server that serves a service's tools: a
+// command that toolc starts and speaks MCP to over stdio, or the URL of
+// a Streamable HTTP endpoint. It holds no secret: Env and Headers say
+// where each value comes from.
+type Upstream struct {
+	// Command is the program and its arguments; empty for a URL.
+	Command []string `json:"command,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	// Dir is the command's working directory, slash-separated and
+	// relative to the service's Dir; empty means Dir itself.
+	Dir string `json:"dir,omitempty"`
+	// Env are the command's variables, and Headers the URL's, in name
+	// order.
+	Env     []ValueFrom `json:"env,omitempty"`
+	Headers []ValueFrom `json:"headers,omitempty"`
+	// The timeouts as the contract writes them, Go durations ("30s");
+	// empty means the default.
+	StartTimeout  string `json:"startTimeout,omitempty"`
+	CallTimeout   string `json:"callTimeout,omitempty"`
+	CheckInterval string `json:"checkInterval,omitempty"`
+}
+
+// ValueFrom is a named value that an upstream gets, and where it comes
+// from: toolc's environment variable Env, or the file File (relative to
+// the service's Dir). Prefix goes before it, as "Bearer " does.
+type ValueFrom struct {
+	Name   string `json:"name"`
+	Env    string `json:"env,omitempty"`
+	File   string `json:"file,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
 }
 
 // Group is a named set of one service's tools: an OpenAI Responses
@@ -79,6 +114,9 @@ type Tool struct {
 	Examples []map[string]any `json:"examples,omitempty"`
 	// MCPName pins the exposed MCP name; empty means derived (see MCPName).
 	MCPName string `json:"mcpName,omitempty"`
+	// Task says whether the tool runs as a task of MCP's Tasks extension:
+	// TaskOptional, TaskRequired, or "" for never.
+	Task string `json:"task,omitempty"`
 	// Scopes are the OAuth scopes a caller's access token must hold to
 	// see and call the tool: its service's auth.scopes and its own,
 	// sorted, each once. Empty means any authenticated caller.
@@ -90,6 +128,19 @@ type Tool struct {
 	// search (see DeferLoading).
 	Deferred bool `json:"deferred,omitempty"`
 }
+
+// The values of Tool.Task.
+const (
+	// TaskOptional: a client of the Tasks extension gets a task, any
+	// other client a plain result.
+	TaskOptional = "optional"
+	// TaskRequired: only a client of the Tasks extension may call the
+	// tool; it always gets a task.
+	TaskRequired = "required"
+)
+
+// validTask reports whether s is a value of Tool.Task.
+func validTask(s string) bool { return s == "" || s == TaskOptional || s == TaskRequired }
 
 // Annotations are behaviour hints. Nil means unset, which MCP distinguishes
 // from false.

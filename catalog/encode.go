@@ -467,7 +467,44 @@ func (w *writer) serviceHead(s *Service, canon bool) {
 			w.close('}')
 		})
 	}
+	if u := s.Upstream; u != nil {
+		w.key("upstream")
+		w.upstream(u)
+	}
 	w.key("tools")
+}
+
+func (w *writer) upstream(u *Upstream) {
+	w.open('{')
+	if len(u.Command) > 0 {
+		w.key("command")
+		w.elems(len(u.Command), func(i int) { w.str(u.Command[i]) })
+	}
+	w.optStr("url", u.URL)
+	w.optStr("dir", u.Dir)
+	for _, vs := range []struct {
+		key  string
+		list []ValueFrom
+	}{{"env", u.Env}, {"headers", u.Headers}} {
+		if len(vs.list) == 0 {
+			continue
+		}
+		w.key(vs.key)
+		w.elems(len(vs.list), func(i int) {
+			v := vs.list[i]
+			w.open('{')
+			w.key("name")
+			w.str(v.Name)
+			w.optStr("env", v.Env)
+			w.optStr("file", v.File)
+			w.optStr("prefix", v.Prefix)
+			w.close('}')
+		})
+	}
+	w.optStr("startTimeout", u.StartTimeout)
+	w.optStr("callTimeout", u.CallTimeout)
+	w.optStr("checkInterval", u.CheckInterval)
+	w.close('}')
 }
 
 // tool writes a tool with the given fingerprint: in the file's layout, or
@@ -518,6 +555,10 @@ func (w *writer) tool(t *Tool, fingerprint string, canon bool) {
 	if t.MCPName != "" {
 		w.key("mcpName")
 		w.str(t.MCPName)
+	}
+	if t.Task != "" {
+		w.key("task")
+		w.str(t.Task)
 	}
 	if len(t.Scopes) > 0 {
 		w.key("scopes")
@@ -829,6 +870,13 @@ func (w *writer) mcpTool(t *MCPTool) {
 		w.close('}')
 	}
 	w.optStr("description", t.Description)
+	if e := t.Execution; e != nil {
+		w.key("execution")
+		w.open('{')
+		w.key("taskSupport")
+		w.str(e.TaskSupport)
+		w.close('}')
+	}
 	w.key("inputSchema")
 	w.objectSchema(t.InputSchema)
 	w.key("name")

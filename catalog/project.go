@@ -514,6 +514,7 @@ type MCPTool struct {
 	Meta         *MCPMeta        `json:"_meta,omitempty"`
 	Annotations  *MCPAnnotations `json:"annotations,omitempty"`
 	Description  string          `json:"description,omitempty"`
+	Execution    *MCPExecution   `json:"execution,omitempty"`
 	InputSchema  *ObjectSchema   `json:"inputSchema"`
 	Name         string          `json:"name"`
 	OutputSchema *ObjectSchema   `json:"outputSchema,omitempty"`
@@ -542,6 +543,15 @@ const (
 	MCPGroupsKey       = "io.modelcontextprotocol/groups"
 	MCPDeferLoadingKey = "io.toolc/deferLoading"
 )
+
+// MCPExecution is a tool's execution, as MCP's Tool carries it since
+// 2025-11-25: whether the tool runs as a task. The Tasks extension
+// (io.modelcontextprotocol/tasks, MCP 2026-07-28) defines no tool-level
+// key of its own, so a contract's task reaches clients here.
+type MCPExecution struct {
+	// TaskSupport is TaskOptional or TaskRequired.
+	TaskSupport string `json:"taskSupport"`
+}
 
 // MCPScopesKey is the _meta key of MCPMeta.Scopes.
 const MCPScopesKey = "io.toolc/scopes"
@@ -572,6 +582,9 @@ func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
 		if t.Group != "" {
 			tool.Meta.Groups = []string{t.Group}
 		}
+	}
+	if t.Task != "" {
+		tool.Execution = &MCPExecution{TaskSupport: t.Task}
 	}
 	if a := t.Annotations; a != (Annotations{}) {
 		tool.Annotations = &MCPAnnotations{

@@ -36,6 +36,7 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 		MCPTitle:    stringAt(root.get("mcp"), "title"),
 		Pos:         l.pos(root.pos),
 	}
+	s.Upstream = lowerUpstream(root.get("upstream"))
 	serviceScopes := scopesAt(root)
 	s.Scopes = effectiveScopes(serviceScopes, nil)
 	for _, g := range root.get("groups").structFields() {
@@ -71,6 +72,7 @@ func (l lowerer) tool(n *node) *catalog.Tool {
 		Strict:      boolAt(n, "strict"),
 		MCPName:     stringAt(n.get("mcp"), "name"),
 		Group:       stringAt(n, "group"),
+		Task:        stringAt(n, "task"),
 		Request:     l.message(n.get("request")),
 		Pos:         l.pos(n.pos),
 	}
@@ -247,4 +249,40 @@ func relPath(wd, file string) string {
 		return rel
 	}
 	return file
+}
+
+// lowerUpstream lowers an upstream block; nil when there is none.
+func lowerUpstream(n *node) *catalog.Upstream {
+	if n == nil || n.kind != kStruct {
+		return nil
+	}
+	u := &catalog.Upstream{
+		URL:           stringAt(n, "url"),
+		Dir:           stringAt(n, "dir"),
+		StartTimeout:  stringAt(n, "startTimeout"),
+		CallTimeout:   stringAt(n, "callTimeout"),
+		CheckInterval: stringAt(n, "checkInterval"),
+	}
+	if c := n.get("command"); c != nil && c.kind == kList {
+		for _, e := range c.elems {
+			if e.kind == kString {
+				u.Command = append(u.Command, e.str)
+			}
+		}
+	}
+	u.Env = lowerValues(n.get("env"))
+	u.Headers = lowerValues(n.get("headers"))
+	return u
+}
+
+// lowerValues lowers env or headers, in name order.
+func lowerValues(n *node) []catalog.ValueFrom {
+	var out []catalog.ValueFrom
+	for _, v := range n.structFields() {
+		if v.kind == kStruct {
+			out = append(out, catalog.ValueFrom{Name: v.label, Env: stringAt(v, "env"), File: stringAt(v, "file"), Prefix: stringAt(v, "prefix")})
+		}
+	}
+	slices.SortFunc(out, func(a, b catalog.ValueFrom) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }

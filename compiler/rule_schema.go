@@ -128,6 +128,7 @@ var (
 		"auth":        {kinds: strukt, sub: authShape},
 		"budget":      {owner: "token-budget"},
 		"groups":      {owner: "group"},
+		"upstream":    {owner: "upstream"},
 	}}
 	toolShape = shape{
 		what: "tool",
@@ -149,6 +150,7 @@ var (
 			"auth":     {kinds: strukt, sub: authShape},
 			"group":    {owner: "group"},
 			"defer":    {kinds: boolean},
+			"task":     {owner: "task-support"},
 		},
 		claim: func(k *node) string {
 			if strings.Contains(strings.ToLower(k.label), "request") {
