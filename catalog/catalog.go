@@ -92,11 +92,27 @@ type Tool struct {
 	Examples []map[string]any `json:"examples,omitempty"`
 	// MCPName pins the exposed MCP name; empty means derived (see MCPName).
 	MCPName string `json:"mcpName,omitempty"`
+	// Task says whether the tool runs as a task of MCP's Tasks extension:
+	// TaskOptional, TaskRequired, or "" for never.
+	Task string `json:"task,omitempty"`
 	// Scopes are the OAuth scopes a caller's access token must hold to
 	// see and call the tool: its service's auth.scopes and its own,
 	// sorted, each once. Empty means any authenticated caller.
 	Scopes []string `json:"scopes,omitempty"`
 }
+
+// The values of Tool.Task.
+const (
+	// TaskOptional: a client of the Tasks extension gets a task, any
+	// other client a plain result.
+	TaskOptional = "optional"
+	// TaskRequired: only a client of the Tasks extension may call the
+	// tool; it always gets a task.
+	TaskRequired = "required"
+)
+
+// validTask reports whether s is a value of Tool.Task.
+func validTask(s string) bool { return s == "" || s == TaskOptional || s == TaskRequired }
 
 // Annotations are behaviour hints. Nil means unset, which MCP distinguishes
 // from false.

@@ -849,6 +849,8 @@ func (d *decoder) tool(t *Tool) bool {
 			return d.once(&seen, 1<<11) && d.pos(&t.Pos)
 		case "scopes":
 			return d.once(&seen, 1<<12) && d.strings(&t.Scopes)
+		case "task":
+			return d.once(&seen, 1<<13) && d.string(&t.Task) && validTask(t.Task)
 		}
 		return false
 	})

@@ -540,6 +540,10 @@ func (w *writer) tool(t *Tool, fingerprint string, canon bool) {
 		w.key("mcpName")
 		w.str(t.MCPName)
 	}
+	if t.Task != "" {
+		w.key("task")
+		w.str(t.Task)
+	}
 	if len(t.Scopes) > 0 {
 		w.key("scopes")
 		w.elems(len(t.Scopes), func(i int) { w.str(t.Scopes[i]) })
@@ -808,6 +812,13 @@ func (w *writer) mcpTool(t *MCPTool) {
 		w.close('}')
 	}
 	w.optStr("description", t.Description)
+	if e := t.Execution; e != nil {
+		w.key("execution")
+		w.open('{')
+		w.key("taskSupport")
+		w.str(e.TaskSupport)
+		w.close('}')
+	}
 	w.key("inputSchema")
 	w.objectSchema(t.InputSchema)
 	w.key("name")

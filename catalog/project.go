@@ -448,6 +448,7 @@ type MCPTool struct {
 	Meta         *MCPMeta        `json:"_meta,omitempty"`
 	Annotations  *MCPAnnotations `json:"annotations,omitempty"`
 	Description  string          `json:"description,omitempty"`
+	Execution    *MCPExecution   `json:"execution,omitempty"`
 	InputSchema  *ObjectSchema   `json:"inputSchema"`
 	Name         string          `json:"name"`
 	OutputSchema *ObjectSchema   `json:"outputSchema,omitempty"`
@@ -461,6 +462,15 @@ type MCPMeta struct {
 	// Scopes are the OAuth scopes a caller's token must hold to call the
 	// tool, so that a client can ask for them up front.
 	Scopes []string `json:"io.toolc/scopes,omitempty"`
+}
+
+// MCPExecution is a tool's execution, as MCP's Tool carries it since
+// 2025-11-25: whether the tool runs as a task. The Tasks extension
+// (io.modelcontextprotocol/tasks, MCP 2026-07-28) defines no tool-level
+// key of its own, so a contract's task reaches clients here.
+type MCPExecution struct {
+	// TaskSupport is TaskOptional or TaskRequired.
+	TaskSupport string `json:"taskSupport"`
 }
 
 // MCPScopesKey is the _meta key of MCPMeta.Scopes.
@@ -489,6 +499,9 @@ func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
 	}
 	if len(t.Scopes) > 0 {
 		tool.Meta = &MCPMeta{Scopes: t.Scopes}
+	}
+	if t.Task != "" {
+		tool.Execution = &MCPExecution{TaskSupport: t.Task}
 	}
 	if a := t.Annotations; a != (Annotations{}) {
 		tool.Annotations = &MCPAnnotations{

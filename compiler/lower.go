@@ -57,6 +57,7 @@ func (l lowerer) tool(n *node) *catalog.Tool {
 		Deprecated:  boolAt(n, "deprecated"),
 		Strict:      boolAt(n, "strict"),
 		MCPName:     stringAt(n.get("mcp"), "name"),
+		Task:        stringAt(n, "task"),
 		Request:     l.message(n.get("request")),
 		Pos:         l.pos(n.pos),
 	}

@@ -66,6 +66,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		mcpNameRule,
 		mcpHeaderRule,
 		authScopeRule,
+		taskSupportRule,
 		handlerRule,
 		upstreamRule,
 		providerLimitRule(cfg.Targets, cfg.Strict),

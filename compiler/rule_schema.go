@@ -147,6 +147,7 @@ var (
 			"examples": {kinds: list},
 			"mcp":      {kinds: strukt, sub: shape{what: "tool mcp", keys: map[string]keySpec{"name": {kinds: str, owner: "mcp-name"}}}},
 			"auth":     {kinds: strukt, sub: authShape},
+			"task":     {owner: "task-support"},
 		},
 		claim: func(k *node) string {
 			if strings.Contains(strings.ToLower(k.label), "request") {

@@ -84,8 +84,12 @@ type Tool struct {
 	// Scopes are the OAuth scopes a caller needs, sorted (see
 	// catalog.Tool.Scopes): a new one locks out callers, so Diff holds
 	// them like the request.
-	Scopes []string    `json:"scopes,omitempty"`
-	Pos    catalog.Pos `json:"-"`
+	Scopes []string `json:"scopes,omitempty"`
+	// Task is the tool's task support (catalog.Tool.Task): "required"
+	// turns away every client without MCP's Tasks extension, so Diff
+	// holds it like a scope.
+	Task string      `json:"task,omitempty"`
+	Pos  catalog.Pos `json:"-"`
 }
 
 // Message is a request or a response.
@@ -147,6 +151,7 @@ func FromCatalog(c *catalog.Catalog) *Lock {
 				Description: t.Description,
 				Request:     fromMessage(&t.Request),
 				Scopes:      slices.Clone(t.Scopes),
+				Task:        t.Task,
 				Pos:         t.Pos,
 			}
 			if a := t.Annotations; a.ReadOnly != nil || a.Destructive != nil || a.Idempotent != nil || a.OpenWorld != nil {

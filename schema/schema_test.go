@@ -196,6 +196,7 @@ func TestGoodContracts(t *testing.T) {
 				title:       "T"
 				deprecated:  false
 				strict:      true
+				task:        "required"
 				annotations: {readOnly: true, destructive: false, idempotent: true, openWorld: false}
 				mcp: name: "svc-T_1"
 				request: {description: "Args", fields: {}}
@@ -361,6 +362,10 @@ func TestBadContracts(t *testing.T) {
 			request: fields: {}`), "tools.t.deprecated", "mismatched types"},
 		{"tool strict not bool", contract(`description: "d", strict: 1
 			request: fields: {}`), "tools.t.strict", "mismatched types"},
+		{"tool task unknown value", contract(`description: "d", task: "always"
+			request: fields: {}`), "tools.t.task", "conflicting values"},
+		{"tool task not a string", contract(`description: "d", task: true
+			request: fields: {}`), "tools.t.task", "conflicting values"},
 		{"annotation not bool", contract(`description: "d", annotations: readOnly: "yes"
 			request: fields: {}`), "tools.t.annotations.readOnly", "mismatched types"},
 		{"annotation unknown", contract(`description: "d", annotations: readonly: true
