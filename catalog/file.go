@@ -324,28 +324,15 @@ func (c *Catalog) normalize() error {
 		if s == nil {
 			return errors.New("a service is null")
 		}
-		for _, p := range s.Prompts {
-			if p == nil {
-				return fmt.Errorf("service %q: a prompt is null", s.Name)
-			}
-			if p.Arguments == nil {
-				p.Arguments = []*Field{}
-			}
-			if err := normalizeFields(&Tool{Name: p.Name}, p.Arguments, ""); err != nil {
-				return fmt.Errorf("prompt: %v", err)
-			}
-		}
-		for _, r := range s.Resources {
-			if r == nil {
-				return fmt.Errorf("service %q: a resource is null", s.Name)
-			}
-			if err := normalizeFields(&Tool{Name: r.Name}, r.Variables, ""); err != nil {
-				return fmt.Errorf("resource: %v", err)
-			}
+		if err := normalizeEntries(s); err != nil {
+			return err
 		}
 		for _, t := range s.Tools {
 			if t == nil {
 				return fmt.Errorf("service %q: a tool is null", s.Name)
+			}
+			if !validTask(t.Task) {
+				return fmt.Errorf("tool %q: task %q is neither %q nor %q", t.Name, t.Task, TaskOptional, TaskRequired)
 			}
 			msgs := []*Message{&t.Request}
 			if t.Response != nil {
@@ -367,6 +354,31 @@ func (c *Catalog) normalize() error {
 					}
 				}
 			}
+		}
+	}
+	return nil
+}
+
+// normalizeEntries normalizes the values of a service's prompt arguments
+// and template variables. Normalizing twice changes nothing.
+func normalizeEntries(s *Service) error {
+	for _, p := range s.Prompts {
+		if p == nil {
+			return fmt.Errorf("service %q: a prompt is null", s.Name)
+		}
+		if p.Arguments == nil {
+			p.Arguments = []*Field{}
+		}
+		if err := normalizeFields(&Tool{Name: p.Name}, p.Arguments, ""); err != nil {
+			return fmt.Errorf("prompt: %v", err)
+		}
+	}
+	for _, r := range s.Resources {
+		if r == nil {
+			return fmt.Errorf("service %q: a resource is null", s.Name)
+		}
+		if err := normalizeFields(&Tool{Name: r.Name}, r.Variables, ""); err != nil {
+			return fmt.Errorf("resource: %v", err)
 		}
 	}
 	return nil

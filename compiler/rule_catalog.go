@@ -1,7 +1,6 @@
 package compiler
 
 import (
-	"cmp"
 	"fmt"
 	"regexp"
 	"slices"
@@ -21,20 +20,17 @@ type place struct {
 	service string
 	tool    string
 	pos     token.Pos
-	// kind is what tool names: "tool" when empty, "prompt" or "resource".
-	kind string
 }
 
 func (pl place) String() string {
 	at := pl.p.position(pl.pos).String()
-	kind := cmp.Or(pl.kind, "tool")
 	switch {
 	case pl.tool == "":
 		return fmt.Sprintf("%s (service %q)", at, pl.service)
 	case pl.service == "": // a service whose name is missing or broken
-		return fmt.Sprintf("%s (%s %q)", at, kind, pl.tool)
+		return fmt.Sprintf("%s (tool %q)", at, pl.tool)
 	}
-	return fmt.Sprintf("%s (%s %q of service %q)", at, kind, pl.tool, pl.service)
+	return fmt.Sprintf("%s (tool %q of service %q)", at, pl.tool, pl.service)
 }
 
 // reportCollisions reports every place that shares a key with another,
@@ -87,13 +83,13 @@ var uniqueNameRule = &Rule{
 				if services[svc] == nil {
 					serviceKeys = append(serviceKeys, svc)
 				}
-				services[svc] = append(services[svc], place{p, svc, "", s.root.get("name").pos, ""})
+				services[svc] = append(services[svc], place{p, svc, "", s.root.get("name").pos})
 			}
 			for _, t := range s.root.get("tools").structFields() {
 				if tools[t.label] == nil {
 					toolKeys = append(toolKeys, t.label)
 				}
-				tools[t.label] = append(tools[t.label], place{p, svc, t.label, t.pos, ""})
+				tools[t.label] = append(tools[t.label], place{p, svc, t.label, t.pos})
 			}
 		}
 		reportCollisions(p, serviceKeys, services, func(name string, _ place, others []place) string {
@@ -107,6 +103,16 @@ var uniqueNameRule = &Rule{
 	},
 }
 
+// joinEntries names places of prompts or resources, as joinPlaces names
+// tools.
+func joinEntries(ps []place, kind string) string {
+	s := make([]string, len(ps))
+	for i, pl := range ps {
+		s[i] = fmt.Sprintf("%s (%s %q of service %q)", pl.p.position(pl.pos), kind, pl.tool, pl.service)
+	}
+	return strings.Join(s, " and ")
+}
+
 // reportEntryCollisions reports prompts and resources that share a name,
 // and resources that share a uri or a uriTemplate, across the catalog: MCP
 // lists them under one server, by name and by URI, with no service prefix.
@@ -118,10 +124,10 @@ func reportEntryCollisions(p *Pass) {
 			if byName[e.node.label] == nil {
 				keys = append(keys, e.node.label)
 			}
-			byName[e.node.label] = append(byName[e.node.label], place{p, e.name(), e.node.label, e.node.pos, kind.what})
+			byName[e.node.label] = append(byName[e.node.label], place{p, e.name(), e.node.label, e.node.pos})
 		}
 		reportCollisions(p, keys, byName, func(name string, _ place, others []place) string {
-			return fmt.Sprintf("%s %q is also declared at %s; MCP clients ask for %ss by name, so names must be unique across the catalog: rename one", kind.what, name, joinPlaces(others), kind.what)
+			return fmt.Sprintf("%s %q is also declared at %s; MCP clients ask for %ss by name, so names must be unique across the catalog: rename one", kind.what, name, joinEntries(others, kind.what), kind.what)
 		})
 	}
 	byURI := map[string][]place{}
@@ -132,12 +138,12 @@ func reportEntryCollisions(p *Pass) {
 				if byURI[u.str] == nil {
 					uris = append(uris, u.str)
 				}
-				byURI[u.str] = append(byURI[u.str], place{p, e.name(), e.node.label, u.pos, "resource"})
+				byURI[u.str] = append(byURI[u.str], place{p, e.name(), e.node.label, u.pos})
 			}
 		}
 	}
 	reportCollisions(p, uris, byURI, func(uri string, _ place, others []place) string {
-		return fmt.Sprintf("%q is also the URI of %s; a client reads a resource by its URI, so URIs must be unique across the catalog", uri, joinPlaces(others))
+		return fmt.Sprintf("%q is also the URI of %s; a client reads a resource by its URI, so URIs must be unique across the catalog", uri, joinEntries(others, "resource"))
 	})
 }
 
@@ -152,7 +158,7 @@ func reportCrossNames(p *Pass, names []string, byFunction map[string][]place) {
 	byMCP := map[string][]exposed{}
 	for t := range p.tools() {
 		if name, pos, ok := exposedMCPName(t); ok {
-			byMCP[name] = append(byMCP[name], exposed{place{p, t.name(), t.node.label, pos, ""}, t.node.pos})
+			byMCP[name] = append(byMCP[name], exposed{place{p, t.name(), t.node.label, pos}, t.node.pos})
 		}
 	}
 	// A tool declared in a file that CUE merges into two packages is one
@@ -259,7 +265,7 @@ var mcpNameRule = &Rule{
 			if byName[name] == nil {
 				keys = append(keys, name)
 			}
-			byName[name] = append(byName[name], place{p, svc, t.node.label, pos, ""})
+			byName[name] = append(byName[name], place{p, svc, t.node.label, pos})
 		}
 		// Derived names that collide because the tool names are the same
 		// are unique-name's to report: renaming the tool fixes both.
@@ -327,6 +333,9 @@ func checkProviderLimits(p *Pass, targets []catalog.Target, strict bool) {
 			continue
 		}
 		fld := lowerer{}.field(f.node)
+		if fld.Type == catalog.JSON {
+			continue // free-form says what its projections do
+		}
 		var order []string
 		dialects := map[string][]string{}
 		for _, r := range fld.Reshapes(targets, strict || boolAt(f.tool.node, "strict")) {
@@ -361,6 +370,76 @@ func checkProviderLimits(p *Pass, targets []catalog.Target, strict bool) {
 				joinAnd(dialects[key]), key, f.describe(), projectionsState(len(dialects[key])), enforced)
 		}
 	}
+	checkDeferralLimits(p, targets)
+}
+
+// openAINamespaceAdvice is the most functions OpenAI advises a namespace
+// to hold: "fewer than 10".
+const openAINamespaceAdvice = 9
+
+// checkDeferralLimits warns, once, that the targets without deferred
+// loading reach deferred tools through toolc's own tools, and about
+// groups larger than OpenAI advises namespaces to be.
+func checkDeferralLimits(p *Pass, targets []catalog.Target) {
+	var lacking []string
+	for _, t := range []struct {
+		target catalog.Target
+		name   string
+	}{{catalog.OpenAIChat, "OpenAI Chat Completions"}, {catalog.Gemini, "Gemini"}, {catalog.Bedrock, "Bedrock"}} {
+		if slices.Contains(targets, t.target) {
+			lacking = append(lacking, t.name)
+		}
+	}
+	warned := false
+	for s := range p.services() {
+		size := map[string]int{}
+		for _, t := range s.root.get("tools").structFields() {
+			if g := t.get("group"); g != nil && g.kind == kString {
+				size[g.str]++
+			}
+			if where, ok := deferredAt(s, t); ok && !warned && len(lacking) > 0 {
+				warned = true
+				p.reportf(where.pos, "%s %s no deferred loading: %s the tools loaded up front and toolc's %s and %s, through which a model finds and calls the deferred tools (toolc serves both: /v1/call, toolcalls, MCP)",
+					joinAnd(lacking), hasHave(len(lacking)), projectionsCarry(len(lacking)), catalog.SearchToolName, catalog.CallToolName)
+			}
+		}
+		if !slices.Contains(targets, catalog.OpenAIResponses) {
+			continue
+		}
+		for _, g := range s.root.get("groups").structFields() {
+			if n := size[g.label]; n > openAINamespaceAdvice {
+				p.reportf(g.pos, "group %q has %d tools; OpenAI advises fewer than 10 functions per namespace, which the OpenAI Responses projection makes of it: split it", g.label, n)
+			}
+		}
+	}
+}
+
+// deferredAt reports whether a tool is deferred, and the key that says
+// so: its own defer, or its group's.
+func deferredAt(s service, t *node) (*node, bool) {
+	if d := t.get("defer"); d != nil && d.kind == kBool {
+		return d, d.b
+	}
+	if g := t.get("group"); g != nil && g.kind == kString {
+		if d := s.root.get("groups").get(g.str).get("defer"); d != nil && d.kind == kBool {
+			return d, d.b
+		}
+	}
+	return nil, false
+}
+
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
+}
+
+func projectionsCarry(n int) string {
+	if n == 1 {
+		return "its projection carries"
+	}
+	return "their projections carry"
 }
 
 func joinAnd(s []string) string {
