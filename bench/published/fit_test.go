@@ -239,9 +239,10 @@ func readREADME() (string, error) {
 	return d.All(), nil
 }
 
-// fitSentence is the README's sentence on the corpus.
+// fitSentence is the sentence on the corpus of docs/contract.md (whose
+// link to this directory is relative to docs/).
 func fitSentence(tools, servers, flat, records int) string {
 	pct := func(n int) string { return fmt.Sprintf("%.1f %%", 100*float64(n)/float64(tools)) }
-	return fmt.Sprintf("Of the %d tools of %d published MCP servers in [bench/published](bench/published), %d (%s) fit scalars and arrays of scalars, and records bring %d more (%s)",
+	return fmt.Sprintf("Of the %d tools of %d published MCP servers in [bench/published](../bench/published), %d (%s) fit scalars and arrays of scalars, and records bring %d more (%s)",
 		tools, servers, flat, pct(flat), records, pct(flat+records))
 }
