@@ -154,3 +154,36 @@ func TestREADMEWorkflow(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMEInstallFromCheckout runs the README's install from a checkout
+// as printed, in this checkout, with a GOPATH of its own (the module
+// cache stays the shared one): go install writes toolc into $(go env
+// GOPATH)/bin, the export puts that on PATH, and toolc version runs it.
+func TestREADMEInstallFromCheckout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs toolc")
+	}
+	_, after, ok := strings.Cut(readFile(t, "../../README.md"), "To install the binary, from the checkout:\n\n```sh\n")
+	script, _, ok2 := strings.Cut(after, "```")
+	if !ok || !ok2 {
+		t.Fatal("README.md has no sh block after \"To install the binary, from the checkout:\"")
+	}
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gopath := t.TempDir()
+	cmd := exec.Command("sh", "-e", "-c", script)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "GOPATH="+gopath, "GOMODCACHE="+strings.TrimSpace(string(modcache)), "GOBIN=", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's install, run as printed: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(gopath, "bin", "toolc")); err != nil {
+		t.Errorf("go install wrote no toolc into $(go env GOPATH)/bin: %v", err)
+	}
+	if !strings.HasPrefix(string(out), "toolc ") {
+		t.Errorf("toolc version printed %q", out)
+	}
+}
