@@ -13,12 +13,10 @@ import (
 // resources section shows, with the files it names beside it, and holds
 // it to no diagnostic: the example works as printed.
 func TestREADMEPrompts(t *testing.T) {
-	readme := readFile(t, "../../README.md")
-	_, section, ok := strings.Cut(readme, "\n### Prompts and resources\n")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := docs(t).MustSection(t, "Prompts and resources")
 	_, block, ok2 := strings.Cut(section, "```cue\n")
 	block, _, ok3 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 {
+	if !ok2 || !ok3 {
 		t.Fatal("README.md has no Prompts and resources section with a cue block")
 	}
 	block = strings.Replace(block, "\t// ...\n", "\tversion: \"1.0.0\"\n\tdescription: \"Documentation\"\n", 1)
