@@ -101,6 +101,26 @@ schema.#Service & {
 		request: fields: {}
 		response: fields: {}
 	}
+
+	// A prompt and a resource template that the handler serves, and a
+	// prompt the contract serves, which gets no method.
+	prompts: draft_reply: {
+		description: "Draft a reply"
+		arguments: {
+			topic: {type: "string", description: "The topic"}
+			tone: {type: "string", description: "The tone", required: false}
+		}
+	}
+	prompts: hello: {
+		description: "Say hello"
+		messages: [{role: "user", text: "Hello"}]
+	}
+	resources: file: {
+		uriTemplate: "edge://files/{path}"
+		description: "A file"
+		mimeType:    "text/plain"
+		variables: path: {type: "string", description: "The path"}
+	}
 }
 `
 
@@ -169,6 +189,14 @@ func (edge) Touch(context.Context, TouchRequest) (*TouchResponse, error) {
 	return &TouchResponse{}, nil
 }
 
+func (edge) DraftReplyPrompt(_ context.Context, args DraftReplyPromptArgs) ([]plugins.PromptMessage, error) {
+	return []plugins.PromptMessage{{Role: "user", Content: plugins.TextContent("Reply about " + args.Topic + "," + args.Tone)}}, nil
+}
+
+func (edge) FileResource(_ context.Context, req plugins.ResourceRequest[FileResourceVars]) ([]plugins.ResourceContents, error) {
+	return []plugins.ResourceContents{{Text: "file " + req.Variables.Path}}, nil
+}
+
 func main() {
 	Serve(edge{})
 }
@@ -211,11 +239,19 @@ func TestHandlers(t *testing.T) {
 		{"ping", "{}", "pong", false},
 		{"edit_file", ` + "`" + `{"edits":[{"oldText":"a","newText":"b","count":1}],"notes":[{"text":"n"}],"meta":{"k":[1]}}` + "`" + `, ` + "`" + `{"meta":{"k":[1]},"notes":[{"text":"n"}],"applied":[{"path":"a","lines":[],"size":1}]}` + "`" + `, false},
 		{"touch", "{}", "{}", false},
+		{"prompt:draft_reply", ` + "`" + `{"topic":"rain"}` + "`" + `, "Reply about rain,", false},
 	} {
 		got, isError := call(tc.tool, tc.args)
 		if got != tc.want || isError != tc.isError {
 			t.Errorf("%s %s = %s (error %v), want %s (error %v)", tc.tool, tc.args, got, isError, tc.want, tc.isError)
 		}
+	}
+	if _, ok := byName["prompt:hello"]; ok {
+		t.Error("a prompt the contract serves has a handler")
+	}
+	res, err := hs[byName["resource:file"]].Call(context.Background(), json.RawMessage(` + "`" + `{"uri":"edge://files/a","variables":{"path":"a"}}` + "`" + `))
+	if err != nil || len(res.Content) != 1 || res.Content[0].Resource.Text != "file a" || res.Content[0].Resource.URI != "edge://files/a" {
+		t.Errorf("resource:file = %+v, %v; want the text file a at edge://files/a", res, err)
 	}
 }
 `

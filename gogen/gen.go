@@ -90,6 +90,7 @@ func (g *generator) genInterface(f *generatedFile) {
 			f.P(t.method, "(ctx ", contextContext, ", req ", t.request.typeName, ") (*", pluginsResult, ", error)")
 		}
 	}
+	g.genHandledMethods(f)
 	f.P("}")
 	f.P()
 }
@@ -116,6 +117,7 @@ func (g *generator) genHandlers(f *generatedFile) {
 			f.P(pluginsHandle, "(", strconv.Quote(t.Name), ", impl.", t.method, "),")
 		}
 	}
+	g.genHandledHandlers(f)
 	f.P("}")
 	f.P("}")
 	f.P()

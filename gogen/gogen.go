@@ -89,6 +89,7 @@ func (g *generator) generate(goPackage string) ([]byte, error) {
 			g.genMessage(f, t, t.response)
 		}
 	}
+	g.genHandledTypes(f)
 	g.genJSONHandler(f)
 	return f.Content()
 }

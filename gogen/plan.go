@@ -18,6 +18,8 @@ import (
 type generator struct {
 	svc   *catalog.Service
 	tools []*tool
+	// handled are the prompts and resources that the handler serves.
+	handled []*handled
 	// names maps each generated package-level name to what it was made
 	// from, to catch two contract names that become one Go name.
 	names map[string]origin
@@ -126,6 +128,7 @@ func (g *generator) plan() {
 		}
 		g.tools = append(g.tools, t)
 	}
+	g.planHandled(methods)
 }
 
 func (g *generator) planMessage(t *tool, cm *catalog.Message, isResponse bool) message {

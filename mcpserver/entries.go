@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
 	"encoding/json"
 	"fmt"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
+	"time"
 	"unicode/utf8"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -18,6 +20,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/contentfile"
 	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/validate"
 )
@@ -232,10 +235,21 @@ func (e *entries) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	if err := json.Unmarshal(checked, &vals); err != nil {
 		return nil, fmt.Errorf("prompt %q: %v", sp.p.Name, err)
 	}
-	if sp.p.Messages == nil {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q has no messages in its contract, and toolc does not call prompt handlers yet", sp.p.Name)}
-	}
 	res := &mcp.GetPromptResult{Description: sp.p.Description, Messages: []*mcp.PromptMessage{}}
+	if sp.p.Messages == nil {
+		out, err := e.callHandler(ctx, req, sp.svc, plugins.PromptPrefix+sp.p.Name, checked)
+		if err != nil {
+			return nil, err
+		}
+		for _, c := range out.Content {
+			role := c.Role
+			if role != "user" && role != "assistant" {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("prompt %q: the handler returned a message of role %q; a message's role is \"user\" or \"assistant\"", sp.p.Name, role)}
+			}
+			res.Messages = append(res.Messages, &mcp.PromptMessage{Role: mcp.Role(role), Content: ToContent([]plugins.Content{c})[0]})
+		}
+		return res, nil
+	}
 	for _, m := range sp.p.Messages {
 		c, err := e.messageContent(sp.svc, m, vals)
 		if err != nil {
@@ -332,7 +346,7 @@ func (e *entries) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 		}
 	}
 	if !sr.r.Static() {
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("resource %q has no text or file in its contract, and toolc does not call resource handlers yet", sr.r.Name)}
+		return e.readHandled(ctx, req, sr, vals)
 	}
 	rc := &mcp.ResourceContents{URI: uri, MIMEType: sr.r.MIMEType}
 	if sr.r.File != "" {
@@ -343,6 +357,73 @@ func (e *entries) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 		rc.Text = catalog.Substitute(sr.r.Text, vals, isJSON(sr.r.MIMEType))
 	}
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}, nil
+}
+
+// callHandler runs the handler of a prompt or resource, for the caller of
+// req: an answer that is not content (the handler failed, or asked the
+// client something, which prompts and resources cannot do yet) is a
+// JSON-RPC error.
+func (e *entries) callHandler(ctx context.Context, req mcp.Request, svc *catalog.Service, handler string, args json.RawMessage) (*runtime.Result, error) {
+	c := callerOf(req)
+	if c != nil {
+		ctx = oauth.WithCaller(ctx, c)
+	}
+	start := time.Now()
+	res, err := e.rt.CallEntry(ctx, svc.Name, handler, args, nil)
+	outcome := "ok"
+	defer func() { e.rt.Audit(c, handler, outcome, time.Since(start), args) }()
+	switch {
+	case err != nil:
+		outcome = "error"
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", handler, err)}
+	case len(res.InputRequests) > 0 || res.MissingCapability != "":
+		outcome = "error"
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s asked the client something; toolc relays the questions of tool handlers only, so far", handler)}
+	case res.IsError:
+		outcome = "tool_error"
+		var text []string
+		for _, c := range res.Content {
+			text = append(text, c.Text)
+		}
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s failed: %s", handler, strings.Join(text, " "))}
+	}
+	return res, nil
+}
+
+// readHandled reads a resource from its handler, and holds what it returns
+// to the contract: embedded resources only, of the declared MIME type
+// (filled in where the handler left it out), text for a text type, each
+// within the size bound of a file.
+func (e *entries) readHandled(ctx context.Context, req *mcp.ReadResourceRequest, sr *servedResource, vals map[string]string) (*mcp.ReadResourceResult, error) {
+	res, err := e.callHandler(ctx, req, sr.svc, plugins.ResourcePrefix+sr.r.Name, plugins.ResourceCall(req.Params.URI, vals))
+	if err != nil {
+		return nil, err
+	}
+	bad := func(format string, args ...any) error {
+		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("resource %q: the handler returned ", sr.r.Name) + fmt.Sprintf(format, args...)}
+	}
+	out := &mcp.ReadResourceResult{}
+	for i, c := range res.Content {
+		rc := c.Resource
+		if c.Type != "resource" || rc == nil {
+			return nil, bad("content %d of type %q; a resource's contents are embedded resources (plugins.ResourceContents)", i+1, c.Type)
+		}
+		mt := rc.MIMEType
+		switch {
+		case mt == "":
+			mt = sr.r.MIMEType
+		case sr.r.MIMEType != "" && mt != sr.r.MIMEType:
+			return nil, bad("%s, and the contract says %s", mt, sr.r.MIMEType)
+		}
+		if contentfile.IsText(mt) && rc.Blob != nil {
+			return nil, bad("binary content for the text type %s", mt)
+		}
+		if n := len(rc.Text) + len(rc.Blob); n > contentfile.MaxSize {
+			return nil, bad("%d bytes, over the %d MiB of a resource", n, contentfile.MaxSize>>20)
+		}
+		out.Contents = append(out.Contents, &mcp.ResourceContents{URI: cmp.Or(rc.URI, req.Params.URI), MIMEType: mt, Text: rc.Text, Blob: rc.Blob})
+	}
+	return out, nil
 }
 
 // maxCompletions is the most values completion/complete returns, as MCP

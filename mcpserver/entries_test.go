@@ -17,6 +17,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -300,5 +301,100 @@ func TestPromptsFollowSwaps(t *testing.T) {
 	}
 	if _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://logo"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
 		t.Errorf("resources/read of a resource the reload dropped = %v, want Resource not found", err)
+	}
+}
+
+// TestHandledPromptsAndResources: a prompt without messages and a resource
+// without content are served by their handlers, here in process, and what
+// a handler returns is held to the contract.
+func TestHandledPromptsAndResources(t *testing.T) {
+	dir := t.TempDir()
+	contract := `package notes
+
+import "github.com/toolc/toolc/schema"
+
+schema.#Service & {
+	name:        "notes"
+	version:     "1.0.0"
+	description: "Notes"
+	tools: {}
+	prompts: summarize: {
+		description: "Summarize a note"
+		arguments: id: {type: "string", description: "The note"}
+	}
+	resources: note: {
+		uriTemplate: "notes://{id}"
+		description: "A note"
+		mimeType:    "text/markdown"
+		variables: id: {type: "string", description: "The note", pattern: "^[0-9]+$"}
+	}
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "notes.cue"), []byte(contract), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Compile(compiler.Config{Dir: dir}, ".")
+	if err != nil || res.HasErrors() {
+		t.Fatalf("compile: %v %v", err, res.Diagnostics)
+	}
+	type noteVars struct {
+		ID string `json:"id"`
+	}
+	summarize := plugins.HandlePrompt("summarize", func(ctx context.Context, args noteVars) ([]plugins.PromptMessage, error) {
+		return []plugins.PromptMessage{
+			{Role: "user", Content: plugins.TextContent("Summarize note " + args.ID)},
+			{Role: "assistant", Content: plugins.TextContent("Reading it.")},
+		}, nil
+	})
+	note := plugins.HandleResource("note", func(ctx context.Context, req plugins.ResourceRequest[noteVars]) ([]plugins.ResourceContents, error) {
+		switch req.Variables.ID {
+		case "7":
+			return []plugins.ResourceContents{{MIMEType: "application/pdf", Blob: []byte("%PDF")}}, nil
+		case "8":
+			return nil, errors.New("note 8 is locked")
+		}
+		return []plugins.ResourceContents{{Text: "# Note " + req.Variables.ID}}, nil
+	})
+
+	rt := runtime.New(runtime.Options{})
+	// A handler that lacks the prompt's is refused, as one that lacks a
+	// tool is.
+	if _, err := rt.Swap(res.Catalog, map[string]runtime.Dispatcher{"notes": runtime.Local(note)}); err == nil || !strings.Contains(err.Error(), "prompt:summarize") {
+		t.Fatalf("swap with no prompt handler = %v; want it refused, naming prompt:summarize", err)
+	}
+	srv := New(rt, Options{ContentDir: dir})
+	if _, err := rt.Swap(res.Catalog, map[string]runtime.Dispatcher{"notes": runtime.Local(summarize, note)}); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(NewHTTPHandler(rt, srv, HTTPOptions{}))
+	t.Cleanup(ts.Close)
+	for _, rev := range []string{"2025-11-25", "2026-07-28"} {
+		s := connect(t, ts.URL, rev, nil)
+		ctx := context.Background()
+		got, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarize", Arguments: map[string]string{"id": "42"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, "prompts/get", got.Messages, []any{
+			map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Summarize note 42"}},
+			map[string]any{"role": "assistant", "content": map[string]any{"type": "text", "text": "Reading it."}},
+		})
+		if _, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "summarize"}); rpcCode(err) != jsonrpc.CodeInvalidParams {
+			t.Errorf("prompts/get without the required argument = %v; want invalid params before the handler runs", err)
+		}
+		r, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://42"})
+		if err != nil {
+			t.Fatal(err)
+		}
+		sameJSON(t, "resources/read", r.Contents, []any{map[string]any{"uri": "notes://42", "mimeType": "text/markdown", "text": "# Note 42"}})
+		for uri, msg := range map[string]string{
+			"notes://7": "application/pdf, and the contract says text/markdown",
+			"notes://8": "note 8 is locked",
+			"notes://x": "must match the regular expression",
+		} {
+			if _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), msg) {
+				t.Errorf("resources/read %s = %v; want an error saying %q", uri, err, msg)
+			}
+		}
 	}
 }

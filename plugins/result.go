@@ -43,6 +43,9 @@ type Content struct {
 	Description string
 	Size        *int64
 	Resource    *ResourceContents
+	// Role is the role of a prompt's message, "user" or "assistant";
+	// empty in a tool's result.
+	Role string
 }
 
 // ResourceContents is an embedded resource: Text for a text resource, or

@@ -213,6 +213,10 @@ func (rt *Runtime) serviceSlots(service string) chan struct{} {
 type Snapshot struct {
 	Catalog *catalog.Catalog
 
+	// dispatchers are the services' handlers by service name, for their
+	// prompts and resources (see CallEntry).
+	dispatchers map[string]Dispatcher
+
 	byName map[string]*entry // function name
 	byMCP  map[string]*entry // MCP name
 	// maxArgs is the runtime's Options.MaxArgumentBytes, for Arguments.
@@ -233,7 +237,7 @@ type entry struct {
 }
 
 func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, rt *Runtime) (*Snapshot, error) {
-	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}, maxArgs: rt.opts.MaxArgumentBytes, deferred: cat.HasDeferred()}
+	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}, maxArgs: rt.opts.MaxArgumentBytes, deferred: cat.HasDeferred(), dispatchers: map[string]Dispatcher{}}
 	var problems []string
 	for _, svc := range cat.Services {
 		d := dispatchers[svc.Name]
@@ -241,11 +245,17 @@ func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, rt *Ru
 			problems = append(problems, fmt.Sprintf("service %q has no handler", svc.Name))
 			continue
 		}
+		s.dispatchers[svc.Name] = d
 		have := d.Tools()
 		var missing []string
 		for _, t := range svc.Tools {
 			if !slices.Contains(have, t.Name) {
 				missing = append(missing, t.Name)
+			}
+		}
+		for _, name := range entryHandlers(svc) {
+			if !slices.Contains(have, name) {
+				missing = append(missing, name)
 			}
 		}
 		if len(missing) > 0 {

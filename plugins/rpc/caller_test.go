@@ -10,14 +10,15 @@ import (
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
 )
 
-// TestCallerProtocolVersions: a host of version 4 sends the caller to a
-// plugin of version 4 and to no older one, which it still serves; a plugin
+// TestCallerProtocolVersions: a host of version 4 or later sends the
+// caller to a plugin of version 4 or later and to no older one, which it
+// still serves; a plugin
 // of version 4 under an older host sees no caller, even if that host's
 // request held one; and a handler sees the caller the host was given.
 func TestCallerProtocolVersions(t *testing.T) {
 	who := plugins.Caller{Subject: "alice", ClientID: "app", Scopes: []string{"notes:use", "notes:read"}}
 	ctx := plugins.WithCaller(context.Background(), who)
-	for _, v := range []string{"1", "2", "3", "4"} {
+	for _, v := range []string{"1", "2", "3", "4", "5"} {
 		c, _ := startToolbox(t, func(cfg *ClientConfig) { cfg.Path, cfg.Args = filepath.Join(bin, "raw"), []string{"-protocol", v} })
 		res, err := c.Call(ctx, "say", "c", json.RawMessage(`{"Message":"hi"}`), nil)
 		if err != nil {
@@ -27,14 +28,14 @@ func TestCallerProtocolVersions(t *testing.T) {
 			t.Errorf("plugin of version %s: %+v", v, res)
 		}
 		sent := len(res.Content) == 2 && res.Content[1].Text == "caller"
-		if sent != (v == "4") {
+		if sent != (v >= "4") {
 			t.Errorf("plugin of version %s: caller sent %t", v, sent)
 		}
 	}
 
 	c, _ := startToolbox(t)
-	if c.version != 4 {
-		t.Fatalf("agreed on version %d, want 4", c.version)
+	if c.version != ProtocolVersion {
+		t.Fatalf("agreed on version %d, want %d", c.version, ProtocolVersion)
 	}
 	res, err := c.Call(ctx, "caller", "c", json.RawMessage(`{}`), nil)
 	if err != nil {

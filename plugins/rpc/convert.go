@@ -60,6 +60,14 @@ func resultToPB(r *plugins.Result, version int) (*pb.Result, error) {
 }
 
 func contentToPB(c plugins.Content) (*pb.Content, error) {
+	pc, err := contentKindToPB(c)
+	if pc != nil {
+		pc.Role = validUTF8(c.Role)
+	}
+	return pc, err
+}
+
+func contentKindToPB(c plugins.Content) (*pb.Content, error) {
 	switch c.Type {
 	case "text":
 		return &pb.Content{Kind: &pb.Content_Text{Text: &pb.TextContent{Text: validUTF8(c.Text)}}}, nil
@@ -112,6 +120,12 @@ func resultFromPB(r *pb.Result) *plugins.Result {
 }
 
 func contentFromPB(c *pb.Content) plugins.Content {
+	out := contentKindFromPB(c)
+	out.Role = c.GetRole()
+	return out
+}
+
+func contentKindFromPB(c *pb.Content) plugins.Content {
 	switch k := c.Kind.(type) {
 	case *pb.Content_Text:
 		return plugins.TextContent(k.Text.GetText())
@@ -158,7 +172,7 @@ func sizeBound(r *pb.Result) int {
 		n += 64 + len(q.Id) + len(q.Method) + len(q.ParamsJson)
 	}
 	for _, c := range r.Content {
-		n += 64
+		n += 64 + len(c.Role)
 		switch k := c.Kind.(type) {
 		case *pb.Content_Text:
 			n += len(k.Text.GetText())

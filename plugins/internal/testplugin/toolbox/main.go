@@ -53,6 +53,15 @@ func main() {
 			}
 			return plugins.JSON(c)
 		}),
+		plugins.HandlePrompt("greet", func(_ context.Context, args struct{ Name string }) ([]plugins.PromptMessage, error) {
+			return []plugins.PromptMessage{
+				{Role: "user", Content: plugins.TextContent("Greet " + args.Name)},
+				{Role: "assistant", Content: plugins.ImageContent([]byte{1, 2}, "image/png")},
+			}, nil
+		}),
+		plugins.HandleResource("page", func(_ context.Context, req plugins.ResourceRequest[struct{ Name string }]) ([]plugins.ResourceContents, error) {
+			return []plugins.ResourceContents{{MIMEType: "text/plain", Text: "page " + req.Variables.Name}}, nil
+		}),
 		plugins.Handle("say", func(_ context.Context, req struct{ Message string }) (*plugins.Result, error) {
 			return plugins.Text(req.Message), nil
 		}),
