@@ -76,6 +76,12 @@ type Tools interface {
 	// This cannot be undone. Deleting a comment that is already gone succeeds
 	// and does nothing.
 	DeleteComment(ctx context.Context, req DeleteCommentRequest) (*DeleteCommentResponse, error)
+
+	// IssueResource reads resource issue. An issue as Markdown: its title,
+	// state, priority, labels, assignee, body and checklist. It returns the
+	// contents, each with its text, or its blob for binary content; a content's
+	// URI and MIME type default to the request's and the contract's.
+	IssueResource(ctx context.Context, req plugins.ResourceRequest[IssueResourceVars]) ([]plugins.ResourceContents, error)
 }
 
 // Handlers returns a handler for each tool of issue-tracker that calls its
@@ -94,6 +100,7 @@ func Handlers(impl Tools) []plugins.Handler {
 		jsonHandler("add_comment", impl.AddComment),
 		jsonHandler("list_comments", impl.ListComments),
 		jsonHandler("delete_comment", impl.DeleteComment),
+		plugins.HandleResource("issue", impl.IssueResource),
 	}
 }
 
@@ -635,6 +642,14 @@ type DeleteCommentResponse struct {
 	// True if the comment existed and was deleted, false if it was already
 	// gone.
 	Deleted bool `json:"deleted"`
+}
+
+// IssueResourceVars holds the variables of resource issue's URI template. The
+// runtime checks them against the contract, and fills in defaults, before the
+// method runs; an optional one left out is empty.
+type IssueResourceVars struct {
+	// The issue's number.
+	Number string `json:"number,omitempty"`
 }
 
 // jsonHandler returns the handler of a tool with response fields: the method's

@@ -36,7 +36,8 @@ var Contract = sync.OnceValues(func() (*catalog.Catalog, error) {
 })
 
 // Serve serves the contract with hs in-process. It fails unless hs are
-// exactly the contract's tools.
+// exactly the contract's tools, and its prompts and resources that a
+// handler serves.
 func Serve(t testing.TB, hs ...plugins.Handler) *runtime.Runtime {
 	t.Helper()
 	cat, err := Contract()
@@ -49,6 +50,17 @@ func Serve(t testing.TB, hs ...plugins.Handler) *runtime.Runtime {
 	var tools, handled []string
 	for _, tool := range cat.Services[0].Tools {
 		tools = append(tools, tool.Name)
+	}
+	// And the prompts and resources whose content the handler writes.
+	for _, p := range cat.Services[0].Prompts {
+		if p.Messages == nil {
+			tools = append(tools, plugins.PromptPrefix+p.Name)
+		}
+	}
+	for _, r := range cat.Services[0].Resources {
+		if !r.Static() {
+			tools = append(tools, plugins.ResourcePrefix+r.Name)
+		}
 	}
 	for _, h := range hs {
 		handled = append(handled, h.Tool())
