@@ -34,6 +34,7 @@ import (
 type entries struct {
 	rt  *runtime.Runtime
 	srv *mcp.Server
+	ask *asker // the server's, for prompt handlers that ask the client
 	// dir is the directory that the services' directories are relative
 	// to: files beside a contract are read from there.
 	dir string
@@ -237,9 +238,23 @@ func (e *entries) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	}
 	res := &mcp.GetPromptResult{Description: sp.p.Description, Messages: []*mcp.PromptMessage{}}
 	if sp.p.Messages == nil {
-		out, err := e.callHandler(ctx, req, sp.svc, plugins.PromptPrefix+sp.p.Name, checked)
-		if err != nil {
+		// The handler may ask the client, as a tool's may: over the
+		// session, or with an InputRequiredResult and a requestState
+		// bound to prompt:NAME, which no tool's name can be.
+		handler := plugins.PromptPrefix + sp.p.Name
+		x := &exchange{name: handler, req: req, session: req.Session, requestState: req.Params.RequestState,
+			inputResponses: req.Params.InputResponses, args: checked,
+			run: func(ctx context.Context) (*runtime.Result, error) {
+				return e.runHandler(ctx, req, sp.svc, handler, checked)
+			}}
+		out, questions, token, err := e.ask.exchange(ctx, x)
+		switch {
+		case err != nil:
 			return nil, err
+		case questions != nil:
+			return &mcp.GetPromptResult{InputRequests: questions, RequestState: token}, nil
+		case out.IsError:
+			return nil, handlerFailed(handler, out)
 		}
 		for _, c := range out.Content {
 			role := c.Role
@@ -359,11 +374,9 @@ func (e *entries) read(ctx context.Context, req *mcp.ReadResourceRequest) (*mcp.
 	return &mcp.ReadResourceResult{Contents: []*mcp.ResourceContents{rc}}, nil
 }
 
-// callHandler runs the handler of a prompt or resource, for the caller of
-// req: an answer that is not content (the handler failed, or asked the
-// client something, which prompts and resources cannot do yet) is a
-// JSON-RPC error.
-func (e *entries) callHandler(ctx context.Context, req mcp.Request, svc *catalog.Service, handler string, args json.RawMessage) (*runtime.Result, error) {
+// runHandler runs the handler of a prompt or resource once, for the
+// caller of req, and audits the run for an OAuth caller.
+func (e *entries) runHandler(ctx context.Context, req mcp.Request, svc *catalog.Service, handler string, args json.RawMessage) (*runtime.Result, error) {
 	c := callerOf(req)
 	if c != nil {
 		ctx = oauth.WithCaller(ctx, c)
@@ -371,23 +384,27 @@ func (e *entries) callHandler(ctx context.Context, req mcp.Request, svc *catalog
 	start := time.Now()
 	res, err := e.rt.CallEntry(ctx, svc.Name, handler, args, nil)
 	outcome := "ok"
-	defer func() { e.rt.Audit(c, handler, outcome, time.Since(start), args) }()
 	switch {
 	case err != nil:
 		outcome = "error"
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", handler, err)}
-	case len(res.InputRequests) > 0 || res.MissingCapability != "":
-		outcome = "error"
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s asked the client something; toolc relays the questions of tool handlers only, so far", handler)}
+		err = &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s: %v", handler, err)}
+	case len(res.InputRequests) > 0:
+		outcome = "input_required"
 	case res.IsError:
 		outcome = "tool_error"
-		var text []string
-		for _, c := range res.Content {
-			text = append(text, c.Text)
-		}
-		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s failed: %s", handler, strings.Join(text, " "))}
 	}
-	return res, nil
+	e.rt.Audit(c, handler, outcome, time.Since(start), args)
+	return res, err
+}
+
+// handlerFailed is the JSON-RPC error of a prompt or resource whose
+// handler returned an error.
+func handlerFailed(handler string, res *runtime.Result) error {
+	var text []string
+	for _, c := range res.Content {
+		text = append(text, c.Text)
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s failed: %s", handler, strings.Join(text, " "))}
 }
 
 // readHandled reads a resource from its handler, and holds what it returns
@@ -395,9 +412,15 @@ func (e *entries) callHandler(ctx context.Context, req mcp.Request, svc *catalog
 // (filled in where the handler left it out), text for a text type, each
 // within the size bound of a file.
 func (e *entries) readHandled(ctx context.Context, req *mcp.ReadResourceRequest, sr *servedResource, vals map[string]string) (*mcp.ReadResourceResult, error) {
-	res, err := e.callHandler(ctx, req, sr.svc, plugins.ResourcePrefix+sr.r.Name, plugins.ResourceCall(req.Params.URI, vals))
-	if err != nil {
+	handler := plugins.ResourcePrefix + sr.r.Name
+	res, err := e.runHandler(ctx, req, sr.svc, handler, plugins.ResourceCall(req.Params.URI, vals))
+	switch {
+	case err != nil:
 		return nil, err
+	case len(res.InputRequests) > 0 || res.MissingCapability != "":
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s asked the client something; a resource's handler cannot", handler)}
+	case res.IsError:
+		return nil, handlerFailed(handler, res)
 	}
 	bad := func(format string, args ...any) error {
 		return &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("resource %q: the handler returned ", sr.r.Name) + fmt.Sprintf(format, args...)}

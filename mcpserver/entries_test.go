@@ -398,3 +398,80 @@ schema.#Service & {
 		}
 	}
 }
+
+// TestPromptHandlerAsks: a prompt's handler asks the user, over a legacy
+// session (the server relays the question) and at 2026-07-28 (an
+// InputRequiredResult, then the retry with the answer and the state).
+func TestPromptHandlerAsks(t *testing.T) {
+	dir := t.TempDir()
+	contract := `package ask
+
+import "github.com/toolc/toolc/schema"
+
+schema.#Service & {
+	name:        "ask"
+	version:     "1.0.0"
+	description: "Asks"
+	tools: {}
+	prompts: plan: {description: "Plan a trip, asking where to first"}
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "ask.cue"), []byte(contract), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Compile(compiler.Config{Dir: dir}, ".")
+	if err != nil || res.HasErrors() {
+		t.Fatalf("compile: %v %v", err, res.Diagnostics)
+	}
+	form := plugins.Form{Message: "Where to?", Schema: json.RawMessage(`{"type":"object","properties":{"city":{"type":"string"}},"required":["city"]}`)}
+	plan := plugins.HandlePrompt("plan", func(ctx context.Context, _ struct{}) ([]plugins.PromptMessage, error) {
+		ans, err := plugins.Elicit(ctx, "where", form)
+		if err != nil {
+			return nil, err
+		}
+		var v struct{ City string }
+		if err := ans.Decode(&v); err != nil {
+			return nil, err
+		}
+		return []plugins.PromptMessage{{Role: "user", Content: plugins.TextContent("Plan a trip to " + v.City)}}, nil
+	})
+	rt := runtime.New(runtime.Options{})
+	srv := New(rt, Options{ContentDir: dir})
+	if _, err := rt.Swap(res.Catalog, map[string]runtime.Dispatcher{"ask": runtime.Local(plan)}); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(NewHTTPHandler(rt, srv, HTTPOptions{}))
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+
+	// A session: the client answers the elicitation the server sends.
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"city": "Lisbon"}}, nil
+		},
+	})
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	got, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "plan"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "prompts/get over a session", got.Messages, []any{map[string]any{"role": "user", "content": map[string]any{"type": "text", "text": "Plan a trip to Lisbon"}}})
+
+	// 2026-07-28: the questions and a state, then the answer under it.
+	meta := `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"raw","version":"1"},"io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`
+	first := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":1,"method":"prompts/get","params":{"name":"plan","_meta":`+meta+`}}`, header2026("prompts/get", "plan"))
+	state, _ := first.Result["requestState"].(string)
+	if first.Result["resultType"] != "input_required" || first.Result["inputRequests"] == nil || state == "" {
+		t.Fatalf("first round = %s; want an InputRequiredResult with a requestState", first.raw)
+	}
+	second := postMCP(t, ts.URL, `{"jsonrpc":"2.0","id":2,"method":"prompts/get","params":{"name":"plan","requestState":"`+state+`",`+
+		`"inputResponses":{"where":{"action":"accept","content":{"city":"Porto"}}},"_meta":`+meta+`}}`, header2026("prompts/get", "plan"))
+	if !strings.Contains(second.raw, "Plan a trip to Porto") {
+		t.Errorf("second round = %s; want the prompt with the answer", second.raw)
+	}
+}

@@ -181,7 +181,7 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents), scopeFilter(rt), ents.filterLists)
 	s := &mcpTools{rt: rt, srv: srv, served: map[string]string{}, ask: newAsker(opts, logger)}
 	srv.AddReceivingMiddleware(s.callDeferred)
-	ents.srv = srv
+	ents.srv, ents.ask = srv, s.ask
 	rt.OnSwap(func(snap *runtime.Snapshot) {
 		s.sync(snap)
 		ents.sync(snap)

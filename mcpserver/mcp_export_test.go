@@ -44,6 +44,13 @@ func TestMCPListIsTheExport(t *testing.T) {
 				return plugins.Text("unused"), nil
 			}))
 		}
+		for _, r := range s.Resources {
+			if !r.Static() {
+				hs = append(hs, plugins.HandleResource(r.Name, func(context.Context, plugins.ResourceRequest[map[string]string]) ([]plugins.ResourceContents, error) {
+					return nil, nil
+				}))
+			}
+		}
 		dispatchers[s.Name] = runtime.Local(hs...)
 	}
 	rt := runtime.New(runtime.Options{})

@@ -71,14 +71,20 @@ func LoadError(err error) string {
 	return fmt.Sprintf("the server could not load its tools: %v", err)
 }
 
-// held are the methods whose answer depends on the loaded tools.
+// held are the methods whose answer depends on the loaded tools, prompts
+// and resources: before the load, a prompt would be "not found".
 // subscriptions/listen is not held: a listener may subscribe during the
 // load, and hears of the changes after it (over stdio, of those after it
 // listed the tools: see news).
-var held = map[string]bool{"tools/list": true, "tools/call": true}
+var held = map[string]bool{
+	"tools/list": true, "tools/call": true,
+	"prompts/list": true, "prompts/get": true, "completion/complete": true,
+	"resources/list": true, "resources/templates/list": true, "resources/read": true,
+	"resources/subscribe": true, "resources/unsubscribe": true,
+}
 
-// Hold is the middleware that holds tools/list and tools/call until Open,
-// or until the request is cancelled.
+// Hold is the middleware that holds the held methods until Open, or until
+// the request is cancelled.
 func (g *Gate) Hold(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		if held[method] {

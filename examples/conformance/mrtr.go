@@ -242,3 +242,22 @@ func (fixtures) TestElicitationSep1330Enums(ctx context.Context, _ TestElicitati
 	}
 	return plugins.Text("Elicitation completed: " + describe(res)), nil
 }
+
+var contextForm = plugins.Form{Message: "What context should the prompt use?", Schema: json.RawMessage(
+	`{"type":"object","properties":{"context":{"type":"string"}},"required":["context"]}`)}
+
+// TestInputRequiredResultPromptPrompt asks before it writes its message:
+// an ask from prompts/get, which MCP carries as it carries a tool's.
+func (fixtures) TestInputRequiredResultPromptPrompt(ctx context.Context, _ TestInputRequiredResultPromptPromptArgs) ([]plugins.PromptMessage, error) {
+	res, err := plugins.Elicit(ctx, "user_context", contextForm)
+	if err != nil {
+		return nil, err
+	}
+	var v struct {
+		Context string `json:"context"`
+	}
+	if !res.Accepted() || res.Decode(&v) != nil {
+		v.Context = "none"
+	}
+	return []plugins.PromptMessage{{Role: "user", Content: plugins.TextContent("Use this context: " + v.Context)}}, nil
+}

@@ -133,6 +133,11 @@ type Tools interface {
 	// TestElicitationSep1330Enums handles test_elicitation_sep1330_enums. Ask
 	// the user a form with the five kinds of enum field (SEP-1330).
 	TestElicitationSep1330Enums(ctx context.Context, req TestElicitationSep1330EnumsRequest) (*plugins.Result, error)
+
+	// TestInputRequiredResultPromptPrompt writes the messages of prompt
+	// test_input_required_result_prompt. Ask the user what context to use
+	// (question user_context), then write a prompt with it.
+	TestInputRequiredResultPromptPrompt(ctx context.Context, args TestInputRequiredResultPromptPromptArgs) ([]plugins.PromptMessage, error)
 }
 
 // Handlers returns a handler for each tool of conformance that calls its method
@@ -166,6 +171,7 @@ func Handlers(impl Tools) []plugins.Handler {
 		plugins.Handle("test_elicitation", impl.TestElicitation),
 		plugins.Handle("test_elicitation_sep1034_defaults", impl.TestElicitationSep1034Defaults),
 		plugins.Handle("test_elicitation_sep1330_enums", impl.TestElicitationSep1330Enums),
+		plugins.HandlePrompt("test_input_required_result_prompt", impl.TestInputRequiredResultPromptPrompt),
 	}
 }
 
@@ -281,3 +287,10 @@ type TestElicitationSep1034DefaultsRequest struct{}
 // TestElicitationSep1330EnumsRequest holds the arguments of
 // test_elicitation_sep1330_enums.
 type TestElicitationSep1330EnumsRequest struct{}
+
+// TestInputRequiredResultPromptPromptArgs holds the arguments of prompt
+// test_input_required_result_prompt. The runtime checks them against the
+// contract, and fills in defaults, before the method runs; an optional one left
+// out is empty.
+type TestInputRequiredResultPromptPromptArgs struct {
+}
