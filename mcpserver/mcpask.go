@@ -102,7 +102,9 @@ func clientInput(req askable) *plugins.Input {
 func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
 	x := &exchange{name: name, req: req, session: req.Session, requestState: req.Params.RequestState,
 		inputResponses: req.Params.InputResponses, args: args,
-		run: func(ctx context.Context) (*runtime.Result, error) { return s.rt.CallWithEvents(ctx, name, args, onEvent) }}
+		run: func(ctx context.Context) (*runtime.Result, error) {
+			return s.rt.CallWithEvents(ctx, name, args, onEvent)
+		}}
 	res, questions, token, err := s.ask.exchange(ctx, x)
 	switch {
 	case err != nil:
