@@ -365,6 +365,7 @@ func (c *converter) field(name string, schema any, required, inRecord bool) (*ca
 		f.Description = d
 	} else {
 		f.Description = NoDescription
+		c.changef("field %q has no description from the server; the contract says so", name)
 	}
 	if nullable && required {
 		f.Required = false

@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -139,4 +140,25 @@ func (s *Set) Stop(grace time.Duration, reason string) {
 		go func() { defer wg.Done(); srv.Stop(grace, reason) }()
 	}
 	wg.Wait()
+}
+
+// Diff compares the live tools of the upstream server of every service of
+// cat that has one with its contract (see Compare). Each server is
+// started, listed and stopped. A service without an upstream is left
+// out; ok is false when cat has none.
+func Diff(ctx context.Context, cat *catalog.Catalog, opts Options) (changes []lock.Change, ok bool, err error) {
+	var errs []error
+	for _, svc := range cat.Services {
+		if svc.Upstream == nil {
+			continue
+		}
+		ok = true
+		l, err := List(ctx, svc, opts)
+		if err != nil {
+			errs = append(errs, fmt.Errorf("service %q: %w", svc.Name, err))
+			continue
+		}
+		changes = append(changes, Compare(svc, l.Tools)...)
+	}
+	return changes, ok, errors.Join(errs...)
 }

@@ -165,6 +165,49 @@ var _ runtime.Dispatcher = (*Server)(nil)
 // start must succeed: a command that is missing or does not speak MCP is
 // an error here, not a restart loop.
 func Start(ctx context.Context, svc *catalog.Service, opts Options) (*Server, error) {
+	s, err := newServer(ctx, svc, opts)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Check(ctx); err != nil {
+		s.Close(0)
+		return nil, fmt.Errorf("listing the tools of the upstream of service %q: %w", svc.Name, err)
+	}
+	go s.watch()
+	return s, nil
+}
+
+// Listing is what a server says about itself and its tools.
+type Listing struct {
+	// Server is the server's name and version, as initialize gave them.
+	Server *mcp.Implementation
+	// Instructions are the server's instructions, if any.
+	Instructions string
+	Tools        []*mcp.Tool
+}
+
+// List starts the upstream server of svc (whose tools are not read),
+// lists its tools, within MaxTools, and stops it: what toolc import
+// reads.
+func List(ctx context.Context, svc *catalog.Service, opts Options) (*Listing, error) {
+	s, err := newServer(ctx, svc, opts)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close(time.Second)
+	tools, err := listTools(ctx, s.sess.cs)
+	if err != nil {
+		return nil, err
+	}
+	out := &Listing{Tools: tools}
+	if ir := s.sess.cs.InitializeResult(); ir != nil {
+		out.Server, out.Instructions = ir.ServerInfo, ir.Instructions
+	}
+	return out, nil
+}
+
+// newServer starts the server of svc and connects to it.
+func newServer(ctx context.Context, svc *catalog.Service, opts Options) (*Server, error) {
 	if svc.Upstream == nil {
 		return nil, fmt.Errorf("service %q has no upstream", svc.Name)
 	}
@@ -196,11 +239,6 @@ func Start(ctx context.Context, svc *catalog.Service, opts Options) (*Server, er
 		return nil, fmt.Errorf("starting the upstream of service %q: %w", svc.Name, err)
 	}
 	s.sess = sess
-	if err := s.Check(ctx); err != nil {
-		s.Close(0)
-		return nil, fmt.Errorf("listing the tools of the upstream of service %q: %w", svc.Name, err)
-	}
-	go s.watch()
 	return s, nil
 }
 
