@@ -102,7 +102,7 @@ func State(t *mcp.Tool) Stated {
 	}
 	ct.Request = *req
 	if t.OutputSchema != nil {
-		out := &converter{}
+		out := &converter{what: "response field"}
 		resp, err := out.message(t.OutputSchema, "outputSchema")
 		if err != nil {
 			s.Changes = append(s.Changes, fmt.Sprintf("its outputSchema cannot be expressed (it needs %s), so its results are not checked", err))
@@ -154,10 +154,16 @@ func Normalize(t *catalog.Tool) *catalog.Tool {
 
 type converter struct {
 	changes []string
+	// what names a field in messages: "field", or "response field".
+	what string
 }
 
 func (c *converter) changef(format string, args ...any) {
-	c.changes = append(c.changes, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if c.what != "" {
+		msg = strings.Replace(msg, "field ", c.what+" ", 1)
+	}
+	c.changes = append(c.changes, msg)
 }
 
 // message converts an object schema into flat fields.
@@ -410,7 +416,7 @@ func (c *converter) field(name string, schema any, raw json.RawMessage, required
 			}
 		case it == "object" && !inRecord:
 			f.Items = catalog.Object
-			sub := &converter{}
+			sub := &converter{what: c.what}
 			var itemSchema any = items
 			var rawItems struct {
 				Items json.RawMessage `json:"items"`
