@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolc/toolc/bundle"
 	"github.com/toolc/toolc/catalog"
@@ -226,6 +227,8 @@ type tools struct {
 	follow func(ctx context.Context) error
 	// close, if set, releases what load started.
 	close func()
+	// collectors are served at /metrics beside the calls' counts.
+	collectors []prometheus.Collector
 }
 
 // serveTools is the start-up that toolc serve and toolc dev share: it
@@ -288,7 +291,7 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	// once, and the gate holds tools/list and tools/call (and the
 	// function-call API) until the first load is over.
 	srv.AddReceivingMiddleware(gate.Hold)
-	s := &server{e: e, cmd: cmd, sf: sf, rt: rt, srv: srv, gate: gate, ln: ln}
+	s := &server{e: e, cmd: cmd, sf: sf, rt: rt, srv: srv, gate: gate, ln: ln, collectors: t.collectors}
 	return s.serveWhileLoading(ctx, stop, t)
 }
 
@@ -301,6 +304,8 @@ type server struct {
 	srv  *mcp.Server
 	gate *mcpserver.Gate
 	ln   net.Listener // nil with --stdio
+	// collectors are the tools' own metrics (see tools.collectors).
+	collectors []prometheus.Collector
 }
 
 // serveWhileLoading serves from the start and loads the tools meanwhile.
@@ -410,7 +415,7 @@ func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers fun
 		maxStreams = max(conns/2, 1)
 	}
 	handler := httpapi.NewHandler(s.rt, s.srv, httpapi.Options{
-		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: s.gate,
+		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: s.gate, Collectors: s.collectors,
 		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
 			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
 	})
@@ -448,7 +453,9 @@ func runServe(e env, args []string) error {
 		// to stop: running is set once they run.
 		var mu sync.Mutex
 		var running *handlers
+		metrics := &upstream.Metrics{}
 		return &tools{
+			collectors: []prometheus.Collector{metrics},
 			load: func(ctx context.Context) error {
 				hs, err := startAll(ctx, e, src, rt, *sf.insecure)
 				if err != nil {
@@ -457,6 +464,7 @@ func runServe(e env, args []string) error {
 				mu.Lock()
 				running = hs
 				mu.Unlock()
+				metrics.Use(hs.upstreams)
 				return hs.serve(rt, src.cat)
 			},
 			serveFailure: true,

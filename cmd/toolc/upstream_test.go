@@ -5,6 +5,8 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
+	"net/http"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -165,6 +167,21 @@ func TestUpstreamNPMServers(t *testing.T) {
 		}
 		if !strings.Contains(stderr.String(), "upstream tool withdrawn") || !strings.Contains(stderr.String(), "tool=echo") {
 			t.Errorf("no log line names the withdrawn tool:\n%s", stderr.String())
+		}
+		// /metrics names the tool and the difference.
+		resp, err := http.Get(url + "/metrics")
+		if err != nil {
+			t.Fatal(err)
+		}
+		metrics, _ := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		for _, want := range []string{
+			`toolc_upstream_withdrawn{difference="description-changed",service="everything",tool="echo"} 1`,
+			`toolc_upstream_withdrawals_total{difference="description-changed",service="everything",tool="echo"} 1`,
+		} {
+			if !strings.Contains(string(metrics), want) {
+				t.Errorf("/metrics lacks %s", want)
+			}
 		}
 		r := run(t, "diff", "--upstream", "./everything")
 		if r.status != 1 || !strings.Contains(r.stdout, "[description-changed]") {
