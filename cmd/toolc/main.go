@@ -27,6 +27,7 @@ import (
 	"github.com/toolc/toolc/internal/editdist"
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/memguard"
+	"github.com/toolc/toolc/internal/procsec"
 )
 
 // Exit statuses, pinned by the design.
@@ -159,6 +160,11 @@ func commands() []command {
 }
 
 func main() {
+	// Before anything reads a secret or starts a process: a handler must
+	// not find $TOOLC_TOKEN in /proc/$PPID/environ.
+	if err := procsec.Seal(); err != nil {
+		fmt.Fprintf(os.Stderr, "toolc: warning: the processes toolc starts may read its environment: %v\n", err)
+	}
 	stop := watchMemory(os.Args[1:], os.Stderr)
 	status := run(os.Args[1:], env{os.Stdin, os.Stdout, os.Stderr})
 	stop()
