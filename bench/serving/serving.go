@@ -31,6 +31,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -74,6 +75,7 @@ type Server struct {
 	// stdio is the stdio server's session, after its initialize.
 	stdin  io.WriteCloser
 	stdout *bufio.Reader
+	lastID int // the id of the last stdio call
 	done   chan struct{}
 }
 
@@ -376,18 +378,29 @@ func RunHTTP(ctx context.Context, srv *Server, rev string, clients int, d time.D
 }
 
 // RunStdio has one client call srv, a stdio server, in sequence for d.
+// Each call has an id of its own: a server may still hold the id of the
+// call it has just answered. A call unanswered for 10 s ends the server.
 func RunStdio(ctx context.Context, srv *Server, d time.Duration) (Sample, error) {
-	body := append(CallBody(Revisions[0], CallArgs), '\n')
+	body := CallBody(Revisions[0], CallArgs)
+	const idField = `"id":1,`
+	at := bytes.Index(body, []byte(idField))
+	head, tail := body[:at+len(`"id":`)], append(slices.Clone(body[at+len(idField)-1:]), '\n')
+	var line []byte
 	call := func() error {
-		if _, err := srv.stdin.Write(body); err != nil {
+		srv.lastID++
+		id := strconv.Itoa(srv.lastID)
+		line = append(append(append(line[:0], head...), id...), tail...)
+		stuck := time.AfterFunc(10*time.Second, func() { srv.cmd.Process.Kill() })
+		defer stuck.Stop()
+		if _, err := srv.stdin.Write(line); err != nil {
 			return err
 		}
-		line, err := srv.readAnswer(`"id":1`)
+		answer, err := srv.readAnswer(`"id":` + id + `,`)
 		if err != nil {
 			return err
 		}
-		if !bytes.Contains(line, []byte(Want)) || bytes.Contains(line, []byte(`"isError":true`)) {
-			return fmt.Errorf("tools/call: %.300s", line)
+		if !bytes.Contains(answer, []byte(Want)) || bytes.Contains(answer, []byte(`"isError":true`)) {
+			return fmt.Errorf("tools/call: %.300s", answer)
 		}
 		return nil
 	}
@@ -399,7 +412,7 @@ func RunStdio(ctx context.Context, srv *Server, d time.Duration) (Sample, error)
 	start := time.Now()
 	for stop := start.Add(d); time.Now().Before(stop) && ctx.Err() == nil; {
 		if err := call(); err != nil {
-			return Sample{}, fmt.Errorf("%s over stdio: %w", srv.Name, err)
+			return Sample{}, fmt.Errorf("%s over stdio, call %d: %w", srv.Name, srv.lastID, err)
 		}
 		s.Calls++
 	}
