@@ -188,7 +188,9 @@ func (s *server) run(ctx context.Context, h plugins.Handler, req *pb.CallRequest
 // tooLargeError is a result over the bound of the host's Calls stream.
 type tooLargeError struct{ size int }
 
-func (e *tooLargeError) Error() string { return fmt.Sprintf("result of %d bytes over the host's bound", e.size) }
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("result of %d bytes over the host's bound", e.size)
+}
 
 // callContext is the plugin side of one call's stream: it sends the
 // handler's events to the host while the call runs.
