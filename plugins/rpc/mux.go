@@ -263,8 +263,24 @@ func (c *Client) event(ev *pb.CallEvent, onEvent func(plugins.Event), gate *even
 
 // Calls is the plugin's side of the Calls stream: it runs each call on a
 // goroutine of its own, and cancels the calls in flight when the stream
-// ends.
+// ends. The goroutines are kept for the next calls, as gRPC's stream
+// workers are (see Serve): a new goroutine per call grew its stack anew
+// on every call.
 func (s *server) Calls(stream pb.Plugin_CallsServer) error {
+	work := make(chan func())
+	defer close(work)
+	run := func(f func()) {
+		select {
+		case work <- f: // an idle worker takes it
+		default:
+			go func() {
+				f()
+				for f := range work {
+					f()
+				}
+			}()
+		}
+	}
 	var sendMu sync.Mutex
 	send := func(r *pb.CallReply) error {
 		sendMu.Lock()
@@ -294,13 +310,14 @@ func (s *server) Calls(stream pb.Plugin_CallsServer) error {
 			mu.Lock()
 			running[f.Id] = cancel
 			mu.Unlock()
-			go func(id uint64, req *pb.CallRequest) {
+			id, req := f.Id, fr.Start
+			run(func() {
 				s.serveMuxCall(ctx, id, req, send)
 				mu.Lock()
 				delete(running, id)
 				mu.Unlock()
 				cancel()
-			}(f.Id, fr.Start)
+			})
 		case *pb.CallFrame_Cancel:
 			mu.Lock()
 			cancel := running[f.Id]
