@@ -353,7 +353,7 @@ func (s *server) serveMuxCall(ctx context.Context, id uint64, req *pb.CallReques
 	var tooLarge *tooLargeError
 	switch {
 	case errors.As(err, &tooLarge):
-		send(&pb.CallReply{Id: id, TooLarge: int64(tooLarge.size + replyEnvelope)})
+		send(&pb.CallReply{Id: id, TooLarge: int64(tooLarge.size)})
 	case err != nil:
 		// The host stopped waiting: it expects nothing more.
 	default:

@@ -154,7 +154,7 @@ type CallReply struct {
 	Id    uint64                 `protobuf:"varint,1,opt,name=id,proto3" json:"id,omitempty"`
 	// A progress or log event, or the result.
 	Event *CallEvent `protobuf:"bytes,2,opt,name=event,proto3" json:"event,omitempty"`
-	// The result would have been a message of this many bytes, over the
+	// The result would have been a CallEvent of this many bytes, over the
 	// call's result_limit (with the envelope the host allows): it was not
 	// sent.
 	TooLarge int64 `protobuf:"varint,3,opt,name=too_large,json=tooLarge,proto3" json:"too_large,omitempty"`
