@@ -35,7 +35,64 @@ type Service struct {
 	// caller without them may not learn that the service's tools exist;
 	// one with them may, and is told which scopes a tool adds.
 	Scopes []string `json:"scopes,omitempty"`
-	Tools  []*Tool  `json:"tools"`
+	// Groups are the service's groups of tools, in the contract's order.
+	Groups []*Group `json:"groups,omitempty"`
+	// Upstream, when set, is the existing MCP server that serves the
+	// service's tools in place of a Go handler.
+	Upstream *Upstream `json:"upstream,omitempty"`
+	Tools    []*Tool   `json:"tools"`
+}
+
+// Upstream is an existing MCP server that serves a service's tools: a
+// command that toolc starts and speaks MCP to over stdio, or the URL of
+// a Streamable HTTP endpoint. It holds no secret: Env and Headers say
+// where each value comes from.
+type Upstream struct {
+	// Command is the program and its arguments; empty for a URL.
+	Command []string `json:"command,omitempty"`
+	URL     string   `json:"url,omitempty"`
+	// Dir is the command's working directory, slash-separated and
+	// relative to the service's Dir; empty means Dir itself.
+	Dir string `json:"dir,omitempty"`
+	// Env are the command's variables, and Headers the URL's, in name
+	// order.
+	Env     []ValueFrom `json:"env,omitempty"`
+	Headers []ValueFrom `json:"headers,omitempty"`
+	// The timeouts as the contract writes them, Go durations ("30s");
+	// empty means the default.
+	StartTimeout  string `json:"startTimeout,omitempty"`
+	CallTimeout   string `json:"callTimeout,omitempty"`
+	CheckInterval string `json:"checkInterval,omitempty"`
+}
+
+// ValueFrom is a named value that an upstream gets, and where it comes
+// from: toolc's environment variable Env, or the file File (relative to
+// the service's Dir). Prefix goes before it, as "Bearer " does.
+type ValueFrom struct {
+	Name   string `json:"name"`
+	Env    string `json:"env,omitempty"`
+	File   string `json:"file,omitempty"`
+	Prefix string `json:"prefix,omitempty"`
+}
+
+// Group is a named set of one service's tools: an OpenAI Responses
+// namespace, an MCP group. Its name is unique across the catalog.
+type Group struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Deferred is the group's defer: its tools are loaded on demand,
+	// unless a tool says otherwise (Tool.Deferred holds the result).
+	Deferred bool `json:"deferred,omitempty"`
+}
+
+// Group returns the service's group of the given name, or nil.
+func (s *Service) Group(name string) *Group {
+	for _, g := range s.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
 }
 
 // Tool is one function that a model can call.
@@ -57,11 +114,33 @@ type Tool struct {
 	Examples []map[string]any `json:"examples,omitempty"`
 	// MCPName pins the exposed MCP name; empty means derived (see MCPName).
 	MCPName string `json:"mcpName,omitempty"`
+	// Task says whether the tool runs as a task of MCP's Tasks extension:
+	// TaskOptional, TaskRequired, or "" for never.
+	Task string `json:"task,omitempty"`
 	// Scopes are the OAuth scopes a caller's access token must hold to
 	// see and call the tool: its service's auth.scopes and its own,
 	// sorted, each once. Empty means any authenticated caller.
 	Scopes []string `json:"scopes,omitempty"`
+	// Group is the name of the service's group the tool is in, if any.
+	Group string `json:"group,omitempty"`
+	// Deferred tools are loaded on demand: a projection leaves them out
+	// of a request, or marks them so, and makes them reachable through a
+	// search (see DeferLoading).
+	Deferred bool `json:"deferred,omitempty"`
 }
+
+// The values of Tool.Task.
+const (
+	// TaskOptional: a client of the Tasks extension gets a task, any
+	// other client a plain result.
+	TaskOptional = "optional"
+	// TaskRequired: only a client of the Tasks extension may call the
+	// tool; it always gets a task.
+	TaskRequired = "required"
+)
+
+// validTask reports whether s is a value of Tool.Task.
+func validTask(s string) bool { return s == "" || s == TaskOptional || s == TaskRequired }
 
 // Annotations are behaviour hints. Nil means unset, which MCP distinguishes
 // from false.
@@ -102,6 +181,11 @@ const (
 	// Object is the items type of a record field: an array whose items
 	// are flat objects, with the Field's Fields as their properties.
 	Object Type = "object"
+	// JSON is a free-form value: any JSON value, or with the Field's
+	// Object set, any JSON object. Strict projections and Gemini's, which
+	// cannot state an open value, take it as a string that holds its JSON
+	// text, which the runtime parses back.
+	JSON Type = "json"
 )
 
 // Field is one parameter or result value: a scalar, an array of scalars,
@@ -142,6 +226,9 @@ type Field struct {
 	MinItems    *int64 `json:"minItems,omitempty"`
 	MaxItems    *int64 `json:"maxItems,omitempty"`
 	UniqueItems bool   `json:"uniqueItems,omitempty"`
+
+	// Object limits a JSON field to objects.
+	Object bool `json:"object,omitempty"`
 
 	// MCPHeader, on a request field, is the name part of the HTTP header
 	// Mcp-Param-{MCPHeader} that MCP 2026-07-28 clients mirror the

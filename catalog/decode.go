@@ -740,8 +740,82 @@ func (d *decoder) service(s *Service) bool {
 			return d.once(&seen, 1<<7) && d.pos(&s.Pos)
 		case "scopes":
 			return d.once(&seen, 1<<8) && d.strings(&s.Scopes)
+		case "groups":
+			return d.once(&seen, 1<<9) && d.groups(&s.Groups)
+		case "upstream":
+			s.Upstream = &Upstream{}
+			return d.once(&seen, 1<<10) && d.upstream(s.Upstream)
 		}
 		return false
+	})
+}
+
+func (d *decoder) groups(out *[]*Group) bool {
+	list := []*Group{}
+	ok := d.array(func() bool {
+		g := &Group{}
+		list = append(list, g)
+		seen := 0
+		return d.object(func(key []byte) bool {
+			switch string(key) {
+			case "name":
+				return d.once(&seen, 1<<0) && d.string(&g.Name)
+			case "description":
+				return d.once(&seen, 1<<1) && d.string(&g.Description)
+			case "deferred":
+				return d.once(&seen, 1<<2) && d.bool(&g.Deferred)
+			}
+			return false
+		})
+	})
+	*out = list
+	return ok
+}
+
+func (d *decoder) upstream(u *Upstream) bool {
+	seen := 0
+	return d.object(func(key []byte) bool {
+		switch string(key) {
+		case "command":
+			return d.once(&seen, 1<<0) && d.strings(&u.Command)
+		case "url":
+			return d.once(&seen, 1<<1) && d.string(&u.URL)
+		case "dir":
+			return d.once(&seen, 1<<2) && d.string(&u.Dir)
+		case "env":
+			return d.once(&seen, 1<<3) && d.valuesFrom(&u.Env)
+		case "headers":
+			return d.once(&seen, 1<<4) && d.valuesFrom(&u.Headers)
+		case "startTimeout":
+			return d.once(&seen, 1<<5) && d.string(&u.StartTimeout)
+		case "callTimeout":
+			return d.once(&seen, 1<<6) && d.string(&u.CallTimeout)
+		case "checkInterval":
+			return d.once(&seen, 1<<7) && d.string(&u.CheckInterval)
+		}
+		return false
+	})
+}
+
+func (d *decoder) valuesFrom(out *[]ValueFrom) bool {
+	return d.array(func() bool {
+		var v ValueFrom
+		seen := 0
+		ok := d.object(func(key []byte) bool {
+			switch string(key) {
+			case "name":
+				return d.once(&seen, 1<<0) && d.string(&v.Name)
+			case "env":
+				return d.once(&seen, 1<<1) && d.string(&v.Env)
+			case "file":
+				return d.once(&seen, 1<<2) && d.string(&v.File)
+			case "prefix":
+				return d.once(&seen, 1<<3) && d.string(&v.Prefix)
+			}
+			return false
+		})
+		*out = append(*out, v)
+		return ok
 	})
 }
 
@@ -799,6 +873,12 @@ func (d *decoder) tool(t *Tool) bool {
 			return d.once(&seen, 1<<11) && d.pos(&t.Pos)
 		case "scopes":
 			return d.once(&seen, 1<<12) && d.strings(&t.Scopes)
+		case "group":
+			return d.once(&seen, 1<<13) && d.string(&t.Group)
+		case "deferred":
+			return d.once(&seen, 1<<14) && d.bool(&t.Deferred)
+		case "task":
+			return d.once(&seen, 1<<15) && d.string(&t.Task) && validTask(t.Task)
 		}
 		return false
 	})
@@ -957,6 +1037,8 @@ func (d *decoder) field(f *Field) bool {
 			return d.once(&seen, 1<<20) && d.pos(&f.Pos)
 		case "mcpHeader":
 			return d.once(&seen, 1<<21) && d.string(&f.MCPHeader)
+		case "object":
+			return d.once(&seen, 1<<23) && d.bool(&f.Object)
 		}
 		return false
 	})

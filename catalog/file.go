@@ -328,6 +328,9 @@ func (c *Catalog) normalize() error {
 			if t == nil {
 				return fmt.Errorf("service %q: a tool is null", s.Name)
 			}
+			if !validTask(t.Task) {
+				return fmt.Errorf("tool %q: task %q is neither %q nor %q", t.Name, t.Task, TaskOptional, TaskRequired)
+			}
 			msgs := []*Message{&t.Request}
 			if t.Response != nil {
 				msgs = append(msgs, t.Response)

@@ -77,6 +77,7 @@ func TestRoundTrip(t *testing.T) {
 		cats[ex.name] = ex.cat
 	}
 	cats["empty"] = &catalog.Catalog{}
+	cats["upstream"] = upstreamCatalog()
 	for name, c := range cats {
 		t.Run(name, func(t *testing.T) {
 			first := marshal(t, c)
@@ -94,6 +95,11 @@ func TestRoundTrip(t *testing.T) {
 			// int64); the kitchen sink's have the types Parse restores.
 			if name == "every kind of field" && !reflect.DeepEqual(values(c), values(parsed)) {
 				t.Errorf("values changed Go types in the round trip:\n%#v\n%#v", values(c), values(parsed))
+			}
+			for i, svc := range c.Services {
+				if !reflect.DeepEqual(svc.Upstream, parsed.Services[i].Upstream) {
+					t.Errorf("service %s: upstream %+v after the round trip, want %+v", svc.Name, parsed.Services[i].Upstream, svc.Upstream)
+				}
 			}
 			for _, target := range catalog.Targets() {
 				a, _ := c.ProjectJSON(target, catalog.ProjectOptions{})
@@ -128,6 +134,26 @@ func values(c *catalog.Catalog) []any {
 		}
 	}
 	return out
+}
+
+// upstreamCatalog has two services served by upstream MCP servers, one
+// with every key of the block.
+func upstreamCatalog() *catalog.Catalog {
+	c := &catalog.Catalog{Services: []*catalog.Service{{
+		Name: "docs", Version: "1.0.0", Description: "Docs", Dir: "svc/docs", Handler: ".",
+		Upstream: &catalog.Upstream{
+			Command: []string{"npx", "-y", "@acme/docs-mcp@1.4.0"}, Dir: "work",
+			Env:          []catalog.ValueFrom{{Name: "CA", File: "/run/secrets/ca.pem"}, {Name: "TOKEN", Env: "DOCS_TOKEN", Prefix: "tok:"}},
+			StartTimeout: "10s", CallTimeout: "1m", CheckInterval: "5m",
+		},
+		Tools: []*catalog.Tool{{Name: "get-doc", Description: "Get a doc", MCPName: "getDoc", Request: catalog.Message{Fields: []*catalog.Field{}}}},
+	}, {
+		Name: "wiki", Version: "1.0.0", Description: "Wiki", Dir: "svc/wiki", Handler: ".",
+		Upstream: &catalog.Upstream{URL: "https://wiki.internal/mcp", Headers: []catalog.ValueFrom{{Name: "Authorization", Env: "WIKI_TOKEN", Prefix: "Bearer "}}},
+		Tools:    []*catalog.Tool{{Name: "search", Description: "Search", Request: catalog.Message{Fields: []*catalog.Field{}}}},
+	}}}
+	c.Seal()
+	return c
 }
 
 // kitchenSink is a catalog with every type, bound and value kind that the

@@ -36,12 +36,27 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 		MCPTitle:    stringAt(root.get("mcp"), "title"),
 		Pos:         l.pos(root.pos),
 	}
+	s.Upstream = lowerUpstream(root.get("upstream"))
 	serviceScopes := scopesAt(root)
 	s.Scopes = effectiveScopes(serviceScopes, nil)
+	for _, g := range root.get("groups").structFields() {
+		if g.kind == kStruct {
+			s.Groups = append(s.Groups, &catalog.Group{Name: g.label, Description: stringAt(g, "description"), Deferred: boolAt(g, "defer")})
+		}
+	}
 	for _, t := range root.get("tools").structFields() {
 		if t.kind == kStruct {
 			lt := l.tool(t)
 			lt.Scopes = effectiveScopes(serviceScopes, scopesAt(t))
+			// A tool's defer overrides its group's.
+			if g := s.Group(lt.Group); g != nil {
+				lt.Deferred = g.Deferred
+			} else {
+				lt.Group = "" // group reports it
+			}
+			if d := optBool(t, "defer"); d != nil {
+				lt.Deferred = *d
+			}
 			s.Tools = append(s.Tools, lt)
 		}
 	}
@@ -56,6 +71,8 @@ func (l lowerer) tool(n *node) *catalog.Tool {
 		Deprecated:  boolAt(n, "deprecated"),
 		Strict:      boolAt(n, "strict"),
 		MCPName:     stringAt(n.get("mcp"), "name"),
+		Group:       stringAt(n, "group"),
+		Task:        stringAt(n, "task"),
 		Request:     l.message(n.get("request")),
 		Pos:         l.pos(n.pos),
 	}
@@ -109,6 +126,7 @@ func (l lowerer) field(n *node) *catalog.Field {
 		Pattern:     stringAt(n, "pattern"),
 		Format:      stringAt(n, "format"),
 		UniqueItems: boolAt(n, "uniqueItems"),
+		Object:      boolAt(n, "object"),
 		MCPHeader:   stringAt(n.get("mcp"), "header"),
 		MinLength:   intAt(n, "minLength"),
 		MaxLength:   intAt(n, "maxLength"),
@@ -231,4 +249,40 @@ func relPath(wd, file string) string {
 		return rel
 	}
 	return file
+}
+
+// lowerUpstream lowers an upstream block; nil when there is none.
+func lowerUpstream(n *node) *catalog.Upstream {
+	if n == nil || n.kind != kStruct {
+		return nil
+	}
+	u := &catalog.Upstream{
+		URL:           stringAt(n, "url"),
+		Dir:           stringAt(n, "dir"),
+		StartTimeout:  stringAt(n, "startTimeout"),
+		CallTimeout:   stringAt(n, "callTimeout"),
+		CheckInterval: stringAt(n, "checkInterval"),
+	}
+	if c := n.get("command"); c != nil && c.kind == kList {
+		for _, e := range c.elems {
+			if e.kind == kString {
+				u.Command = append(u.Command, e.str)
+			}
+		}
+	}
+	u.Env = lowerValues(n.get("env"))
+	u.Headers = lowerValues(n.get("headers"))
+	return u
+}
+
+// lowerValues lowers env or headers, in name order.
+func lowerValues(n *node) []catalog.ValueFrom {
+	var out []catalog.ValueFrom
+	for _, v := range n.structFields() {
+		if v.kind == kStruct {
+			out = append(out, catalog.ValueFrom{Name: v.label, Env: stringAt(v, "env"), File: stringAt(v, "file"), Prefix: stringAt(v, "prefix")})
+		}
+	}
+	slices.SortFunc(out, func(a, b catalog.ValueFrom) int { return cmp.Compare(a.Name, b.Name) })
+	return out
 }

@@ -29,6 +29,9 @@ var handlerRule = &Rule{
 	Severity: diag.Warning,
 	Check: func(p *Pass) {
 		for s := range p.services() {
+			if s.root.get("upstream") != nil {
+				continue // an upstream MCP server serves the tools
+			}
 			h := s.root.get("handler")
 			rel := "."
 			if h != nil {

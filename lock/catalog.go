@@ -34,6 +34,7 @@ func (l *Lock) Catalog() (c *catalog.Catalog, exact bool) {
 				Description: t.Description,
 				Request:     t.Request.catalog(),
 				Scopes:      t.Scopes,
+				Task:        t.Task,
 				Pos:         t.Pos,
 			}
 			if t.Annotations != nil {

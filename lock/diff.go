@@ -69,11 +69,12 @@ var kinds = []Kind{
 	{"field-added-required", true, "a new required request field (required fields have no default)"},
 	{"enum-value-removed", true, "an enum of a request field lost a value"},
 	{"enum-added", true, "a request field that took any value now takes only an enum's"},
-	{"bound-tightened", true, "minimum or minLength or minItems up, maximum or maxLength or maxItems down, a new bound, uniqueItems set"},
+	{"bound-tightened", true, "minimum or minLength or minItems up, maximum or maxLength or maxItems down, a new bound, uniqueItems set, a free-form field limited to objects"},
 	{"pattern-changed", true, "a request field's pattern changed or was added"},
 	{"format-changed", true, "a request field's format changed or was added"},
 	{"response-field-removed", true, "a response field is gone"},
 	{"response-field-changed", true, "a response field's type, items or requiredness changed, or it may now hold values it could not before"},
+	{"task-required", true, "a tool now requires MCP's Tasks extension (task: \"required\"): clients without it can no longer call it"},
 	{"scope-added", true, "a tool needs a new OAuth scope (auth.scopes of it or its service): callers whose tokens lack it can no longer see or call it"},
 	{"tool-added", false, "a new tool"},
 	{"field-added-optional", false, "a new optional request field"},
@@ -87,6 +88,7 @@ var kinds = []Kind{
 	{"title-changed", false, "a tool's title changed"},
 	{"annotations-changed", false, "a tool's behaviour hints (readOnly, destructive, idempotent, openWorld) changed"},
 	{"scope-removed", false, "a tool no longer needs an OAuth scope"},
+	{"task-changed", false, "a tool's task support changed, other than to \"required\": clients of the Tasks extension get a task where they got a result, or the other way round"},
 }
 
 var breaking = func() map[string]bool {
@@ -314,6 +316,13 @@ func (d *differ) tool(o, n located, renamed bool) {
 	if a, b := annotations(ot.Annotations), annotations(nt.Annotations); a != b {
 		d.add(n, "annotations-changed", tp("annotations"), nt.Pos, "annotations of tool %q changed from %s to %s; MCP clients may now ask before calling it, or stop asking", nt.Name, a, b)
 	}
+	switch {
+	case ot.Task == nt.Task:
+	case nt.Task == catalog.TaskRequired:
+		d.add(n, "task-required", tp("task"), nt.Pos, "tool %q now has task: %q; clients without MCP's Tasks extension can no longer call it", nt.Name, nt.Task)
+	default:
+		d.add(n, "task-changed", tp("task"), nt.Pos, "task of tool %q changed from %s to %s", nt.Name, taskText(ot.Task), taskText(nt.Task))
+	}
 	for _, s := range nt.Scopes {
 		if !slices.Contains(ot.Scopes, s) {
 			d.add(n, "scope-added", tp("auth", "scopes"), nt.Pos, "tool %q now needs the OAuth scope %q; callers whose tokens lack it can no longer see or call it", nt.Name, s)
@@ -326,6 +335,14 @@ func (d *differ) tool(o, n located, renamed bool) {
 	}
 	d.request(n, &ot.Request, &nt.Request)
 	d.response(n, ot.Response, nt.Response)
+}
+
+// taskText is a tool's task support as a diff message says it.
+func taskText(task string) string {
+	if task == "" {
+		return "none"
+	}
+	return strconv.Quote(task)
 }
 
 func annotations(a *catalog.Annotations) string {
@@ -515,7 +532,12 @@ func (d *differ) requestField(at located, o, n *Field, path []string) {
 		if o.Type == n.Type {
 			k = "items"
 		}
-		d.add(at, "field-type-changed", key(k), n.Pos, "%s changed from %s to %s; calls that send %s are rejected", what, typeName(o), typeName(n), article(typeName(o)))
+		consequence := fmt.Sprintf("calls that send %s are rejected", article(typeName(o)))
+		if n.Type == catalog.JSON {
+			// Any value passes; what the handler gets changes.
+			consequence = "calls still pass, but the handler gets any JSON value, and a string that holds JSON as that value"
+		}
+		d.add(at, "field-type-changed", key(k), n.Pos, "%s changed from %s to %s; %s", what, typeName(o), typeName(n), consequence)
 		return // the constraints of another type do not compare
 	}
 	switch {
@@ -710,6 +732,12 @@ func bounds(o, n *Field) []boundChange {
 		out = append(out, boundChange{"uniqueItems", true, "was set"})
 	case o.UniqueItems && !n.UniqueItems:
 		out = append(out, boundChange{"uniqueItems", false, "was dropped"})
+	}
+	switch {
+	case !o.Object && n.Object:
+		out = append(out, boundChange{"object", true, "was set: only a JSON object is a value of it now"})
+	case o.Object && !n.Object:
+		out = append(out, boundChange{"object", false, "was dropped: any JSON value is a value of it now"})
 	}
 	return out
 }

@@ -84,8 +84,12 @@ type Tool struct {
 	// Scopes are the OAuth scopes a caller needs, sorted (see
 	// catalog.Tool.Scopes): a new one locks out callers, so Diff holds
 	// them like the request.
-	Scopes []string    `json:"scopes,omitempty"`
-	Pos    catalog.Pos `json:"-"`
+	Scopes []string `json:"scopes,omitempty"`
+	// Task is the tool's task support (catalog.Tool.Task): "required"
+	// turns away every client without MCP's Tasks extension, so Diff
+	// holds it like a scope.
+	Task string      `json:"task,omitempty"`
+	Pos  catalog.Pos `json:"-"`
 }
 
 // Message is a request or a response.
@@ -130,6 +134,9 @@ type Field struct {
 	MaxItems    *int64 `json:"maxItems,omitempty"`
 	UniqueItems bool   `json:"uniqueItems,omitempty"`
 
+	// Object limits a free-form (json) field to objects.
+	Object bool `json:"object,omitempty"`
+
 	Pos catalog.Pos `json:"-"`
 }
 
@@ -147,6 +154,7 @@ func FromCatalog(c *catalog.Catalog) *Lock {
 				Description: t.Description,
 				Request:     fromMessage(&t.Request),
 				Scopes:      slices.Clone(t.Scopes),
+				Task:        t.Task,
 				Pos:         t.Pos,
 			}
 			if a := t.Annotations; a.ReadOnly != nil || a.Destructive != nil || a.Idempotent != nil || a.OpenWorld != nil {
@@ -182,7 +190,7 @@ func fromField(f *catalog.Field, name string) *Field {
 		Required: f.Required, Default: f.Default, Enum: slices.Clone(f.Enum),
 		MinLength: f.MinLength, MaxLength: f.MaxLength, Pattern: f.Pattern, Format: f.Format,
 		Minimum: f.Minimum, Maximum: f.Maximum, ExclusiveMinimum: f.ExclusiveMinimum, ExclusiveMaximum: f.ExclusiveMaximum,
-		MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems,
+		MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems, Object: f.Object,
 		Pos: f.Pos,
 	}
 }

@@ -196,6 +196,7 @@ func TestGoodContracts(t *testing.T) {
 				title:       "T"
 				deprecated:  false
 				strict:      true
+				task:        "required"
 				annotations: {readOnly: true, destructive: false, idempotent: true, openWorld: false}
 				mcp: name: "svc-T_1"
 				request: {description: "Args", fields: {}}
@@ -257,6 +258,29 @@ func TestGoodContracts(t *testing.T) {
 				title:       "Tool ✔️"
 				request: fields: x: {type: "string", description: "d", enum: ["❤️", "#️⃣"], required: false, default: "❤️"}
 			}`)}},
+		{"free-form values", map[string]string{"c.cue": contract(`description: "A tool"
+			request: fields: {
+				filter: {type: "json", object: true, description: "d", examples: [{age: {"$gt": 30}}, {}]}
+				patch: {type: "json", description: "d", required: false, deprecated: true, examples: [[{op: "add"}], "x", 1, true, null]}
+				any: {type: "json", description: "d"}
+				rows: {type: "array", description: "d", required: false, items: fields: meta: {type: "json", object: false, description: "d"}}
+			}
+			response: fields: doc: {type: "json", object: true, description: "d", required: false}
+			examples: [{filter: {a: [1, {b: null}]}, any: null}, {filter: {}, patch: null, any: "s", rows: [{meta: [1]}]}]`)}},
+		{"stdio upstream with everything", map[string]string{"c.cue": service(`upstream: {
+				command: ["npx", "-y", "@acme/docs-mcp@1.4.0"]
+				dir: "work"
+				env: {DOCS_TOKEN: {env: "ACME_DOCS_TOKEN"}, CA_PEM: {file: "/run/secrets/ca.pem"}, AUTH: {env: "X", prefix: "Bearer "}}
+				startTimeout: "10s"
+				callTimeout: "1m30s"
+				checkInterval: "5m"
+			}
+			tools: "get-doc": {description: "A tool", request: fields: {}, mcp: name: "getDoc"}`)}},
+		{"http upstream with headers", map[string]string{"c.cue": service(`upstream: {
+				url: "https://docs.internal:8443/mcp"
+				headers: Authorization: {env: "DOCS_TOKEN", prefix: "Bearer "}
+			}
+			tools: t: {description: "A tool", request: fields: {}}`)}},
 		{"service split over two files", map[string]string{
 			"a.cue": contract(`description: "A tool"
 				request: fields: {}`),
@@ -347,6 +371,10 @@ func TestBadContracts(t *testing.T) {
 			request: fields: {}`), "tools.t.deprecated", "mismatched types"},
 		{"tool strict not bool", contract(`description: "d", strict: 1
 			request: fields: {}`), "tools.t.strict", "mismatched types"},
+		{"tool task unknown value", contract(`description: "d", task: "always"
+			request: fields: {}`), "tools.t.task", "conflicting values"},
+		{"tool task not a string", contract(`description: "d", task: true
+			request: fields: {}`), "tools.t.task", "conflicting values"},
 		{"annotation not bool", contract(`description: "d", annotations: readOnly: "yes"
 			request: fields: {}`), "tools.t.annotations.readOnly", "mismatched types"},
 		{"annotation unknown", contract(`description: "d", annotations: readonly: true
@@ -491,11 +519,51 @@ func TestBadContracts(t *testing.T) {
 			request: fields: e: {type: "array", description: "d", minItems: 1, items: fields: n: {type: "integer", description: "d"}}
 			examples: [{e: []}]`), "tools.t.examples.0.e", "MinItems(1)"},
 
+		// Free-form values.
+		{"default on a free-form field", field(`type: "json", description: "d", required: false, default: {}`), "tools.t.request.fields.x.default", "has no default"},
+		{"object on a string", field(`type: "string", description: "d", object: true`), "tools.t.request.fields.x.object", "applies to json fields"},
+		{"object not bool", field(`type: "json", description: "d", object: "yes"`), "tools.t.request.fields.x.object", "mismatched types"},
+		{"enum on a free-form field", field(`type: "json", description: "d", enum: [1]`), "tools.t.request.fields.x.enum", "only allowed on string and integer"},
+		{"minLength on a free-form field", field(`type: "json", description: "d", minLength: 1`), "tools.t.request.fields.x.minLength", "applies to string fields"},
+		{"free-form object example not an object", field(`type: "json", description: "d", object: true, examples: [[1]]`), "tools.t.request.fields.x.examples.0", "mismatched types"},
+		{"tool example free-form object null", contract(`description: "d"
+			request: fields: q: {type: "json", description: "d", object: true}
+			examples: [{q: null}]`), "tools.t.examples.0.q", "mismatched types"},
+
 		// Field examples.
 		{"field example of the wrong type", field(`type: "string", description: "d", examples: [1]`), "tools.t.request.fields.x.examples.0", "mismatched types"},
 		{"field example outside the enum", field(`type: "string", description: "d", enum: ["a"], examples: ["b"]`), "tools.t.request.fields.x.examples.0", `out of bound =~"^(a)$"`},
 		{"field example out of bounds", field(`type: "integer", description: "d", maximum: 5, examples: [6]`), "tools.t.request.fields.x.examples.0", "out of bound <=5"},
 		{"field example array item type", field(`type: "array", items: "boolean", description: "d", examples: [[1]]`), "tools.t.request.fields.x.examples.0.0", "mismatched types"},
+
+		// Upstream servers.
+		{"upstream with neither command nor url", service(`upstream: dir: "x"
+			tools: t: {description: "d", request: fields: {}}`), "upstream.command", "upstream needs command"},
+		{"upstream with command and url", service(`upstream: {command: ["srv"], url: "https://x/mcp"}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.url", "both command and url"},
+		{"upstream with an empty command", service(`upstream: command: []
+			tools: t: {description: "d", request: fields: {}}`), "upstream.command", "incompatible list lengths"},
+		{"upstream url of another scheme", service(`upstream: url: "ftp://x/mcp"
+			tools: t: {description: "d", request: fields: {}}`), "upstream.url", "out of bound"},
+		{"upstream env with a literal value", service(`upstream: {command: ["srv"], env: TOKEN: "s3cret"}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.env.TOKEN", "mismatched types"},
+		{"upstream env from nowhere", service(`upstream: {command: ["srv"], env: TOKEN: {prefix: "x"}}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.env.TOKEN.env", "say where the value comes from"},
+		{"upstream env from toolc's token", service(`upstream: {command: ["srv"], env: TOKEN: {env: "TOOLC_TOKEN"}}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.env.TOKEN.env", "invalid value"},
+		{"upstream env from env and file", service(`upstream: {command: ["srv"], env: TOKEN: {env: "T", file: "t"}}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.env.TOKEN.file", "not both"},
+		{"upstream headers on a command", service(`upstream: {command: ["srv"], headers: Authorization: {env: "T"}}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.headers", "use env"},
+		{"upstream env on a url", service(`upstream: {url: "https://x/mcp", env: T: {env: "T"}}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.env", "use headers"},
+		{"upstream bad duration", service(`upstream: {command: ["srv"], callTimeout: "30 seconds"}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.callTimeout", "out of bound"},
+		{"upstream and handler", service(`upstream: command: ["srv"]
+			handler: "./cmd/h"
+			tools: t: {description: "d", request: fields: {}}`), "handler", "no Go handler"},
+		{"upstream unknown key", service(`upstream: {command: ["srv"], cwd: "x"}
+			tools: t: {description: "d", request: fields: {}}`), "upstream.cwd", "not allowed"},
 
 		// Tool examples.
 		{"example argument of the wrong type", contract(`description: "d"
