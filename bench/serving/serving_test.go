@@ -21,6 +21,9 @@ import (
 // catalog of the weather contract.
 var bins struct {
 	dir, root, toolc, peer, catalog string
+	// baseToolc is toolc built from $TOOLC_SERVING_BASELINE, a checkout
+	// of another commit, for a before and after in one run; "" without.
+	baseToolc string
 }
 
 func TestMain(m *testing.M) {
@@ -40,11 +43,16 @@ func run(m *testing.M) int {
 	bins.toolc = filepath.Join(dir, "toolc")
 	bins.peer = filepath.Join(dir, "mcppeer")
 	bins.catalog = filepath.Join(dir, "weather.catalog.json")
-	for _, c := range [][]string{
+	builds := [][]string{
 		{"go", "build", "-o", bins.toolc, "./cmd/toolc"},
 		{"go", "build", "-o", bins.peer, "./bench/cmd/mcppeer"},
 		{bins.toolc, "build", "-o", bins.catalog, "./bench/serving/testdata/weather"},
-	} {
+	}
+	if base := os.Getenv("TOOLC_SERVING_BASELINE"); base != "" {
+		bins.baseToolc = filepath.Join(dir, "toolc-base")
+		builds = append(builds, []string{"go", "-C", base, "build", "-o", bins.baseToolc, "./cmd/toolc"})
+	}
+	for _, c := range builds {
 		cmd := exec.Command(c[0], c[1:]...)
 		cmd.Dir = bins.root
 		if out, err := cmd.CombinedOutput(); err != nil {
@@ -72,7 +80,18 @@ func servers() []server {
 	}
 	local := peer("toolc", "-catalog", bins.catalog)
 	local.name = "toolc-inprocess"
-	return []server{
+	var base []server
+	if bins.baseToolc != "" {
+		// The baseline's host serves this tree's contract, with the
+		// plugin this tree's SDK builds; the two agree on the older
+		// host's protocol version.
+		base = append(base, server{
+			name:  "toolc-serve-base",
+			http:  []string{bins.baseToolc, "serve", "--http", "127.0.0.1:0", "./bench/serving/testdata/weather"},
+			stdio: []string{bins.baseToolc, "serve", "--stdio", "./bench/serving/testdata/weather"},
+		})
+	}
+	return append([]server{
 		peer("floor"),
 		peer("mcpgo"),
 		peer("gosdk"),
@@ -82,11 +101,13 @@ func servers() []server {
 			http:  []string{bins.toolc, "serve", "--http", "127.0.0.1:0", "./bench/serving/testdata/weather"},
 			stdio: []string{bins.toolc, "serve", "--stdio", "./bench/serving/testdata/weather"},
 		},
-	}
+	}, base...)
 }
 
 // settings are the comparison's rounds: TOOLC_SERVING=1 for the long one,
-// with TOOLC_SERVING_ROUNDS, _SECONDS and _CLIENTS to change it.
+// with TOOLC_SERVING_ROUNDS, _SECONDS and _CLIENTS to change it, and
+// TOOLC_SERVING_BASELINE=DIR to add `toolc serve` as built from the
+// checkout DIR (git worktree add --detach DIR COMMIT).
 func settings(t *testing.T) (rounds int, d time.Duration, clients []int, long bool) {
 	if os.Getenv("TOOLC_SERVING") == "" {
 		return 1, 150 * time.Millisecond, []int{1, 8}, false
@@ -205,7 +226,7 @@ func TestServing(t *testing.T) {
 				load = append(load, row[i].Load)
 			}
 			pl := ""
-			if sp.name == "toolc-serve" {
+			if strings.HasPrefix(sp.name, "toolc-serve") {
 				pl = fmt.Sprintf("%.0f", median(plugin))
 			}
 			fmt.Fprintf(&out, "| %s | %s | %.0f | %.2f | %.0f | %s | %.1f–%.1f |\n", label, sp.name, median(rate), median(ratio), median(cpu), pl, slices.Min(load), slices.Max(load))
