@@ -84,6 +84,8 @@ type Client struct {
 	// call; muxMu guards it.
 	muxMu sync.Mutex
 	mux   *mux
+	// noMux is set once the plugin turned out to serve no Calls.
+	noMux atomic.Bool
 }
 
 // Start launches the plugin binary, performs the handshake and asks it
@@ -365,6 +367,20 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	if who, ok := plugins.CallerOf(ctx); ok && c.version >= 4 {
 		req.Caller = callerToPB(who)
 	}
+	// A traced call's trace context travels in its RPC's metadata (see
+	// trace.go); every other call of a plugin of version 5 takes the
+	// Calls stream.
+	if !traced(ctx) {
+		if m := c.muxFor(plugins.ResultLimit(ctx)); m != nil {
+			return c.callMux(ctx, m, req, onEvent)
+		}
+	}
+	return c.callRPC(ctx, req, onEvent)
+}
+
+// callRPC is Call over a Call RPC of its own.
+func (c *Client) callRPC(ctx context.Context, req *pb.CallRequest, onEvent func(plugins.Event)) (*plugins.Result, error) {
+	tool := req.Tool
 	// The runtime's bound on the result bounds every message of the call
 	// as gRPC receives it: a larger one is refused from its header, before
 	// a byte of it is read or held.
@@ -378,14 +394,6 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		// its deadline included, still cancels the RPC here.
 		req.TimeoutNanos = max(int64(time.Until(d)), 1)
 		rpcCtx = withoutDeadline{ctx}
-	}
-	// A traced call's trace context travels in its RPC's metadata (see
-	// trace.go); every other call of a plugin of version 5 takes the
-	// Calls stream.
-	if !traced(ctx) {
-		if m := c.muxFor(limit); m != nil {
-			return c.callMux(ctx, m, req, onEvent)
-		}
 	}
 	stream, err := c.rpc.Call(withTraceContext(ctx, rpcCtx), req, c.recvLimit(limit)...)
 	if err != nil {

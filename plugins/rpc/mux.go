@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"sync"
+	"time"
 
 	"google.golang.org/grpc"
 	"google.golang.org/grpc/codes"
@@ -100,7 +101,7 @@ func (c *muxCall) take(buf []*pb.CallReply) ([]*pb.CallReply, error) {
 // the stream open is for another limit (then the call takes a Call RPC,
 // which bounds its messages by its own limit).
 func (c *Client) muxFor(limit int) *mux {
-	if c.version < 5 {
+	if c.version < 5 || c.noMux.Load() {
 		return nil
 	}
 	c.muxMu.Lock()
@@ -204,6 +205,11 @@ func (m *mux) forget(id uint64) {
 // errors as over a Call RPC.
 func (c *Client) callMux(ctx context.Context, m *mux, req *pb.CallRequest, onEvent func(plugins.Event)) (*plugins.Result, error) {
 	req.ResultLimit = int64(m.limit)
+	if d, ok := ctx.Deadline(); ok {
+		// As over a Call RPC of version 2 and later: the handler gets
+		// the deadline, lazily (see callRPC).
+		req.TimeoutNanos = max(int64(time.Until(d)), 1)
+	}
 	call, id, err := m.start(req)
 	if err != nil {
 		return nil, c.callError(ctx, req.Tool, m.limit, err)
@@ -219,6 +225,13 @@ func (c *Client) callMux(ctx context.Context, m *mux, req *pb.CallRequest, onEve
 			return nil, c.callError(ctx, req.Tool, m.limit, ctx.Err())
 		}
 		buf, err = call.take(buf)
+		if status.Code(err) == codes.Unimplemented {
+			// A plugin that claims version 5 but serves no Calls (one
+			// built on the generated server alone): its calls take
+			// Call RPCs from now on.
+			c.noMux.Store(true)
+			return c.callRPC(ctx, req, onEvent)
+		}
 		if err != nil {
 			gate.report(onEvent, c.service)
 			return nil, c.callError(ctx, req.Tool, m.limit, err)

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -103,5 +104,43 @@ func TestCallsStreamPluginDies(t *testing.T) {
 		case <-time.After(10 * time.Second):
 			t.Fatal("a call in flight did not end when the plugin died")
 		}
+	}
+}
+
+// TestCallsStreamDeadline: the call's deadline reaches the handler over
+// the stream, as over a Call RPC.
+func TestCallsStreamDeadline(t *testing.T) {
+	c, _ := startToolbox(t)
+	ctx, cancel := context.WithTimeout(plugins.WithResultLimit(context.Background(), 1<<20), time.Minute)
+	defer cancel()
+	res, err := c.Call(ctx, "deadline", "c", json.RawMessage(`{}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		HasDeadline bool  `json:"has_deadline"`
+		RemainingMS int64 `json:"remaining_ms"`
+	}
+	if err := json.Unmarshal([]byte(text(res)), &got); err != nil || !got.HasDeadline || got.RemainingMS < 50_000 || got.RemainingMS > 60_000 {
+		t.Errorf("the handler saw %s (%v)", text(res), err)
+	}
+	if c.mux == nil {
+		t.Error("the call did not take the Calls stream")
+	}
+}
+
+// TestCallsUnimplemented: a plugin that agrees on version 5 but serves no
+// Calls (the generated server alone) gets its calls as Call RPCs.
+func TestCallsUnimplemented(t *testing.T) {
+	c, _ := startToolbox(t, func(cfg *ClientConfig) { cfg.Path, cfg.Args = filepath.Join(bin, "raw"), []string{"-protocol", "5"} })
+	ctx := plugins.WithResultLimit(context.Background(), 1<<20)
+	for range 2 {
+		res, err := c.Call(ctx, "say", "c", json.RawMessage(`{"Message":"hi"}`), nil)
+		if err != nil || res.Content[0].Text != `{"Message":"hi"}` {
+			t.Fatalf("say: %+v, %v", res, err)
+		}
+	}
+	if !c.noMux.Load() {
+		t.Error("the client still tries the Calls stream")
 	}
 }
