@@ -18,7 +18,7 @@ import (
 func TestCallerProtocolVersions(t *testing.T) {
 	who := plugins.Caller{Subject: "alice", ClientID: "app", Scopes: []string{"notes:use", "notes:read"}}
 	ctx := plugins.WithCaller(context.Background(), who)
-	for _, v := range []string{"1", "2", "3", "4", "5"} {
+	for _, v := range []string{"1", "2", "3", "4", "5", "6"} {
 		c, _ := startToolbox(t, func(cfg *ClientConfig) { cfg.Path, cfg.Args = filepath.Join(bin, "raw"), []string{"-protocol", v} })
 		res, err := c.Call(ctx, "say", "c", json.RawMessage(`{"Message":"hi"}`), nil)
 		if err != nil {
