@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
@@ -473,5 +474,40 @@ schema.#Service & {
 		`"inputResponses":{"where":{"action":"accept","content":{"city":"Porto"}}},"_meta":`+meta+`}}`, header2026("prompts/get", "plan"))
 	if !strings.Contains(second.raw, "Plan a trip to Porto") {
 		t.Errorf("second round = %s; want the prompt with the answer", second.raw)
+	}
+}
+
+// TestPromptsOverStdio: the prompts and resources are served over stdio as
+// over HTTP.
+func TestPromptsOverStdio(t *testing.T) {
+	_, dir, rt, cat := serveDocs(t)
+	// A second server on the runtime, which the next swap fills.
+	srv := New(rt, Options{ContentDir: dir})
+	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"docs": runtime.Local()}); err != nil {
+		t.Fatal(err)
+	}
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go srv.Run(ctx, NewStdioTransport(inR, outW))
+	client := mcp.NewClient(&mcp.Implementation{Name: "c", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.IOTransport{Reader: outR, Writer: inW}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	prompts, err := s.ListPrompts(ctx, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameJSON(t, "prompts/list over stdio", prompts.Prompts, cat.MCPPrompts())
+	r, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: "docs://readme"})
+	if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != "# Docs\n" {
+		t.Errorf("resources/read over stdio = %+v, %v", r, err)
+	}
+	c, err := s.Complete(ctx, &mcp.CompleteParams{Ref: &mcp.CompleteReference{Type: "ref/prompt", Name: "review"}, Argument: mcp.CompleteParamsArgument{Name: "language", Value: "py"}})
+	if err != nil || !reflect.DeepEqual(c.Completion.Values, []string{"python"}) {
+		t.Errorf("completion/complete over stdio = %+v, %v", c, err)
 	}
 }
