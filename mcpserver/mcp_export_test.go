@@ -44,6 +44,13 @@ func TestMCPListIsTheExport(t *testing.T) {
 				return plugins.Text("unused"), nil
 			}))
 		}
+		for _, p := range s.Prompts {
+			if p.Messages == nil {
+				hs = append(hs, plugins.HandlePrompt(p.Name, func(context.Context, map[string]string) ([]plugins.PromptMessage, error) {
+					return nil, nil
+				}))
+			}
+		}
 		for _, r := range s.Resources {
 			if !r.Static() {
 				hs = append(hs, plugins.HandleResource(r.Name, func(context.Context, plugins.ResourceRequest[map[string]string]) ([]plugins.ResourceContents, error) {
