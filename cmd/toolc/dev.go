@@ -2,11 +2,13 @@ package main
 
 import (
 	"context"
+	"fmt"
 
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/serve"
 )
 
 func runDev(e env, args []string) error {
@@ -36,20 +38,26 @@ func runDev(e env, args []string) error {
 		if err != nil {
 			return nil, usageErr(err)
 		}
-		return &tools{
+		return &tools{Tools: serve.Tools{
 			// Contracts or handlers that do not build are told to the
 			// clients (Loaded) until a reload succeeds; a first load
 			// that cannot start (patterns that name no contract) is a
 			// usage error.
-			load: func(ctx context.Context) error {
+			Load: func(ctx context.Context) error {
 				if err := d.Start(ctx); err != nil {
 					return usageErr(err)
 				}
 				return nil
 			},
-			opensGate: true,
+			OpensGate: true,
 			// The daemon stops its own handlers when Run ends.
-			follow: d.Run,
-		}, nil
+			Follow: func(ctx context.Context) error {
+				err := d.Run(ctx)
+				if err != nil {
+					fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
+				}
+				return err
+			},
+		}}, nil
 	})
 }

@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -15,8 +16,6 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/modelcontextprotocol/go-sdk/mcp"
-
 	"github.com/toolc/toolc/bundle"
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
@@ -27,6 +26,7 @@ import (
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/serve"
 )
 
 const defaultHTTPAddr = "127.0.0.1:8931"
@@ -197,40 +197,10 @@ func checkExposure(e env, cmd string, sf *serveFlags) error {
 	return nil
 }
 
-// tools is how a command gets its tools running in the runtime: toolc
-// serve builds and starts the catalog's handler plugins (or a bundle's)
-// once, toolc dev loads its contracts and then reloads them on every
-// change.
-type tools struct {
-	// load gets the tools running and swaps them into the runtime. An
-	// error carries the exit status.
-	load func(ctx context.Context) error
-	// opensGate is set when load opens the gate itself, with how each
-	// try went (toolc dev, whose first load may fail and a later reload
-	// succeed); otherwise the gate opens when load returns.
-	opensGate bool
-	// serveFailure keeps serving after a load that failed, answering
-	// every request for tools, held or later, with its error, until toolc
-	// is stopped or the stdio client hangs up; toolc then exits with the
-	// load's error (toolc serve: ending at once raced the client's first
-	// tools/list, which then got no answer, and a desktop client had
-	// nothing to show). Without it toolc ends at once (toolc dev).
-	serveFailure bool
-	// stop, if set, stops the handlers at the end of a drain, which ends
-	// the calls still running with reason.
-	stop func(reason string)
-	// follow, if set, keeps the tools up to date once loaded (toolc dev's
-	// reloads) until ctx ends; an error ends serving.
-	follow func(ctx context.Context) error
-	// close, if set, releases what load started.
-	close func()
-}
-
 // serveTools is the start-up that toolc serve and toolc dev share: it
-// checks their flags, takes the port, starts tracing, makes the runtime
-// and its MCP server, gets the tools running with start, serves them (see
-// serveWhileLoading) until a signal or, over stdio, the client's hang-up,
-// and drains.
+// checks their flags, takes the port, starts tracing, makes the runtime,
+// gets the tools running with start, and serves them with serve.Run until
+// a signal or, over stdio, the client's hang-up, and drains.
 func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start func(ctx context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*tools, error)) error {
 	if err := checkAuth(sf); err != nil {
 		return err
@@ -266,6 +236,9 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// Once a signal came, the signals' default action is back, so that a
+	// second SIGINT ends toolc at once.
+	defer context.AfterFunc(ctx, stop)()
 	// The last resort for any plugin process left.
 	defer rpc.CleanupClients()
 
@@ -277,123 +250,6 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	}
 	if t.close != nil {
 		defer t.close()
-	}
-	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret})
-	// The client that started toolc over stdio waits for the handshake,
-	// and gives up within seconds (mcp-go after 5 s), while the first
-	// build may take minutes; an HTTP client, or a container's health
-	// check, should not meet a refused port either. The server starts at
-	// once, and the gate holds tools/list and tools/call (and the
-	// function-call API) until the first load is over.
-	srv.AddReceivingMiddleware(gate.Hold)
-	s := &server{e: e, cmd: cmd, sf: sf, rt: rt, srv: srv, gate: gate, ln: ln}
-	return s.serveWhileLoading(ctx, stop, t)
-}
-
-// server is what serveTools serves.
-type server struct {
-	e    env
-	cmd  string
-	sf   *serveFlags
-	rt   *runtime.Runtime
-	srv  *mcp.Server
-	gate *mcpserver.Gate
-	ln   net.Listener // nil with --stdio
-}
-
-// serveWhileLoading serves from the start and loads the tools meanwhile.
-// A load that fails ends toolc with its error (once the session is over,
-// see tools.serveFailure), unless the load was cut short because the
-// client hung up or a signal came: then toolc ends as the session did.
-func (s *server) serveWhileLoading(ctx context.Context, stop func(), t *tools) error {
-	served := make(chan error, 1)
-	go func() {
-		served <- s.serve(ctx, stop, t.stop)
-		stop() // the client hung up: stop the load too
-	}()
-	err := t.load(ctx)
-	if err != nil {
-		s.gate.Open(err)
-		if ctx.Err() != nil {
-			stop()
-			return <-served
-		}
-		// Said now, not as toolc exits: the answer of the held requests
-		// points at standard error, and serving may go on
-		// (serveFailure).
-		err = exitWith(exitStatus(s.e.stderr, s.cmd, err))
-		if !t.serveFailure {
-			stop()
-			<-served
-			return err
-		}
-		s.announce()
-		fmt.Fprintf(s.e.stderr, "toolc %s: no tools to serve: every client is told why until toolc is stopped (over stdio, until the client hangs up), and then it exits 1\n", s.cmd)
-		<-served
-		return err
-	}
-	if !t.opensGate {
-		s.gate.Open(nil)
-	}
-	s.announce()
-	followed := make(chan struct{})
-	if t.follow != nil {
-		go func() {
-			defer close(followed)
-			if err := t.follow(ctx); err != nil {
-				fmt.Fprintf(s.e.stderr, "toolc %s: %v\n", s.cmd, err)
-				stop()
-			}
-		}()
-	} else {
-		close(followed)
-	}
-	err = <-served
-	stop()
-	select {
-	case <-followed:
-	case <-time.After(followWait):
-	}
-	return err
-}
-
-// announce says where toolc serves, once its first load is over, and how
-// many tools; nothing with --stdio, whose client knows.
-func (s *server) announce() {
-	if s.ln == nil {
-		return
-	}
-	what := plural(len(s.rt.Snapshot().Tools()), "tool")
-	if _, err := s.gate.State(); err != nil {
-		what = "no tools: the load failed, and clients are told why"
-	}
-	fmt.Fprintf(s.e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
-		s.cmd, s.ln.Addr(), s.ln.Addr(), what)
-}
-
-// followWait bounds how long toolc waits, once it has served, for follow
-// to end (toolc dev's daemon stops its handlers as it ends).
-const followWait = 15 * time.Second
-
-// serve serves until ctx ends: MCP over stdio, or MCP and the
-// function-call API over HTTP. Then it drains (rt.Shutdown): the transport
-// stays up until the calls in flight are answered, and stopHandlers (if
-// set) ends the calls that run past the grace period. stopSignals restores
-// the signals' default action once ctx ends, so that a second SIGINT ends
-// toolc at once.
-func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers func(reason string)) error {
-	defer context.AfterFunc(ctx, stopSignals)()
-	e, cmd, sf := s.e, s.cmd, s.sf
-	shutdown := runtime.ShutdownOptions{Grace: *sf.grace, StopHandlers: stopHandlers, Report: func(r runtime.ShutdownReport) {
-		hint := ""
-		if !r.GraceOver {
-			hint = " (--grace)"
-		}
-		fmt.Fprintf(e.stderr, "toolc %s: %s%s\n", cmd, r, hint)
-	}}
-	if s.ln == nil {
-		mcpserver.ServeStdio(ctx, s.rt, s.srv, e.stdin, e.stdout, shutdown)
-		return nil
 	}
 	var origins []string
 	for _, o := range strings.Split(*sf.allowOrigins, ",") {
@@ -407,19 +263,59 @@ func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers fun
 	if conns := *sf.maxConns; conns > 0 && (maxStreams <= 0 || maxStreams > conns/2) {
 		maxStreams = max(conns/2, 1)
 	}
-	handler := httpapi.NewHandler(s.rt, s.srv, httpapi.Options{
-		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: s.gate,
-		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
-			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
+	err = serve.Run(ctx, rt, serve.Options{
+		Listener: ln, Stdin: e.stdin, Stdout: e.stdout, Gate: gate, Tools: t.Tools,
+		MCP: mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret},
+		HTTP: httpapi.Options{
+			Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
+			MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
+				MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
+		},
+		Limits: httpapi.ConnLimits{
+			MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
+			IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout, MaxBodyMemory: int64(*sf.maxBodyMem),
+		},
+		Shutdown: runtime.ShutdownOptions{Grace: *sf.grace, Report: func(r runtime.ShutdownReport) {
+			hint := ""
+			if !r.GraceOver {
+				hint = " (--grace)"
+			}
+			fmt.Fprintf(e.stderr, "toolc %s: %s%s\n", cmd, r, hint)
+		}},
+		// Said now, not as toolc exits: the answer of the held requests
+		// points at standard error, and serving may go on
+		// (Tools.ServeFailure).
+		LoadFailed: func(err error) error { return exitWith(exitStatus(e.stderr, cmd, err)) },
+		// Where toolc serves, once its first load is over, and how many
+		// tools; nothing with --stdio, whose client knows.
+		Serving: func(addr net.Addr, loadErr error) {
+			what := plural(len(rt.Snapshot().Tools()), "tool")
+			if loadErr != nil {
+				what = "no tools: the load failed, and clients are told why"
+			}
+			if addr != nil {
+				fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n", cmd, addr, addr, what)
+			}
+			if loadErr != nil {
+				fmt.Fprintf(e.stderr, "toolc %s: no tools to serve: every client is told why until toolc is stopped (over stdio, until the client hangs up), and then it exits 1\n", cmd)
+			}
+		},
 	})
-	limits := httpapi.ConnLimits{
-		MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
-		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout, MaxBodyMemory: int64(*sf.maxBodyMem),
+	var ee *exitError
+	if err != nil && !errors.As(err, &ee) {
+		return failf("%w", err) // the HTTP server failed
 	}
-	if err := httpapi.Serve(ctx, s.ln, s.rt, handler, httpapi.ServeOptions{Limits: limits, Shutdown: shutdown}); err != nil {
-		return failf("%w", err)
-	}
-	return nil
+	return err
+}
+
+// tools is how a command gets its tools running in the runtime (see
+// serve.Tools): toolc serve builds and starts the catalog's handler
+// plugins (or a bundle's) once, toolc dev loads its contracts and then
+// reloads them on every change.
+type tools struct {
+	serve.Tools
+	// close, if set, releases what Load started.
+	close func()
 }
 
 func runServe(e env, args []string) error {
@@ -447,7 +343,7 @@ func runServe(e env, args []string) error {
 		var mu sync.Mutex
 		var running map[string]*host.Plugin
 		return &tools{
-			load: func(ctx context.Context) error {
+			Tools: serve.Tools{Load: func(ctx context.Context) error {
 				ps, err := startHandlers(ctx, e, src)
 				if err != nil {
 					return err
@@ -460,14 +356,14 @@ func runServe(e env, args []string) error {
 				}
 				return nil
 			},
-			serveFailure: true,
-			stop: func(reason string) {
-				mu.Lock()
-				defer mu.Unlock()
-				if running != nil {
-					host.StopBecause(running, 0, reason)
-				}
-			},
+				ServeFailure: true,
+				Stop: func(reason string) {
+					mu.Lock()
+					defer mu.Unlock()
+					if running != nil {
+						host.StopBecause(running, 0, reason)
+					}
+				}},
 			// The plugins are stopped by the drain, or here if serving
 			// failed.
 			close: func() {
