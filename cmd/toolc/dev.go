@@ -19,17 +19,17 @@ func runDev(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	tokenFromEnv(fs, &sf)
+	tokenFromEnv(fs, sf)
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
-	return serveTools(e, "dev", &sf, 0, func(_ context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*tools, error) {
+	return serveTools(e, "dev", sf, 0, func(_ context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*tools, error) {
 		d, err := dev.New(dev.Options{
 			Patterns: patterns,
 			Runtime:  rt,
 			Status:   e.stderr,
 			Host:     host.Options{Stderr: e.stderr, Logger: logger(e)},
 			Poll:     *poll,
-			Grace:    *sf.grace,
+			Grace:    sf.grace,
 			Logger:   logger(e),
 			// Until a load succeeds, the gate answers the requests for
 			// tools with why the last one failed.

@@ -20,6 +20,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/cliflag"
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/reqstate"
 	"github.com/toolc/toolc/mcpserver"
@@ -37,91 +38,45 @@ const defaultHTTPAddr = "127.0.0.1:8931"
 // catalog dropped gets an error, on which the spec lets it re-fetch early.
 const serveListTTL = time.Hour
 
-// serveFlags are the flags that serve and dev share.
+// serveFlags are the flags that serve and dev share, most of them bound
+// to the serve.Options they set.
 type serveFlags struct {
-	stdio        *bool
-	addr         *string
-	token        *string
-	allowOrigins *string
-	stateless    *bool
-	timeout      *time.Duration
-	grace        *time.Duration
-	insecure     *bool
-	stateKey     *string
-	maxSessions  *int
-	sessionIdle  *time.Duration
-	ssePoll      *time.Duration
-	maxConns     *int
-	readTimeout  *time.Duration
-	writeTimeout *time.Duration
-	idleTimeout  *time.Duration
-	maxStreams   *int
-	callerStream *int
-	maxBodyMem   *sizeFlag
-	authIssuer   *string
-	authResource *string
-	auditArgs    *bool
+	opts                                serve.Options
+	stdio, insecure, auditArgs          bool
+	addr, token, stateKey, allowOrigins string
+	authIssuer, authResource            string
+	timeout, grace                      time.Duration
 	// oauth is the verifier that checkAuth made for --auth-issuer.
 	oauth *oauth.Verifier
 }
 
-func addServeFlags(fs interface {
-	Bool(string, bool, string) *bool
-	String(string, string, string) *string
-	Duration(string, time.Duration, string) *time.Duration
-	Int(string, int, string) *int
-	Var(flag.Value, string, string)
-}) serveFlags {
-	maxBodyMem := sizeFlag(httpapi.DefaultMaxBodyMemory)
-	fs.Var(&maxBodyMem, "max-body-memory", "bound on the memory that the request bodies in flight hold at once, past the first 64KiB of each (`SIZE`, as 256MiB; -1: no bound)")
-	return serveFlags{
-		maxBodyMem:   &maxBodyMem,
-		stdio:        fs.Bool("stdio", false, "serve MCP on standard input and output instead of HTTP"),
-		addr:         fs.String("http", defaultHTTPAddr, "serve MCP and the function-call API on `ADDR`"),
-		token:        fs.String("token", "", "require this bearer token on /mcp, /v1/ and /metrics (default $TOOLC_TOKEN)"),
-		allowOrigins: fs.String("allow-origin", "", "comma-separated browser `origins` allowed besides the server's own"),
-		stateless:    fs.Bool("stateless", false, "serve MCP without sessions, for replicas behind a load balancer"),
-		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
-		grace:        fs.Duration("grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped"),
-		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
-		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
-		maxSessions:  fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)"),
-		sessionIdle:  fs.Duration("session-idle", mcpserver.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)"),
-		ssePoll:      fs.Duration("sse-poll-after", 0, "close, once, the SSE stream of a 2025-11-25 session's call still running after this long; the client resumes it (0: never)"),
-		maxConns:     fs.Int("max-conns", httpapi.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)"),
-		readTimeout:  fs.Duration("read-timeout", httpapi.DefaultReadTimeout, "bound on reading a request's header and body"),
-		writeTimeout: fs.Duration("write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls, and on each write to a notification stream"),
-		maxStreams:   fs.Int("max-streams", mcpserver.DefaultMaxStreams, "cap on open MCP notification streams, at most half of --max-conns (-1: no cap but that)"),
-		callerStream: fs.Int("max-caller-streams", mcpserver.DefaultMaxCallerStreams, "cap on the open MCP notification streams of one caller: its OAuth subject, or its IP address (-1: no cap)"),
-		idleTimeout:  fs.Duration("idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
-		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
-		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
-		auditArgs:    fs.Bool("audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)"),
-	}
-}
-
-// sizeFlag is a flag of a size in bytes, written as inputfile.ParseSize
-// reads one (256MiB); -1 is no bound.
-type sizeFlag int64
-
-func (s *sizeFlag) String() string {
-	if *s < 0 {
-		return "-1"
-	}
-	return inputfile.FormatSize(int64(*s))
-}
-
-func (s *sizeFlag) Set(v string) error {
-	if v == "-1" {
-		*s = -1
-		return nil
-	}
-	n, err := inputfile.ParseSize(v)
-	if err != nil {
-		return err
-	}
-	*s = sizeFlag(n)
-	return nil
+func addServeFlags(fs *flag.FlagSet) *serveFlags {
+	sf := &serveFlags{}
+	mcp, limits := &sf.opts.HTTP.MCP, &sf.opts.Limits
+	limits.MaxBodyMemory = httpapi.DefaultMaxBodyMemory
+	fs.Var((*cliflag.Size)(&limits.MaxBodyMemory), "max-body-memory", "bound on the memory that the request bodies in flight hold at once, past the first 64KiB of each (`SIZE`, as 256MiB; -1: no bound)")
+	fs.BoolVar(&sf.stdio, "stdio", false, "serve MCP on standard input and output instead of HTTP")
+	fs.StringVar(&sf.addr, "http", defaultHTTPAddr, "serve MCP and the function-call API on `ADDR`")
+	fs.StringVar(&sf.token, "token", "", "require this bearer token on /mcp, /v1/ and /metrics (default $TOOLC_TOKEN)")
+	fs.StringVar(&sf.allowOrigins, "allow-origin", "", "comma-separated browser `origins` allowed besides the server's own")
+	fs.BoolVar(&mcp.Stateless, "stateless", false, "serve MCP without sessions, for replicas behind a load balancer")
+	fs.DurationVar(&sf.timeout, "timeout", 30*time.Second, "bound on one tool call")
+	fs.DurationVar(&sf.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped")
+	fs.BoolVar(&sf.insecure, "insecure", false, "serve a non-loopback --http address without --token")
+	fs.StringVar(&sf.stateKey, "state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one")
+	fs.IntVar(&mcp.MaxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)")
+	fs.DurationVar(&mcp.SessionIdleTimeout, "session-idle", mcpserver.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)")
+	fs.DurationVar(&mcp.SSEPollAfter, "sse-poll-after", 0, "close, once, the SSE stream of a 2025-11-25 session's call still running after this long; the client resumes it (0: never)")
+	fs.IntVar(&limits.MaxConns, "max-conns", httpapi.DefaultMaxConns, "cap on open HTTP connections (-1: no cap)")
+	fs.DurationVar(&limits.ReadTimeout, "read-timeout", httpapi.DefaultReadTimeout, "bound on reading a request's header and body")
+	fs.DurationVar(&limits.WriteTimeout, "write-timeout", httpapi.DefaultWriteTimeout, "bound on writing a response, on top of --timeout for calls, and on each write to a notification stream")
+	fs.IntVar(&mcp.MaxStreams, "max-streams", mcpserver.DefaultMaxStreams, "cap on open MCP notification streams, at most half of --max-conns (-1: no cap but that)")
+	fs.IntVar(&mcp.MaxCallerStreams, "max-caller-streams", mcpserver.DefaultMaxCallerStreams, "cap on the open MCP notification streams of one caller: its OAuth subject, or its IP address (-1: no cap)")
+	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long")
+	fs.StringVar(&sf.authIssuer, "auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)")
+	fs.StringVar(&sf.authResource, "auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp")
+	fs.BoolVar(&sf.auditArgs, "audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)")
+	return sf
 }
 
 // tokenFromEnv takes the token from $TOOLC_TOKEN when --token was not
@@ -132,7 +87,7 @@ func tokenFromEnv(fs *flag.FlagSet, sf *serveFlags) {
 	given := false
 	fs.Visit(func(f *flag.Flag) { given = given || f.Name == "token" })
 	if !given {
-		*sf.token = os.Getenv("TOOLC_TOKEN")
+		sf.token = os.Getenv("TOOLC_TOKEN")
 	}
 }
 
@@ -141,18 +96,18 @@ func tokenFromEnv(fs *flag.FlagSet, sf *serveFlags) {
 // an issuer that cannot be reached at start is a usage error (exit 2), not
 // a server that refuses every call.
 func checkAuth(sf *serveFlags) error {
-	issuer, resource := *sf.authIssuer, *sf.authResource
+	issuer, resource := sf.authIssuer, sf.authResource
 	switch {
-	case issuer == "" && resource == "" && *sf.auditArgs:
+	case issuer == "" && resource == "" && sf.auditArgs:
 		// Only an OAuth caller has an audit line, which says who called.
 		return usagef("--audit-args adds the arguments to the audit lines of OAuth callers; it needs --auth-issuer")
 	case issuer == "" && resource == "":
 		return nil
 	case issuer == "" || resource == "":
 		return usagef("--auth-issuer and --auth-resource go together: give both, or neither")
-	case *sf.token != "":
+	case sf.token != "":
 		return usagef("--auth-issuer and --token (or $TOOLC_TOKEN) are two ways to guard the server; give one of them")
-	case *sf.stdio:
+	case sf.stdio:
 		return usagef("--auth-issuer guards the HTTP server; with --stdio the client that starts toolc is the only caller")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
@@ -168,7 +123,7 @@ func checkAuth(sf *serveFlags) error {
 // checkSSEPoll refuses --sse-poll-after with --stateless, whose requests
 // have no session in which to resume a stream.
 func checkSSEPoll(sf *serveFlags) error {
-	if *sf.ssePoll > 0 && *sf.stateless {
+	if sf.opts.HTTP.MCP.SSEPollAfter > 0 && sf.opts.HTTP.MCP.Stateless {
 		return usagef("--sse-poll-after resumes the streams of sessions, and --stateless serves none; give one of them")
 	}
 	return nil
@@ -179,20 +134,20 @@ func checkSSEPoll(sf *serveFlags) error {
 // reaches it could call every tool. It runs before anything is compiled or
 // built, so that the mistake costs nothing.
 func checkExposure(e env, cmd string, sf *serveFlags) error {
-	if *sf.stdio || *sf.token != "" || *sf.authIssuer != "" {
+	if sf.stdio || sf.token != "" || sf.authIssuer != "" {
 		return nil
 	}
-	exposed, err := httpapi.Exposed(context.Background(), *sf.addr)
+	exposed, err := httpapi.Exposed(context.Background(), sf.addr)
 	if err != nil {
-		return usagef("--http %s: %v", *sf.addr, err)
+		return usagef("--http %s: %v", sf.addr, err)
 	}
 	switch {
 	case !exposed:
-	case *sf.insecure:
-		fmt.Fprintf(e.stderr, "toolc %s: warning: --http %s can be reached from other machines, and with --insecure and no --token anyone who reaches it can call every tool\n", cmd, *sf.addr)
+	case sf.insecure:
+		fmt.Fprintf(e.stderr, "toolc %s: warning: --http %s can be reached from other machines, and with --insecure and no --token anyone who reaches it can call every tool\n", cmd, sf.addr)
 	default:
 		return usagef("--http %s can be reached from other machines, and without a token anyone who reaches it could call every tool; "+
-			"give --token (or $TOOLC_TOKEN), serve on a loopback address such as %s, or pass --insecure to serve it open anyway", *sf.addr, defaultHTTPAddr)
+			"give --token (or $TOOLC_TOKEN), serve on a loopback address such as %s, or pass --insecure to serve it open anyway", sf.addr, defaultHTTPAddr)
 	}
 	return nil
 }
@@ -214,15 +169,15 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	// The key that seals requestState (--state-key-file, else
 	// $TOOLC_STATE_KEY), read before anything is compiled or built; nil
 	// means the MCP server makes one for this process.
-	secret, err := reqstate.LoadSecret(*sf.stateKey, os.Getenv("TOOLC_STATE_KEY"))
+	secret, err := reqstate.LoadSecret(sf.stateKey, os.Getenv("TOOLC_STATE_KEY"))
 	if err != nil {
 		return usageErr(err)
 	}
 	// The port is taken before anything is compiled or built, so that a
 	// port in use is said at once, not after the handler build.
 	var ln net.Listener
-	if !*sf.stdio {
-		if ln, err = net.Listen("tcp", *sf.addr); err != nil {
+	if !sf.stdio {
+		if ln, err = net.Listen("tcp", sf.addr); err != nil {
 			return usageErr(err)
 		}
 		defer ln.Close()
@@ -242,7 +197,7 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	// The last resort for any plugin process left.
 	defer rpc.CleanupClients()
 
-	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
+	rt := runtime.New(runtime.Options{CallTimeout: sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: sf.auditArgs, TracerProvider: tp})
 	gate := mcpserver.NewGate()
 	t, err := start(ctx, rt, gate)
 	if err != nil {
@@ -251,56 +206,42 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	if t.close != nil {
 		defer t.close()
 	}
-	var origins []string
-	for _, o := range strings.Split(*sf.allowOrigins, ",") {
-		if o = strings.TrimSpace(o); o != "" {
-			origins = append(origins, o)
-		}
-	}
+	o := &sf.opts
+	o.Listener, o.Stdin, o.Stdout, o.Gate, o.Tools = ln, e.stdin, e.stdout, gate, t.Tools
+	o.MCP = mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret}
+	o.HTTP.Token, o.HTTP.OAuth, o.HTTP.AllowedOrigins, o.HTTP.Logger = sf.token, sf.oauth, cliflag.List(sf.allowOrigins), logger(e)
+	o.HTTP.MCP.StreamWriteTimeout, o.Limits.CallTimeout = o.Limits.WriteTimeout, sf.timeout
 	// Notification streams stay open: they may take at most half of the
 	// connections, so that calls always have the rest.
-	maxStreams := *sf.maxStreams
-	if conns := *sf.maxConns; conns > 0 && (maxStreams <= 0 || maxStreams > conns/2) {
-		maxStreams = max(conns/2, 1)
+	if conns, streams := o.Limits.MaxConns, &o.HTTP.MCP.MaxStreams; conns > 0 && (*streams <= 0 || *streams > conns/2) {
+		*streams = max(conns/2, 1)
 	}
-	err = serve.Run(ctx, rt, serve.Options{
-		Listener: ln, Stdin: e.stdin, Stdout: e.stdout, Gate: gate, Tools: t.Tools,
-		MCP: mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret},
-		HTTP: httpapi.Options{
-			Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
-			MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
-				MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
-		},
-		Limits: httpapi.ConnLimits{
-			MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
-			IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout, MaxBodyMemory: int64(*sf.maxBodyMem),
-		},
-		Shutdown: runtime.ShutdownOptions{Grace: *sf.grace, Report: func(r runtime.ShutdownReport) {
-			hint := ""
-			if !r.GraceOver {
-				hint = " (--grace)"
-			}
-			fmt.Fprintf(e.stderr, "toolc %s: %s%s\n", cmd, r, hint)
-		}},
-		// Said now, not as toolc exits: the answer of the held requests
-		// points at standard error, and serving may go on
-		// (Tools.ServeFailure).
-		LoadFailed: func(err error) error { return exitWith(exitStatus(e.stderr, cmd, err)) },
-		// Where toolc serves, once its first load is over, and how many
-		// tools; nothing with --stdio, whose client knows.
-		Serving: func(addr net.Addr, loadErr error) {
-			what := plural(len(rt.Snapshot().Tools()), "tool")
-			if loadErr != nil {
-				what = "no tools: the load failed, and clients are told why"
-			}
-			if addr != nil {
-				fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n", cmd, addr, addr, what)
-			}
-			if loadErr != nil {
-				fmt.Fprintf(e.stderr, "toolc %s: no tools to serve: every client is told why until toolc is stopped (over stdio, until the client hangs up), and then it exits 1\n", cmd)
-			}
-		},
-	})
+	o.Shutdown = runtime.ShutdownOptions{Grace: sf.grace, Report: func(r runtime.ShutdownReport) {
+		hint := ""
+		if !r.GraceOver {
+			hint = " (--grace)"
+		}
+		fmt.Fprintf(e.stderr, "toolc %s: %s%s\n", cmd, r, hint)
+	}}
+	// Said now, not as toolc exits: the answer of the held requests
+	// points at standard error, and serving may go on
+	// (serve.Tools.ServeFailure).
+	o.LoadFailed = func(err error) error { return exitWith(exitStatus(e.stderr, cmd, err)) }
+	// Where toolc serves, once its first load is over, and how many
+	// tools; nothing with --stdio, whose client knows.
+	o.Serving = func(addr net.Addr, loadErr error) {
+		what := plural(len(rt.Snapshot().Tools()), "tool")
+		if loadErr != nil {
+			what = "no tools: the load failed, and clients are told why"
+		}
+		if addr != nil {
+			fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n", cmd, addr, addr, what)
+		}
+		if loadErr != nil {
+			fmt.Fprintf(e.stderr, "toolc %s: no tools to serve: every client is told why until toolc is stopped (over stdio, until the client hangs up), and then it exits 1\n", cmd)
+		}
+	}
+	err = serve.Run(ctx, rt, *o)
 	var ee *exitError
 	if err != nil && !errors.As(err, &ee) {
 		return failf("%w", err) // the HTTP server failed
@@ -330,10 +271,10 @@ func runServe(e env, args []string) error {
 	if *bundleDir != "" && (*catalogFile != "" || len(patterns) > 0) {
 		return usagef("give --bundle, --catalog or patterns: one of them")
 	}
-	tokenFromEnv(fs, &sf)
+	tokenFromEnv(fs, sf)
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see mcpserver.Options.ListTTL).
-	return serveTools(e, "serve", &sf, serveListTTL, func(ctx context.Context, rt *runtime.Runtime, _ *mcpserver.Gate) (*tools, error) {
+	return serveTools(e, "serve", sf, serveListTTL, func(ctx context.Context, rt *runtime.Runtime, _ *mcpserver.Gate) (*tools, error) {
 		src, err := loadServable(e, "serve", *bundleDir, *catalogFile, patterns)
 		if err != nil {
 			return nil, err
