@@ -7,7 +7,6 @@ import (
 	"strings"
 
 	"github.com/toolc/toolc/baseline"
-	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/lock"
@@ -95,7 +94,11 @@ func runDiff(e env, args []string) error {
 	}
 	changes := compiler.Diff(res, base.Lock)
 	// What the tools cost per request, before and after (package tokens).
-	growth, err := tokenGrowth(base.Lock, res.Catalog, patterns)
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	growth, err := tokens.GrowthSince(base.Lock, res.Catalog, wd, patterns)
 	if err != nil {
 		return err
 	}
@@ -117,21 +120,4 @@ func runDiff(e env, args []string) error {
 		return exitWith(exitFail)
 	}
 	return nil
-}
-
-// tokenGrowth compares what the tools in the patterns cost per request
-// in each target, at old and now. A lock file holds no examples and no
-// strict marks, so against one both sides are counted as a lock records
-// them.
-func tokenGrowth(old *lock.Lock, now *catalog.Catalog, patterns []string) ([]lock.Change, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	in, _ := old.Split(wd, patterns)
-	before, exact := in.Catalog()
-	if !exact {
-		now, _ = lock.FromCatalog(now).Strip().Catalog()
-	}
-	return tokens.Growth(before, now)
 }
