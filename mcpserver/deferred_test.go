@@ -3,7 +3,10 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -32,8 +35,9 @@ func (e echo) Call(_ context.Context, tool, _ string, args json.RawMessage, _ fu
 // TestDeferredCorpus serves the bench corpus of 2,000 tools with all but
 // one service's 20 deferred: tools/list holds those 20 and the search
 // tool; a search for a deferred tool, in words of its description, finds
-// it; and a deferred tool is called by its MCP name, by go-sdk's client
-// and by mcp-go's, over Streamable HTTP.
+// it; and a deferred tool is called by its MCP name, over Streamable HTTP,
+// by every client toolc tests with: go-sdk's, mcp-go's and the official
+// TypeScript SDK's (when scripts/test has installed it).
 func TestDeferredCorpus(t *testing.T) {
 	if testing.Short() {
 		t.Skip("compiles a corpus of 2,000 tools")
@@ -156,6 +160,47 @@ func TestDeferredCorpus(t *testing.T) {
 	if text := out.Content[0].(mcpgotypes.TextContent).Text; !strings.HasPrefix(text, target.Name+" {") || out.IsError {
 		t.Errorf("mcp-go: calling deferred %s: %q", targetMCP, text)
 	}
+
+	// The TypeScript SDK: the same steps, in testdata/deferred/tsdeferred.mjs.
+	t.Run("typescript-sdk", func(t *testing.T) {
+		node, sdk := os.Getenv("TOOLC_NODE"), os.Getenv("TOOLC_TS_SDK")
+		if node == "" || sdk == "" {
+			if os.Getenv("TOOLC_REQUIRE_NODE") != "" {
+				t.Fatal("TOOLC_REQUIRE_NODE is set, but TOOLC_NODE or TOOLC_TS_SDK is not")
+			}
+			t.Skip("needs TOOLC_NODE and TOOLC_TS_SDK, which scripts/test sets")
+		}
+		script, _ := filepath.Abs("testdata/deferred/tsdeferred.mjs")
+		ctx, cancel := context.WithTimeout(ctx, 30*time.Second)
+		defer cancel()
+		out, err := exec.CommandContext(ctx, node, script, sdk, ts.URL+"/mcp", first, targetMCP, string(exampleJSON)).Output()
+		var got struct {
+			Error, Protocol, Text string
+			Listed                []string
+			SearchError, IsError  bool
+			Found                 []struct {
+				MCPName         string
+				Meta            map[string]any
+				InputSchemaType string
+			}
+		}
+		if jerr := json.Unmarshal(out, &got); err != nil || jerr != nil {
+			t.Fatalf("tsdeferred.mjs: %v; printed %s", err, out)
+		}
+		if len(got.Listed) != corpus.DefaultToolsPerService+1 || !slices.Contains(got.Listed, catalog.SearchToolName) || slices.Contains(got.Listed, targetMCP) {
+			t.Errorf("typescript-sdk: tools/list has %d tools, want %d and %s, without %s: %v", len(got.Listed), corpus.DefaultToolsPerService, catalog.SearchToolName, targetMCP, got.Listed)
+		}
+		ok := false
+		for _, f := range got.Found {
+			ok = ok || f.MCPName == targetMCP && f.Meta[catalog.MCPDeferLoadingKey] == true && f.InputSchemaType == "object"
+		}
+		if !ok || got.SearchError || len(got.Found) > 5 {
+			t.Errorf("typescript-sdk: search for %q found %+v; want %s among at most 5", first, got.Found, targetMCP)
+		}
+		if !strings.HasPrefix(got.Text, target.Name+" {") || got.IsError {
+			t.Errorf("typescript-sdk (%s): calling deferred %s: %q", got.Protocol, targetMCP, got.Text)
+		}
+	})
 
 	// The function-call path: toolc_call_tool, as a Chat Completions
 	// model would call it.

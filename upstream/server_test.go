@@ -137,7 +137,19 @@ func newTestServer(mode string) *mcp.Server {
 		"big": func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct{ Mb int }
 			json.Unmarshal(r.Params.Arguments, &a)
-			return text(strings.Repeat("x", a.Mb<<20)), nil
+			// Written straight to stdout, as the response to the call: a
+			// result made and encoded by go-sdk takes seconds at 100 MB,
+			// more in a race build.
+			// toolc refuses the message before it reads as far as an id.
+			os.Stdout.WriteString(`{"jsonrpc":"2.0","id":"big","result":{"content":[{"type":"text","text":"`)
+			chunk := strings.Repeat("x", 1<<20)
+			for range a.Mb {
+				if _, err := os.Stdout.WriteString(chunk); err != nil {
+					os.Exit(5) // toolc stopped reading
+				}
+			}
+			os.Stdout.WriteString(`"}]}}` + "\n")
+			select {}
 		},
 		"flood": func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct{ Lines int }

@@ -101,7 +101,7 @@ func start(t *testing.T, mode string, tweak func(*catalog.Upstream, *upstream.Op
 	svc.Dir = dir
 	f.cat = &catalog.Catalog{Services: []*catalog.Service{svc}}
 	f.cat.Seal()
-	f.rt = runtime.New(runtime.Options{CallTimeout: 10 * time.Second})
+	f.rt = runtime.New(runtime.Options{CallTimeout: 30 * time.Second})
 	var swapMu sync.Mutex
 	opts.OnChange = func(service string) {
 		swapMu.Lock()
@@ -342,16 +342,24 @@ func TestHostileToolLists(t *testing.T) {
 }
 
 func TestFaultsAreContained(t *testing.T) {
-	f := start(t, "normal", func(u *catalog.Upstream, o *upstream.Options) {
-		u.CallTimeout = "2s"
+	// The server takes seconds to make a 100 MB result: the call timeout
+	// is long enough for the limit on its message to end the call, and
+	// the hang has a fixture of its own with a short one.
+	f := start(t, "normal", func(_ *catalog.Upstream, o *upstream.Options) { o.HealthInterval = -1 })
+	hang := start(t, "normal", func(u *catalog.Upstream, o *upstream.Options) {
+		u.CallTimeout = "1s"
 		o.HealthInterval = -1
 	})
-	for _, tt := range []struct{ tool, args, want string }{
-		{"crash", `{}`, "went away during the call"},
-		{"garbage", `{}`, ""},
-		{"big", `{"mb":100}`, ""},
-		{"slow", `{"ms":60000}`, "did not finish within 2s, the callTimeout"},
+	for _, tt := range []struct {
+		f                *fixture
+		tool, args, want string
+	}{
+		{f, "crash", `{}`, "went away during the call"},
+		{f, "garbage", `{}`, "went away during the call"},
+		{f, "big", `{"mb":100}`, "went away during the call"},
+		{hang, "slow", `{"ms":60000}`, "did not finish within 1s, the callTimeout"},
 	} {
+		f := tt.f
 		t.Run(tt.tool, func(t *testing.T) {
 			start := time.Now()
 			r := f.call(t, tt.tool, tt.args)
