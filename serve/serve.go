@@ -142,6 +142,7 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 			stop()
 			return <-served
 		}
+		loadErr := err
 		if opts.LoadFailed != nil {
 			err = opts.LoadFailed(err)
 		}
@@ -150,7 +151,7 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 			<-served
 			return err
 		}
-		serving(err)
+		serving(loadErr)
 		<-served
 		return err
 	}
