@@ -12,12 +12,10 @@ import (
 	"os/signal"
 	"path/filepath"
 	"strings"
-	"sync"
 	"syscall"
 	"time"
 
 	"github.com/toolc/toolc/bundle"
-	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/cliflag"
@@ -280,57 +278,34 @@ func runServe(e env, args []string) error {
 			return nil, err
 		}
 		// The drain may come during the build, before there are handlers
-		// to stop: running is set once they run.
-		var mu sync.Mutex
-		var running map[string]*host.Plugin
+		// to stop.
+		var running host.Running
 		return &tools{
 			Tools: serve.Tools{Load: func(ctx context.Context) error {
 				ps, err := startHandlers(ctx, e, src)
 				if err != nil {
 					return err
 				}
-				mu.Lock()
-				running = ps
-				mu.Unlock()
-				if _, err := rt.Swap(src.cat, host.Dispatchers(ps)); err != nil {
+				running.Set(ps)
+				if _, err := rt.Swap(src.Catalog, host.Dispatchers(ps)); err != nil {
 					return failf("%w", err)
 				}
 				return nil
 			},
 				ServeFailure: true,
-				Stop: func(reason string) {
-					mu.Lock()
-					defer mu.Unlock()
-					if running != nil {
-						host.StopBecause(running, 0, reason)
-					}
-				}},
+				Stop:         func(reason string) { running.StopBecause(0, reason) },
+			},
 			// The plugins are stopped by the drain, or here if serving
 			// failed.
-			close: func() {
-				mu.Lock()
-				defer mu.Unlock()
-				if running != nil {
-					host.Stop(running, 0)
-				}
-			},
+			close: func() { running.Stop(0) },
 		}, nil
 	})
-}
-
-// servable is what serve and call serve: a catalog, and either its
-// services' prebuilt handlers (a bundle) or the directory that its
-// services' directories are relative to, where their handlers are built.
-type servable struct {
-	cat  *catalog.Catalog
-	bins []*host.Binary // a bundle's; nil means build from base
-	base string
 }
 
 // loadServable loads the bundle in dir, the catalog file, or the
 // contracts of patterns. The catalog of a bundle is served as that bundle,
 // with its prebuilt handlers: nothing is built.
-func loadServable(e env, cmd, dir, file string, patterns []string) (*servable, error) {
+func loadServable(e env, cmd, dir, file string, patterns []string) (*host.Source, error) {
 	if dir == "" && file != "" {
 		if d, ok := bundle.OfCatalog(file); ok {
 			dir = d
@@ -341,7 +316,7 @@ func loadServable(e env, cmd, dir, file string, patterns []string) (*servable, e
 		if err != nil {
 			return nil, err
 		}
-		return &servable{cat: b.Catalog, bins: b.Binaries}, nil
+		return &host.Source{Catalog: b.Catalog, Binaries: b.Binaries}, nil
 	}
 	cat, err := loadCatalog(e, cmd, file, patterns)
 	if err != nil {
@@ -351,23 +326,20 @@ func loadServable(e env, cmd, dir, file string, patterns []string) (*servable, e
 	if file != "" {
 		base = filepath.Dir(file)
 	}
-	return &servable{cat: cat, base: base}, nil
+	return &host.Source{Catalog: cat, Base: base}, nil
 }
 
 // startHandlers starts every service's handler plugin, building them
 // first unless they are a bundle's.
-func startHandlers(ctx context.Context, e env, src *servable) (map[string]*host.Plugin, error) {
-	bins := src.bins
-	if bins == nil {
-		cache, err := host.CacheDir()
-		if err != nil {
+func startHandlers(ctx context.Context, e env, src *host.Source) (map[string]*host.Plugin, error) {
+	var cache string
+	if src.Binaries == nil {
+		var err error
+		if cache, err = host.CacheDir(); err != nil {
 			return nil, usageErr(err)
 		}
-		if bins, err = host.BuildAll(ctx, cache, src.base, src.cat); err != nil {
-			return nil, failf("%w", err)
-		}
 	}
-	ps, err := host.Start(ctx, bins, host.Options{Stderr: e.stderr, Logger: logger(e)})
+	ps, err := src.Start(ctx, cache, host.Options{Stderr: e.stderr, Logger: logger(e)})
 	if err != nil {
 		return nil, failf("%w", err)
 	}
@@ -420,12 +392,13 @@ func runCall(e env, args []string) error {
 	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	src, err := loadServable(e, "call", "", *catalogFile, patterns)
+	all, err := loadServable(e, "call", "", *catalogFile, patterns)
 	if err != nil {
 		return err
 	}
-	if src, err = withTool(src, tool); err != nil {
-		return err
+	src := all.Only(tool)
+	if src == nil {
+		return usagef("unknown tool %q; the catalog has %s", tool, strings.Join(all.Catalog.ToolNames(), ", "))
 	}
 	running, err := startHandlers(ctx, e, src)
 	if err != nil {
@@ -434,7 +407,7 @@ func runCall(e env, args []string) error {
 	defer host.Stop(running, time.Second)
 	defer rpc.CleanupClients()
 	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
-	if _, err := rt.Swap(src.cat, host.Dispatchers(running)); err != nil {
+	if _, err := rt.Swap(src.Catalog, host.Dispatchers(running)); err != nil {
 		return failf("%w", err)
 	}
 	res, err := rt.Call(ctx, tool, argsJSON)
@@ -450,24 +423,6 @@ func runCall(e env, args []string) error {
 		return exitWith(exitFail)
 	}
 	return nil
-}
-
-// withTool narrows what is served to the service of one tool, named by
-// function name or MCP name, so that toolc call builds and starts one
-// handler.
-func withTool(src *servable, name string) (*servable, error) {
-	for svc, t := range src.cat.Tools() {
-		if t.Name == name || t.ExposedMCPName(svc.Name) == name {
-			one := &servable{cat: &catalog.Catalog{Services: []*catalog.Service{svc}}, base: src.base}
-			for _, b := range src.bins {
-				if b.Service == svc.Name {
-					one.bins = append(one.bins, b)
-				}
-			}
-			return one, nil
-		}
-	}
-	return nil, usagef("unknown tool %q; the catalog has %s", name, strings.Join(src.cat.ToolNames(), ", "))
 }
 
 func looksLikeJSON(s string) bool {
