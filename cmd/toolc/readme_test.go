@@ -187,3 +187,38 @@ func TestREADMEInstallFromCheckout(t *testing.T) {
 		t.Errorf("toolc version printed %q", out)
 	}
 }
+
+// TestREADMELayout: the README's Layout table has a row for every
+// directory at the top of the module that holds a Go package, so that a
+// new package is said what it is for where readers look.
+func TestREADMELayout(t *testing.T) {
+	readme := readFile(t, "../../README.md")
+	_, layout, ok := strings.Cut(readme, "\n## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no Layout section")
+	}
+	layout, _, _ = strings.Cut(layout, "\n## ")
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/toolc/toolc/...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil || rel == "." {
+			continue
+		}
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if !seen[top] && !strings.Contains(layout, "| `"+top+"/") {
+			t.Errorf("README.md's Layout has no row for %s/", top)
+		}
+		seen[top] = true
+	}
+	if len(seen) < 20 {
+		t.Fatalf("go list found %d top-level directories, too few to be this module's", len(seen))
+	}
+}
