@@ -49,6 +49,9 @@ type Tools struct {
 	// Follow, if set, keeps the tools up to date once loaded (toolc dev's
 	// reloads) until ctx ends; an error ends serving.
 	Follow func(ctx context.Context) error
+	// Close, if set, releases what Load started, once Run is over: toolc
+	// serve's plugins are stopped by the drain, or here if serving failed.
+	Close func()
 }
 
 // Options configure Run.
@@ -101,6 +104,9 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
 	t := opts.Tools
+	if t.Close != nil {
+		defer t.Close()
+	}
 	gate := opts.Gate
 	if gate == nil {
 		gate = mcpserver.NewGate()

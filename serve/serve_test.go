@@ -27,7 +27,7 @@ func health(t *testing.T, addr net.Addr) (int, string) {
 
 // TestRunHTTP: Run answers /healthz "starting" while the load runs, and
 // "ok" once it is over; it tells Serving where it serves; and once ctx
-// ends it drains (Shutdown.Report) and returns nil.
+// ends it drains (Shutdown.Report), closes the tools and returns nil.
 func TestRunHTTP(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
@@ -38,11 +38,12 @@ func TestRunHTTP(t *testing.T) {
 	release := make(chan struct{})
 	served := make(chan net.Addr, 1)
 	var reports []runtime.ShutdownReport
+	closed := false
 	done := make(chan error, 1)
 	go func() {
 		done <- serve.Run(ctx, runtime.New(runtime.Options{}), serve.Options{
 			Listener: ln,
-			Tools:    serve.Tools{Load: func(context.Context) error { <-release; return nil }},
+			Tools:    serve.Tools{Load: func(context.Context) error { <-release; return nil }, Close: func() { closed = true }},
 			Serving:  func(addr net.Addr, err error) { served <- addr },
 			Shutdown: runtime.ShutdownOptions{Report: func(r runtime.ShutdownReport) { reports = append(reports, r) }},
 		})
@@ -68,6 +69,9 @@ func TestRunHTTP(t *testing.T) {
 	}
 	if len(reports) == 0 {
 		t.Error("Run did not drain: no shutdown report")
+	}
+	if !closed {
+		t.Error("Run did not close the tools it loaded")
 	}
 }
 

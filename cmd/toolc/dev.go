@@ -22,7 +22,7 @@ func runDev(e env, args []string) error {
 	tokenFromEnv(fs, sf)
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
-	return serveTools(e, "dev", sf, 0, func(_ context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*tools, error) {
+	return serveTools(e, "dev", sf, 0, func(_ context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*serve.Tools, error) {
 		d, err := dev.New(dev.Options{
 			Patterns: patterns,
 			Runtime:  rt,
@@ -38,7 +38,7 @@ func runDev(e env, args []string) error {
 		if err != nil {
 			return nil, usageErr(err)
 		}
-		return &tools{Tools: serve.Tools{
+		return &serve.Tools{
 			// Contracts or handlers that do not build are told to the
 			// clients (Loaded) until a reload succeeds; a first load
 			// that cannot start (patterns that name no contract) is a
@@ -58,6 +58,6 @@ func runDev(e env, args []string) error {
 				}
 				return err
 			},
-		}}, nil
+		}, nil
 	})
 }

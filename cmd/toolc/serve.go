@@ -154,7 +154,7 @@ func checkExposure(e env, cmd string, sf *serveFlags) error {
 // checks their flags, takes the port, starts tracing, makes the runtime,
 // gets the tools running with start, and serves them with serve.Run until
 // a signal or, over stdio, the client's hang-up, and drains.
-func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start func(ctx context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*tools, error)) error {
+func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start func(ctx context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*serve.Tools, error)) error {
 	if err := checkAuth(sf); err != nil {
 		return err
 	}
@@ -201,11 +201,8 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	if err != nil {
 		return err
 	}
-	if t.close != nil {
-		defer t.close()
-	}
 	o := &sf.opts
-	o.Listener, o.Stdin, o.Stdout, o.Gate, o.Tools = ln, e.stdin, e.stdout, gate, t.Tools
+	o.Listener, o.Stdin, o.Stdout, o.Gate, o.Tools = ln, e.stdin, e.stdout, gate, *t
 	o.MCP = mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret}
 	o.HTTP.Token, o.HTTP.OAuth, o.HTTP.AllowedOrigins, o.HTTP.Logger = sf.token, sf.oauth, cliflag.List(sf.allowOrigins), logger(e)
 	o.HTTP.MCP.StreamWriteTimeout, o.Limits.CallTimeout = o.Limits.WriteTimeout, sf.timeout
@@ -247,16 +244,6 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	return err
 }
 
-// tools is how a command gets its tools running in the runtime (see
-// serve.Tools): toolc serve builds and starts the catalog's handler
-// plugins (or a bundle's) once, toolc dev loads its contracts and then
-// reloads them on every change.
-type tools struct {
-	serve.Tools
-	// close, if set, releases what Load started.
-	close func()
-}
-
 func runServe(e env, args []string) error {
 	fs := newFlags(e, "serve")
 	sf := addServeFlags(fs)
@@ -272,7 +259,7 @@ func runServe(e env, args []string) error {
 	tokenFromEnv(fs, sf)
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see mcpserver.Options.ListTTL).
-	return serveTools(e, "serve", sf, serveListTTL, func(ctx context.Context, rt *runtime.Runtime, _ *mcpserver.Gate) (*tools, error) {
+	return serveTools(e, "serve", sf, serveListTTL, func(ctx context.Context, rt *runtime.Runtime, _ *mcpserver.Gate) (*serve.Tools, error) {
 		src, err := loadServable(e, "serve", *bundleDir, *catalogFile, patterns)
 		if err != nil {
 			return nil, err
@@ -280,8 +267,8 @@ func runServe(e env, args []string) error {
 		// The drain may come during the build, before there are handlers
 		// to stop.
 		var running host.Running
-		return &tools{
-			Tools: serve.Tools{Load: func(ctx context.Context) error {
+		return &serve.Tools{
+			Load: func(ctx context.Context) error {
 				ps, err := startHandlers(ctx, e, src)
 				if err != nil {
 					return err
@@ -292,12 +279,11 @@ func runServe(e env, args []string) error {
 				}
 				return nil
 			},
-				ServeFailure: true,
-				Stop:         func(reason string) { running.StopBecause(0, reason) },
-			},
+			ServeFailure: true,
+			Stop:         func(reason string) { running.StopBecause(0, reason) },
 			// The plugins are stopped by the drain, or here if serving
 			// failed.
-			close: func() { running.Stop(0) },
+			Close: func() { running.Stop(0) },
 		}, nil
 	})
 }
