@@ -21,19 +21,18 @@ type readmeBlock struct {
 	lang, text string
 }
 
-// readmeSection returns the blocks of the README section that starts
-// with heading, up to the next section of its level.
-func readmeSection(t *testing.T, heading string) []readmeBlock {
+// readmeSection returns the blocks of the documentation's section
+// titled title (README.md or a page of docs/), up to the next section of
+// its level.
+func readmeSection(t *testing.T, title string) []readmeBlock {
 	t.Helper()
-	_, after, ok := strings.Cut(readFile(t, "../../README.md"), "\n"+heading+"\n")
-	if !ok {
-		t.Fatalf("README.md has no %q", heading)
+	bs, err := docs(t).SectionBlocks(title)
+	if err != nil {
+		t.Fatal(err)
 	}
-	section, _, _ := strings.Cut(after, "\n## ")
 	var blocks []readmeBlock
-	fence := regexp.MustCompile("(?ms)^```(\\w*)\n(.*?)^```\n")
-	for _, m := range fence.FindAllStringSubmatch(section, -1) {
-		blocks = append(blocks, readmeBlock{m[1], m[2]})
+	for _, b := range bs {
+		blocks = append(blocks, readmeBlock{b.Lang, b.Text})
 	}
 	return blocks
 }
@@ -128,7 +127,7 @@ func TestREADMEDeploying(t *testing.T) {
 	}
 	var sh []string
 	var dockerfile, unit string
-	for _, b := range readmeSection(t, "## Deploying: `toolc bundle` and `toolc serve --bundle`") {
+	for _, b := range readmeSection(t, "Deploying: `toolc bundle` and `toolc serve --bundle`") {
 		switch b.lang {
 		case "sh":
 			sh = append(sh, b.text)

@@ -29,7 +29,7 @@ func TestClaudeDesktopConfig(t *testing.T) {
 	if goruntime.GOOS != "linux" {
 		t.Skip("the entry is read from Linux's place")
 	}
-	readme := readFile(t, "../../README.md")
+	readme := docs(t).All()
 	for _, want := range []string{"$ toolc install claude-desktop\n", "`\"TOOLC_FILESEARCH_ROOT\":\n\"/path/to/repo\"`", "`\"TOOLC_PLUGIN_ENV\": \"TOOLC_FILESEARCH_ROOT\"`"} {
 		if !strings.Contains(readme, want) {
 			t.Fatalf("README.md no longer says %s, which this test follows", want)

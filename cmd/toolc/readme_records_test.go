@@ -19,12 +19,10 @@ import (
 // toolc does with it: no diagnostic, the runtime's message for an item
 // that lacks a required field, and the Go names of toolc gen go.
 func TestREADMERecords(t *testing.T) {
-	readme := readFile(t, "../../README.md")
-	_, section, ok := strings.Cut(readme, "\n### Records: arrays of flat objects\n")
-	section, _, _ = strings.Cut(section, "\n### ")
+	section := docs(t).MustSection(t, "Records: arrays of flat objects")
 	_, block, ok2 := strings.Cut(section, "```cue\n")
 	block, _, ok3 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 {
+	if !ok2 || !ok3 {
 		t.Fatal("README.md has no Records section with a cue block")
 	}
 	dir := t.TempDir()
@@ -77,12 +75,10 @@ func TestREADMERecords(t *testing.T) {
 // strict projection it quotes, the value the handler sees for a string
 // that holds it, and the Go type.
 func TestREADMEJSON(t *testing.T) {
-	readme := readFile(t, "../../README.md")
-	_, section, ok := strings.Cut(readme, "\n### Free-form values: `type: \"json\"`\n")
-	section, _, _ = strings.Cut(section, "\n### ")
+	section := docs(t).MustSection(t, "Free-form values: `type: \"json\"`")
 	_, block, ok2 := strings.Cut(section, "```cue\n")
 	block, _, ok3 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 {
+	if !ok2 || !ok3 {
 		t.Fatal("README.md has no free-form section with a cue block")
 	}
 	dir := t.TempDir()

@@ -8,6 +8,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/toolc/toolc/internal/doctext"
 )
 
 // TestOwnModule follows the README's "In a module of your own", running
@@ -20,11 +22,7 @@ func TestOwnModule(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds toolc and a module of its own")
 	}
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(readme), "**In a module of your own.**")
+	section := doctext.Read(t).MustAfter(t, "**In a module of your own.**")
 	section, _, _ = strings.Cut(section, "\n## ")
 	section, _, _ = strings.Cut(section, "`examples/embed/service_test.go`")
 	blocks := regexp.MustCompile("(?s)```go\n(.*?)```").FindAllStringSubmatch(section, -1)
