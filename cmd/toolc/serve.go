@@ -363,12 +363,8 @@ func runCall(e env, args []string) error {
 	}
 	tool, patterns := rest[len(rest)-1], rest[:len(rest)-1]
 	if argsJSON == nil {
-		if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
-			argsJSON = []byte("{}")
-		} else if data, err := inputfile.ReadAll(e.stdin, "standard input"); err != nil {
+		if argsJSON, err = inputfile.ReadJSONArgs(e.stdin); err != nil {
 			return usageErr(err)
-		} else if argsJSON = data; len(strings.TrimSpace(string(argsJSON))) == 0 {
-			argsJSON = []byte("{}")
 		}
 	}
 	tp, stopTracing, err := startTracing(e, "call")
@@ -414,9 +410,4 @@ func runCall(e env, args []string) error {
 func looksLikeJSON(s string) bool {
 	s = strings.TrimSpace(s)
 	return strings.HasPrefix(s, "{") || strings.HasPrefix(s, "\"") || s == "null"
-}
-
-func isTerminal(f *os.File) bool {
-	fi, err := f.Stat()
-	return err == nil && fi.Mode()&os.ModeCharDevice != 0
 }
