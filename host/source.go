@@ -2,10 +2,12 @@ package host
 
 import (
 	"context"
+	"maps"
 	"sync"
-	"time"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/upstream"
 )
 
 // Source is where the handlers of a catalog's services come from: a
@@ -48,31 +50,64 @@ func (s *Source) Start(ctx context.Context, cacheDir string, opts Options) (map[
 	return Start(ctx, bins, opts)
 }
 
-// Running holds the plugins of a load that may not have started them yet:
-// a drain may come during the build, before there is anything to stop, and
-// stops what runs once it does.
-type Running struct {
-	mu sync.Mutex
-	ps map[string]*Plugin
+// Handlers are what serves a catalog's services: the handler plugins of
+// some, the upstream MCP servers (package upstream) of the others. The
+// zero Handlers runs nothing, and a drain may come before Start is over
+// (during the build): Stop then stops what runs, if anything.
+type Handlers struct {
+	mu        sync.Mutex
+	plugins   map[string]*Plugin
+	upstreams *upstream.Set
 }
 
-// Set records the plugins that the load started.
-func (r *Running) Set(ps map[string]*Plugin) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	r.ps = ps
+// Start starts the handler plugins of src's services, building them first
+// into cacheDir unless they are a bundle's, and the upstream servers of
+// the others, with up. If an upstream server cannot start, the plugins are
+// stopped again.
+func (h *Handlers) Start(ctx context.Context, src *Source, cacheDir string, opts Options, up upstream.Options) error {
+	hosted, ups := upstream.Split(src.Catalog)
+	ps, err := (&Source{Catalog: hosted, Binaries: src.Binaries, Base: src.Base}).Start(ctx, cacheDir, opts)
+	if err != nil {
+		return err
+	}
+	set, err := upstream.StartAll(ctx, ups, up)
+	if err != nil {
+		Stop(ps, 0)
+		return err
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.plugins, h.upstreams = ps, set
+	return nil
 }
 
-// StopBecause stops the plugins that run, if any (see StopBecause).
-func (r *Running) StopBecause(grace time.Duration, reason string) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	StopBecause(r.ps, grace, reason)
+// Upstreams are the upstream servers that Start started, nil before.
+func (h *Handlers) Upstreams() *upstream.Set {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	return h.upstreams
 }
 
-// Stop stops the plugins that run, if any (see Stop).
-func (r *Running) Stop(grace time.Duration) {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	Stop(r.ps, grace)
+// Serve swaps cat into rt, with every handler that Start started, and
+// keeps it current as upstream tools are withdrawn and restored.
+func (h *Handlers) Serve(rt *runtime.Runtime, cat *catalog.Catalog) error {
+	h.mu.Lock()
+	dispatchers := Dispatchers(h.plugins)
+	ups := h.upstreams
+	h.mu.Unlock()
+	maps.Copy(dispatchers, ups.Dispatchers())
+	return ups.Serve(rt, cat, dispatchers)
+}
+
+// Stop stops every handler that runs at once, telling the calls still
+// running why (see StopBecause).
+func (h *Handlers) Stop(reason string) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var wg sync.WaitGroup
+	if h.upstreams != nil {
+		wg.Go(func() { h.upstreams.Stop(0, reason) })
+	}
+	StopBecause(h.plugins, 0, reason)
+	wg.Wait()
 }

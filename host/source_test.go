@@ -39,14 +39,16 @@ func TestSourceOnly(t *testing.T) {
 	}
 }
 
-// TestRunningBeforeStart: a drain before the load started anything stops
-// nothing, and does not wait.
-func TestRunningBeforeStart(t *testing.T) {
-	var r Running
+// TestHandlersBeforeStart: a drain before the load started anything
+// stops nothing, and does not wait.
+func TestHandlersBeforeStart(t *testing.T) {
+	var h Handlers
 	start := time.Now()
-	r.StopBecause(time.Minute, "drained")
-	r.Stop(time.Minute)
+	h.Stop("drained")
 	if d := time.Since(start); d > 10*time.Second {
 		t.Errorf("stopping nothing took %v", d)
+	}
+	if h.Upstreams() != nil {
+		t.Error("Upstreams before Start is not nil")
 	}
 }

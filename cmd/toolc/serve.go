@@ -15,6 +15,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/toolc/toolc/bundle"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
@@ -26,6 +27,7 @@ import (
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/serve"
+	"github.com/toolc/toolc/upstream"
 )
 
 const defaultHTTPAddr = "127.0.0.1:8931"
@@ -60,7 +62,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.BoolVar(&mcp.Stateless, "stateless", false, "serve MCP without sessions, for replicas behind a load balancer")
 	fs.DurationVar(&sf.timeout, "timeout", 30*time.Second, "bound on one tool call")
 	fs.DurationVar(&sf.grace, "grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped")
-	fs.BoolVar(&sf.insecure, "insecure", false, "serve a non-loopback --http address without --token")
+	fs.BoolVar(&sf.insecure, "insecure", false, "serve a non-loopback --http address without --token, and reach an upstream url over plain http beyond loopback")
 	fs.StringVar(&sf.stateKey, "state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one")
 	fs.IntVar(&mcp.MaxSessions, "max-sessions", mcpserver.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)")
 	fs.DurationVar(&mcp.SessionIdleTimeout, "session-idle", mcpserver.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)")
@@ -266,24 +268,25 @@ func runServe(e env, args []string) error {
 		}
 		// The drain may come during the build, before there are handlers
 		// to stop.
-		var running host.Running
+		var running host.Handlers
+		metrics := &upstream.Metrics{}
+		sf.opts.HTTP.Collectors = []prometheus.Collector{metrics}
 		return &serve.Tools{
 			Load: func(ctx context.Context) error {
-				ps, err := startHandlers(ctx, e, src)
-				if err != nil {
+				if err := startAll(ctx, e, src, rt, sf.insecure, &running); err != nil {
 					return err
 				}
-				running.Set(ps)
-				if _, err := rt.Swap(src.Catalog, host.Dispatchers(ps)); err != nil {
+				metrics.Use(running.Upstreams())
+				if err := running.Serve(rt, src.Catalog); err != nil {
 					return failf("%w", err)
 				}
 				return nil
 			},
 			ServeFailure: true,
-			Stop:         func(reason string) { running.StopBecause(0, reason) },
-			// The plugins are stopped by the drain, or here if serving
+			Stop:         running.Stop,
+			// The handlers are stopped by the drain, or here if serving
 			// failed.
-			Close: func() { running.Stop(0) },
+			Close: func() { running.Stop("its handler was stopped") },
 		}, nil
 	})
 }
@@ -315,21 +318,26 @@ func loadServable(e env, cmd, dir, file string, patterns []string) (*host.Source
 	return &host.Source{Catalog: cat, Base: base}, nil
 }
 
-// startHandlers starts every service's handler plugin, building them
-// first unless they are a bundle's.
-func startHandlers(ctx context.Context, e env, src *host.Source) (map[string]*host.Plugin, error) {
+// startAll starts the handler plugins (building them unless they are a
+// bundle's) and the upstream servers of src's services, into hs.
+func startAll(ctx context.Context, e env, src *host.Source, rt *runtime.Runtime, insecure bool, hs *host.Handlers) error {
 	var cache string
 	if src.Binaries == nil {
 		var err error
 		if cache, err = host.CacheDir(); err != nil {
-			return nil, usageErr(err)
+			return usageErr(err)
 		}
 	}
-	ps, err := src.Start(ctx, cache, host.Options{Stderr: e.stderr, Logger: logger(e)})
+	err := hs.Start(ctx, src, cache, host.Options{Stderr: e.stderr, Logger: logger(e)}, upstream.Options{
+		Base: src.Base, Stderr: e.stderr, Logger: logger(e), Insecure: insecure,
+		// A message may be a result and its encoding: twice the
+		// runtime's bound on a result, which it then enforces.
+		MaxMessageBytes: 2 * rt.Options().MaxResultBytes,
+	})
 	if err != nil {
-		return nil, failf("%w", err)
+		return failf("%w", err)
 	}
-	return ps, nil
+	return nil
 }
 
 // auditLogger writes the audit lines of OAuth calls on stderr, whatever
@@ -350,6 +358,7 @@ func runCall(e env, args []string) error {
 	fs := newFlags(e, "call")
 	catalogFile := fs.String("catalog", "", "use a catalog built by toolc build instead of compiling contracts")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the call")
+	insecure := fs.Bool("insecure", false, "reach an upstream url over plain http beyond loopback")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -382,14 +391,14 @@ func runCall(e env, args []string) error {
 	if src == nil {
 		return usagef("unknown tool %q; the catalog has %s", tool, strings.Join(all.Catalog.ToolNames(), ", "))
 	}
-	running, err := startHandlers(ctx, e, src)
-	if err != nil {
+	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
+	var running host.Handlers
+	if err := startAll(ctx, e, src, rt, *insecure, &running); err != nil {
 		return err
 	}
-	defer host.Stop(running, time.Second)
+	defer running.Stop("toolc call ended")
 	defer rpc.CleanupClients()
-	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
-	if _, err := rt.Swap(src.Catalog, host.Dispatchers(running)); err != nil {
+	if err := running.Serve(rt, src.Catalog); err != nil {
 		return failf("%w", err)
 	}
 	res, err := rt.Call(ctx, tool, argsJSON)

@@ -31,7 +31,9 @@ func transcriptSteps(text string) []transcriptStep {
 			}
 			continue
 		}
-		for (strings.HasSuffix(cmd, "\\") || strings.HasSuffix(cmd, "|")) && i+1 < len(lines) {
+		// A command goes on after a backslash or a pipe at the end of a
+		// line, and inside a quoted argument that a line break splits.
+		for (strings.HasSuffix(cmd, "\\") || strings.HasSuffix(cmd, "|") || strings.Count(cmd, "'")%2 == 1) && i+1 < len(lines) {
 			i++
 			cmd += "\n" + lines[i]
 		}
@@ -74,10 +76,17 @@ func matchTranscript(want []string, got string) (missing string, ok bool) {
 // (standard output and error) shows the block's lines, in order ("..."
 // stands for what the block leaves out). The exit status is not checked:
 // a transcript shows what a command prints, and some show a refusal.
+//
+// A block whose marker goes on "; toolc serve ARGS" talks to a server
+// that the text around it starts: the test starts it on
+// 127.0.0.1:8931 in the block's namespace, waits for it with toolc
+// health, runs the block's commands one after another in one shell, and
+// stops it.
 func TestDocsTranscripts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the examples' handlers")
 	}
+	t.Parallel() // a copy of the checkout, and a namespace per command
 	var blocks []doctext.Block
 	for _, f := range docs(t).Files {
 		for _, b := range doctext.Blocks(f.Path, f.Text) {
@@ -96,6 +105,12 @@ func TestDocsTranscripts(t *testing.T) {
 		if len(steps) == 0 {
 			t.Errorf("%s:%d: the block is marked as a transcript and has no \"$ \" command", b.Path, b.Line)
 		}
+		if _, serve, ok := strings.Cut(strings.TrimSuffix(b.After, " -->"), "; toolc serve "); ok {
+			t.Run(fmt.Sprintf("%s:%d", b.Path, b.Line), func(t *testing.T) {
+				served(t, dir, env, serve, steps)
+			})
+			continue
+		}
 		for i, s := range steps {
 			t.Run(fmt.Sprintf("%s:%d/%d", b.Path, b.Line, i+1), func(t *testing.T) {
 				cmd := namespaced(t, false, s.cmd)
@@ -106,6 +121,34 @@ func TestDocsTranscripts(t *testing.T) {
 					t.Errorf("$ %s\n(%v) printed\n%s\nwhich does not show, in order, the documentation's line\n%s", s.cmd, err, out, missing)
 				}
 			})
+		}
+	}
+}
+
+// stepSeparator goes between the outputs of the steps of a served block.
+const stepSeparator = "@@doctext: the next step@@"
+
+// served runs the steps of a block in one shell, against toolc serve
+// --http 127.0.0.1:8931 with args, and matches each step's output.
+func served(t *testing.T, dir string, env []string, args string, steps []transcriptStep) {
+	var script strings.Builder
+	script.WriteString("toolc serve --http 127.0.0.1:8931 " + args + " 2>serve.log &\n")
+	script.WriteString("toolc health --wait 5m >/dev/null || { cat serve.log; exit 1; }\n")
+	for _, s := range steps {
+		script.WriteString("echo '" + stepSeparator + "'\n" + s.cmd + "\n")
+	}
+	script.WriteString("echo '" + stepSeparator + "'\nkill $!\nwait || true\n")
+	cmd := namespaced(t, false, script.String())
+	cmd.Dir = dir
+	cmd.Env = env
+	out, err := cmd.CombinedOutput()
+	parts := strings.Split(string(out), stepSeparator+"\n")
+	if err != nil || len(parts) != len(steps)+2 {
+		t.Fatalf("the block's commands against toolc serve --http 127.0.0.1:8931 %s: %v\n%s", args, err, out)
+	}
+	for i, s := range steps {
+		if missing, ok := matchTranscript(s.out, parts[i+1]); !ok {
+			t.Errorf("$ %s\nprinted\n%s\nwhich does not show, in order, the documentation's line\n%s", s.cmd, parts[i+1], missing)
 		}
 	}
 }

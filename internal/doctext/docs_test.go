@@ -141,7 +141,9 @@ func TestReferenceIndexed(t *testing.T) {
 
 var (
 	// doctextComment is the line after a block that says who runs it.
-	doctextComment = regexp.MustCompile(`^<!-- doctext: (tested by (Test\w+(?:, Test\w+)*)|illustrative: \S.*) -->$`)
+	// After the tests, a note may follow a semicolon: "; toolc serve
+	// ./examples/weather" tells TestDocsTranscripts what to serve.
+	doctextComment = regexp.MustCompile(`^<!-- doctext: (tested by (Test\w+(?:, Test\w+)*)(?:; [^>]*)?|illustrative: \S.*) -->$`)
 	// command finds toolc, go or curl run as a command: at the start of
 	// a line or after ;, &, |, ( or $(, behind variable assignments.
 	command = regexp.MustCompile(`(?:^|[;&|(]\s*)(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s+)*(toolc|go|curl)(?:\s|$)`)
@@ -165,8 +167,9 @@ func commands(b doctext.Block) []string {
 			continue
 		}
 		// A command goes on after a backslash or a pipe at the end of
-		// its line: "printf ... |" then "toolc serve --stdio".
-		for (strings.HasSuffix(line, "\\") || strings.HasSuffix(line, "|")) && i+1 < len(lines) {
+		// its line ("printf ... |" then "toolc serve --stdio"), and
+		// inside a quoted argument that a line break splits.
+		for (strings.HasSuffix(line, "\\") || strings.HasSuffix(line, "|") || strings.Count(line, "'")%2 == 1) && i+1 < len(lines) {
 			i++
 			line = strings.TrimSuffix(line, "\\") + " " + strings.TrimSpace(lines[i])
 		}
@@ -266,4 +269,25 @@ func testsReadingDocs(t *testing.T, root string) map[string]string {
 		}
 	}
 	return tests
+}
+
+// TestREADMEStaysShort keeps README.md the newcomer's page: its sections
+// are the set-up, the tour, why toolc and the links, and a new reference
+// section goes on a page of docs/ (the comment at the top of the README
+// says so to whoever merges one in).
+func TestREADMEStaysShort(t *testing.T) {
+	d := doctext.Read(t)
+	readme, _ := d.File("README.md")
+	want := []string{"toolc", "Contents", "Set-up: two commands", "A five-minute tour", "Why toolc", "Reference"}
+	var got []string
+	for _, h := range doctext.Headings(readme) {
+		got = append(got, h.Title)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README.md has the headings %q, want %q: move a reference section to its page of docs/ "+
+			"(docs/serving.md, docs/contract.md, ...), and link a new page under Reference", got, want)
+	}
+	if n := strings.Count(readme.Text, "\n"); n > 200 {
+		t.Errorf("README.md is %d lines; keep it under 200, with the reference in docs/", n)
+	}
 }
