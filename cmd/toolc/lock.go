@@ -94,14 +94,9 @@ func runDiff(e env, args []string) error {
 	for _, n := range base.Notes {
 		fmt.Fprintf(e.stderr, "toolc diff: note: %s\n", n)
 	}
-	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	res, err := compileToCompare(e, patterns)
 	if err != nil {
 		return err
-	}
-	if res.HasErrors() {
-		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
-		errs, _ := diag.Count(res.Diagnostics)
-		return failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
 	}
 	changes := compiler.Diff(res, base.Lock)
 	// What the tools cost per request, before and after (package tokens).
@@ -136,14 +131,9 @@ func runDiff(e env, args []string) error {
 // diffUpstream is toolc diff --upstream: the contracts with an upstream
 // against their servers' live tools, in the lock's change vocabulary.
 func diffUpstream(e env, format diag.Format, insecure bool, patterns []string) error {
-	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	res, err := compileToCompare(e, patterns)
 	if err != nil {
 		return err
-	}
-	if res.HasErrors() {
-		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
-		errs, _ := diag.Count(res.Diagnostics)
-		return failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -175,4 +165,20 @@ func patternsOrDefault(p []string) []string {
 		return []string{"./..."}
 	}
 	return p
+}
+
+// compileToCompare compiles the contracts that diff compares; with
+// errors, it prints them and fails: broken contracts have nothing to
+// compare.
+func compileToCompare(e env, patterns []string) (*compiler.Result, error) {
+	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	if res.HasErrors() {
+		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
+		errs, _ := diag.Count(res.Diagnostics)
+		return nil, failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
+	}
+	return res, nil
 }

@@ -42,3 +42,9 @@ func List(v string) []string {
 	}
 	return items
 }
+
+// Strings is a flag that may be given more than once, each value kept.
+type Strings []string
+
+func (l *Strings) String() string     { return strings.Join(*l, ",") }
+func (l *Strings) Set(v string) error { *l = append(*l, v); return nil }

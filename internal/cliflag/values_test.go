@@ -32,3 +32,15 @@ func TestSize(t *testing.T) {
 		t.Errorf("Set(\"lots\") = nil, want an error")
 	}
 }
+
+func TestStrings(t *testing.T) {
+	var l Strings
+	for _, v := range []string{"HOME", "API_KEY,OTHER"} {
+		if err := l.Set(v); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !slices.Equal(l, Strings{"HOME", "API_KEY,OTHER"}) || l.String() != "HOME,API_KEY,OTHER" {
+		t.Errorf("Strings = %q, String() = %q", []string(l), l.String())
+	}
+}
