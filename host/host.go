@@ -14,8 +14,9 @@
 //
 // A Source is where a catalog's handlers come from, a bundle's binaries or
 // the services' directories; Source.Start builds (if need be) and starts
-// them, and Running holds what a load started, for a drain that may come
-// before the load is over.
+// them, and Handlers are what a load started, its plugins and the upstream
+// servers (package upstream) of the other services, for a drain that may
+// come before the load is over.
 package host
 
 import (
