@@ -72,7 +72,9 @@ func TestMCPGoServer(t *testing.T) {
 	}
 	// A tool added later is never served, and withdraws nothing.
 	srv.AddTool(mcpgo.NewToolWithRawSchema("extra", "Added later", json.RawMessage(`{"type":"object"}`)),
-		func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) { return mcpgo.NewToolResultText("x"), nil })
+		func(context.Context, mcpgo.CallToolRequest) (*mcpgo.CallToolResult, error) {
+			return mcpgo.NewToolResultText("x"), nil
+		})
 	time.Sleep(300 * time.Millisecond)
 	if _, ok := rt.Snapshot().Lookup("extra"); ok || len(s.Withdrawn()) != 0 {
 		t.Errorf("after the server added a tool: extra served %v, withdrawn %v", ok, s.Withdrawn())
