@@ -101,27 +101,14 @@ func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolReque
 // the state carries is that question's, so a client cannot re-answer an
 // earlier round.
 func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
-	var digest []byte
-	caller := callerDigest(req)
-	used := map[string]bool{} // response keys that answered, or could only answer, a question of the state
-	if token := req.Params.RequestState; token != "" {
-		digest = reqstate.ArgsDigest(args)
-		st, err := s.ask.key.Open(token, name, digest, caller, s.ask.now())
-		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
-		in.Answers = answersOf(st, req.Params.InputResponses)
-		for _, a := range st.Answers {
-			used[a.ID] = true
-		}
-		for _, q := range st.Asked {
-			used[q.ID] = true
-		}
+	used, err := s.openState(name, req, args, in)
+	if err != nil {
+		return nil, err
 	}
 	var res *runtime.Result
 	for run := 1; ; run++ {
 		var err error
-		res, err = s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
+		res, err = s.run(ctx, name, args, in, onEvent)
 		if err != nil {
 			return nil, callError(err)
 		}
@@ -137,10 +124,38 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 			break
 		}
 	}
-	if digest == nil {
-		digest = reqstate.ArgsDigest(args)
+	return s.askBack(name, req, args, in, res)
+}
+
+// openState opens the requestState of a 2026-07-28 call, if it has one,
+// and puts in in the answers it carries and those of the call that answer
+// its questions. It returns the response keys that answered, or could
+// only answer, a question of the state.
+func (s *mcpTools) openState(name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input) (map[string]bool, error) {
+	used := map[string]bool{}
+	token := req.Params.RequestState
+	if token == "" {
+		return used, nil
 	}
-	next := &reqstate.State{Tool: name, Args: digest, Caller: caller, Expires: s.ask.now().Add(s.ask.ttl).Unix()}
+	st, err := s.ask.key.Open(token, name, reqstate.ArgsDigest(args), callerDigest(req), s.ask.now())
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	in.Answers = answersOf(st, req.Params.InputResponses)
+	for _, a := range st.Answers {
+		used[a.ID] = true
+	}
+	for _, q := range st.Asked {
+		used[q.ID] = true
+	}
+	return used, nil
+}
+
+// askBack answers a 2026-07-28 call whose handler asked questions with an
+// InputRequiredResult: the questions, and a new requestState that seals
+// them with the answers of the earlier rounds.
+func (s *mcpTools) askBack(name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, res *runtime.Result) (*mcp.CallToolResult, error) {
+	next := &reqstate.State{Tool: name, Args: reqstate.ArgsDigest(args), Caller: callerDigest(req), Expires: s.ask.now().Add(s.ask.ttl).Unix()}
 	for _, a := range in.Answers {
 		next.Answers = append(next.Answers, reqstate.Answer{ID: a.ID, Params: a.ParamsSHA256, Result: a.Result})
 	}

@@ -48,6 +48,11 @@ func runDev(e env, args []string) int {
 	defer rpc.CleanupClients()
 
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
+	closeTasks, status := openTasks(e, "dev", rt, &sf)
+	if status != exitOK {
+		return status
+	}
+	defer closeTasks()
 	d, err := dev.New(dev.Options{
 		Patterns: patterns,
 		Runtime:  rt,
@@ -63,7 +68,7 @@ func runDev(e env, args []string) int {
 	}
 	// ListTTL stays zero: a reload may change the tools at any moment, so
 	// a tools/list is stale as soon as it is sent.
-	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), StateSecret: secret})
+	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), StateSecret: secret, Tasks: sf.tasks})
 	// Over stdio the client that started toolc waits for the handshake,
 	// and gives up within seconds (mcp-go after 5 s), while the first
 	// build may take minutes: the session starts at once, and the gate

@@ -27,6 +27,7 @@ import (
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/tasks"
 )
 
 const defaultHTTPAddr = "127.0.0.1:8931"
@@ -60,8 +61,13 @@ type serveFlags struct {
 	authIssuer   *string
 	authResource *string
 	auditArgs    *bool
+	taskStore    *string
+	taskTimeout  *time.Duration
+	taskTTL      *time.Duration
 	// oauth is the verifier that checkAuth made for --auth-issuer.
 	oauth *oauth.Verifier
+	// tasks runs the calls of task tools (openTasks).
+	tasks *tasks.Manager
 }
 
 func addServeFlags(fs interface {
@@ -91,6 +97,9 @@ func addServeFlags(fs interface {
 		idleTimeout:  fs.Duration("idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
+		taskStore:    fs.String("task-store", "", "keep the tasks of task tools in `URL`: memory:, file:PATH or redis://HOST:PORT/DB (default memory:)"),
+		taskTimeout:  fs.Duration("task-timeout", tasks.DefaultTimeout, "bound on the call of a task, in place of --timeout"),
+		taskTTL:      fs.Duration("task-ttl", tasks.DefaultTTL, "keep a task, and its result, this long after it starts"),
 		auditArgs:    fs.Bool("audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)"),
 	}
 }
@@ -225,6 +234,11 @@ func runServe(e env, args []string) int {
 		return status
 	}
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
+	closeTasks, status := openTasks(e, "serve", rt, &sf)
+	if status != exitOK {
+		return status
+	}
+	defer closeTasks()
 	if *sf.stdio {
 		return serveStdioWhileBuilding(ctx, stop, e, rt, cat, base, sf, secret)
 	}
@@ -242,7 +256,7 @@ func runServe(e env, args []string) int {
 	}
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see mcpserver.Options.ListTTL).
-	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
+	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret, Tasks: sf.tasks})
 	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
 }
 
@@ -256,7 +270,7 @@ func runServe(e env, args []string) int {
 // client had nothing to show.
 func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtime.Runtime, cat *catalog.Catalog, base string, sf serveFlags, secret []byte) int {
 	defer rpc.CleanupClients()
-	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret})
+	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret, Tasks: sf.tasks})
 	gate := mcpserver.NewGate()
 	srv.AddReceivingMiddleware(gate.Hold)
 	// The drain may come during the build, before there are handlers to
@@ -331,7 +345,7 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 	handler := httpapi.NewHandler(rt, srv, httpapi.Options{
 		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
 		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
-			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
+			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout, Tasks: sf.tasks},
 	})
 	ln, err := net.Listen("tcp", *sf.addr)
 	if err != nil {
