@@ -35,6 +35,8 @@ type Service struct {
 	// caller without them may not learn that the service's tools exist;
 	// one with them may, and is told which scopes a tool adds.
 	Scopes []string `json:"scopes,omitempty"`
+	// Groups are the service's groups of tools, in the contract's order.
+	Groups []*Group `json:"groups,omitempty"`
 	// Upstream, when set, is the existing MCP server that serves the
 	// service's tools in place of a Go handler.
 	Upstream *Upstream `json:"upstream,omitempty"`
@@ -73,6 +75,26 @@ type ValueFrom struct {
 	Prefix string `json:"prefix,omitempty"`
 }
 
+// Group is a named set of one service's tools: an OpenAI Responses
+// namespace, an MCP group. Its name is unique across the catalog.
+type Group struct {
+	Name        string `json:"name"`
+	Description string `json:"description"`
+	// Deferred is the group's defer: its tools are loaded on demand,
+	// unless a tool says otherwise (Tool.Deferred holds the result).
+	Deferred bool `json:"deferred,omitempty"`
+}
+
+// Group returns the service's group of the given name, or nil.
+func (s *Service) Group(name string) *Group {
+	for _, g := range s.Groups {
+		if g.Name == name {
+			return g
+		}
+	}
+	return nil
+}
+
 // Tool is one function that a model can call.
 type Tool struct {
 	Name string `json:"name"`
@@ -99,6 +121,12 @@ type Tool struct {
 	// see and call the tool: its service's auth.scopes and its own,
 	// sorted, each once. Empty means any authenticated caller.
 	Scopes []string `json:"scopes,omitempty"`
+	// Group is the name of the service's group the tool is in, if any.
+	Group string `json:"group,omitempty"`
+	// Deferred tools are loaded on demand: a projection leaves them out
+	// of a request, or marks them so, and makes them reachable through a
+	// search (see DeferLoading).
+	Deferred bool `json:"deferred,omitempty"`
 }
 
 // The values of Tool.Task.
@@ -153,6 +181,11 @@ const (
 	// Object is the items type of a record field: an array whose items
 	// are flat objects, with the Field's Fields as their properties.
 	Object Type = "object"
+	// JSON is a free-form value: any JSON value, or with the Field's
+	// Object set, any JSON object. Strict projections and Gemini's, which
+	// cannot state an open value, take it as a string that holds its JSON
+	// text, which the runtime parses back.
+	JSON Type = "json"
 )
 
 // Field is one parameter or result value: a scalar, an array of scalars,
@@ -193,6 +226,9 @@ type Field struct {
 	MinItems    *int64 `json:"minItems,omitempty"`
 	MaxItems    *int64 `json:"maxItems,omitempty"`
 	UniqueItems bool   `json:"uniqueItems,omitempty"`
+
+	// Object limits a JSON field to objects.
+	Object bool `json:"object,omitempty"`
 
 	// MCPHeader, on a request field, is the name part of the HTTP header
 	// Mcp-Param-{MCPHeader} that MCP 2026-07-28 clients mirror the

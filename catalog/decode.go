@@ -740,12 +740,36 @@ func (d *decoder) service(s *Service) bool {
 			return d.once(&seen, 1<<7) && d.pos(&s.Pos)
 		case "scopes":
 			return d.once(&seen, 1<<8) && d.strings(&s.Scopes)
+		case "groups":
+			return d.once(&seen, 1<<9) && d.groups(&s.Groups)
 		case "upstream":
 			s.Upstream = &Upstream{}
-			return d.once(&seen, 1<<9) && d.upstream(s.Upstream)
+			return d.once(&seen, 1<<10) && d.upstream(s.Upstream)
 		}
 		return false
 	})
+}
+
+func (d *decoder) groups(out *[]*Group) bool {
+	list := []*Group{}
+	ok := d.array(func() bool {
+		g := &Group{}
+		list = append(list, g)
+		seen := 0
+		return d.object(func(key []byte) bool {
+			switch string(key) {
+			case "name":
+				return d.once(&seen, 1<<0) && d.string(&g.Name)
+			case "description":
+				return d.once(&seen, 1<<1) && d.string(&g.Description)
+			case "deferred":
+				return d.once(&seen, 1<<2) && d.bool(&g.Deferred)
+			}
+			return false
+		})
+	})
+	*out = list
+	return ok
 }
 
 func (d *decoder) upstream(u *Upstream) bool {
@@ -849,8 +873,12 @@ func (d *decoder) tool(t *Tool) bool {
 			return d.once(&seen, 1<<11) && d.pos(&t.Pos)
 		case "scopes":
 			return d.once(&seen, 1<<12) && d.strings(&t.Scopes)
+		case "group":
+			return d.once(&seen, 1<<13) && d.string(&t.Group)
+		case "deferred":
+			return d.once(&seen, 1<<14) && d.bool(&t.Deferred)
 		case "task":
-			return d.once(&seen, 1<<13) && d.string(&t.Task) && validTask(t.Task)
+			return d.once(&seen, 1<<15) && d.string(&t.Task) && validTask(t.Task)
 		}
 		return false
 	})
@@ -1009,6 +1037,8 @@ func (d *decoder) field(f *Field) bool {
 			return d.once(&seen, 1<<20) && d.pos(&f.Pos)
 		case "mcpHeader":
 			return d.once(&seen, 1<<21) && d.string(&f.MCPHeader)
+		case "object":
+			return d.once(&seen, 1<<23) && d.bool(&f.Object)
 		}
 		return false
 	})

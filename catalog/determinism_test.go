@@ -229,6 +229,8 @@ func TestFingerprintSensitivity(t *testing.T) {
 		"annotation":       func(c *catalog.Catalog) { c.Services[0].Tools[0].Annotations.OpenWorld = new(bool) },
 		"response":         func(c *catalog.Catalog) { c.Services[0].Tools[0].Response = nil },
 		"mcp name":         func(c *catalog.Catalog) { c.Services[0].Tools[0].MCPName = "" },
+		"group":            func(c *catalog.Catalog) { c.Services[0].Tools[0].Group = "g" },
+		"deferred":         func(c *catalog.Catalog) { c.Services[0].Tools[0].Deferred = true },
 	}
 	for name, edit := range edits {
 		t.Run(name, func(t *testing.T) {

@@ -451,6 +451,22 @@ func (w *writer) serviceHead(s *Service, canon bool) {
 		w.key("scopes")
 		w.elems(len(s.Scopes), func(i int) { w.str(s.Scopes[i]) })
 	}
+	if len(s.Groups) > 0 {
+		w.key("groups")
+		w.elems(len(s.Groups), func(i int) {
+			g := s.Groups[i]
+			w.open('{')
+			w.key("name")
+			w.str(g.Name)
+			w.key("description")
+			w.str(g.Description)
+			if g.Deferred {
+				w.key("deferred")
+				w.bool(true)
+			}
+			w.close('}')
+		})
+	}
 	if u := s.Upstream; u != nil {
 		w.key("upstream")
 		w.upstream(u)
@@ -547,6 +563,14 @@ func (w *writer) tool(t *Tool, fingerprint string, canon bool) {
 	if len(t.Scopes) > 0 {
 		w.key("scopes")
 		w.elems(len(t.Scopes), func(i int) { w.str(t.Scopes[i]) })
+	}
+	if t.Group != "" {
+		w.key("group")
+		w.str(t.Group)
+	}
+	if t.Deferred {
+		w.key("deferred")
+		w.bool(true)
 	}
 	w.close('}')
 }
@@ -669,6 +693,10 @@ func (w *writer) field(f *Field, canon bool) {
 		w.key("uniqueItems")
 		w.bool(true)
 	}
+	if f.Object {
+		w.key("object")
+		w.bool(true)
+	}
 	w.optStr("mcpHeader", f.MCPHeader)
 	w.close('}')
 }
@@ -724,7 +752,22 @@ func (w *writer) openAIResponsesTool(t *OpenAIResponsesTool) {
 	w.open('{')
 	w.key("type")
 	w.str(t.Type)
-	w.openAIFunction(&t.OpenAIFunction)
+	switch t.Type {
+	case "namespace":
+		w.key("name")
+		w.str(t.Name)
+		w.key("description")
+		w.str(t.Description)
+		w.key("tools")
+		w.elems(len(t.Tools), func(i int) { w.openAIResponsesTool(&t.Tools[i]) })
+	case "tool_search":
+	default:
+		w.openAIFunction(&t.OpenAIFunction)
+		if t.DeferLoading {
+			w.key("defer_loading")
+			w.bool(true)
+		}
+	}
 	w.close('}')
 }
 
@@ -740,11 +783,14 @@ func (w *writer) openAIFunction(f *OpenAIFunction) {
 
 func (w *writer) anthropicTool(t *AnthropicTool) {
 	w.open('{')
+	w.optStr("type", t.Type)
 	w.key("name")
 	w.str(t.Name)
 	w.optStr("description", t.Description)
-	w.key("input_schema")
-	w.objectSchema(t.InputSchema)
+	if t.InputSchema != nil {
+		w.key("input_schema")
+		w.objectSchema(t.InputSchema)
+	}
 	if t.Strict {
 		w.key("strict")
 		w.bool(true)
@@ -752,6 +798,10 @@ func (w *writer) anthropicTool(t *AnthropicTool) {
 	if len(t.InputExamples) > 0 {
 		w.key("input_examples")
 		w.elems(len(t.InputExamples), func(i int) { w.object(t.InputExamples[i]) })
+	}
+	if t.DeferLoading {
+		w.key("defer_loading")
+		w.bool(true)
 	}
 	w.close('}')
 }
@@ -793,9 +843,17 @@ func (w *writer) mcpTool(t *MCPTool) {
 	if m := t.Meta; m != nil {
 		w.key("_meta")
 		w.open('{')
+		if len(m.Groups) > 0 {
+			w.key(MCPGroupsKey)
+			w.elems(len(m.Groups), func(i int) { w.str(m.Groups[i]) })
+		}
 		if len(m.Scopes) > 0 {
 			w.key(MCPScopesKey)
 			w.elems(len(m.Scopes), func(i int) { w.str(m.Scopes[i]) })
+		}
+		if m.DeferLoading {
+			w.key(MCPDeferLoadingKey)
+			w.bool(true)
 		}
 		w.close('}')
 	}
@@ -932,8 +990,10 @@ func (w *writer) members(d dialect, fields []*Field) {
 func (w *writer) planned(d dialect, f *Field) {
 	p := d.plan(f, &w.scratch)
 	w.open('{')
-	w.key("type")
-	w.typeList(p.typ)
+	if len(p.typ) > 0 {
+		w.key("type")
+		w.typeList(p.typ)
+	}
 	w.optStr("description", p.desc)
 	if p.nullable {
 		w.key("nullable")

@@ -54,6 +54,10 @@ func stdCompact(t *testing.T, v any) []byte {
 func stdProjectJSON(t *testing.T, c *catalog.Catalog, target catalog.Target, opts catalog.ProjectOptions) []byte {
 	t.Helper()
 	v := project(c, target, opts)
+	if target == catalog.OpenAIResponses {
+		// Its MarshalJSON is the writer's: encode it without.
+		v = stdResponses(v.([]catalog.OpenAIResponsesTool))
+	}
 	var b bytes.Buffer
 	enc := json.NewEncoder(&b)
 	enc.SetIndent("", "  ")
@@ -62,6 +66,34 @@ func stdProjectJSON(t *testing.T, c *catalog.Catalog, target catalog.Target, opt
 		t.Fatal(err)
 	}
 	return b.Bytes()
+}
+
+// stdResponses is the Responses projection as plain values that
+// encoding/json writes with the keys of each type of tool.
+func stdResponses(ts []catalog.OpenAIResponsesTool) []any {
+	out := []any{}
+	for _, t := range ts {
+		switch t.Type {
+		case "namespace":
+			out = append(out, struct {
+				Type        string `json:"type"`
+				Name        string `json:"name"`
+				Description string `json:"description"`
+				Tools       []any  `json:"tools"`
+			}{t.Type, t.Name, t.Description, stdResponses(t.Tools)})
+		case "tool_search":
+			out = append(out, struct {
+				Type string `json:"type"`
+			}{t.Type})
+		default:
+			out = append(out, struct {
+				Type string `json:"type"`
+				catalog.OpenAIFunction
+				DeferLoading bool `json:"defer_loading,omitempty"`
+			}{t.Type, t.OpenAIFunction, t.DeferLoading})
+		}
+	}
+	return out
 }
 
 // stdFingerprints computes the fingerprints by their definition, with
@@ -152,7 +184,7 @@ func awkward() *catalog.Catalog {
 }
 
 func TestWriterMatchesEncodingJSON(t *testing.T) {
-	cats := map[string]*catalog.Catalog{"kitchen sink": kitchenSink(), "awkward": awkward(), "empty": {}}
+	cats := map[string]*catalog.Catalog{"kitchen sink": kitchenSink(), "awkward": awkward(), "empty": {}, "deferred": deferredCatalog()}
 	for _, ex := range examples(t) {
 		cats[ex.name] = ex.cat
 	}

@@ -1,6 +1,8 @@
 package catalog
 
 import (
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"runtime"
 	"slices"
@@ -56,26 +58,55 @@ type ProjectOptions struct {
 // OpenAIChatTools is the catalog as a Chat Completions request's tools.
 func (c *Catalog) OpenAIChatTools(opts ProjectOptions) []OpenAIChatTool {
 	out := []OpenAIChatTool{}
-	for _, t := range c.Tools() {
-		out = append(out, OpenAIChatTool{Type: "function", Function: openAIFunction(t, opts, nil)})
+	for _, e := range c.loaded(false) {
+		out = append(out, OpenAIChatTool{Type: "function", Function: openAIFunction(e.t, opts, nil)})
 	}
 	return out
 }
 
 // OpenAIResponsesTools is the catalog as a Responses API request's tools.
+//
+// A group is a namespace, in the place of its first tool, and a deferred
+// tool a function with defer_loading, with the tool_search tool last.
 func (c *Catalog) OpenAIResponsesTools(opts ProjectOptions) []OpenAIResponsesTool {
 	out := []OpenAIResponsesTool{}
-	for _, t := range c.Tools() {
-		out = append(out, OpenAIResponsesTool{Type: "function", OpenAIFunction: openAIFunction(t, opts, nil)})
+	namespaces := map[string]int{} // group → index in out
+	deferred := false
+	for s, t := range c.Tools() {
+		fn := OpenAIResponsesTool{Type: "function", OpenAIFunction: openAIFunction(t, opts, nil), DeferLoading: t.Deferred}
+		deferred = deferred || t.Deferred
+		g := s.Group(t.Group)
+		if g == nil {
+			out = append(out, fn)
+			continue
+		}
+		i, ok := namespaces[g.Name]
+		if !ok {
+			i = len(out)
+			namespaces[g.Name] = i
+			out = append(out, OpenAIResponsesTool{Type: "namespace", OpenAIFunction: OpenAIFunction{Name: g.Name, Description: g.Description}})
+		}
+		out[i].Tools = append(out[i].Tools, fn)
+	}
+	if deferred {
+		out = append(out, OpenAIResponsesTool{Type: "tool_search"})
 	}
 	return out
 }
 
 // AnthropicTools is the catalog as a Messages request's tools.
+//
+// A deferred tool has defer_loading, with Anthropic's tool search tool
+// last.
 func (c *Catalog) AnthropicTools(opts ProjectOptions) []AnthropicTool {
 	out := []AnthropicTool{}
+	deferred := false
 	for _, t := range c.Tools() {
 		out = append(out, anthropicTool(t, opts, nil))
+		deferred = deferred || t.Deferred
+	}
+	if deferred {
+		out = append(out, AnthropicTool{Type: AnthropicToolSearchType, Name: AnthropicToolSearchName})
 	}
 	return out
 }
@@ -84,8 +115,8 @@ func (c *Catalog) AnthropicTools(opts ProjectOptions) []AnthropicTool {
 // tool that declares every function. Gemini has no strict mode.
 func (c *Catalog) GeminiTools() []GeminiTool {
 	decls := []GeminiFunction{}
-	for _, t := range c.Tools() {
-		decls = append(decls, geminiFunction(t, nil))
+	for _, e := range c.loaded(false) {
+		decls = append(decls, geminiFunction(e.t, nil))
 	}
 	return []GeminiTool{{FunctionDeclarations: decls}}
 }
@@ -93,14 +124,15 @@ func (c *Catalog) GeminiTools() []GeminiTool {
 // BedrockTools is the catalog as a Converse request's toolConfig.tools.
 func (c *Catalog) BedrockTools(opts ProjectOptions) []BedrockTool {
 	out := []BedrockTool{}
-	for _, t := range c.Tools() {
-		out = append(out, bedrockTool(t, opts, nil))
+	for _, e := range c.loaded(false) {
+		out = append(out, bedrockTool(e.t, opts, nil))
 	}
 	return out
 }
 
 // MCPTools is the catalog as the tools of a tools/list result, in its
-// order (by MCP name).
+// order (by MCP name): the tools loaded up front, and the search tool
+// when some are deferred (see MCPDeferredTools).
 func (c *Catalog) MCPTools() []MCPTool {
 	out := []MCPTool{}
 	for _, e := range c.mcpOrder() {
@@ -119,6 +151,11 @@ func (c *Catalog) MCPTools() []MCPTool {
 func (c *Catalog) ProjectJSON(target Target, opts ProjectOptions) ([]byte, error) {
 	if _, err := ParseTarget(string(target)); err != nil {
 		return nil, err
+	}
+	if c.deferring() {
+		// Namespaces, deferred tools and the tools that reach them: the
+		// typed projection, encoded.
+		return c.projectJSONTyped(target, opts)
 	}
 	var tools []toolOf
 	if target == MCP {
@@ -248,7 +285,7 @@ var openAIStrictFormats = []string{"date-time", "time", "date", "duration", "ema
 func openAIDialect(strict bool) dialect {
 	d := dialect{has: all, closed: true, maxDescription: openAIMaxDescription}
 	if strict {
-		d.allRequired = true
+		d.allRequired, d.jsonAsString = true, true
 		d.has = func(key string, f *Field) bool {
 			switch key {
 			case "default", "minLength", "maxLength", "uniqueItems", "examples":
@@ -277,9 +314,24 @@ type OpenAIChatTool struct {
 }
 
 // OpenAIResponsesTool is one element of a Responses API request's tools.
+//
+// Its Type is "function" (an OpenAIFunction), "namespace" (a group: Name,
+// Description and its functions, Tools) or "tool_search".
 type OpenAIResponsesTool struct {
 	Type string `json:"type"`
 	OpenAIFunction
+	// DeferLoading, on a function, loads it on demand, through
+	// tool_search.
+	DeferLoading bool `json:"defer_loading,omitempty"`
+	// Tools are a namespace's functions.
+	Tools []OpenAIResponsesTool `json:"tools,omitempty"`
+}
+
+// MarshalJSON writes each type of tool with its own keys.
+func (t OpenAIResponsesTool) MarshalJSON() ([]byte, error) {
+	w := &writer{}
+	w.openAIResponsesTool(&t)
+	return w.b, w.err
 }
 
 func openAIFunction(t *Tool, opts ProjectOptions, ob *objects) OpenAIFunction {
@@ -301,6 +353,9 @@ var anthropicStrictFormats = []string{"date-time", "time", "date", "duration", "
 func anthropicDialect(strict bool) dialect {
 	d := dialect{has: all, closed: true}
 	if strict {
+		// Strict tools close every object, as OpenAI's do: a JSON field
+		// is a string that holds it.
+		d.jsonAsString = true
 		d.has = func(key string, f *Field) bool {
 			switch key {
 			case "minLength", "maxLength", "pattern", "minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum", "maxItems", "uniqueItems", "examples":
@@ -317,17 +372,25 @@ func anthropicDialect(strict bool) dialect {
 }
 
 // AnthropicTool is one element of a Messages request's tools.
+//
+// A tool of the Anthropic's, such as its tool search tool, has a Type and
+// a Name only.
 type AnthropicTool struct {
+	Type          string           `json:"type,omitempty"`
 	Name          string           `json:"name"`
 	Description   string           `json:"description,omitempty"`
-	InputSchema   *ObjectSchema    `json:"input_schema"`
+	InputSchema   *ObjectSchema    `json:"input_schema,omitempty"`
 	Strict        bool             `json:"strict,omitempty"`
 	InputExamples []map[string]any `json:"input_examples,omitempty"`
+	// DeferLoading loads the tool on demand, through the tool search
+	// tool.
+	DeferLoading bool `json:"defer_loading,omitempty"`
 }
 
 func anthropicTool(t *Tool, opts ProjectOptions, ob *objects) AnthropicTool {
 	strict := opts.Strict || t.Strict
 	return AnthropicTool{
+		DeferLoading:  t.Deferred,
 		Name:          t.Name,
 		Description:   t.modelDescription(),
 		InputSchema:   ob.object(0, anthropicDialect(strict), &t.Request),
@@ -345,6 +408,9 @@ var geminiDialect = dialect{
 	ordered:       true,
 	upperTypes:    true,
 	singleExample: true,
+	// Gemini's Schema has no type for any value, and rejects an OBJECT
+	// without properties.
+	jsonAsString: true,
 	has: func(key string, f *Field) bool {
 		switch key {
 		case "exclusiveMinimum", "exclusiveMaximum", "uniqueItems":
@@ -459,10 +525,24 @@ type MCPTool struct {
 // needs (SEP-1880 proposed one and was closed), so toolc uses a key under
 // its own reverse-DNS prefix, as MCP asks of _meta keys.
 type MCPMeta struct {
+	// Groups are the groups the tool is in, under the key of the MCP
+	// proposal for groups (SEP-2084, a draft), which clients that filter
+	// tools by group read.
+	Groups []string `json:"io.modelcontextprotocol/groups,omitempty"`
 	// Scopes are the OAuth scopes a caller's token must hold to call the
 	// tool, so that a client can ask for them up front.
 	Scopes []string `json:"io.toolc/scopes,omitempty"`
+	// DeferLoading marks a deferred tool, which tools/list leaves out:
+	// the search tool returns it, and a client that loads tools on demand
+	// (an Anthropic request's defer_loading) may use it.
+	DeferLoading bool `json:"io.toolc/deferLoading,omitempty"`
 }
+
+// The _meta keys of MCPMeta.Groups and MCPMeta.DeferLoading.
+const (
+	MCPGroupsKey       = "io.modelcontextprotocol/groups"
+	MCPDeferLoadingKey = "io.toolc/deferLoading"
+)
 
 // MCPExecution is a tool's execution, as MCP's Tool carries it since
 // 2025-11-25: whether the tool runs as a task. The Tasks extension
@@ -497,8 +577,11 @@ func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
 	if t.Response != nil {
 		tool.OutputSchema = ob.object(1, mcpDialect, t.Response)
 	}
-	if len(t.Scopes) > 0 {
-		tool.Meta = &MCPMeta{Scopes: t.Scopes}
+	if len(t.Scopes) > 0 || t.Group != "" || t.Deferred {
+		tool.Meta = &MCPMeta{Scopes: t.Scopes, DeferLoading: t.Deferred}
+		if t.Group != "" {
+			tool.Meta.Groups = []string{t.Group}
+		}
 	}
 	if t.Task != "" {
 		tool.Execution = &MCPExecution{TaskSupport: t.Task}
@@ -514,16 +597,62 @@ func mcpTool(s *Service, t *Tool, ob *objects) MCPTool {
 	return tool
 }
 
-// mcpOrder lists the tools in tools/list's order: by MCP name.
+// mcpOrder lists the tools of tools/list in its order: by MCP name.
 func (c *Catalog) mcpOrder() []toolOf {
-	var tools []toolOf
-	for s, t := range c.Tools() {
-		tools = append(tools, toolOf{s, t})
-	}
+	tools := c.loaded(true)
 	slices.SortStableFunc(tools, func(a, b toolOf) int {
 		return strings.Compare(a.t.ExposedMCPName(a.s.Name), b.t.ExposedMCPName(b.s.Name))
 	})
 	return tools
+}
+
+// MCPDeferredTools are the deferred tools in MCP's form, by MCP name:
+// those that tools/list leaves out, but tools/call calls and the search
+// tool returns.
+func (c *Catalog) MCPDeferredTools() []MCPTool {
+	var tools []toolOf
+	for s, t := range c.Tools() {
+		if t.Deferred {
+			tools = append(tools, toolOf{s, t})
+		}
+	}
+	slices.SortStableFunc(tools, func(a, b toolOf) int {
+		return strings.Compare(a.t.ExposedMCPName(a.s.Name), b.t.ExposedMCPName(b.s.Name))
+	})
+	out := []MCPTool{}
+	for _, e := range tools {
+		out = append(out, mcpTool(e.s, e.t, nil))
+	}
+	return out
+}
+
+// projectJSONTyped is ProjectJSON by encoding/json over the typed
+// projection: for a catalog with groups or deferred tools, whose
+// projections are not one element per tool.
+func (c *Catalog) projectJSONTyped(target Target, opts ProjectOptions) ([]byte, error) {
+	var v any
+	switch target {
+	case OpenAIChat:
+		v = c.OpenAIChatTools(opts)
+	case OpenAIResponses:
+		v = c.OpenAIResponsesTools(opts)
+	case Anthropic:
+		v = c.AnthropicTools(opts)
+	case Gemini:
+		v = c.GeminiTools()
+	case Bedrock:
+		v = c.BedrockTools(opts)
+	case MCP:
+		v = c.MCPTools()
+	}
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return nil, err
+	}
+	return b.Bytes(), nil
 }
 
 // modelDescription is the tool description a model reads: deprecation

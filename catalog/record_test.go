@@ -59,3 +59,51 @@ func TestRecordProjections(t *testing.T) {
 		}
 	}
 }
+
+// TestJSONProjections pins how every target states a free-form field: its
+// value's schema where the target takes an open one (no type for any
+// value, "object" for an object), and where it cannot (the strict modes,
+// which close every object, and Gemini, which takes no type for any value
+// and no object without properties) a string, described as holding the
+// JSON, nullable when optional in OpenAI's strict mode, with its examples
+// in the description.
+func TestJSONProjections(t *testing.T) {
+	c := &catalog.Catalog{Services: []*catalog.Service{{Name: "db", Version: "1.0.0", Description: "d", Tools: []*catalog.Tool{{
+		Name: "find", Description: "Find documents", Request: catalog.Message{Fields: []*catalog.Field{
+			{Name: "filter", Type: catalog.JSON, Object: true, Description: "A filter", Required: true, Examples: []any{map[string]any{"a": int64(1)}}},
+			{Name: "patch", Type: catalog.JSON, Description: "A patch"},
+		}},
+	}}}}}
+	const (
+		open         = `"filter":{"type":"object","description":"A filter","examples":[{"a":1}]},"patch":{"description":"A patch"}`
+		filterString = `"filter":{"type":"string","description":"A filter\n\nA JSON object, sent as a string that holds its JSON text, such as \"{\\\"key\\\": 1}\".\n\n{examples: [{\"a\":1}]}"}`
+		patchNote    = `"description":"A patch\n\nA JSON value, sent as a string that holds its JSON text."`
+		openAI       = filterString + `,"patch":{"type":["string","null"],` + patchNote + `}`
+		claude       = filterString + `,"patch":{"type":"string",` + patchNote + `}`
+		gemini       = `"filter":{"type":"STRING","description":"A filter\n\nA JSON object, sent as a string that holds its JSON text, such as \"{\\\"key\\\": 1}\".\n\n{examples: [{\"a\":1}]}"},"patch":{"type":"STRING",` + patchNote + `,"nullable":true}`
+	)
+	for _, tc := range []struct {
+		target catalog.Target
+		strict bool
+		want   string
+	}{
+		{catalog.OpenAIChat, false, open}, {catalog.OpenAIChat, true, openAI},
+		{catalog.OpenAIResponses, false, open}, {catalog.OpenAIResponses, true, openAI},
+		{catalog.Anthropic, false, open}, {catalog.Anthropic, true, claude},
+		{catalog.Bedrock, false, open}, {catalog.Bedrock, true, claude},
+		{catalog.Gemini, false, gemini}, {catalog.Gemini, true, gemini},
+		{catalog.MCP, false, open}, {catalog.MCP, true, open},
+	} {
+		data, err := c.ProjectJSON(tc.target, catalog.ProjectOptions{Strict: tc.strict})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := json.Compact(&got, data); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Contains(got.Bytes(), []byte(`"properties":{`+tc.want+`}`)) {
+			t.Errorf("%s strict=%v: the projection\n%s\ndoes not hold\n%s", tc.target, tc.strict, got.Bytes(), tc.want)
+		}
+	}
+}

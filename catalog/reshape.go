@@ -29,7 +29,7 @@ func (f *Field) Reshapes(targets []Target, strict bool) []Reshape {
 		seen = append(seen, label)
 		d := dialectOf(t, strict)
 		for _, key := range f.keywords() {
-			if !d.has(key, f) {
+			if !d.takes(key, f) {
 				out = append(out, Reshape{label, key})
 			}
 		}

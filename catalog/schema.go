@@ -182,12 +182,44 @@ type dialect struct {
 	// mcpHeaders writes a field's MCPHeader as x-mcp-header (MCP). Other
 	// targets drop it: it is for the transport, not for the model.
 	mcpHeaders bool
+	// jsonAsString projects a free-form (JSON) field as a string that
+	// holds its JSON text, for a target that cannot state an open value:
+	// the strict modes, which close every object, and Gemini, which
+	// rejects an object without properties. The runtime parses it back.
+	jsonAsString bool
+}
+
+// takes reports whether the dialect keeps keyword key on field f: a JSON
+// field's examples, projected as a string, go into its description.
+func (d dialect) takes(key string, f *Field) bool {
+	if key == "examples" && f.Type == JSON && d.jsonAsString {
+		return false
+	}
+	return d.has(key, f)
+}
+
+// projectedType is the type a dialect gives a field: its own, but for a
+// JSON field a string that holds it (see jsonAsString), an object, or no
+// type at all, which JSON Schema reads as any value.
+func (d dialect) projectedType(f *Field) Type {
+	switch {
+	case f.Type != JSON:
+		return f.Type
+	case d.jsonAsString:
+		return String
+	case f.Object:
+		return "object"
+	}
+	return ""
 }
 
 // typeList returns the type of a schema, with "null" added for a nullable
 // one. The lists are shared and full (len == cap), so that an append makes
 // a copy; a projection's schemas are for reading.
 func (d dialect) typeList(t Type, null bool) TypeList {
+	if t == "" {
+		return nil // any value
+	}
 	if i := typeIndex(t); i >= 0 {
 		return typeLists[i][b2i(d.upperTypes)][b2i(null)]
 	}
@@ -373,7 +405,7 @@ const (
 // it at once, and a projection of 2000 tools allocates no string for it.
 func (d dialect) plan(f *Field, scratch *[]byte) fieldPlan {
 	optional := !f.Required
-	p := fieldPlan{typ: d.typeList(f.Type, optional && d.allRequired)}
+	p := fieldPlan{typ: d.typeList(d.projectedType(f), optional && d.allRequired)}
 	// moved lists the keywords that go into the description; keep says
 	// whether the target takes a keyword, and otherwise moves it.
 	var movedBuf [8]string
@@ -381,7 +413,7 @@ func (d dialect) plan(f *Field, scratch *[]byte) fieldPlan {
 	keep := func(key string, k keywords, present bool) {
 		switch {
 		case !present:
-		case d.has(key, f):
+		case d.takes(key, f):
 			p.keep |= k
 		default:
 			moved = append(moved, key)
@@ -484,19 +516,30 @@ func (d dialect) field(f *Field, s *Schema, slab *[]Schema) {
 // form Anthropic's SDK uses: "{minimum: 1, maximum: 14}".
 func (d dialect) describe(f *Field, moved []string, scratch *[]byte) string {
 	mark := f.Deprecated && !saysDeprecated(f.Description)
-	if !mark && len(moved) == 0 {
+	note := ""
+	if f.Type == JSON && d.jsonAsString {
+		note = jsonAsStringNote
+		if f.Object {
+			note = jsonObjectAsStringNote
+		}
+	}
+	if !mark && len(moved) == 0 && note == "" {
 		return f.Description
 	}
 	var w writer
 	if scratch != nil {
 		w.b = (*scratch)[:0]
 	} else {
-		w.b = make([]byte, 0, len(deprecatedMark)+len(f.Description)+32*len(moved))
+		w.b = make([]byte, 0, len(deprecatedMark)+len(f.Description)+len(note)+2+32*len(moved))
 	}
 	if mark {
 		w.b = append(w.b, deprecatedMark...)
 	}
 	w.b = append(w.b, f.Description...)
+	if note != "" {
+		w.b = append(w.b, "\n\n"...)
+		w.b = append(w.b, note...)
+	}
 	if len(moved) > 0 {
 		// The values are written as compact JSON without HTML escaping, so
 		// that a pattern such as "<[a-z]+>" reads as written.
@@ -562,3 +605,10 @@ func (d dialect) cut(s string) string {
 }
 
 func all(string, *Field) bool { return true }
+
+// The note that a JSON field projected as a string adds to its
+// description, for the model.
+const (
+	jsonAsStringNote       = "A JSON value, sent as a string that holds its JSON text."
+	jsonObjectAsStringNote = "A JSON object, sent as a string that holds its JSON text, such as \"{\\\"key\\\": 1}\"."
+)

@@ -194,6 +194,10 @@ type sample struct {
 	// nullField names the optional field that a sample sets to null: valid
 	// exactly where optional fields admit null (OpenAI strict).
 	nullField string
+	// open marks a sample that breaks only the type of a free-form (json)
+	// field, which a projection that takes the field as a string cannot
+	// state: there the model sends the string that holds it.
+	open bool
 }
 
 // samples returns the tool's contract examples (valid), one argument set
@@ -240,8 +244,11 @@ func samples(t *testing.T, tool *catalog.Tool) []sample {
 			delete(m, f.Name)
 			bad(p+"missing", m, false)
 		}
-		out = append(out, sample{name: p + "null", args: with(f.Name, nil), nullField: cond(!f.Required, f.Name, "")})
-		bad(p+"wrong type", with(f.Name, wrongValue(f.Type)), false)
+		anyValue := f.Type == catalog.JSON && !f.Object // null and "7" are values of it
+		out = append(out, sample{name: p + "null", args: with(f.Name, nil), nullField: cond(!f.Required, f.Name, ""), valid: anyValue && f.Required, open: anyValue})
+		if !anyValue {
+			out = append(out, sample{name: p + "wrong type", args: with(f.Name, wrongValue(f.Type)), open: f.Type == catalog.JSON})
+		}
 		if f.Type == catalog.Integer {
 			bad(p+"fraction", with(f.Name, 1.5), false)
 		}
@@ -320,6 +327,37 @@ func samples(t *testing.T, tool *catalog.Tool) []sample {
 				item := distinctItems(f.Items, 1)[0]
 				bad(p+"duplicate items", with(f.Name, []any{item, item}), true)
 			}
+		}
+	}
+	return out
+}
+
+// jsonAsStrings writes the value of every free-form (json) field, of the
+// arguments or of a record's item, as a string that holds its JSON text,
+// as a model sends it to a strict projection. null stays null, an
+// optional field left out.
+func jsonAsStrings(fields []*catalog.Field, args map[string]any) map[string]any {
+	out := copyArgs(args)
+	for _, f := range fields {
+		x, ok := out[f.Name]
+		switch {
+		case !ok || x == nil:
+		case f.Type == catalog.JSON:
+			data, _ := json.Marshal(x)
+			out[f.Name] = string(data)
+		case f.IsRecord():
+			items, isList := x.([]any)
+			if !isList {
+				continue
+			}
+			with := make([]any, len(items))
+			for i, item := range items {
+				with[i] = item
+				if m, isObj := item.(map[string]any); isObj {
+					with[i] = jsonAsStrings(f.Fields, m)
+				}
+			}
+			out[f.Name] = with
 		}
 	}
 	return out
@@ -436,6 +474,8 @@ func validValue(f *catalog.Field) (any, bool) {
 		}
 	case catalog.Boolean:
 		candidates = append(candidates, true)
+	case catalog.JSON:
+		candidates = append(candidates, map[string]any{"key": []any{"value", 1.5, nil}})
 	case catalog.Array:
 		n := 1
 		if f.MinItems != nil {
@@ -568,7 +608,7 @@ func TestSchemaVerdicts(t *testing.T) {
 						sch := compileSchema(t, "https://toolc.test/"+p.tool.Name+"/input.json", p.input)
 						openAIStrict := p.strict && (target == catalog.OpenAIChat || target == catalog.OpenAIResponses)
 						for _, s := range samples(t, p.tool) {
-							if p.strict && s.bound {
+							if p.strict && (s.bound || s.open) {
 								continue
 							}
 							args := s.args
@@ -576,6 +616,10 @@ func TestSchemaVerdicts(t *testing.T) {
 							if openAIStrict {
 								args = withNulls(p.tool.Request.Fields, args)
 								want = want || s.nullField != ""
+							}
+							if p.strict {
+								// A free-form value goes as a string that holds it.
+								args = jsonAsStrings(p.tool.Request.Fields, args)
 							}
 							forSchema, data := wire(t, args)
 							schemaErr := sch.Validate(forSchema)
@@ -642,6 +686,9 @@ func TestOutputSchemaVerdicts(t *testing.T) {
 					m := copyArgs(full)
 					delete(m, f.Name)
 					check(f.Name+" missing", m, false)
+				}
+				if f.Type == catalog.JSON && !f.Object {
+					continue // any value is one
 				}
 				m := copyArgs(full)
 				m[f.Name] = wrongValue(f.Type)

@@ -41,7 +41,13 @@ func TestSDKRoundTrip(t *testing.T) {
 			if err := json.Unmarshal(data, &u); err != nil {
 				return nil, err
 			}
-			if u.OfFunction == nil || u.OfFunction.Name == "" || u.OfFunction.Parameters == nil {
+			switch {
+			case u.OfNamespace != nil:
+				if u.OfNamespace.Name == "" || len(u.OfNamespace.Tools) == 0 {
+					return nil, fmt.Errorf("an empty namespace: %+v", u)
+				}
+			case u.OfToolSearch != nil:
+			case u.OfFunction == nil || u.OfFunction.Name == "" || u.OfFunction.Parameters == nil:
 				return nil, fmt.Errorf("not a function tool: %+v", u)
 			}
 			return u, nil
@@ -50,6 +56,9 @@ func TestSDKRoundTrip(t *testing.T) {
 			var u anthropic.ToolUnionParam
 			if err := json.Unmarshal(data, &u); err != nil {
 				return nil, err
+			}
+			if u.OfToolSearchToolBm25_20251119 != nil {
+				return u, nil
 			}
 			if u.OfTool == nil || u.OfTool.Name == "" || u.OfTool.InputSchema.Properties == nil {
 				return nil, fmt.Errorf("not a custom tool: %+v", u)
@@ -190,7 +199,7 @@ func TestGeminiSDKRoundTrip(t *testing.T) {
 			if err := dec.Decode(&tools); err != nil {
 				t.Fatalf("%s gemini%s: decoding into genai.Tool: %v", ex.name, m.suffix, err)
 			}
-			if len(tools) != 1 || len(tools[0].FunctionDeclarations) != len(ex.cat.ToolNames()) {
+			if len(tools) != 1 || len(tools[0].FunctionDeclarations) != loadedTools(ex.cat) {
 				t.Fatalf("%s gemini%s: %d tools", ex.name, m.suffix, len(tools))
 			}
 			for _, fd := range tools[0].FunctionDeclarations {
@@ -304,7 +313,7 @@ func sdkCorpus(t *testing.T) []example {
 			sdkListErr = err
 			return
 		}
-		sdkList = append(sdkList, example{"corpus", cat}, example{"kitchen sink", kitchenSink()}, example{"every keyword", everyKeyword()})
+		sdkList = append(sdkList, example{"corpus", cat}, example{"kitchen sink", kitchenSink()}, example{"every keyword", everyKeyword()}, example{"deferred", deferredCatalog()})
 	})
 	if sdkListErr != nil {
 		t.Fatal(sdkListErr)
@@ -347,7 +356,12 @@ func everyKeyword() *catalog.Catalog {
 			}},
 			{Name: "notes", Type: catalog.Array, Items: catalog.Object, Description: "Optional notes", Fields: []*catalog.Field{
 				{Name: "text", Type: catalog.String, Description: "A note", Required: true},
+				{Name: "meta", Type: catalog.JSON, Description: "Anything"},
 			}},
+			// Free-form values: an object, required, with an example; any
+			// value, optional.
+			{Name: "filter", Type: catalog.JSON, Object: true, Description: "A query filter", Required: true, Examples: []any{map[string]any{"age": map[string]any{"$gt": int64(30)}}}},
+			{Name: "patch", Type: catalog.JSON, Description: "A JSON patch", Deprecated: true},
 		}
 	}
 	yes := true
@@ -360,9 +374,50 @@ func everyKeyword() *catalog.Catalog {
 					{Name: "label", Type: catalog.String, Description: "Label"},
 				}}}}},
 		{Name: "strict-one", Description: "Every keyword, strict", Strict: true, Deprecated: true, Request: catalog.Message{Fields: fields()},
-			Examples: []map[string]any{{"s": "abc", "level": int64(1), "edits": []any{map[string]any{"oldText": "a", "ok": true, "count": int64(2)}}}}},
+			Examples: []map[string]any{{"s": "abc", "level": int64(1), "edits": []any{map[string]any{"oldText": "a", "ok": true, "count": int64(2)}}, "filter": map[string]any{"a": []any{int64(1), nil}}}}},
 		{Name: "none", Description: "No arguments", Request: catalog.Message{Fields: []*catalog.Field{}}},
 	}}}}
 	c.Seal()
 	return c
+}
+
+// deferredCatalog has groups and deferred tools: a deferred group, a group
+// loaded up front whose tool defers itself, and tools of no group, one of
+// them deferred.
+func deferredCatalog() *catalog.Catalog {
+	field := func(name string) []*catalog.Field {
+		return []*catalog.Field{{Name: name, Type: catalog.String, Description: "The " + name, Required: true}}
+	}
+	c := &catalog.Catalog{Services: []*catalog.Service{{Name: "shop", Version: "1.0.0", Description: "A shop",
+		Groups: []*catalog.Group{{Name: "billing", Description: "Invoices and refunds", Deferred: true}, {Name: "catalog", Description: "Products"}},
+		Tools: []*catalog.Tool{
+			{Name: "ping", Description: "Check that the shop answers", Request: catalog.Message{Fields: []*catalog.Field{}}},
+			{Name: "invoice", Group: "billing", Deferred: true, Description: "Create an invoice for an order", Request: catalog.Message{Fields: field("order_id")}},
+			{Name: "find_products", Group: "catalog", Description: "Find products by name", Request: catalog.Message{Fields: field("query")}},
+			{Name: "refund", Group: "billing", Deferred: true, Description: "Refund a payment", Strict: true, Request: catalog.Message{Fields: field("payment_id")},
+				Examples: []map[string]any{{"payment_id": "pay_1"}}},
+			{Name: "price_history", Group: "catalog", Deferred: true, Description: "A product's prices over time", Request: catalog.Message{Fields: field("sku")}},
+			{Name: "archive", Deferred: true, Description: "Archive an order", Request: catalog.Message{Fields: field("order_id")}},
+		},
+	}}}
+	c.Seal()
+	return c
+}
+
+// loadedTools is the number of function declarations of a target without
+// deferred loading: the tools loaded up front, and toolc's search and call
+// tools when some are deferred.
+func loadedTools(c *catalog.Catalog) int {
+	n, deferred := 0, false
+	for _, t := range c.Tools() {
+		if t.Deferred {
+			deferred = true
+		} else {
+			n++
+		}
+	}
+	if deferred {
+		n += 2
+	}
+	return n
 }

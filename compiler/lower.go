@@ -39,10 +39,24 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 	s.Upstream = lowerUpstream(root.get("upstream"))
 	serviceScopes := scopesAt(root)
 	s.Scopes = effectiveScopes(serviceScopes, nil)
+	for _, g := range root.get("groups").structFields() {
+		if g.kind == kStruct {
+			s.Groups = append(s.Groups, &catalog.Group{Name: g.label, Description: stringAt(g, "description"), Deferred: boolAt(g, "defer")})
+		}
+	}
 	for _, t := range root.get("tools").structFields() {
 		if t.kind == kStruct {
 			lt := l.tool(t)
 			lt.Scopes = effectiveScopes(serviceScopes, scopesAt(t))
+			// A tool's defer overrides its group's.
+			if g := s.Group(lt.Group); g != nil {
+				lt.Deferred = g.Deferred
+			} else {
+				lt.Group = "" // group reports it
+			}
+			if d := optBool(t, "defer"); d != nil {
+				lt.Deferred = *d
+			}
 			s.Tools = append(s.Tools, lt)
 		}
 	}
@@ -57,6 +71,7 @@ func (l lowerer) tool(n *node) *catalog.Tool {
 		Deprecated:  boolAt(n, "deprecated"),
 		Strict:      boolAt(n, "strict"),
 		MCPName:     stringAt(n.get("mcp"), "name"),
+		Group:       stringAt(n, "group"),
 		Task:        stringAt(n, "task"),
 		Request:     l.message(n.get("request")),
 		Pos:         l.pos(n.pos),
@@ -111,6 +126,7 @@ func (l lowerer) field(n *node) *catalog.Field {
 		Pattern:     stringAt(n, "pattern"),
 		Format:      stringAt(n, "format"),
 		UniqueItems: boolAt(n, "uniqueItems"),
+		Object:      boolAt(n, "object"),
 		MCPHeader:   stringAt(n.get("mcp"), "header"),
 		MinLength:   intAt(n, "minLength"),
 		MaxLength:   intAt(n, "maxLength"),

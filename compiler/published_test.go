@@ -3,13 +3,13 @@ package compiler
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"slices"
 	"strings"
 	"testing"
 
 	"github.com/toolc/toolc/bench/published"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/doctext"
 )
 
 // TestPublishedTools runs the rules against poisoned text over the tool
@@ -50,12 +50,8 @@ func TestPublishedTools(t *testing.T) {
 	}
 	want := fmt.Sprintf("On %d tools of %d published MCP servers, `hidden-text` flags none and `injected-instruction` warns %d times, on %d tools",
 		tools, len(servers), counts["injected-instruction"], len(flagged["injected-instruction"]))
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	if !strings.Contains(string(readme), want) {
-		t.Errorf("README.md does not say %q", want)
+	if !strings.Contains(doctext.Read(t).All(), want) {
+		t.Errorf("neither README.md nor docs/*.md says %q", want)
 	}
 }
 

@@ -288,6 +288,9 @@ func checkProviderLimits(p *Pass, targets []catalog.Target, strict bool) {
 			continue
 		}
 		fld := lowerer{}.field(f.node)
+		if fld.Type == catalog.JSON {
+			continue // free-form says what its projections do
+		}
 		var order []string
 		dialects := map[string][]string{}
 		for _, r := range fld.Reshapes(targets, strict || boolAt(f.tool.node, "strict")) {
@@ -322,6 +325,76 @@ func checkProviderLimits(p *Pass, targets []catalog.Target, strict bool) {
 				joinAnd(dialects[key]), key, f.describe(), projectionsState(len(dialects[key])), enforced)
 		}
 	}
+	checkDeferralLimits(p, targets)
+}
+
+// openAINamespaceAdvice is the most functions OpenAI advises a namespace
+// to hold: "fewer than 10".
+const openAINamespaceAdvice = 9
+
+// checkDeferralLimits warns, once, that the targets without deferred
+// loading reach deferred tools through toolc's own tools, and about
+// groups larger than OpenAI advises namespaces to be.
+func checkDeferralLimits(p *Pass, targets []catalog.Target) {
+	var lacking []string
+	for _, t := range []struct {
+		target catalog.Target
+		name   string
+	}{{catalog.OpenAIChat, "OpenAI Chat Completions"}, {catalog.Gemini, "Gemini"}, {catalog.Bedrock, "Bedrock"}} {
+		if slices.Contains(targets, t.target) {
+			lacking = append(lacking, t.name)
+		}
+	}
+	warned := false
+	for s := range p.services() {
+		size := map[string]int{}
+		for _, t := range s.root.get("tools").structFields() {
+			if g := t.get("group"); g != nil && g.kind == kString {
+				size[g.str]++
+			}
+			if where, ok := deferredAt(s, t); ok && !warned && len(lacking) > 0 {
+				warned = true
+				p.reportf(where.pos, "%s %s no deferred loading: %s the tools loaded up front and toolc's %s and %s, through which a model finds and calls the deferred tools (toolc serves both: /v1/call, toolcalls, MCP)",
+					joinAnd(lacking), hasHave(len(lacking)), projectionsCarry(len(lacking)), catalog.SearchToolName, catalog.CallToolName)
+			}
+		}
+		if !slices.Contains(targets, catalog.OpenAIResponses) {
+			continue
+		}
+		for _, g := range s.root.get("groups").structFields() {
+			if n := size[g.label]; n > openAINamespaceAdvice {
+				p.reportf(g.pos, "group %q has %d tools; OpenAI advises fewer than 10 functions per namespace, which the OpenAI Responses projection makes of it: split it", g.label, n)
+			}
+		}
+	}
+}
+
+// deferredAt reports whether a tool is deferred, and the key that says
+// so: its own defer, or its group's.
+func deferredAt(s service, t *node) (*node, bool) {
+	if d := t.get("defer"); d != nil && d.kind == kBool {
+		return d, d.b
+	}
+	if g := t.get("group"); g != nil && g.kind == kString {
+		if d := s.root.get("groups").get(g.str).get("defer"); d != nil && d.kind == kBool {
+			return d, d.b
+		}
+	}
+	return nil, false
+}
+
+func hasHave(n int) string {
+	if n == 1 {
+		return "has"
+	}
+	return "have"
+}
+
+func projectionsCarry(n int) string {
+	if n == 1 {
+		return "its projection carries"
+	}
+	return "their projections carry"
 }
 
 func joinAnd(s []string) string {

@@ -127,6 +127,7 @@ var (
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
 		"auth":        {kinds: strukt, sub: authShape},
 		"budget":      {owner: "token-budget"},
+		"groups":      {owner: "group"},
 		"upstream":    {owner: "upstream"},
 	}}
 	toolShape = shape{
@@ -147,6 +148,8 @@ var (
 			"examples": {kinds: list},
 			"mcp":      {kinds: strukt, sub: shape{what: "tool mcp", keys: map[string]keySpec{"name": {kinds: str, owner: "mcp-name"}}}},
 			"auth":     {kinds: strukt, sub: authShape},
+			"group":    {owner: "group"},
+			"defer":    {kinds: boolean},
 			"task":     {owner: "task-support"},
 		},
 		claim: func(k *node) string {
@@ -181,6 +184,7 @@ var (
 			"minItems":         {kinds: integer},
 			"maxItems":         {kinds: integer},
 			"uniqueItems":      {kinds: boolean},
+			"object":           {kinds: boolean},
 			"examples":         {kinds: list},
 			"deprecated":       {kinds: boolean},
 			"mcp":              {kinds: strukt, sub: shape{what: "field mcp", keys: map[string]keySpec{"header": {kinds: str}}}},
@@ -195,7 +199,7 @@ var (
 )
 
 // fieldTypes are the types a field may have.
-var fieldTypes = []string{"string", "integer", "number", "boolean", "array"}
+var fieldTypes = []string{"string", "integer", "number", "boolean", "array", "json"}
 
 func checkService(p *Pass, root *node) {
 	checkShape(p, root, serviceShape, "service")

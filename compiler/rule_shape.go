@@ -94,7 +94,7 @@ var singleRequestRule = &Rule{
 
 // nestedTypes are types that models and providers handle badly as
 // parameters: toolc asks for flat fields instead.
-var nestedTypes = map[string]bool{"object": true, "map": true, "struct": true, "dict": true, "record": true, "any": true, "json": true}
+var nestedTypes = map[string]bool{"object": true, "map": true, "struct": true, "dict": true, "record": true, "any": true}
 
 // scalarTypes are the element types an array may have.
 var scalarTypes = []string{"string", "integer", "number", "boolean"}
@@ -117,7 +117,7 @@ var flatFieldsRule = &Rule{
 			if t := n.get("type"); t != nil && t.kind == kString {
 				typ = t.str
 				if nestedTypes[typ] {
-					p.reportf(t.pos, "%s has type %q; contracts are flat: split it into scalar fields such as %s_id and %s_name, or pass it as a string", f.describe(), typ, name, name)
+					p.reportf(t.pos, "%s has type %q; contracts are flat: split it into scalar fields such as %s_id and %s_name, or, when its value is really free-form (a query document, a JSON patch), write type: \"json\" (with object: true for an object)", f.describe(), typ, name, name)
 				}
 			}
 			var objects []string

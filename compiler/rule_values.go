@@ -103,6 +103,10 @@ var defaultRule = &Rule{
 				p.reportf(d.pos, "%s is an array of records, which has no default: an optional one that a call leaves out is absent; drop the default, and give defaults to the record's fields instead", f.describe())
 				continue
 			}
+			if stringAt(f.node, "type") == "json" {
+				p.reportf(d.pos, "%s is a free-form (json) field, which has no default: an optional one that a call leaves out is absent; drop the default", f.describe())
+				continue
+			}
 			if r := f.node.get("required"); r == nil || r.kind == kBool && r.b {
 				p.reportf(d.pos, "%s is required, so its default would never apply; add required: false, or drop the default", f.describe())
 				continue
@@ -121,7 +125,7 @@ var defaultRule = &Rule{
 // knownType reports whether a field's type is one the value checks apply to.
 func knownType(f *catalog.Field) bool {
 	switch f.Type {
-	case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:
+	case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean, catalog.JSON:
 		return true
 	case catalog.Array:
 		if f.IsRecord() {
@@ -143,8 +147,8 @@ func checkNodeValue(f *catalog.Field, subject string, n *node) []string {
 		return msgs
 	}
 	v, ok := n.value()
-	if f.IsRecord() {
-		v, ok = recordValue(n)
+	if f.IsRecord() || f.Type == catalog.JSON {
+		v, ok = anyValue(n)
 	}
 	if !ok {
 		return []string{fmt.Sprintf("%s must be a plain value, not %s", subject, n.kind)}
@@ -177,6 +181,8 @@ func checkNodeValue(f *catalog.Field, subject string, n *node) []string {
 // not fit, or nil.
 func checkNodeNumbers(f *catalog.Field, subject string, n *node) []string {
 	switch {
+	case f.Type == catalog.JSON:
+		return nil // any number that JSON holds; anyValue refuses one beyond float64
 	case f.IsRecord() && n.kind == kList:
 		for i, e := range n.elems {
 			for _, m := range e.structFields() {
@@ -209,38 +215,35 @@ func checkNodeNumbers(f *catalog.Field, subject string, n *node) []string {
 	return nil
 }
 
-// recordValue is the value of a record field: its items, objects whose
-// members may be null, which means absent for an optional field, as in a
-// call.
-func recordValue(n *node) (any, bool) {
-	if n.kind != kList {
-		return n.value()
-	}
-	items := make([]any, len(n.elems))
-	for i, e := range n.elems {
-		if e.kind != kStruct {
-			v, ok := e.value()
+// anyValue is the value of a node as JSON carries it, null included: the
+// value of a record field, whose items' members may be null (absent, for
+// an optional field, as in a call), or of a free-form (json) field.
+func anyValue(n *node) (any, bool) {
+	switch n.kind {
+	case kNull:
+		return nil, true
+	case kList:
+		out := make([]any, len(n.elems))
+		for i, e := range n.elems {
+			v, ok := anyValue(e)
 			if !ok {
 				return nil, false
 			}
-			items[i] = v
-			continue
+			out[i] = v
 		}
-		m := make(map[string]any, len(e.fields))
-		for _, member := range e.fields {
-			if member.kind == kNull {
-				m[member.label] = nil
-				continue
-			}
-			v, ok := member.value()
+		return out, true
+	case kStruct:
+		out := make(map[string]any, len(n.fields))
+		for _, f := range n.fields {
+			v, ok := anyValue(f)
 			if !ok {
 				return nil, false
 			}
-			m[member.label] = v
+			out[f.label] = v
 		}
-		items[i] = m
+		return out, true
 	}
-	return items, true
+	return n.value()
 }
 
 // checkable is f without the constraints that the validator refuses to
@@ -300,6 +303,7 @@ var constraintTypes = map[string][]string{
 	"minimum": {"integer", "number"}, "maximum": {"integer", "number"},
 	"exclusiveMinimum": {"integer", "number"}, "exclusiveMaximum": {"integer", "number"},
 	"minItems": {"array"}, "maxItems": {"array"}, "uniqueItems": {"array"},
+	"object": {"json"},
 }
 
 // boundsRule checks constraints: that each fits its field's type, that the
@@ -571,7 +575,7 @@ func checkExample(p *Pass, t tool, i int, e, req *node) {
 			continue
 		}
 		fld := lowerer{}.field(fn)
-		if fn.kind != kStruct || !knownType(fld) || arg.kind == kError || arg.kind == kIncomplete || arg.kind == kNull {
+		if fn.kind != kStruct || !knownType(fld) || arg.kind == kError || arg.kind == kIncomplete || arg.kind == kNull && !nullIsValue(fld) {
 			continue // null means absent, as in a call: see below
 		}
 		for _, msg := range checkNodeValue(fld, fmt.Sprintf("argument %q of %s", arg.label, where), arg) {
@@ -581,7 +585,7 @@ func checkExample(p *Pass, t tool, i int, e, req *node) {
 	var missing []string
 	for _, fn := range req.fields {
 		// A call that gives null for a field leaves it out (validate.Validator).
-		if arg := e.get(fn.label); fn.kind == kStruct && (lowerer{}).field(fn).Required && (arg == nil || arg.kind == kNull) {
+		if arg := e.get(fn.label); fn.kind == kStruct && (lowerer{}).field(fn).Required && (arg == nil || arg.kind == kNull && !nullIsValue(lowerer{}.field(fn))) {
 			missing = append(missing, strconv.Quote(fn.label))
 		}
 	}
@@ -592,6 +596,13 @@ func checkExample(p *Pass, t tool, i int, e, req *node) {
 	default:
 		p.reportf(e.pos, "%s lacks the required arguments %s", where, strings.Join(missing, ", "))
 	}
+}
+
+// nullIsValue reports whether null is a value of a field, rather than its
+// absence: for a required free-form (json) field, whose value may be any
+// JSON value, as the runtime reads it.
+func nullIsValue(f *catalog.Field) bool {
+	return f.Required && f.Type == catalog.JSON
 }
 
 func exampleHint(req *node) string {

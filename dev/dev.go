@@ -27,6 +27,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/gogen"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
@@ -54,8 +55,16 @@ type Options struct {
 	Debounce, Poll time.Duration
 	// Grace is how long calls in flight on a replaced plugin may take to
 	// finish before it is stopped. Default 10s.
-	Grace  time.Duration
-	Logger *slog.Logger
+	Grace time.Duration
+	// BuildProgress is how often a handler build that runs long says on
+	// Status that it is still going. Default 10s.
+	BuildProgress time.Duration
+	Logger        *slog.Logger
+	// Loaded, if set, is told how each reload ended until one has
+	// succeeded: why it failed, or nil. Until then no tools are served,
+	// and a server tells its clients why (see mcpserver.Gate); after,
+	// a failed reload keeps the last good state, which is served.
+	Loaded func(err error)
 }
 
 // Daemon compiles, builds, serves and reloads.
@@ -74,6 +83,9 @@ type Daemon struct {
 	w     *watch.Watcher
 	trees []string
 
+	// served is set once a reload has succeeded: before, there is no
+	// last good state, and nothing is served.
+	served bool
 	// state is the last good state, touched only by the reload loop.
 	cat     *catalog.Catalog
 	plugins map[string]*handle // by service
@@ -104,6 +116,9 @@ type Daemon struct {
 	// listFailed are the services whose last listing failed, and which
 	// have been told so once.
 	listFailed map[string]bool
+	// genChecked holds, by service, the genKey of the contract whose
+	// generated code reportStale last checked.
+	genChecked map[string]string
 	// setDirs is the set of directories last given to the watcher's
 	// SetDirs.
 	setDirs []string
@@ -128,6 +143,9 @@ func New(opts Options) (*Daemon, error) {
 	opts.Status = diag.NewPrintableWriter(opts.Status)
 	if opts.Grace <= 0 {
 		opts.Grace = 10 * time.Second
+	}
+	if opts.BuildProgress <= 0 {
+		opts.BuildProgress = 10 * time.Second
 	}
 	if opts.CacheDir == "" {
 		d, err := host.CacheDir()
@@ -379,6 +397,51 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		default:
 		}
 	}()
+	// Until the first good state, every reload that tried says how it
+	// ended.
+	if tried, err := d.reloadOnce(ctx, paths, full); tried && !d.served {
+		if d.opts.Loaded != nil {
+			d.opts.Loaded(brief(err))
+		}
+		d.served = err == nil
+	}
+}
+
+// brief is what a client is told of a failed reload: a compiler's output
+// may run to pages, which toolc dev's standard error has in full, and a
+// file name may hold terminal controls, which a client may print.
+func brief(err error) error {
+	const maxLines, maxBytes = 12, 2000
+	if err == nil {
+		return nil
+	}
+	msg := diag.Printable(err.Error())
+	lines := strings.SplitAfter(msg, "\n")
+	cut := len(lines) > maxLines
+	if cut {
+		msg = strings.Join(lines[:maxLines], "")
+	}
+	if len(msg) > maxBytes {
+		msg, cut = strings.ToValidUTF8(msg[:maxBytes], ""), true
+	}
+	if cut {
+		msg = strings.TrimRight(msg, "\n") + "\n... (toolc dev's standard error has the rest)"
+	}
+	return errors.New(msg)
+}
+
+// keeping says what a failed reload leaves served: the last good state
+// (or contracts), or, before any reload succeeded, nothing.
+func (d *Daemon) keeping(what string) string {
+	if d.served {
+		return "still serving the last good " + what
+	}
+	return "no tools are served until a reload succeeds"
+}
+
+// reloadOnce is reload: tried is false if there was nothing to do, and err
+// says why a reload that was tried failed, having been said on Status.
+func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tried bool, err error) {
 	start := time.Now()
 	c := d.classify(paths)
 	if full {
@@ -392,7 +455,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		c.contracts = true
 	}
 	if !c.contracts && len(c.handlers) == 0 {
-		return
+		return false, nil
 	}
 	// Remember the changed handlers until a build is tried.
 	maps.Copy(d.dirty, c.handlers)
@@ -402,8 +465,8 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 	if c.lock || full {
 		l, err := readLock(d.lockPath)
 		if err != nil {
-			fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
-			return
+			fmt.Fprintf(d.opts.Status, "toolc dev: %v; %s\n", err, d.keeping("contracts"))
+			return true, err
 		}
 		d.session.SetLock(l)
 	}
@@ -411,11 +474,15 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		// Until this reload succeeds, the contracts on disk are not served.
 		d.contractsPending = true
 		t := time.Now()
-		if cat := d.compile(); cat != nil {
+		if cat, err := d.compile(); err == nil {
 			next = cat
 			timing = append(timing, "compile "+ms(time.Since(t)))
+			// After the reload's own line, whether it went live or not: a
+			// handler that lacks a new tool fails it, and stale generated
+			// code is then the likely reason.
+			defer d.reportStale(cat)
 		} else if len(c.handlers) == 0 {
-			return
+			return true, err
 		} else {
 			// A handler edited while its contract is broken is still built,
 			// against the contracts that are served.
@@ -451,7 +518,7 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 			what = "the handlers of " + strings.Join(unchanged, ", ") + " are"
 		}
 		fmt.Fprintf(d.opts.Status, "toolc dev: %s unchanged: the build inputs are those of the running build; nothing rebuilt\n", what)
-		return
+		return false, nil
 	}
 	// A build is tried for every changed handler that is still served: a
 	// later edit must change it again to try again.
@@ -464,7 +531,8 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		// listing takes a fraction of the build, and so adds nothing to
 		// the reload unless it outlasts the build.
 		listings := d.listAll(ctx, toBuild, pkgs, ins)
-		bins, failed := d.build(ctx, toBuild)
+		bins, err := d.build(ctx, toBuild)
+		failed := err != nil
 		d.takeDeps(ctx, listings, ins, t)
 		for _, b := range bins {
 			binPaths[b.Service] = b.Path
@@ -472,11 +540,11 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		timing = append(timing, fmt.Sprintf("build %s (%s)", ms(time.Since(t)), names(toBuild)))
 		if len(bins) > 0 {
 			t := time.Now()
-			ps, err := host.Start(ctx, bins, d.opts.Host)
+			ps, serr := host.Start(ctx, bins, d.opts.Host)
 			timing = append(timing, "start "+ms(time.Since(t)))
-			if err != nil {
-				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
-				failed = true
+			if serr != nil {
+				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", serr)
+				failed, err = true, errors.Join(err, serr)
 			} else {
 				started = ps
 			}
@@ -484,8 +552,8 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		if failed {
 			host.Stop(started, 0)
 			removeBinaries(binPaths)
-			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s (%s); still serving the last good state\n", ms(time.Since(start)), strings.Join(timing, ", "))
-			return
+			fmt.Fprintf(d.opts.Status, "toolc dev: reload failed after %s (%s); %s\n", ms(time.Since(start)), strings.Join(timing, ", "), d.keeping("state"))
+			return true, err
 		}
 	}
 
@@ -505,8 +573,8 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 	if _, err := d.opts.Runtime.Swap(next, dispatchers); err != nil {
 		host.Stop(started, 0)
 		removeBinaries(binPaths)
-		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good state\n", err)
-		return
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v; %s\n", err, d.keeping("state"))
+		return true, err
 	}
 	timing = append(timing, "swap "+ms(time.Since(t)))
 
@@ -531,27 +599,85 @@ func (d *Daemon) reload(ctx context.Context, paths []string, full bool) {
 		d.contractsPending = false
 	}
 	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "))
+	return true, nil
 }
 
-// compile compiles the contracts and prints their diagnostics. It returns
-// nil, having said so on Status, when they do not compile.
-func (d *Daemon) compile() *catalog.Catalog {
+// compile compiles the contracts and prints their diagnostics. When they
+// do not compile, it says so on Status and returns why: the first error,
+// for a client to show.
+func (d *Daemon) compile() (*catalog.Catalog, error) {
 	res, err := d.session.Compile()
 	if err != nil {
-		fmt.Fprintf(d.opts.Status, "toolc dev: %v; still serving the last good contracts\n", err)
-		return nil
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v; %s\n", err, d.keeping("contracts"))
+		return nil, err
 	}
 	d.printDiagnostics(res)
 	if res.HasErrors() {
-		errs, _ := diag.Count(res.Diagnostics)
+		errs, _ := diag.Split(res.Diagnostics)
 		noun := "errors"
-		if errs == 1 {
+		if len(errs) == 1 {
 			noun = "error"
 		}
-		fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; still serving the last good contracts\n", errs, noun)
-		return nil
+		fmt.Fprintf(d.opts.Status, "toolc dev: %d %s; %s\n", len(errs), noun, d.keeping("contracts"))
+		why := fmt.Sprintf("the contracts have %d %s: %s", len(errs), noun, errs[0])
+		if len(errs) > 1 {
+			why += " (and more: toolc dev's standard error lists them)"
+		}
+		return nil, errors.New(why)
 	}
-	return res.Catalog
+	return res.Catalog, nil
+}
+
+// reportStale says, for each service whose generated Go code (toolc gen
+// go) no longer matches its contract, which files are stale and the
+// command that brings them up to date, as toolc gen go --check would: the
+// handler is built from the code as it is, so its types may not be the
+// contract's that clients see. A service with none of its generated files
+// does not use toolc gen go, and is left alone.
+//
+// Only a service whose contract changed since the last check is checked
+// again: generating the code of a large service takes a while, and a
+// reload that did not change it cannot have made it stale.
+func (d *Daemon) reportStale(cat *catalog.Catalog) {
+	checked := map[string]string{}
+	for _, svc := range cat.Services {
+		key := genKey(svc)
+		checked[svc.Name] = key
+		if d.genChecked[svc.Name] == key {
+			continue
+		}
+		files, err := gogen.Files(svc, d.wd)
+		if err != nil {
+			continue // names Go cannot use: toolc check and gen go say so
+		}
+		stale, err := gogen.StaleIn(d.wd, files)
+		missing := 0
+		for _, f := range stale {
+			if strings.HasSuffix(f, " (missing)") {
+				missing++
+			}
+		}
+		if err != nil || len(stale) == 0 || missing == len(files) {
+			continue
+		}
+		pattern := filepath.Clean(filepath.FromSlash(svc.Dir))
+		if !filepath.IsAbs(pattern) && pattern != "." {
+			pattern = "." + string(filepath.Separator) + pattern
+		}
+		fmt.Fprintf(d.opts.Status, "toolc dev: the generated Go code of %s does not match its contract: %s; the handler is built from it as it is, so its types may not be those clients see: run toolc gen go %s\n",
+			svc.Name, strings.Join(stale, ", "), pattern)
+	}
+	d.genChecked = checked
+}
+
+// genKey is what a service's generated code is made from: its contract,
+// by the fingerprints of its tools, and where it lives.
+func genKey(svc *catalog.Service) string {
+	parts := []string{svc.Name, svc.Version, svc.Description, svc.Dir, svc.Handler}
+	for _, t := range svc.Tools {
+		parts = append(parts, t.Fingerprint)
+	}
+	return strings.Join(parts, "\x00")
 }
 
 // printDiagnostics prints a compile's errors, and of its warnings only
@@ -583,15 +709,54 @@ func (d *Daemon) printDiagnostics(res *compiler.Result) {
 }
 
 // build builds the services' handlers, reporting each failure with the
-// compiler's output; failed is set if any failed.
-func (d *Daemon) build(ctx context.Context, svcs []*catalog.Service) (bins []*host.Binary, failed bool) {
+// compiler's output.
+func (d *Daemon) build(ctx context.Context, svcs []*catalog.Service) ([]*host.Binary, error) {
 	cat := &catalog.Catalog{Services: svcs}
+	stop := d.buildProgress(svcs)
 	bins, err := host.BuildAll(ctx, d.opts.CacheDir, d.wd, cat)
+	stop()
 	if err != nil {
 		fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
-		return nil, true
+		return nil, err
 	}
-	return bins, false
+	return bins, nil
+}
+
+// buildProgress says what a build builds and that it is still going: the
+// first build on a machine compiles every package a handler imports
+// (go-plugin, gRPC, protobuf) and can take minutes, which a silent
+// terminal makes look like a hang. The daemon's first build says at once
+// what it builds; every build that runs longer than BuildProgress says so,
+// with the time so far, each BuildProgress. stop ends the reports; it
+// returns once no more can be written.
+func (d *Daemon) buildProgress(svcs []*catalog.Service) (stop func()) {
+	what := "the handler of " + names(svcs)
+	if len(svcs) > 1 {
+		what = "the handlers of " + names(svcs)
+	}
+	if len(d.plugins) == 0 && d.cat != nil && len(d.cat.Services) == 0 {
+		fmt.Fprintf(d.opts.Status, "toolc dev: building %s with go build; a first build on this machine also compiles every package it needs, which can take minutes\n", what)
+	}
+	start := time.Now()
+	done := make(chan struct{})
+	finished := make(chan struct{})
+	go func() {
+		defer close(finished)
+		tick := time.NewTicker(d.opts.BuildProgress)
+		defer tick.Stop()
+		for {
+			select {
+			case <-done:
+				return
+			case <-tick.C:
+				fmt.Fprintf(d.opts.Status, "toolc dev: still building %s (%s so far)\n", what, time.Since(start).Round(time.Second))
+			}
+		}
+	}()
+	return func() {
+		close(done)
+		<-finished
+	}
 }
 
 func (d *Daemon) stopAll() {

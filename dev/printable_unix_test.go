@@ -27,8 +27,13 @@ func TestStatusPrintable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d.compile() != nil {
+	cat, why := d.compile()
+	if cat != nil || why == nil {
 		t.Fatal("a package with a FIFO compiled")
+	}
+	// What a client is told, too.
+	if got := brief(why).Error(); strings.ContainsAny(got, "\x1b\x07") {
+		t.Errorf("a client is told %q, controls and all", got)
 	}
 	if got := status.String(); strings.ContainsAny(got, "\x1b\x07") || !strings.Contains(got, "x\uFFFD]52;c;cm0gLXJm\uFFFD\uFFFD[2J.cue") {
 		t.Errorf("status:\n%q\nwant the FIFO's name with U+FFFD for its controls", got)

@@ -67,9 +67,19 @@ func Catalog(cat *catalog.Catalog) ([]File, error) {
 // followed by " (missing)" or " (out of date)": what toolc gen go --check
 // reports.
 func Stale(files []File) ([]string, error) {
+	return StaleIn("", files)
+}
+
+// StaleIn is Stale for files whose paths are relative to dir: what toolc
+// dev, whose working directory may be another, says after a reload.
+func StaleIn(dir string, files []File) ([]string, error) {
 	var stale []string
 	for _, f := range files {
-		old, err := inputfile.ReadFile(f.Path)
+		path := f.Path
+		if dir != "" && !filepath.IsAbs(path) {
+			path = filepath.Join(dir, path)
+		}
+		old, err := inputfile.ReadFile(path)
 		switch {
 		case errors.Is(err, fs.ErrNotExist):
 			stale = append(stale, f.Path+" (missing)")

@@ -73,8 +73,10 @@ schema.#Service & {
 					at: {type: "integer", description: "A line", required: false}
 				}
 			}
+			meta: {type: "json", object: true, description: "Free-form metadata, echoed", required: false}
 		}
 		response: fields: {
+			meta: {type: "json", description: "The request's metadata"}
 			notes: {
 				type: "array", description: "The notes"
 				items: fields: {
@@ -108,6 +110,7 @@ const edgeHandler = `package main
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 
 	"github.com/toolc/toolc/plugins"
@@ -154,7 +157,8 @@ func (edge) EditFile(_ context.Context, req EditFileRequest) (*EditFileResponse,
 		_ []EditFileEditsMode = []EditFileEditsMode{EditFileEditsModeExact, EditFileEditsModeRegex}
 		_ []int               = e.Lines
 	)
-	return &EditFileResponse{Notes: req.Notes, Applied: []EditFileAppliedItem{{Path: e.OldText, Size: new(e.Count)}}}, nil
+	var _ json.RawMessage = req.Meta
+	return &EditFileResponse{Meta: req.Meta, Notes: req.Notes, Applied: []EditFileAppliedItem{{Path: e.OldText, Size: new(e.Count)}}}, nil
 }
 
 func (edge) Ping(context.Context, PingRequest) (*plugins.Result, error) {
@@ -205,7 +209,7 @@ func TestHandlers(t *testing.T) {
 		{"get_url", ` + "`" + `{"url":"fail"}` + "`" + `, "no such URL", true},
 		{"get_url", ` + "`" + `{"url":"nil"}` + "`" + `, "the handler of get_url returned no response and no error", true},
 		{"ping", "{}", "pong", false},
-		{"edit_file", ` + "`" + `{"edits":[{"oldText":"a","newText":"b","count":1}],"notes":[{"text":"n"}]}` + "`" + `, ` + "`" + `{"notes":[{"text":"n"}],"applied":[{"path":"a","lines":[],"size":1}]}` + "`" + `, false},
+		{"edit_file", ` + "`" + `{"edits":[{"oldText":"a","newText":"b","count":1}],"notes":[{"text":"n"}],"meta":{"k":[1]}}` + "`" + `, ` + "`" + `{"meta":{"k":[1]},"notes":[{"text":"n"}],"applied":[{"path":"a","lines":[],"size":1}]}` + "`" + `, false},
 		{"touch", "{}", "{}", false},
 	} {
 		got, isError := call(tc.tool, tc.args)
@@ -248,9 +252,11 @@ func TestClient(t *testing.T) {
 	}
 	// A record through the client: the runtime fills in count's default
 	// in the item, which the handler reports as the size.
-	edit, err := c.EditFile(t.Context(), map[string]any{"edits": []any{map[string]any{"oldText": "a", "newText": "b"}}})
-	if err != nil || len(edit.Applied) != 1 || edit.Applied[0].Size == nil || *edit.Applied[0].Size != 1 || edit.Applied[0].Lines == nil {
-		t.Errorf("edit_file = %+v, %v; want one applied item of size 1, the default count", edit, err)
+	// A free-form object sent as a string that holds it, as a strict
+	// projection sends it: the handler gets the object.
+	edit, err := c.EditFile(t.Context(), map[string]any{"edits": []any{map[string]any{"oldText": "a", "newText": "b"}}, "meta": "{\"k\": [1]}"})
+	if err != nil || len(edit.Applied) != 1 || edit.Applied[0].Size == nil || *edit.Applied[0].Size != 1 || edit.Applied[0].Lines == nil || string(edit.Meta) != ` + "`" + `{"k":[1]}` + "`" + ` {
+		t.Errorf("edit_file = %+v, %v; want one applied item of size 1, the default count, and meta {\"k\":[1]}", edit, err)
 	}
 	tools, err := c.client.ListTools(t.Context())
 	if err != nil || len(tools) != 4 {

@@ -19,6 +19,7 @@ var (
 	contextContext  = goIdent{"context", "Context"}
 	fmtErrorf       = goIdent{"fmt", "Errorf"}
 	jsonMarshal     = goIdent{"encoding/json", "Marshal"}
+	jsonRawMessage  = goIdent{"encoding/json", "RawMessage"}
 	pluginsHandler  = goIdent{pluginsPath, "Handler"}
 	pluginsHandle   = goIdent{pluginsPath, "Handle"}
 	pluginsResult   = goIdent{pluginsPath, "Result"}

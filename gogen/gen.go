@@ -184,6 +184,12 @@ func (g *generator) genStruct(f *generatedFile, typeName string, fields []*field
 			_, optional := goType(fl, isResponse)
 			docs[i] = sentence(fl.Description)
 			switch {
+			case fl.Type == catalog.JSON && fl.Object:
+				docs[i] += " A JSON object."
+			case fl.Type == catalog.JSON:
+				docs[i] += " Any JSON value."
+			}
+			switch {
 			case optional && isResponse:
 				docs[i] += " Optional: nil leaves it out."
 			case optional:
@@ -204,6 +210,12 @@ func (g *generator) genStruct(f *generatedFile, typeName string, fields []*field
 			tag := fl.Name
 			if optional {
 				tag += ",omitzero"
+			}
+			if fl.Type == catalog.JSON {
+				// The value as JSON text, which the runtime has checked
+				// (and parsed back from a string that held it).
+				f.P(fl.goName, " ", jsonRawMessage, " `json:", strconv.Quote(tag), "`")
+				continue
 			}
 			f.P(fl.goName, " ", typ, " `json:", strconv.Quote(tag), "`")
 		}
@@ -360,6 +372,9 @@ func goType(f *field, isResponse bool) (typ string, optional bool) {
 		return "any"
 	}
 	optional = !f.Required && (isResponse || f.Default == nil)
+	if f.Type == catalog.JSON {
+		return "json.RawMessage", optional // nil when absent
+	}
 	if f.record != nil {
 		return "[]" + f.record.typeName, optional
 	}

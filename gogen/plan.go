@@ -290,7 +290,7 @@ func (g *generator) validType(f *catalog.Field, what string, inRecord bool) bool
 		return t == catalog.String || t == catalog.Integer || t == catalog.Number || t == catalog.Boolean
 	}
 	switch {
-	case scalar(f.Type):
+	case scalar(f.Type), f.Type == catalog.JSON:
 		return true
 	case f.Type == catalog.Array && scalar(f.Items):
 		return true

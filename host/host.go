@@ -7,6 +7,10 @@
 // running plugin's binary is never half overwritten; Start launches the
 // binaries as go-plugin processes pinned to the checksums Build recorded,
 // each under a Plugin, which restarts it when it dies or stops answering.
+// BuildFile compiles one reproducibly, for a platform, into a file of the
+// caller's: a bundle's (package bundle), whose binaries Start runs pinned
+// to the bundle's sums, with no go command. Where the go command is
+// missing, building says so (ErrNoGo).
 package host
 
 import (
@@ -102,22 +106,32 @@ func serviceDir(base string, svc *catalog.Service) string {
 	return filepath.Join(base, dir)
 }
 
+// ErrNoGo is the error of a build on a machine whose PATH has no go
+// command: a handler is built from its sources with Go, and only a bundle
+// (toolc bundle, toolc serve --bundle) runs without it.
+var ErrNoGo = errors.New("no go command on PATH")
+
+// noGo is ErrNoGo with what to do about it, or nil when PATH has a go
+// command.
+func noGo() error {
+	if _, err := exec.LookPath("go"); err == nil {
+		return nil
+	}
+	return fmt.Errorf("%w (PATH is %q): building handlers from their sources needs Go (https://go.dev/dl/); "+
+		"to serve without it, make a bundle where Go is (toolc bundle -o DIR) and serve that (toolc serve --bundle DIR)", ErrNoGo, os.Getenv("PATH"))
+}
+
+// Target is the platform a handler is built for. The zero value is the go
+// command's default, the machine it runs on.
+type Target struct {
+	GOOS, GOARCH string
+}
+
 // Build compiles a service's handler into cacheDir.
 func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*Binary, error) {
-	pkg, err := filepath.Abs(HandlerDir(base, svc))
+	pkg, err := mainPackage(base, svc)
 	if err != nil {
 		return nil, err
-	}
-	if fi, err := os.Stat(pkg); err != nil || !fi.IsDir() {
-		return nil, &BuildError{Service: svc.Name, Err: fmt.Errorf("handler package %s does not exist", pkg)}
-	}
-	// go build of a package other than main writes no program (toolc
-	// used to fail on exec with "permission denied"): say what is wrong,
-	// as toolc check's handler rule does.
-	ctxt := build.Default
-	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
-	if p, err := ctxt.ImportDir(pkg, 0); err == nil && p.Name != "main" {
-		return nil, &BuildError{Service: svc.Name, Err: fmt.Errorf("%s holds Go package %s, not a main package: a handler must be package main, with a main that calls Serve; make it one, or point the contract's handler: at one", pkg, p.Name)}
 	}
 	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
 		return nil, err
@@ -133,19 +147,14 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 	defer os.Remove(tmp.Name()) // fails harmlessly after the rename
 
 	start := time.Now()
-	cmd := exec.CommandContext(ctx, "go", "build", "-o", tmp.Name(), ".")
-	cmd.Dir = pkg
-	var out bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &out
-	if err := cmd.Run(); err != nil {
-		return nil, &BuildError{Service: svc.Name, Output: out.String(), Err: err}
+	if err := goBuild(ctx, svc.Name, pkg, tmp.Name(), nil); err != nil {
+		return nil, err
 	}
 	took := time.Since(start)
-	data, err := os.ReadFile(tmp.Name())
+	bin, err := fileSum(tmp.Name())
 	if err != nil {
 		return nil, err
 	}
-	bin := sha256.Sum256(data)
 	// The name carries the binary's own hash: a rebuild never overwrites
 	// a binary that a running plugin may restart from, pinned to its
 	// checksum. toolc dev removes a binary once its plugin is retired.
@@ -158,7 +167,99 @@ func Build(ctx context.Context, cacheDir, base string, svc *catalog.Service) (*B
 	if err != nil {
 		return nil, err
 	}
-	return &Binary{Service: svc.Name, Package: pkg, Dir: dir, Path: final, SHA256: bin[:], Took: took}, nil
+	return &Binary{Service: svc.Name, Package: pkg, Dir: dir, Path: final, SHA256: bin, Took: took}, nil
+}
+
+// BuildFile compiles a service's handler into the file out, for target,
+// reproducibly: the same sources and go command give the same bytes,
+// wherever the sources and out are (-trimpath, no build ID, no VCS
+// stamp, and cgo off unless $CGO_ENABLED says otherwise, so that the
+// binary needs no C library either). toolc bundle builds with it.
+func BuildFile(ctx context.Context, base string, svc *catalog.Service, out string, target Target) (*Binary, error) {
+	pkg, err := mainPackage(base, svc)
+	if err != nil {
+		return nil, err
+	}
+	var env []string
+	if target.GOOS != "" {
+		env = append(env, "GOOS="+target.GOOS)
+	}
+	if target.GOARCH != "" {
+		env = append(env, "GOARCH="+target.GOARCH)
+	}
+	if os.Getenv("CGO_ENABLED") == "" {
+		env = append(env, "CGO_ENABLED=0")
+	}
+	start := time.Now()
+	if err := goBuild(ctx, svc.Name, pkg, out, env, "-trimpath", "-buildvcs=false", "-ldflags=-s -w -buildid="); err != nil {
+		return nil, err
+	}
+	took := time.Since(start)
+	sum, err := fileSum(out)
+	if err != nil {
+		return nil, err
+	}
+	return &Binary{Service: svc.Name, Package: pkg, Path: out, SHA256: sum, Took: took}, nil
+}
+
+// mainPackage is the absolute directory of a service's handler package,
+// which must hold a Go main package.
+func mainPackage(base string, svc *catalog.Service) (string, error) {
+	pkg, err := filepath.Abs(HandlerDir(base, svc))
+	if err != nil {
+		return "", err
+	}
+	if fi, err := os.Stat(pkg); err != nil || !fi.IsDir() {
+		return "", &BuildError{Service: svc.Name, Err: fmt.Errorf("handler package %s does not exist", pkg)}
+	}
+	// go build of a package other than main writes no program (toolc
+	// used to fail on exec with "permission denied"): say what is wrong,
+	// as toolc check's handler rule does.
+	ctxt := build.Default
+	ctxt.OpenFile = inputfile.GoBuildOpen // never blocks on a FIFO named x.go
+	if p, err := ctxt.ImportDir(pkg, 0); err == nil && p.Name != "main" {
+		return "", &BuildError{Service: svc.Name, Err: fmt.Errorf("%s holds Go package %s, not a main package: a handler must be package main, with a main that calls Serve; make it one, or point the contract's handler: at one", pkg, p.Name)}
+	}
+	return pkg, nil
+}
+
+// goBuild runs go build in pkg, writing the program to out, with env
+// added to toolc's environment and flags before -o.
+func goBuild(ctx context.Context, service, pkg, out string, env []string, flags ...string) error {
+	if err := noGo(); err != nil {
+		return &BuildError{Service: service, Err: err}
+	}
+	// The go command runs in pkg: a relative out would land there.
+	out, err := filepath.Abs(out)
+	if err != nil {
+		return err
+	}
+	args := append(append([]string{"build"}, flags...), "-o", out, ".")
+	cmd := exec.CommandContext(ctx, "go", args...)
+	cmd.Dir = pkg
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
+	var buf bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &buf, &buf
+	if err := cmd.Run(); err != nil {
+		return &BuildError{Service: service, Output: buf.String(), Err: err}
+	}
+	return nil
+}
+
+// fileSum is the sha256 of the file at path.
+func fileSum(path string) ([]byte, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	h := sha256.New()
+	if _, err := io.Copy(h, f); err != nil {
+		return nil, err
+	}
+	return h.Sum(nil), nil
 }
 
 // Options configure how plugins start.
@@ -286,6 +387,12 @@ func Dispatchers(ps map[string]*Plugin) map[string]runtime.Dispatcher {
 // time (the go command parallelises each build itself). It reports every
 // failed build, not only the first.
 func BuildAll(ctx context.Context, cacheDir, base string, cat *catalog.Catalog) ([]*Binary, error) {
+	if len(cat.Services) > 0 {
+		// Said once, not once per service.
+		if err := noGo(); err != nil {
+			return nil, err
+		}
+	}
 	bins := make([]*Binary, len(cat.Services))
 	errs := make([]error, len(cat.Services))
 	sem := make(chan struct{}, 2)

@@ -9,6 +9,7 @@ import (
 
 	"golang.org/x/net/netutil"
 
+	"github.com/toolc/toolc/internal/bodymem"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -18,6 +19,8 @@ const (
 	DefaultReadTimeout  = 30 * time.Second
 	DefaultWriteTimeout = 30 * time.Second
 	DefaultIdleTimeout  = 2 * time.Minute
+	// DefaultMaxBodyMemory is the default of ConnLimits.MaxBodyMemory.
+	DefaultMaxBodyMemory = 128 << 20
 )
 
 // ConnLimits bounds what one client can hold of an HTTP server: the
@@ -42,6 +45,15 @@ type ConnLimits struct {
 	// IdleTimeout closes a kept-alive connection with no request for
 	// that long.
 	IdleTimeout time.Duration
+	// MaxBodyMemory bounds the bytes that the bodies of all requests in
+	// flight hold at once, beyond the first 64 KiB of each
+	// (bodymem.Free): a read past it fails, and the request gets 503 and
+	// Retry-After. Each body has its own bound too (/v1/call's and /mcp's),
+	// but a thousand connections each sending a maximal body slowly held
+	// a thousand of them for ReadTimeout: 8 GiB. So bodies in flight hold
+	// at most MaxBodyMemory + MaxConns × 64 KiB, and no client can fill
+	// memory by sending slowly.
+	MaxBodyMemory int64
 	// CallTimeout is the runtime's bound on one call
 	// (runtime.Options.CallTimeout); Serve takes the runtime's when it is
 	// 0.
@@ -53,9 +65,17 @@ func (l ConnLimits) or() ConnLimits {
 	l.ReadTimeout = cmp.Or(l.ReadTimeout, DefaultReadTimeout)
 	l.WriteTimeout = cmp.Or(l.WriteTimeout, DefaultWriteTimeout)
 	l.IdleTimeout = cmp.Or(l.IdleTimeout, DefaultIdleTimeout)
+	l.MaxBodyMemory = cmp.Or(l.MaxBodyMemory, DefaultMaxBodyMemory)
 	l.CallTimeout = cmp.Or(l.CallTimeout, runtime.DefaultCallTimeout)
 	return l
 }
+
+// MaxHeaderBytes bounds a request's header (its request line and fields):
+// a larger one gets 431. net/http's default, 1 MiB, let a thousand
+// connections each sending a header slowly hold a gigabyte for
+// ReadTimeout; a bearer token takes a few KiB, and a ?tools= of
+// MaxSelectTools names under 64.
+const MaxHeaderBytes = 96 << 10
 
 // NewHTTPServer returns an http.Server for h with the limits' timeouts.
 // The read and write deadlines are set per request, not with
@@ -65,7 +85,8 @@ func (l ConnLimits) or() ConnLimits {
 func NewHTTPServer(h http.Handler, l ConnLimits) *http.Server {
 	l = l.or()
 	return &http.Server{
-		Handler:           withDeadlines(h, l),
+		Handler:           withDeadlines(h, l, bodymem.New(l.MaxBodyMemory)),
+		MaxHeaderBytes:    MaxHeaderBytes,
 		ReadHeaderTimeout: max(l.ReadTimeout, 0),
 		IdleTimeout:       max(l.IdleTimeout, 0),
 	}
@@ -81,10 +102,17 @@ func LimitListener(ln net.Listener, l ConnLimits) net.Listener {
 	return netutil.LimitListener(ln, l.MaxConns)
 }
 
-func withDeadlines(h http.Handler, l ConnLimits) http.Handler {
+func withDeadlines(h http.Handler, l ConnLimits, budget *bodymem.Budget) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rc := http.NewResponseController(w)
 		now := time.Now()
+		if budget != nil && r.Body != nil && r.Body != http.NoBody {
+			b := budget.Wrap(r.Body)
+			r.Body = b
+			// The body's bytes are held until its handler is done with
+			// them: the budget is given back when the request ends.
+			defer b.Release()
+		}
 		if l.ReadTimeout > 0 && r.Body != nil && r.Body != http.NoBody {
 			// Errors mean the connection cannot take deadlines (a test
 			// recorder, say): there is nothing to bound then.

@@ -26,6 +26,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/bodymem"
 	"github.com/toolc/toolc/internal/httpjson"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
@@ -53,6 +54,12 @@ type Options struct {
 	// OAuth and Logger are not read: /mcp takes the ones above, as every
 	// path of the server does.
 	MCP mcpserver.HTTPOptions
+	// Gate, if set, is the gate that holds the MCP server's tools/list and
+	// tools/call while the server loads its tools (mcpserver.Gate): the
+	// function-call API waits on it too, and answers 503 with the reason
+	// if the load failed, and /healthz answers 503, "starting" until it
+	// opens and "failed" after a load that failed.
+	Gate *mcpserver.Gate
 }
 
 // NewHandler serves, on one mux: MCP over Streamable HTTP at /mcp, every
@@ -69,14 +76,14 @@ func NewHandler(rt *runtime.Runtime, srv *mcp.Server, opts Options) http.Handler
 		// /v1/ and /metrics read the caller that v.Middleware puts in the
 		// context; the MCP handler has its own guard, with go-sdk's half.
 		auth, mcpAuth = v.Middleware, func(h http.Handler) http.Handler { return h }
-		meta := v.MetadataHandler(func() []string { return CatalogScopes(rt.Snapshot().Catalog) })
+		meta := v.MetadataHandler(func() []string { return catalogScopes(rt.Snapshot().Catalog) })
 		mux.Handle("GET "+oauth.MetadataPath, meta)
 		mux.Handle("GET "+oauth.MetadataPath+"/mcp", meta)
 	}
 	mux.Handle("/mcp", mcpAuth(mcpserver.NewHTTPHandler(rt, srv, mcpOpts)))
-	mux.Handle("GET /v1/tools", auth(toolsHandler(rt)))
-	mux.Handle("POST /v1/call", auth(callHandler(rt, newEnvelopeValidator(), opts.OAuth)))
-	mux.Handle("GET /healthz", healthHandler(rt, opts.Token, opts.OAuth))
+	mux.Handle("GET /v1/tools", auth(gated(opts.Gate, toolsHandler(rt))))
+	mux.Handle("POST /v1/call", auth(gated(opts.Gate, callHandler(rt, newEnvelopeValidator(), opts.OAuth))))
+	mux.Handle("GET /healthz", healthHandler(rt, opts.Gate, opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
 	// token too (Prometheus sends it with authorization: credentials),
 	// and an OAuth caller gets those of the tools it sees.
@@ -234,6 +241,11 @@ func serveTools(rt *runtime.Runtime, w http.ResponseWriter, r *http.Request) {
 	if format == "" {
 		format = string(catalog.MCP)
 	}
+	if len(format) > 64 {
+		// No format's name is that long; the error quotes what it got,
+		// which must not echo a megabyte.
+		format = strings.ToValidUTF8(format[:64], "") + "..."
+	}
 	target, err := catalog.ParseTarget(format)
 	if err != nil {
 		httpjson.Error(w, http.StatusBadRequest, err.Error())
@@ -332,6 +344,11 @@ func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oa
 				fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
 				return
 			}
+			if errors.Is(err, bodymem.ErrExhausted) {
+				w.Header().Set("Retry-After", "1")
+				fail(http.StatusServiceUnavailable, err.Error())
+				return
+			}
 			fail(http.StatusBadRequest, "reading the body: "+err.Error())
 			return
 		}
@@ -384,9 +401,19 @@ func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oa
 // healthHandler answers probes. Without the token (when there is one) it
 // says only that the server is up: the tool count and the catalog's
 // fingerprint tell an attacker which version of which contracts it runs.
-func healthHandler(rt *runtime.Runtime, token string, verifier *oauth.Verifier) http.Handler {
+func healthHandler(rt *runtime.Runtime, gate *mcpserver.Gate, token string, verifier *oauth.Verifier) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		status, code := "ok", http.StatusOK
+		var loadErr error
+		if gate != nil {
+			var open bool
+			switch open, loadErr = gate.State(); {
+			case !open:
+				status, code = "starting", http.StatusServiceUnavailable
+			case loadErr != nil:
+				status, code = "failed", http.StatusServiceUnavailable
+			}
+		}
 		if rt.Draining() {
 			// A load balancer takes a draining instance out of rotation.
 			status, code = "draining", http.StatusServiceUnavailable
@@ -397,6 +424,12 @@ func healthHandler(rt *runtime.Runtime, token string, verifier *oauth.Verifier) 
 		}
 		if token != "" && !hasToken(r, token) || verifier != nil && caller == nil {
 			httpjson.Write(w, code, map[string]any{"status": status})
+			return
+		}
+		if loadErr != nil {
+			// What failed may name files and the machine's PATH: only
+			// for a caller with the token.
+			httpjson.Write(w, code, map[string]any{"status": status, "error": mcpserver.LoadError(loadErr)})
 			return
 		}
 		snap := rt.Snapshot()
@@ -415,5 +448,22 @@ func healthHandler(rt *runtime.Runtime, token string, verifier *oauth.Verifier) 
 			fingerprint, _ = visibleCatalog(caller, snap.Catalog).FingerprintOfTools() // a sealed catalog's parts always encode
 		}
 		httpjson.Write(w, code, map[string]any{"status": status, "tools": tools, "catalog": fingerprint})
+	})
+}
+
+// gated holds a request of the function-call API until gate opens, and
+// answers 503 with the reason if the load failed; nil passes everything.
+func gated(gate *mcpserver.Gate, next http.Handler) http.Handler {
+	if gate == nil {
+		return next
+	}
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if err := gate.Wait(r.Context()); r.Context().Err() != nil {
+			return // the client is gone
+		} else if err != nil {
+			httpjson.Error(w, http.StatusServiceUnavailable, mcpserver.LoadError(err))
+			return
+		}
+		next.ServeHTTP(w, r)
 	})
 }

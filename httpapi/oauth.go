@@ -47,9 +47,9 @@ func visibleCatalog(c *oauth.Caller, cat *catalog.Catalog) *catalog.Catalog {
 	return out
 }
 
-// CatalogScopes returns every scope that a tool of the catalog needs,
+// catalogScopes returns every scope that a tool of the catalog needs,
 // sorted: the scopes_supported of the resource's metadata.
-func CatalogScopes(cat *catalog.Catalog) []string {
+func catalogScopes(cat *catalog.Catalog) []string {
 	var out []string
 	for _, t := range cat.Tools() {
 		out = append(out, t.Scopes...)

@@ -4,17 +4,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/toolc/toolc/internal/doctext"
 )
 
 // TestREADMECallerHandler keeps the README's plugins.CallerOf example the
 // handler that TestCallerAcrossPlugin builds and calls.
 func TestREADMECallerHandler(t *testing.T) {
-	readme, err := os.ReadFile("../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(readme), "\n### Who is calling: `plugins.CallerOf`\n")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := doctext.Read(t).MustSection(t, "Who is calling: `plugins.CallerOf`")
 	src, err := os.ReadFile("../runtime/testdata/guarded/main.go")
 	if err != nil {
 		t.Fatal(err)

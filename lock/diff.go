@@ -69,7 +69,7 @@ var kinds = []Kind{
 	{"field-added-required", true, "a new required request field (required fields have no default)"},
 	{"enum-value-removed", true, "an enum of a request field lost a value"},
 	{"enum-added", true, "a request field that took any value now takes only an enum's"},
-	{"bound-tightened", true, "minimum or minLength or minItems up, maximum or maxLength or maxItems down, a new bound, uniqueItems set"},
+	{"bound-tightened", true, "minimum or minLength or minItems up, maximum or maxLength or maxItems down, a new bound, uniqueItems set, a free-form field limited to objects"},
 	{"pattern-changed", true, "a request field's pattern changed or was added"},
 	{"format-changed", true, "a request field's format changed or was added"},
 	{"response-field-removed", true, "a response field is gone"},
@@ -532,7 +532,12 @@ func (d *differ) requestField(at located, o, n *Field, path []string) {
 		if o.Type == n.Type {
 			k = "items"
 		}
-		d.add(at, "field-type-changed", key(k), n.Pos, "%s changed from %s to %s; calls that send %s are rejected", what, typeName(o), typeName(n), article(typeName(o)))
+		consequence := fmt.Sprintf("calls that send %s are rejected", article(typeName(o)))
+		if n.Type == catalog.JSON {
+			// Any value passes; what the handler gets changes.
+			consequence = "calls still pass, but the handler gets any JSON value, and a string that holds JSON as that value"
+		}
+		d.add(at, "field-type-changed", key(k), n.Pos, "%s changed from %s to %s; %s", what, typeName(o), typeName(n), consequence)
 		return // the constraints of another type do not compare
 	}
 	switch {
@@ -727,6 +732,12 @@ func bounds(o, n *Field) []boundChange {
 		out = append(out, boundChange{"uniqueItems", true, "was set"})
 	case o.UniqueItems && !n.UniqueItems:
 		out = append(out, boundChange{"uniqueItems", false, "was dropped"})
+	}
+	switch {
+	case !o.Object && n.Object:
+		out = append(out, boundChange{"object", true, "was set: only a JSON object is a value of it now"})
+	case o.Object && !n.Object:
+		out = append(out, boundChange{"object", false, "was dropped: any JSON value is a value of it now"})
 	}
 	return out
 }

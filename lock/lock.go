@@ -134,6 +134,9 @@ type Field struct {
 	MaxItems    *int64 `json:"maxItems,omitempty"`
 	UniqueItems bool   `json:"uniqueItems,omitempty"`
 
+	// Object limits a free-form (json) field to objects.
+	Object bool `json:"object,omitempty"`
+
 	Pos catalog.Pos `json:"-"`
 }
 
@@ -187,7 +190,7 @@ func fromField(f *catalog.Field, name string) *Field {
 		Required: f.Required, Default: f.Default, Enum: slices.Clone(f.Enum),
 		MinLength: f.MinLength, MaxLength: f.MaxLength, Pattern: f.Pattern, Format: f.Format,
 		Minimum: f.Minimum, Maximum: f.Maximum, ExclusiveMinimum: f.ExclusiveMinimum, ExclusiveMaximum: f.ExclusiveMaximum,
-		MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems,
+		MinItems: f.MinItems, MaxItems: f.MaxItems, UniqueItems: f.UniqueItems, Object: f.Object,
 		Pos: f.Pos,
 	}
 }

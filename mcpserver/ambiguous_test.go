@@ -77,6 +77,18 @@ func TestAmbiguousBodiesLookTheSame(t *testing.T) {
 	if got := r.take(); len(got) > 0 {
 		t.Errorf("ran %q", got)
 	}
+
+	// go-sdk reads the first message of a body and lets what follows
+	// pass; encoding/json refuses the body: it is refused.
+	for _, tail := range []string{` {"jsonrpc":"2.0","id":8,"method":"tools/call","params":{"name":"` + route + `","arguments":{"region":"us"}}}`, "\x00"} {
+		body := `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + ping + `","arguments":{},"_meta":` + meta2026 + `}}` + tail
+		if a := postMCP(t, ts.URL, body, header2026("tools/call", ping)); a.status != http.StatusBadRequest || a.Error == nil || a.Error.Code != jsonrpc.CodeParseError {
+			t.Errorf("a message and %q: %d %s, want 400 and -32700", tail, a.status, a.raw)
+		}
+	}
+	if got := r.take(); len(got) > 0 {
+		t.Errorf("ran %q", got)
+	}
 }
 
 // stdioLines drives a session over NewStdioTransport line by line.

@@ -140,6 +140,7 @@ func serveMCP(t testing.TB, rt *runtime.Runtime, opts HTTPOptions) *httptest.Ser
 type answer struct {
 	status int
 	raw    string
+	sid    string // the Mcp-Session-Id of the answer
 	ID     json.RawMessage
 	Result map[string]any
 	Error  *struct {
@@ -170,7 +171,7 @@ func postMCP(t testing.TB, url, body string, header http.Header) answer {
 	}
 	defer resp.Body.Close()
 	data, _ := io.ReadAll(resp.Body)
-	out := answer{status: resp.StatusCode, raw: string(data)}
+	out := answer{status: resp.StatusCode, raw: string(data), sid: resp.Header.Get("Mcp-Session-Id")}
 	if strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		last := ""
 		for _, line := range strings.Split(string(data), "\n") {

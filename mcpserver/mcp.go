@@ -102,6 +102,11 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 		opts.Version = "dev"
 	}
 	ttl := int(opts.ListTTL.Milliseconds())
+	logger := opts.Logger
+	if logger == nil {
+		logger = slog.New(slog.DiscardHandler)
+	}
+	logger = slog.New(newQuietUndelivered(logger.Handler()))
 	// Exactly what toolc serves: tools, whose list changes on a Swap, the
 	// log lines handlers send during a call, and tasks when it runs them.
 	caps := &mcp.ServerCapabilities{
@@ -113,7 +118,7 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
 		Instructions: opts.Instructions,
-		Logger:       opts.Logger,
+		Logger:       logger,
 		Capabilities: caps,
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = ttl, "public"
@@ -127,16 +132,13 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 			}
 		},
 	})
-	logger := opts.Logger
-	if logger == nil {
-		logger = slog.New(slog.DiscardHandler)
-	}
 	s := &mcpTools{rt: rt, srv: srv, tasks: opts.Tasks, served: map[string]string{}, ask: newAsker(opts, logger)}
 	// Tracing is outermost, so that a call refused by the others has its
 	// span too. A list gets its tools' execution after the caller's
 	// scopes filter it, and a hidden tool is refused before it could start
 	// a task.
 	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved, s.listExecution, scopeFilter(rt), s.taskCalls)
+	srv.AddReceivingMiddleware(s.callDeferred)
 	rt.OnSwap(s.sync)
 	return srv
 }
@@ -155,10 +157,19 @@ type mcpTools struct {
 func (s *mcpTools) sync(snap *runtime.Snapshot) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
+	// Deferred tools are not registered, so that tools/list, which go-sdk
+	// pages, holds the others alone; callDeferred calls them.
 	tools := snap.Catalog.MCPTools()
 	next := map[string]string{}
 	for _, info := range snap.Tools() {
-		next[info.MCPName] = info.Tool.Fingerprint
+		if !info.Tool.Deferred {
+			next[info.MCPName] = info.Tool.Fingerprint
+		}
+	}
+	if snap.Catalog.HasDeferred() {
+		// The runtime's search over the deferred tools, whose definition
+		// is toolc's: the same in every snapshot.
+		next[catalog.SearchToolName] = "toolc"
 	}
 	var gone []string
 	for name := range s.served {
@@ -228,8 +239,17 @@ func toMCPTool(t catalog.MCPTool) *mcp.Tool {
 	if t.OutputSchema != nil {
 		tool.OutputSchema = t.OutputSchema
 	}
-	if t.Meta != nil && len(t.Meta.Scopes) > 0 {
-		tool.Meta = mcp.Meta{catalog.MCPScopesKey: t.Meta.Scopes}
+	if m := t.Meta; m != nil {
+		tool.Meta = mcp.Meta{}
+		if len(m.Groups) > 0 {
+			tool.Meta[catalog.MCPGroupsKey] = m.Groups
+		}
+		if len(m.Scopes) > 0 {
+			tool.Meta[catalog.MCPScopesKey] = m.Scopes
+		}
+		if m.DeferLoading {
+			tool.Meta[catalog.MCPDeferLoadingKey] = true
+		}
 	}
 	if a := t.Annotations; a != nil {
 		tool.Annotations = &mcp.ToolAnnotations{
@@ -243,8 +263,8 @@ func toMCPTool(t catalog.MCPTool) *mcp.Tool {
 	return tool
 }
 
-// ToResult converts a call's result to MCP's form.
-func ToResult(res *runtime.Result) *mcp.CallToolResult {
+// toResult converts a call's result to MCP's form.
+func toResult(res *runtime.Result) *mcp.CallToolResult {
 	out := &mcp.CallToolResult{
 		Content:           ToContent(res.Content),
 		StructuredContent: res.StructuredContent,
@@ -273,4 +293,18 @@ func ToContent(content []plugins.Content) []mcp.Content {
 		}
 	}
 	return out
+}
+
+// callDeferred answers a tools/call of a deferred tool, which the server
+// does not register (a client finds it with the search tool,
+// catalog.SearchToolName), as a registered tool's call is answered.
+func (s *mcpTools) callDeferred(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if call, ok := req.(*mcp.CallToolRequest); ok && method == "tools/call" && call.Params != nil {
+			if t, ok := s.rt.Snapshot().ByMCPName(call.Params.Name); ok && t.Tool.Deferred {
+				return s.handler(call.Params.Name)(ctx, call)
+			}
+		}
+		return next(ctx, method, req)
+	}
 }

@@ -116,7 +116,7 @@ func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequ
 		case res.MissingCapability != "":
 			return nil, missingCapability(res)
 		case len(res.InputRequests) == 0:
-			return ToResult(res), nil
+			return toResult(res), nil
 		}
 		// Every run but the last takes at least one response, so the
 		// runs of one request are bounded by its responses too.
@@ -163,7 +163,7 @@ func (s *mcpTools) askBack(name string, req *mcp.CallToolRequest, args json.RawM
 	for _, q := range res.InputRequests {
 		ir, err := toInputRequest(q)
 		if err != nil {
-			return ToResult(plugins.Errorf("the handler of %s asked a question MCP cannot carry: %v", name, err)), nil
+			return toResult(plugins.Errorf("the handler of %s asked a question MCP cannot carry: %v", name, err)), nil
 		}
 		questions[q.ID] = ir
 		asked := reqstate.Question{ID: q.ID, Method: q.Method, Params: q.ParamsHash()}
@@ -172,7 +172,7 @@ func (s *mcpTools) askBack(name string, req *mcp.CallToolRequest, args json.RawM
 	}
 	token, err := s.ask.key.Seal(next)
 	if err != nil {
-		return ToResult(plugins.Errorf("%s: %v", name, err)), nil
+		return toResult(plugins.Errorf("%s: %v", name, err)), nil
 	}
 	return &mcp.CallToolResult{InputRequests: questions, RequestState: token}, nil
 }
@@ -318,9 +318,9 @@ func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequ
 		case res.MissingCapability != "":
 			return nil, missingCapability(res)
 		case len(res.InputRequests) == 0:
-			return ToResult(res), nil
+			return toResult(res), nil
 		case round == maxRelayRounds:
-			return ToResult(plugins.Errorf("%s asked its client questions in %d rounds without finishing", name, round)), nil
+			return toResult(plugins.Errorf("%s asked its client questions in %d rounds without finishing", name, round)), nil
 		}
 		for _, q := range res.InputRequests {
 			answer, err := askSession(ctx, req.Session, q)
@@ -328,7 +328,7 @@ func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequ
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return ToResult(plugins.Errorf("%s asked the client (%s %s), which did not answer: %v", name, q.Method, q.ID, err)), nil
+				return toResult(plugins.Errorf("%s asked the client (%s %s), which did not answer: %v", name, q.Method, q.ID, err)), nil
 			}
 			in.Answers = append(in.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: answer})
 		}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 
+	"github.com/toolc/toolc/internal/bodymem"
 	"github.com/toolc/toolc/internal/httpjson"
 )
 
@@ -90,9 +91,16 @@ func readMCPBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) 
 	r.Body.Close()
 	if err != nil {
 		var tooLarge *http.MaxBytesError
-		if errors.As(err, &tooLarge) {
+		switch {
+		case errors.As(err, &tooLarge):
 			http.Error(w, fmt.Sprintf("request body exceeds %d bytes", tooLarge.Limit), http.StatusRequestEntityTooLarge)
-		} else {
+		case errors.Is(err, bodymem.ErrExhausted):
+			// The server's budget for bodies in flight (httpapi's
+			// ConnLimits.MaxBodyMemory) is spent: a moment later it
+			// may not be.
+			w.Header().Set("Retry-After", "1")
+			http.Error(w, err.Error(), http.StatusServiceUnavailable)
+		default:
 			http.Error(w, "reading the request body: "+err.Error(), http.StatusBadRequest)
 		}
 		return nil, false
@@ -114,11 +122,22 @@ const maxMCPDepth = 64
 // differ only in case (encoding/json's matching, Unicode's simple folding:
 // "params" and "paramſ" are one key to it), which go-sdk reads as two and
 // a case-insensitive reader as one; or nesting deeper than maxMCPDepth. It
-// reports nothing for data that is not JSON, which go-sdk refuses.
+// reports nothing for data that is not JSON, which go-sdk refuses; but a
+// body that go-sdk reads and encoding/json does not (something after the
+// message) is refused too, with -32700.
 func ambiguousKey(data []byte) (problem string, code int, ok bool) {
 	problem, inParams, ok := findAmbiguous(data)
 	if !ok {
-		return "", 0, false
+		if json.Valid(data) {
+			return "", 0, false
+		}
+		// go-sdk's decoder reads the first value of a body and lets
+		// whatever follows it pass (another message, a NUL byte), where
+		// encoding/json refuses the body: two readers, two verdicts.
+		if _, _, sdkReads := decodeMessages(data); sdkReads {
+			return "Parse error: the body is not one JSON value; something follows the message", jsonrpc.CodeParseError, true
+		}
+		return "", 0, false // no reader takes it: go-sdk refuses it
 	}
 	if inParams {
 		return "invalid params: " + problem, jsonrpc.CodeInvalidParams, true

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"cmp"
 	"encoding/json"
 	"fmt"
@@ -172,7 +173,7 @@ func newMCPEndpoint(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) *mcp
 			srv.AddReceivingMiddleware(ssePoll(opts.SSEPollAfter, cmp.Or(opts.SSEPollRetry, DefaultSSEPollRetry)))
 		}
 		stateful := mcp.NewStreamableHTTPHandler(getServer, statefulOpts)
-		e.sessions = newSessionCap(stateful, cmp.Or(opts.MaxSessions, DefaultMaxSessions))
+		e.sessions = newSessionCap(releaseLast(stateful), cmp.Or(opts.MaxSessions, DefaultMaxSessions))
 	}
 	return e
 }
@@ -209,11 +210,33 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			// go-sdk: -32601 from its session handler.
 			e.reject(w, r, http.StatusOK, jsonrpc.CodeMethodNotFound, "method "+runtime.QuoteName(msg.Method)+" not found", nil)
 		default:
-			e.sessions.ServeHTTP(w, r)
+			if e.slim(w, r) {
+				e.sessions.ServeHTTP(w, r)
+			}
 		}
 	default:
 		e.sessions.ServeHTTP(w, r)
 	}
+}
+
+// slim hands go-sdk's session handler what a session needs to keep of
+// the requests that set its state, and no more (slimSession); it answers
+// params past the bounds itself, and then reports false.
+func (e *mcpEndpoint) slim(w http.ResponseWriter, r *http.Request) bool {
+	b, ok := r.Body.(*mcpBody)
+	if !ok {
+		return true
+	}
+	msgs, _, _ := b.messages()
+	out, problem := slimSession(b.data, msgs)
+	if problem != "" {
+		e.reject(w, r, http.StatusBadRequest, jsonrpc.CodeInvalidParams, problem, nil)
+		return false
+	}
+	if len(out) != len(b.data) || !bytes.Equal(out, b.data) {
+		r.Body = &mcpBody{Reader: bytes.NewReader(out), data: out}
+	}
+	return true
 }
 
 // peeked is what the router reads of a POST body: its one JSON-RPC

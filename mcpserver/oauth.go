@@ -78,7 +78,7 @@ func auditHidden(rt *runtime.Runtime) mcp.Middleware {
 }
 
 // hiddenCallKey marks the context of an MCP request that calls a tool
-// hidden from its caller (see mcpEndpoint.server).
+// hidden from its caller (see newMCPEndpoint).
 type hiddenCallKey struct{}
 
 // scopeFilter is MCP middleware for OAuth callers: tools/list lists only
@@ -192,7 +192,7 @@ func scopeCheck(rt *runtime.Runtime, v *oauth.Verifier, next http.Handler) http.
 					// middleware runs, and would answer a mismatch for
 					// a hidden tool where it answers nothing for an
 					// unknown one: the request goes to a server that has
-					// no tools (mcpEndpoint.server). Waits for go-sdk:
+					// no tools (newMCPEndpoint). Waits for go-sdk:
 					// the header check after the receiving middleware.
 					r = r.WithContext(context.WithValue(r.Context(), hiddenCallKey{}, true))
 				}

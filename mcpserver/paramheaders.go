@@ -27,7 +27,8 @@ import (
 // against the arguments as the runtime reads them for the handler
 // (runtime.ArgumentCheck): the string form unwrapped, escapes decoded, an
 // optional null left out, integers by value. One reading, whatever the
-// spelling.
+// spelling. Waits for go-sdk: a check of the headers against the arguments
+// its handler is given, whatever their form.
 //
 // A 2026-07-28 request must carry a header for each such argument it
 // gives, and none for one it does not (strict). A request of an earlier

@@ -58,6 +58,18 @@ func TestGate(t *testing.T) {
 		case loadErr != nil && (a.err == nil || !strings.Contains(a.err.Error(), loadErr.Error())):
 			t.Errorf("tools/list after a failed load = %v, %v; want its error", a.res, a.err)
 		}
+		if loadErr != nil {
+			// Asked again, the answer is the same: a client can show it,
+			// and the connection stays open. A later good load (toolc
+			// dev, after a fix) opens the gate for good.
+			if res, err := session.ListTools(ctx, nil); err == nil || !strings.Contains(err.Error(), loadErr.Error()) {
+				t.Errorf("tools/list asked again after a failed load = %v, %v; want its error", res, err)
+			}
+			gate.Open(nil)
+			if res, err := session.ListTools(ctx, nil); err != nil || len(res.Tools) != len(rt.Snapshot().Tools()) {
+				t.Errorf("tools/list after a good load that followed a failed one = %v, %v", res, err)
+			}
+		}
 		session.Close()
 		ss.Close()
 		cancel()

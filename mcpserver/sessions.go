@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
@@ -15,10 +17,12 @@ import (
 var _ http.ResponseWriter = discard{}
 
 // Defaults of HTTPOptions.MaxSessions and SessionIdleTimeout. A session of
-// a legacy revision costs about 13 KB and a goroutine in go-sdk, so the cap
-// bounds that memory near 13 MB; the idle timeout frees what a client
-// forgot, and a client that comes back after it gets 404, on which MCP has
-// it start a new session.
+// a legacy revision costs about 8 KiB and a goroutine in go-sdk, and at
+// most about 45 KiB however its client fills its initialize and its
+// requests (slimInitialize, releaseLast; BENCHMARKS.md), so the cap bounds
+// that memory near 45 MiB; the idle timeout frees what a client forgot,
+// and a client that comes back after it gets 404, on which MCP has it
+// start a new session.
 const (
 	DefaultMaxSessions        = 1000
 	DefaultSessionIdleTimeout = 30 * time.Minute
@@ -180,21 +184,74 @@ func (c *sessionCap) opened(id, user string) {
 			continue // a constant URL: cannot happen
 		}
 		r.Header.Set("Mcp-Session-Id", v.id)
-		next := c.next
-		if v.user != "" {
-			// go-sdk reads the user from the TokenInfo that its
-			// RequireBearerToken puts on the context, under a key of its
-			// own: so the DELETE passes through one that vouches for the
-			// session's user.
-			user := v.user
-			asUser := func(context.Context, string, *http.Request) (*sdkauth.TokenInfo, error) {
-				return &sdkauth.TokenInfo{UserID: user}, nil
-			}
-			next = sdkauth.RequireBearerToken(asUser, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
-			r.Header.Set("Authorization", "Bearer session-cap")
-		}
-		next.ServeHTTP(discard{}, r)
+		asSessionUser(c.next, v.user, r).ServeHTTP(discard{}, r)
 	}
+}
+
+// asSessionUser returns next for a request of toolc's own, r, to the
+// session of the OAuth user user ("" for none). go-sdk serves a session's
+// requests only for its user, which it reads from the TokenInfo that its
+// RequireBearerToken puts on the context, under a key of its own: so the
+// request passes through one that vouches for the session's user.
+func asSessionUser(next http.Handler, user string, r *http.Request) http.Handler {
+	if user == "" {
+		return next
+	}
+	asUser := func(context.Context, string, *http.Request) (*sdkauth.TokenInfo, error) {
+		return &sdkauth.TokenInfo{UserID: user}, nil
+	}
+	r.Header.Set("Authorization", "Bearer session-cap")
+	return sdkauth.RequireBearerToken(asUser, &sdkauth.RequireBearerTokenOptions{AllowMissingExpiration: true})(next)
+}
+
+// releaseAbove is the size of a session's POST body past which
+// releaseLast sends a ping after it.
+const releaseAbove = 16 << 10
+
+// releaseLast sends a session, after a POST whose body is larger than
+// releaseAbove, two pings of toolc's own, one after the other. go-sdk's
+// connection keeps the last requests it handled in its queue's backing
+// array until a request arrives after they are handled (jsonrpc2's
+// handleAsync pops the queue without clearing the slot), so every idle
+// session held the body of its last request: up to the 4 MiB bound, 4 GiB
+// at the session cap. A call's POST ends once it is handled, and the first
+// ping's arrival lets its slot go; a notification's POST ends before it is
+// handled, so the first ping may join it in the queue, and the second,
+// which arrives once the first is answered, lets both go. Waits for
+// go-sdk: a queue that lets go of what it has handled.
+func releaseLast(next http.Handler) http.Handler {
+	var n atomic.Uint64
+	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		b, ok := r.Body.(*mcpBody)
+		next.ServeHTTP(w, r)
+		if !ok || r.Method != http.MethodPost || len(b.data) <= releaseAbove {
+			return
+		}
+		id := r.Header.Get("Mcp-Session-Id")
+		if id == "" {
+			id = w.Header().Get("Mcp-Session-Id") // a new session's
+		}
+		if id == "" {
+			return
+		}
+		user := ""
+		if info := sdkauth.TokenInfoFromContext(r.Context()); info != nil {
+			user = info.UserID
+		}
+		for range 2 {
+			body := fmt.Sprintf(`{"jsonrpc":"2.0","id":"toolc-release-%d","method":"ping"}`, n.Add(1))
+			ping, err := http.NewRequestWithContext(context.WithoutCancel(r.Context()), http.MethodPost, "/mcp", strings.NewReader(body))
+			if err != nil {
+				return // a constant URL: cannot happen
+			}
+			ping.Host = r.Host // go-sdk holds a loopback listener to loopback names
+			ping.Header.Set("MCP-Protocol-Version", r.Header.Get("MCP-Protocol-Version"))
+			ping.Header.Set("Mcp-Session-Id", id)
+			ping.Header.Set("Content-Type", "application/json")
+			ping.Header.Set("Accept", "application/json, text/event-stream")
+			asSessionUser(next, user, ping).ServeHTTP(discard{}, ping)
+		}
+	})
 }
 
 // victim returns the session to close for the new session id, under

@@ -32,6 +32,13 @@ const MaxStdioLine = mcp.DefaultMaxLineLength
 // answers a batch that holds a notification, and answers the requests it
 // has read when its input ends (see stdioFilter).
 func NewStdioTransport(in io.Reader, out io.Writer) mcp.Transport {
+	t, _ := newStdioTransport(in, out)
+	return t
+}
+
+// newStdioTransport is NewStdioTransport, and the filter under it, which
+// knows which requests go-sdk has not answered yet.
+func newStdioTransport(in io.Reader, out io.Writer) (mcp.Transport, *stdioFilter) {
 	w := &lockedWriter{w: out}
 	f := &stdioFilter{
 		in: bufio.NewReaderSize(in, 64<<10), out: w, batchIDs: map[any]bool{},
@@ -40,7 +47,7 @@ func NewStdioTransport(in io.Reader, out io.Writer) mcp.Transport {
 	w.onWrite = f.written
 	// The filter bounds lines; go-sdk's own limit would count its
 	// decoder's read-ahead too.
-	return &mcp.IOTransport{Reader: f, Writer: w, MaxLineLength: -1}
+	return &mcp.IOTransport{Reader: f, Writer: w, MaxLineLength: -1}, f
 }
 
 // lockedWriter serializes the filter's answers with go-sdk's messages: each
@@ -111,7 +118,7 @@ func (f *stdioFilter) Close() error {
 func (f *stdioFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
-			f.awaitAnswers()
+			f.awaitAnswers(StdioEOFWait)
 			return 0, f.err
 		}
 		line, err := f.readLine()
@@ -140,8 +147,8 @@ func (f *stdioFilter) Read(p []byte) (int, error) {
 const StdioEOFWait = time.Minute
 
 // awaitAnswers waits until go-sdk has answered every request it was
-// handed, the session is closed, or StdioEOFWait has passed.
-func (f *stdioFilter) awaitAnswers() {
+// handed, the session is closed, or limit has passed.
+func (f *stdioFilter) awaitAnswers(limit time.Duration) {
 	f.mu.Lock()
 	if len(f.inflight) == 0 {
 		f.mu.Unlock()
@@ -152,7 +159,7 @@ func (f *stdioFilter) awaitAnswers() {
 	}
 	idle := f.idle
 	f.mu.Unlock()
-	t := time.NewTimer(StdioEOFWait)
+	t := time.NewTimer(limit)
 	defer t.Stop()
 	select {
 	case <-idle:

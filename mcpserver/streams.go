@@ -20,7 +20,8 @@ import (
 // hang; and one whose client stops reading would block its writer for
 // good. So the streams are capped, in total and per caller, and each
 // write to one must finish within the write timeout, or the stream is
-// dropped.
+// dropped. Waits for go-sdk: caps on its streams, and a deadline on each
+// write to one.
 //
 // What a request is comes from its parsed body (a message whose method is
 // subscriptions/listen), never from a header that claims it
@@ -28,9 +29,9 @@ import (
 // write deadline that httpapi gives an answer.
 
 // Defaults of HTTPOptions.MaxStreams, MaxCallerStreams and
-// StreamWriteTimeout. An idle stream costs a connection, a goroutine or
-// two and about 30 KB (BENCHMARKS.md), so the caps bound that memory near
-// 8 MB, and leave most of the default 1024 connections to calls.
+// StreamWriteTimeout. An idle stream costs a connection, its goroutines
+// and about 50 KiB (BENCHMARKS.md), so the cap bounds that memory near
+// 12.5 MiB, and leaves most of the default 1024 connections to calls.
 const (
 	DefaultMaxStreams         = 256
 	DefaultMaxCallerStreams   = 32

@@ -190,7 +190,7 @@ func detailOf(t *taskstore.Task) (*detailedTask, error) {
 		if err := json.Unmarshal(t.Result, &res); err != nil {
 			return nil, fmt.Errorf("reading the task's result: %w", err)
 		}
-		b, err := json.Marshal(ToResult(&res))
+		b, err := json.Marshal(toResult(&res))
 		if err != nil {
 			return nil, err
 		}

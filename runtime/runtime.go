@@ -118,7 +118,7 @@ var ErrDraining = errors.New("the server is shutting down and takes no new calls
 // Runtime serves the current snapshot.
 type Runtime struct {
 	opts Options
-	// auditLog writes the audit lines (see auditCall).
+	// auditLog writes the audit lines (see Audit).
 	auditLog *slog.Logger
 	snap     atomic.Pointer[Snapshot]
 	// tracing is nil when tracing is off.
@@ -217,6 +217,10 @@ type Snapshot struct {
 	byMCP  map[string]*entry // MCP name
 	// maxArgs is the runtime's Options.MaxArgumentBytes, for Arguments.
 	maxArgs int
+	// deferred says that the catalog has deferred tools, which the
+	// built-in tools reach (see deferred.go).
+	deferred bool
+	deferral deferral
 }
 
 type entry struct {
@@ -229,7 +233,7 @@ type entry struct {
 }
 
 func newSnapshot(cat *catalog.Catalog, dispatchers map[string]Dispatcher, rt *Runtime) (*Snapshot, error) {
-	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}, maxArgs: rt.opts.MaxArgumentBytes}
+	s := &Snapshot{Catalog: cat, byName: map[string]*entry{}, byMCP: map[string]*entry{}, maxArgs: rt.opts.MaxArgumentBytes, deferred: cat.HasDeferred()}
 	var problems []string
 	for _, svc := range cat.Services {
 		d := dispatchers[svc.Name]
@@ -358,6 +362,9 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 	snap := rt.Snapshot()
 	e := snap.lookup(name)
 	if e == nil {
+		if t := snap.builtin(name); t != nil {
+			return rt.callBuiltin(ctx, snap, t, args, onEvent)
+		}
 		return nil, fmt.Errorf("%w %s", ErrUnknownTool, QuoteName(name))
 	}
 	if c := caller.From(ctx); c != nil {

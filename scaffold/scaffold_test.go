@@ -56,6 +56,21 @@ func TestFindSDK(t *testing.T) {
 	}
 }
 
+// TestNoSDK: a development build without its checkout says how to give
+// one and install toolc from it, not go install ...@latest, which cannot
+// work while toolc is not published.
+func TestNoSDK(t *testing.T) {
+	msg := noSDK("").Error()
+	for _, want := range []string{"(devel)", "--sdk DIR", "go -C DIR install ./cmd/toolc", "$(go env GOPATH)/bin", "on PATH"} {
+		if !strings.Contains(msg, want) {
+			t.Errorf("the message lacks %q: %s", want, msg)
+		}
+	}
+	if strings.Contains(msg, "@latest") {
+		t.Errorf("the message offers go install ...@latest, which cannot work: %s", msg)
+	}
+}
+
 func TestNextSteps(t *testing.T) {
 	checkout := SDK{Version: "v0.0.0", Dir: "/src/toolc"}
 	release := SDK{Version: "v1.2.0"}

@@ -60,8 +60,16 @@ func FindSDK(dir string) (SDK, error) {
 	if root := checkout(); root != "" {
 		return SDK{Version: "v0.0.0", Dir: root}, nil
 	}
-	return SDK{}, fmt.Errorf("this toolc is a development build (version %s) and its source checkout is not on this machine, so no version of %s that go mod tidy could fetch is known; "+
-		"give a toolc checkout with --sdk DIR, or install a released toolc: go install %s/cmd/toolc@latest", orDevel(version), ModulePath, ModulePath)
+	return SDK{}, noSDK(version)
+}
+
+// noSDK says why a development build whose checkout is gone has no SDK,
+// and how to give one. toolc is not published to the module proxy, so
+// the way to a toolc and an SDK that agree is a checkout of its source.
+func noSDK(version string) error {
+	return fmt.Errorf("this toolc is a development build (version %s) and its source checkout is not on this machine, so no version of %s that go mod tidy could fetch is known; "+
+		"give a toolc checkout with --sdk DIR, and install toolc from that checkout (go -C DIR install ./cmd/toolc, which writes it into $(go env GOPATH)/bin, a directory that must be on PATH)",
+		orDevel(version), ModulePath)
 }
 
 func orDevel(v string) string {

@@ -258,6 +258,15 @@ func TestGoodContracts(t *testing.T) {
 				title:       "Tool ✔️"
 				request: fields: x: {type: "string", description: "d", enum: ["❤️", "#️⃣"], required: false, default: "❤️"}
 			}`)}},
+		{"free-form values", map[string]string{"c.cue": contract(`description: "A tool"
+			request: fields: {
+				filter: {type: "json", object: true, description: "d", examples: [{age: {"$gt": 30}}, {}]}
+				patch: {type: "json", description: "d", required: false, deprecated: true, examples: [[{op: "add"}], "x", 1, true, null]}
+				any: {type: "json", description: "d"}
+				rows: {type: "array", description: "d", required: false, items: fields: meta: {type: "json", object: false, description: "d"}}
+			}
+			response: fields: doc: {type: "json", object: true, description: "d", required: false}
+			examples: [{filter: {a: [1, {b: null}]}, any: null}, {filter: {}, patch: null, any: "s", rows: [{meta: [1]}]}]`)}},
 		{"stdio upstream with everything", map[string]string{"c.cue": service(`upstream: {
 				command: ["npx", "-y", "@acme/docs-mcp@1.4.0"]
 				dir: "work"
@@ -509,6 +518,17 @@ func TestBadContracts(t *testing.T) {
 		{"tool example record too few items", contract(`description: "d"
 			request: fields: e: {type: "array", description: "d", minItems: 1, items: fields: n: {type: "integer", description: "d"}}
 			examples: [{e: []}]`), "tools.t.examples.0.e", "MinItems(1)"},
+
+		// Free-form values.
+		{"default on a free-form field", field(`type: "json", description: "d", required: false, default: {}`), "tools.t.request.fields.x.default", "has no default"},
+		{"object on a string", field(`type: "string", description: "d", object: true`), "tools.t.request.fields.x.object", "applies to json fields"},
+		{"object not bool", field(`type: "json", description: "d", object: "yes"`), "tools.t.request.fields.x.object", "mismatched types"},
+		{"enum on a free-form field", field(`type: "json", description: "d", enum: [1]`), "tools.t.request.fields.x.enum", "only allowed on string and integer"},
+		{"minLength on a free-form field", field(`type: "json", description: "d", minLength: 1`), "tools.t.request.fields.x.minLength", "applies to string fields"},
+		{"free-form object example not an object", field(`type: "json", description: "d", object: true, examples: [[1]]`), "tools.t.request.fields.x.examples.0", "mismatched types"},
+		{"tool example free-form object null", contract(`description: "d"
+			request: fields: q: {type: "json", description: "d", object: true}
+			examples: [{q: null}]`), "tools.t.examples.0.q", "mismatched types"},
 
 		// Field examples.
 		{"field example of the wrong type", field(`type: "string", description: "d", examples: [1]`), "tools.t.request.fields.x.examples.0", "mismatched types"},

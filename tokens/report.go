@@ -3,6 +3,7 @@ package tokens
 import (
 	"fmt"
 	"io"
+	"slices"
 	"strconv"
 	"strings"
 	"unicode/utf8"
@@ -19,11 +20,19 @@ import (
 // the same, and "~" marks an estimate.
 func Summary(costs []*Cost) string {
 	var parts []string
+	split := false
 	for _, c := range costs {
-		if c.Strict || c.Target == catalog.OpenAIResponses {
+		split = split || c.Target == catalog.OpenAIResponses && !c.Strict && !sameAsChat(c, costs)
+	}
+	for _, c := range costs {
+		if c.Strict || c.Target == catalog.OpenAIResponses && !split {
 			continue
 		}
-		parts = append(parts, columnName(c.Target)+" "+formatCount(c.Total, c.Estimate))
+		name := columnName(c.Target)
+		if split {
+			name = string(c.Target)
+		}
+		parts = append(parts, name+" "+formatCount(c.Total, c.Estimate))
 	}
 	return "tokens per request: " + strings.Join(parts, ", ")
 }
@@ -35,7 +44,7 @@ func Summary(costs []*Cost) string {
 func WriteTable(w io.Writer, costs []*Cost) error {
 	var cols []*Cost
 	for _, c := range costs {
-		if c.Target != catalog.OpenAIResponses {
+		if c.Target != catalog.OpenAIResponses || !sameAsChat(c, costs) {
 			cols = append(cols, c)
 		}
 	}
@@ -59,9 +68,13 @@ func WriteTable(w io.Writer, costs []*Cost) error {
 	row := func(label string, cells []string) {
 		rows = append(rows, append([]string{label}, cells...))
 	}
+	split := slices.ContainsFunc(ordered, func(c *Cost) bool { return c.Target == catalog.OpenAIResponses })
 	head := make([]string, len(ordered))
 	for i, c := range ordered {
 		head[i] = columnName(c.Target)
+		if split && (c.Target == catalog.OpenAIChat || c.Target == catalog.OpenAIResponses) {
+			head[i] = string(c.Target)
+		}
 		if c.Strict {
 			head[i] = "strict"
 		}
@@ -76,14 +89,27 @@ func WriteTable(w io.Writer, costs []*Cost) error {
 			index[i][[2]string{t.Service, t.Tool}] = t.Tokens
 		}
 	}
-	for _, t := range ordered[0].Tools {
+	// A row for every tool of any column, in the order they first
+	// appear: a deferred tool is in no request of some targets ("-").
+	var rowsOf [][2]string
+	seenRow := map[[2]string]bool{}
+	for _, c := range ordered {
+		for _, t := range c.Tools {
+			if k := [2]string{t.Service, t.Tool}; !seenRow[k] {
+				seenRow[k] = true
+				rowsOf = append(rowsOf, k)
+			}
+		}
+	}
+	for _, k := range rowsOf {
 		cells := make([]string, len(ordered))
 		for i, c := range ordered {
-			if n, ok := index[i][[2]string{t.Service, t.Tool}]; ok {
+			cells[i] = "-"
+			if n, ok := index[i][k]; ok {
 				cells[i] = formatCount(n, c.Estimate)
 			}
 		}
-		row(t.Service+"/"+t.Tool, cells)
+		row(k[0]+"/"+k[1], cells)
 	}
 	sum := func(label string, value func(*Cost) int) {
 		cells := make([]string, len(ordered))
@@ -142,6 +168,18 @@ func writeColumns(w io.Writer, rows [][]string) error {
 	}
 	_, err := io.WriteString(w, b.String())
 	return err
+}
+
+// sameAsChat reports whether a cost of openai-responses is that of
+// openai-chat with the same strictness, tool for tool: true unless groups
+// or deferred tools make the two APIs' requests differ.
+func sameAsChat(r *Cost, costs []*Cost) bool {
+	for _, c := range costs {
+		if c.Target == catalog.OpenAIChat && c.Strict == r.Strict {
+			return c.Total == r.Total && slices.Equal(c.Tools, r.Tools)
+		}
+	}
+	return false
 }
 
 func columnName(t catalog.Target) string {

@@ -143,6 +143,12 @@ func MeasureAll(c *catalog.Catalog, strict bool) ([]*Cost, error) {
 			}
 		}
 	}
+	// Without groups or deferred tools, both OpenAI APIs render the same
+	// functions alike.
+	same := true
+	for _, t := range c.Tools() {
+		same = same && t.Group == "" && !t.Deferred
+	}
 	out := make([]*Cost, len(jobs))
 	errs := make([]error, len(jobs))
 	next := atomic.Int64{}
@@ -154,7 +160,7 @@ func MeasureAll(c *catalog.Catalog, strict bool) ([]*Cost, error) {
 				if i >= len(jobs) {
 					return
 				}
-				if jobs[i].target == catalog.OpenAIResponses {
+				if jobs[i].target == catalog.OpenAIResponses && same {
 					continue // the same TypeScript as openai-chat's; see below
 				}
 				out[i], errs[i] = Measure(c, jobs[i].target, jobs[i].strict)
@@ -166,7 +172,7 @@ func MeasureAll(c *catalog.Catalog, strict bool) ([]*Cost, error) {
 		return nil, err
 	}
 	for i, j := range jobs {
-		if j.target == catalog.OpenAIResponses {
+		if j.target == catalog.OpenAIResponses && same {
 			chat := out[slices.IndexFunc(jobs, func(k job) bool { return k.target == catalog.OpenAIChat && k.strict == j.strict })]
 			cost := *chat
 			cost.Target = catalog.OpenAIResponses
@@ -186,10 +192,7 @@ func Measure(c *catalog.Catalog, target catalog.Target, strict bool) (*Cost, err
 	}
 	cost := &Cost{Target: target, Strict: strict && HasStrict(target), Estimate: factor != exact}
 	counts, fixed := t.count()
-	ids := toolIDs(c, target)
-	if len(ids) != len(counts) {
-		return nil, fmt.Errorf("tokens: %s's projection has %d tools, the catalog %d", target, len(counts), len(ids))
-	}
+	ids := t.ids
 	for i, n := range counts {
 		ids[i].Tokens = estimate(n, factor)
 		cost.Total += ids[i].Tokens
@@ -219,25 +222,39 @@ func request(c *catalog.Catalog, target catalog.Target, strict bool) (*text, flo
 	opts := catalog.ProjectOptions{Strict: strict}
 	t := &text{}
 	factor := float64(exact)
+	byName, byMCP := owners(c)
 	var err error
 	switch target {
 	case catalog.OpenAIChat:
 		v := c.OpenAIChatTools(opts)
-		t.openAI(len(v), func(i int) *catalog.OpenAIFunction { return &v[i].Function })
+		t.openAI(len(v), func(i int) *catalog.OpenAIFunction { return &v[i].Function }, byName)
 	case catalog.OpenAIResponses:
 		v := c.OpenAIResponsesTools(opts)
-		t.openAI(len(v), func(i int) *catalog.OpenAIFunction { return &v[i].OpenAIFunction })
+		t.responses(v, byName)
+		if c.HasDeferred() {
+			// What a model sees of a deferred function is OpenAI's to say,
+			// and it says only "the name and description".
+			factor = 1
+		}
 	case catalog.Anthropic:
 		v := c.AnthropicTools(opts)
 		factor = AnthropicPerO200k
-		err = t.jsonArray("[", "]", len(v), func(i int) any { return v[i] })
+		err = t.jsonArray("[", "]", len(v), func(i int) (any, ToolCost) {
+			switch {
+			case v[i].DeferLoading:
+				return nil, ToolCost{} // loaded when a search finds it
+			case v[i].Type != "":
+				return v[i], ToolCost{Service: "anthropic", Tool: v[i].Name}
+			}
+			return v[i], byName(v[i].Name)
+		})
 	case catalog.Bedrock:
 		// Bedrock hands Claude the tool as Anthropic's API takes it.
 		v := c.BedrockTools(opts)
 		factor = AnthropicPerO200k
-		err = t.jsonArray("[", "]", len(v), func(i int) any {
+		err = t.jsonArray("[", "]", len(v), func(i int) (any, ToolCost) {
 			s := v[i].ToolSpec
-			return catalog.AnthropicTool{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema.JSON, Strict: s.Strict}
+			return catalog.AnthropicTool{Name: s.Name, Description: s.Description, InputSchema: s.InputSchema.JSON, Strict: s.Strict}, byName(s.Name)
 		})
 	case catalog.Gemini:
 		v := c.GeminiTools()
@@ -246,10 +263,10 @@ func request(c *catalog.Catalog, target catalog.Target, strict bool) (*text, flo
 		if len(v) == 1 {
 			decls = v[0].FunctionDeclarations
 		}
-		err = t.jsonArray(`[{"functionDeclarations":[`, "]}]", len(decls), func(i int) any { return decls[i] })
+		err = t.jsonArray(`[{"functionDeclarations":[`, "]}]", len(decls), func(i int) (any, ToolCost) { return decls[i], byName(decls[i].Name) })
 	case catalog.MCP:
 		v := c.MCPTools()
-		err = t.jsonArray("[", "]", len(v), func(i int) any { return v[i] })
+		err = t.jsonArray("[", "]", len(v), func(i int) (any, ToolCost) { return v[i], byMCP(v[i].Name) })
 	default:
 		if _, perr := catalog.ParseTarget(string(target)); perr != nil {
 			return nil, 0, perr
@@ -262,29 +279,32 @@ func request(c *catalog.Catalog, target catalog.Target, strict bool) (*text, flo
 	return t, factor, nil
 }
 
+// owners returns the tool of a function name and of an MCP name in a
+// projection: the catalog's, or one that toolc adds (its search and call
+// tools, of service "toolc").
+func owners(c *catalog.Catalog) (byName, byMCP func(string) ToolCost) {
+	names, mcp := map[string]ToolCost{}, map[string]ToolCost{}
+	for s, t := range c.Tools() {
+		id := ToolCost{Service: s.Name, Tool: t.Name}
+		names[t.Name] = id
+		mcp[t.ExposedMCPName(s.Name)] = id
+	}
+	lookup := func(m map[string]ToolCost) func(string) ToolCost {
+		return func(name string) ToolCost {
+			if id, ok := m[name]; ok {
+				return id
+			}
+			return ToolCost{Service: "toolc", Tool: name}
+		}
+	}
+	return lookup(names), lookup(mcp)
+}
+
 func estimate(n int, factor float64) int {
 	if factor == exact || factor == 1 {
 		return n
 	}
 	return int(math.Round(float64(n) * factor))
-}
-
-// toolIDs returns the service and name of each tool of the target's
-// projection, in its order.
-func toolIDs(c *catalog.Catalog, target catalog.Target) []ToolCost {
-	var ids []ToolCost
-	for s, t := range c.Tools() {
-		ids = append(ids, ToolCost{Service: s.Name, Tool: t.Name})
-	}
-	if target == catalog.MCP {
-		// tools/list is in the order of the exposed names.
-		name := map[ToolCost]string{}
-		for s, t := range c.Tools() {
-			name[ToolCost{Service: s.Name, Tool: t.Name}] = t.ExposedMCPName(s.Name)
-		}
-		slices.SortStableFunc(ids, func(a, b ToolCost) int { return strings.Compare(name[a], name[b]) })
-	}
-	return ids
 }
 
 // text is the text that a request's tools become, with the span of each
@@ -293,35 +313,95 @@ func toolIDs(c *catalog.Catalog, target catalog.Target) []ToolCost {
 type text struct {
 	b     strings.Builder
 	spans [][2]int
+	ids   []ToolCost // the tool of each span
 }
 
-func (t *text) openAI(n int, fn func(int) *catalog.OpenAIFunction) {
+func (t *text) openAI(n int, fn func(int) *catalog.OpenAIFunction, owner func(name string) ToolCost) {
 	t.b.WriteString(openAIHeader)
 	for i := range n {
+		f := fn(i)
 		start := t.b.Len()
-		renderOpenAI(&t.b, fn(i))
-		t.spans = append(t.spans, [2]int{start, t.b.Len()})
+		renderOpenAI(&t.b, f)
+		t.span(start, owner(f.Name))
 	}
 	t.b.WriteString(openAIFooter)
 }
 
+// responses renders the Responses API's tools: its functions in the
+// functions namespace, then each namespace of its own. A deferred function
+// is rendered as what OpenAI says a model sees of it before a search, its
+// name and description, and so is a namespace whose functions are all
+// deferred.
+func (t *text) responses(tools []catalog.OpenAIResponsesTool, owner func(name string) ToolCost) {
+	t.b.WriteString(openAIHeader)
+	for i := range tools {
+		if tools[i].Type == "function" {
+			t.responsesFunction(&tools[i], owner)
+		}
+	}
+	t.b.WriteString(openAIFooter)
+	for _, ns := range tools {
+		if ns.Type != "namespace" {
+			continue
+		}
+		t.b.WriteString("\n\n## " + ns.Name + "\n\n")
+		for line := range strings.Lines(ns.Description) {
+			t.b.WriteString("// " + strings.TrimSuffix(line, "\n") + "\n")
+		}
+		t.b.WriteString("namespace " + ns.Name + " {\n\n")
+		for i := range ns.Tools {
+			t.responsesFunction(&ns.Tools[i], owner)
+		}
+		t.b.WriteString("} // namespace " + ns.Name)
+	}
+	for _, ts := range tools {
+		if ts.Type == "tool_search" {
+			start := t.b.Len()
+			t.b.WriteString("\n\n## tool_search\n")
+			t.span(start, ToolCost{Service: "openai", Tool: "tool_search"})
+		}
+	}
+}
+
+func (t *text) responsesFunction(f *catalog.OpenAIResponsesTool, owner func(name string) ToolCost) {
+	start := t.b.Len()
+	if f.DeferLoading {
+		for line := range strings.Lines(f.Description) {
+			t.b.WriteString("// " + strings.TrimSuffix(line, "\n") + "\n")
+		}
+		t.b.WriteString("type " + f.Name + ";\n\n")
+	} else {
+		renderOpenAI(&t.b, &f.OpenAIFunction)
+	}
+	t.span(start, owner(f.Name))
+}
+
+func (t *text) span(start int, id ToolCost) {
+	t.spans = append(t.spans, [2]int{start, t.b.Len()})
+	t.ids = append(t.ids, id)
+}
+
 // jsonArray writes the elements as the compact JSON that SDKs send,
 // without escaping <, > and & as encoding/json does by default.
-func (t *text) jsonArray(open, close string, n int, elem func(int) any) error {
+func (t *text) jsonArray(open, close string, n int, elem func(int) (any, ToolCost)) error {
 	t.b.WriteString(open)
 	for i := range n {
-		if i > 0 {
+		v, id := elem(i)
+		if v == nil {
+			continue // not in the model's context
+		}
+		if len(t.spans) > 0 {
 			t.b.WriteByte(',')
 		}
 		var j bytes.Buffer
 		enc := json.NewEncoder(&j)
 		enc.SetEscapeHTML(false)
-		if err := enc.Encode(elem(i)); err != nil {
+		if err := enc.Encode(v); err != nil {
 			return err
 		}
 		start := t.b.Len()
 		t.b.Write(bytes.TrimSuffix(j.Bytes(), []byte("\n")))
-		t.spans = append(t.spans, [2]int{start, t.b.Len()})
+		t.span(start, id)
 	}
 	t.b.WriteString(close)
 	return nil

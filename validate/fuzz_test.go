@@ -103,7 +103,8 @@ func (s fuzzSlot) args(raw string) []byte {
 // fuzzValid are valid values for the required fields of the requests, and
 // of the items of their records.
 var fuzzValid = map[string]string{"city": `"Berlin"`, "code": `"ABC-1"`, "n": `1`, "ints": `[1,2]`,
-	"path": `"a.txt"`, "edits": `[{"oldText":"a","newText":"b"}]`, "oldText": `"a"`, "newText": `"b"`, "text": `"a note"`}
+	"path": `"a.txt"`, "edits": `[{"oldText":"a","newText":"b"}]`, "oldText": `"a"`, "newText": `"b"`, "text": `"a note"`,
+	"query": `{}`}
 
 func fuzzSlots(reqs []*refRequest) []fuzzSlot {
 	var slots []fuzzSlot
@@ -232,6 +233,7 @@ var validateFuzzValues = []string{
 	`"celsius"`, `"kelvin"`, `[1,2,3,4,5,6,7,8,9,10,11,12,13,14,15,16,17,18,19,20,21,22,23,24,25]`,
 	`{"oldText":"a","newText":"b"}`, `[{"oldText":"a","newText":"b"}]`, `[{"oldText":"","newText":"b","count":0}]`,
 	`[{"text":"a b","at":null,"when":"2026-02-29"}]`, `[{},{}]`, `[null]`, `"exact"`, `"regex"`, `[1,2,2]`, `"2024-02-29"`,
+	`"{}"`, `"{\"a\":1}"`, `"[1,2]"`, `" 7 "`, `"{"`, `{"a":{"b":[]}}`, `"\"x\""`,
 }
 
 // validateFuzzStrings start off the string input: a valid and an invalid
@@ -332,6 +334,23 @@ var validateFuzzSeeds = []string{
 	`{"path":"a","edits":{"oldText":"x","newText":"y"}}`,
 	`{"path":"a","edits":[{"oldText":"x","newText":"y","lines":[[[[1]]]]}]}`,
 	`{"path":"a","edits":[{"oldText":"x","newText":"y"}],"notes":[{"text":"a"},{"text":"b"},{"text":"c"},{"text":"d"},{"text":"e"},{"text":"F"},{"text":"G"}]}`,
+	`{"path":"a","edits":[{"oldText":"x","newText":"y"}],"notes":[{"text":"a","meta":{"k":[1,{"v":null}]}},{"text":"b","meta":"{\"k\": 2}"},{"text":"c","meta":"[1]"}]}`,
+	// free-form values
+	`{"query":{"age":{"$gt":30}}}`,
+	`{"query":"{\"age\":{\"$gt\":30}}"}`,
+	`{"query":" {\"a\": [1, 2] } ","patch":"42"}`,
+	`{"query":{ "a" : 1 , "b":[ ] },"patch":[1,{"a":null}]}`,
+	`{"query":"[1]"}`,
+	`{"query":[],"patch":"not json"}`,
+	`{"query":null}`,
+	`{"query":"","patch":""}`,
+	`{"query":{},"patch":null,"note":"{}"}`,
+	`{"query":{},"patch":"\"quoted\""}`,
+	`{"query":{},"patch":"{\"a\":1,}"}`,
+	`{"query":{"a":` + strings.Repeat("[", 32) + strings.Repeat("]", 32) + `}}`,
+	`{"query":{"a":` + strings.Repeat("[", 31) + strings.Repeat("]", 31) + `}}`,
+	`{"query":{},"patch":"` + strings.Repeat("[", 33) + strings.Repeat("]", 33) + `"}`,
+	"{\"query\":{\"bad\":\"\xff\"},\"patch\":\"\\ud800\"}",
 }
 
 // refHugeExponent reports a number in v whose written exponent is beyond ±1000.

@@ -60,18 +60,24 @@ func TestValidatorHoldsToProjections(t *testing.T) {
 					}
 					tools++
 					where := fmt.Sprintf("%s %s strict=%v", tool.Name, target, strict)
+					wireStrict := strict || tool.Strict
+					if target == catalog.MCP || target == catalog.Bedrock && !wireStrict {
+						wireStrict = false
+					}
+					// Free-form values go as strings that hold them where the
+					// projection says so: the strict modes and Gemini.
+					asStrings := wireStrict || target == catalog.Gemini
 					// A strict-mode model's arguments.
 					sent := withNulls(tool, base)
+					if asStrings {
+						sent = jsonAsStrings(tool.Request.Fields, sent)
+					}
 					if _, err := v.Validate(mustJSON(t, sent)); err != nil {
 						t.Errorf("%s: the runtime rejects what a strict-mode model sends, %s: %v", where, mustJSON(t, sent), err)
 					}
 					sch := schemas[tool.ExposedMCPName(s.Name)]
 					if sch == nil {
 						continue // Gemini
-					}
-					wireStrict := strict || tool.Strict
-					if target == catalog.MCP || target == catalog.Bedrock && !wireStrict {
-						wireStrict = false
 					}
 					if err := sch.Validate(decode(t, mustJSON(t, sent))); err != nil && nullsAllowed(target, wireStrict) {
 						t.Errorf("%s: the projected schema rejects what a strict-mode model sends, %s: %v", where, mustJSON(t, sent), err)
@@ -80,6 +86,13 @@ func TestValidatorHoldsToProjections(t *testing.T) {
 						forSchema := args
 						if nullsAllowed(target, wireStrict) {
 							forSchema = withNulls(tool, args)
+						}
+						if asStrings {
+							forSchema = jsonAsStrings(tool.Request.Fields, forSchema)
+						} else {
+							// Where the schema states the value, a string that
+							// holds it is the value to the runtime, by design.
+							forSchema = jsonFromStrings(tool.Request.Fields, forSchema)
 						}
 						checked++
 						if sch.Validate(decode(t, mustJSON(t, forSchema))) == nil {
@@ -187,7 +200,11 @@ func recordsCatalog() *catalog.Catalog {
 			{Name: "notes", Type: catalog.Array, Items: catalog.Object, Description: "Notes", Fields: []*catalog.Field{
 				{Name: "text", Type: catalog.String, Description: "A note", Required: true},
 				{Name: "level", Type: catalog.Integer, Description: "A level", Enum: []any{int64(1), int64(2)}},
+				{Name: "meta", Type: catalog.JSON, Description: "Anything", Required: true},
 			}},
+			// Free-form values.
+			{Name: "filter", Type: catalog.JSON, Object: true, Description: "A query", Required: true},
+			{Name: "patch", Type: catalog.JSON, Description: "A patch"},
 		}
 	}
 	c := &catalog.Catalog{Services: []*catalog.Service{{Name: "records", Version: "1.0.0", Description: "d", Tools: []*catalog.Tool{
@@ -262,6 +279,8 @@ func validValue(f *catalog.Field) (any, bool) {
 		}
 	case catalog.Boolean:
 		v = true
+	case catalog.JSON:
+		v = map[string]any{"a": []any{int64(1), nil}}
 	case catalog.Array:
 		n := int64(0)
 		if f.MinItems != nil {
@@ -300,6 +319,72 @@ func validValue(f *catalog.Field) (any, bool) {
 func fits(f *catalog.Field, v any) bool {
 	data, err := json.Marshal(v)
 	return err == nil && validate.CheckValue(f, "the value", data) == nil
+}
+
+// jsonAsStrings writes the value of every free-form (JSON) field, of the
+// arguments or of an item of a record, as a string that holds its JSON
+// text, as a model sends it to a projection that states such a field as
+// a string. null stays null: it is an optional field left out.
+func jsonAsStrings(fields []*catalog.Field, args map[string]any) map[string]any {
+	out := clone(args)
+	for _, f := range fields {
+		x, ok := out[f.Name]
+		switch {
+		case !ok || x == nil:
+		case f.Type == catalog.JSON:
+			data, _ := json.Marshal(x)
+			out[f.Name] = string(data)
+		case f.IsRecord():
+			items, isList := x.([]any)
+			if !isList {
+				continue
+			}
+			with := make([]any, len(items))
+			for i, item := range items {
+				with[i] = item
+				if m, isObj := item.(map[string]any); isObj {
+					with[i] = jsonAsStrings(f.Fields, m)
+				}
+			}
+			out[f.Name] = with
+		}
+	}
+	return out
+}
+
+// jsonFromStrings reads the value of every free-form (JSON) field that is
+// a string holding a JSON text (an object's, for an object field) as that
+// value, as the runtime does, of the arguments or of an item of a record.
+func jsonFromStrings(fields []*catalog.Field, args map[string]any) map[string]any {
+	out := clone(args)
+	for _, f := range fields {
+		switch x := out[f.Name].(type) {
+		case string:
+			if f.Type != catalog.JSON {
+				continue
+			}
+			var v any
+			if json.Unmarshal([]byte(x), &v) != nil {
+				continue
+			}
+			if _, isObj := v.(map[string]any); isObj || !f.Object {
+				out[f.Name] = v
+			}
+		case []any:
+			if !f.IsRecord() {
+				continue
+			}
+			with := make([]any, len(x))
+			for i, item := range x {
+				with[i] = item
+				if m, isObj := item.(map[string]any); isObj {
+					with[i] = jsonFromStrings(f.Fields, m)
+				}
+			}
+			out[f.Name] = with
+		}
+	}
+	return out
 }
 
 // withNulls adds null for every optional field that args leaves out, and
@@ -383,6 +468,12 @@ func objectMutations(fields []*catalog.Field, base map[string]any) []map[string]
 			with(f.Name, 0)
 		case catalog.Boolean:
 			with(f.Name, "true")
+		case catalog.JSON:
+			with(f.Name, []any{1})
+			with(f.Name, "[1]")
+			with(f.Name, "{")
+			with(f.Name, 42)
+			with(f.Name, "{\"a\":1}")
 		case catalog.Array:
 			with(f.Name, "x")
 			with(f.Name, []any{})

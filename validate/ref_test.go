@@ -130,9 +130,21 @@ func valRecordsRequest() *catalog.Message {
 	at := valOpt(valField("at", catalog.Integer))
 	when := valOpt(valField("when", catalog.String))
 	when.Format = "date"
+	meta := valOpt(valField("meta", catalog.JSON))
+	meta.Object = true
 	notes := valOpt(valField("notes", catalog.Array))
-	notes.Items, notes.Fields = catalog.Object, []*catalog.Field{text, at, when}
+	notes.Items, notes.Fields = catalog.Object, []*catalog.Field{text, at, when, meta}
 	return &catalog.Message{Fields: []*catalog.Field{path, edits, notes}}
+}
+
+// valJSONRequest has free-form (JSON) fields: a required object, and an
+// optional value of any kind.
+func valJSONRequest() *catalog.Message {
+	query := valField("query", catalog.JSON)
+	query.Object = true
+	patch := valOpt(valField("patch", catalog.JSON))
+	note := valOpt(valField("note", catalog.String))
+	return &catalog.Message{Fields: []*catalog.Field{query, patch, note}}
 }
 
 // refRequest is a request with its validator and its reference schema.
@@ -158,6 +170,7 @@ func refRequests(tb testing.TB) []*refRequest {
 		{"arrays", valArraysRequest()},
 		{"empty", &catalog.Message{}},
 		{"records", valRecordsRequest()},
+		{"json", valJSONRequest()},
 	} {
 		v, err := NewValidator(r.msg)
 		if err != nil {
@@ -255,6 +268,9 @@ func referenceVerdict(r *refRequest, args []byte) (verdict error, panicked any) 
 		return err, nil
 	}
 	refDropNulls(r.msg, v)
+	if err := refJSON(r.msg.Fields, v); err != nil {
+		return err, nil
+	}
 	if key, dup := refDuplicateKey(args); dup {
 		return fmt.Errorf("duplicate key %q", key), nil
 	}
@@ -295,6 +311,67 @@ func refDropNullsIn(fields []*catalog.Field, v any) {
 			}
 		}
 	}
+}
+
+// refJSON adjusts the free-form (JSON) fields of decoded arguments, of an
+// object or of the items of its records, where the validator
+// deliberately parts from JSON Schema: a string that holds a JSON text
+// (an object's, for an object field) stands for that value, as the strict
+// projections send it, and the MCP projection's schema says the value's
+// type; and a value nested deeper than MaxJSONDepth is refused. (The size
+// bound, MaxJSONBytes, is beyond what the fuzzer writes.)
+func refJSON(fields []*catalog.Field, v any) error {
+	m, ok := v.(map[string]any)
+	if !ok {
+		return nil
+	}
+	for _, f := range fields {
+		x, given := m[f.Name]
+		if !given {
+			continue
+		}
+		if items, ok := x.([]any); ok && f.IsRecord() {
+			for _, item := range items {
+				if err := refJSON(f.Fields, item); err != nil {
+					return err
+				}
+			}
+			continue
+		}
+		if f.Type != catalog.JSON {
+			continue
+		}
+		if s, ok := x.(string); ok {
+			text := strings.Trim(s, " \t\r\n")
+			if parsed, err := jsonschema.UnmarshalJSON(strings.NewReader(text)); err == nil && json.Valid([]byte(text)) {
+				if _, isObj := parsed.(map[string]any); isObj || !f.Object {
+					m[f.Name], x = parsed, parsed
+				}
+			}
+		}
+		if refDepth(x) > MaxJSONDepth {
+			return fmt.Errorf("field %q is nested more than %d deep", f.Name, MaxJSONDepth)
+		}
+	}
+	return nil
+}
+
+// refDepth is the nesting of arrays and objects in a decoded value.
+func refDepth(v any) int {
+	deepest := 0
+	switch v := v.(type) {
+	case []any:
+		for _, x := range v {
+			deepest = max(deepest, refDepth(x))
+		}
+		return deepest + 1
+	case map[string]any:
+		for _, x := range v {
+			deepest = max(deepest, refDepth(x))
+		}
+		return deepest + 1
+	}
+	return 0
 }
 
 // refRange holds the numbers of arguments to the 64-bit types of their
@@ -524,6 +601,9 @@ func checkValidOutput(t *testing.T, r *refRequest, args, out []byte) {
 		t.Errorf("%s: output %q of %q is not compact", r.name, out, args)
 	}
 	refDropNulls(r.msg, in)
+	if err := refJSON(r.msg.Fields, in); err != nil {
+		t.Fatalf("%s: valid arguments %q break the reference's JSON bounds: %v", r.name, args, err)
+	}
 	checkOutputFields(t, r.name+": output "+string(out)+" of "+string(args), r.msg.Fields, in.(map[string]any), got)
 	again, err := r.v.Validate(out)
 	if err != nil || !bytes.Equal(again, out) {

@@ -2,6 +2,7 @@ package validate
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strconv"
@@ -669,6 +670,8 @@ func (c *argsCheck) value(fs *fieldSpec, i int) int {
 			return c.arrayValue(fs, i)
 		}
 	case kindJSON:
+		return c.jsonValue(fs, i)
+	case kindRaw:
 		end := c.skip(i, c.depth()+1)
 		if end >= 0 {
 			c.put(d[i:end])
@@ -695,6 +698,11 @@ func containsBool(bs []bool, b bool) bool {
 // kindWords says what a field holds: "a string", "an array of integers".
 func kindWords(fs *fieldSpec) string {
 	switch fs.typ {
+	case catalog.JSON:
+		if fs.object {
+			return "a JSON object, or a string that holds one"
+		}
+		return "a JSON value"
 	case catalog.Integer:
 		return "an integer"
 	case catalog.Array:
@@ -711,6 +719,107 @@ func typeWords(t catalog.Type) string {
 		return "an object"
 	}
 	return "a " + string(t)
+}
+
+// jsonValue checks the value of a free-form (JSON) field: any JSON value,
+// or an object when the field says so, of at most MaxJSONBytes of JSON
+// text nested at most MaxJSONDepth deep. A string that holds a JSON text
+// (an object's, for an object field) stands for that value, as the strict
+// projections and Gemini's send it, so the output holds the value itself
+// and the handler sees it whatever the projection. A string that holds no
+// JSON text is a string, the value itself, but for an object field, where
+// it is a problem. The value is written compact.
+func (c *argsCheck) jsonValue(fs *fieldSpec, i int) int {
+	d := c.data
+	if d[i] == '"' {
+		end, flags := c.scanString(i)
+		if end < 0 {
+			return -1
+		}
+		s, repaired := decodeString(nil, d[i+1:end-1], flags)
+		if text := bytes.Trim(s, " \t\r\n"); json.Valid(text) && (!fs.object || text[0] == '{') {
+			if c.jsonBounds(fs, text) {
+				c.putCompact(text)
+			}
+			return end
+		}
+		if fs.object {
+			c.beginField(fs).say(fs.msg.typ).sayValue(i, end)
+			return end
+		}
+		if c.jsonBounds(fs, d[i:end]) {
+			if repaired {
+				c.putQuoted(s)
+			} else {
+				c.put(d[i:end])
+			}
+		}
+		return end
+	}
+	end := c.skip(i, c.depth()+1)
+	if end < 0 {
+		return -1
+	}
+	if fs.object && d[i] != '{' {
+		c.beginField(fs).say(fs.msg.typ).sayValue(i, end)
+		return end
+	}
+	if c.jsonBounds(fs, d[i:end]) {
+		c.putCompact(d[i:end])
+	}
+	return end
+}
+
+// jsonBounds holds a free-form value's JSON text to MaxJSONBytes and
+// MaxJSONDepth, and reports whether it is within them.
+func (c *argsCheck) jsonBounds(fs *fieldSpec, text []byte) bool {
+	if len(text) > MaxJSONBytes {
+		c.beginField(fs).say(fs.subject).say(" holds ").sayInt(len(text)).say(" bytes of JSON; at most ").sayInt(MaxJSONBytes)
+		return false
+	}
+	if jsonDepth(text) > MaxJSONDepth {
+		c.beginField(fs).say(fs.subject).say(" is nested too deeply: more than ").sayInt(MaxJSONDepth).say(" levels of arrays and objects")
+		return false
+	}
+	return true
+}
+
+// jsonDepth is the deepest nesting of arrays and objects in a valid JSON
+// text.
+func jsonDepth(text []byte) int {
+	depth, deepest := 0, 0
+	inString := false
+	for k := 0; k < len(text); k++ {
+		switch ch := text[k]; {
+		case inString && ch == '\\':
+			k++
+		case ch == '"':
+			inString = !inString
+		case inString:
+		case ch == '{' || ch == '[':
+			depth++
+			deepest = max(deepest, depth)
+		case ch == '}' || ch == ']':
+			depth--
+		}
+	}
+	return deepest
+}
+
+// putCompact writes a valid JSON text without the white space between
+// its tokens.
+func (c *argsCheck) putCompact(text []byte) {
+	if bytes.IndexAny(text, " \t\r\n") < 0 {
+		c.put(text)
+		return
+	}
+	var b bytes.Buffer
+	b.Grow(len(text))
+	if err := json.Compact(&b, text); err != nil {
+		c.put(text) // cannot happen: the text is valid
+		return
+	}
+	c.put(b.Bytes())
 }
 
 // stringValue checks a string field's value.

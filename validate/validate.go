@@ -99,6 +99,9 @@ type fieldSpec struct {
 	// record checks the items of a record field, objects of its fields.
 	record *Validator
 
+	// object limits a free-form (JSON) field to objects.
+	object bool
+
 	// msg holds the messages' fixed parts.
 	msg fieldMessages
 }
@@ -202,9 +205,21 @@ const (
 	kindArray
 	// kindObject is the items kind of a record field.
 	kindObject
-	// kindJSON is any JSON value, copied as it is. No contract field has
-	// it: see RawField.
+	// kindJSON is a free-form field's: any JSON value, or a string that
+	// holds one.
 	kindJSON
+	// kindRaw is any JSON value, copied as it is. No contract field has
+	// it: see RawField.
+	kindRaw
+)
+
+// The bounds of a free-form (JSON) value: its JSON text, as sent or as a
+// string holds it, and the arrays and objects nested in it. The
+// arguments as a whole are bounded too (maxArgsDepth, and the runtime's
+// MaxArgumentBytes).
+const (
+	MaxJSONBytes = 256 << 10
+	MaxJSONDepth = 32
 )
 
 func kindOf(t catalog.Type) fieldKind {
@@ -221,6 +236,8 @@ func kindOf(t catalog.Type) fieldKind {
 		return kindArray
 	case catalog.Object:
 		return kindObject
+	case catalog.JSON:
+		return kindJSON
 	}
 	return kindNone
 }
@@ -276,7 +293,7 @@ func NewValidator(req *catalog.Message, opts ...Option) (*Validator, error) {
 			return nil, fmt.Errorf("field %q is declared twice", f.Name)
 		}
 		if what, ok := o.raw[f.Name]; ok {
-			fs.t, fs.kindText = kindJSON, what
+			fs.t, fs.kindText = kindRaw, what
 		}
 		fs.compileMessages()
 		fs.index = len(v.fields)
@@ -347,12 +364,17 @@ func compileField(f *catalog.Field) (*fieldSpec, error) {
 		typ:      f.Type,
 		items:    f.Items,
 		required: f.Required,
+		object:   f.Object,
 		minLen:   -1, maxLen: -1, minItems: -1, maxItems: -1,
 	}
 	fs.kindText = kindWords(fs)
 	fs.t, fs.it = kindOf(f.Type), kindOf(f.Items)
 	switch f.Type {
 	case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:
+	case catalog.JSON:
+		if len(f.Enum) > 0 {
+			return nil, fmt.Errorf("an enum on a JSON field")
+		}
 	case catalog.Array:
 		switch f.Items {
 		case catalog.String, catalog.Integer, catalog.Number, catalog.Boolean:
@@ -375,6 +397,9 @@ func compileField(f *catalog.Field) (*fieldSpec, error) {
 	}
 	if len(f.Fields) > 0 && fs.record == nil {
 		return nil, fmt.Errorf("fields on a field that is not a record (an array with items %q)", catalog.Object)
+	}
+	if f.Object && f.Type != catalog.JSON {
+		return nil, fmt.Errorf("object on a field of type %q; it limits a JSON field to objects", f.Type)
 	}
 	if f.Default != nil {
 		def, err := json.Marshal(f.Default)

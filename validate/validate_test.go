@@ -779,3 +779,52 @@ func TestValidateRecords(t *testing.T) {
 		t.Errorf("CheckValue of a bad value: %v", err)
 	}
 }
+
+// TestValidateJSON checks free-form (JSON) fields: any value, or an
+// object; a string that holds a JSON text stands for that value, as the
+// strict projections send it, so the output, which the handler reads,
+// holds the value; the value is written compact; size and nesting are
+// bounded.
+func TestValidateJSON(t *testing.T) {
+	v := mustNewValidator(t, valJSONRequest())
+	for _, tc := range []struct{ args, want string }{
+		{`{"query":{"age":{"$gt":30}}}`, `{"query":{"age":{"$gt":30}}}`},
+		{`{"query":"{\"age\":{\"$gt\":30}}"}`, `{"query":{"age":{"$gt":30}}}`},
+		{`{"query":" { \"a\" : [1, 2] }\n"}`, `{"query":{"a":[1,2]}}`},
+		{`{"query":{ "a" : "b c" , "d":[ ] }}`, `{"query":{"a":"b c","d":[]}}`},
+		// Any value: a string that holds JSON is parsed once; one that
+		// holds none is a string.
+		{`{"query":{},"patch":"42"}`, `{"query":{},"patch":42}`},
+		{`{"query":{},"patch":"[{\"op\":\"add\"}]"}`, `{"query":{},"patch":[{"op":"add"}]}`},
+		{`{"query":{},"patch":"\"42\""}`, `{"query":{},"patch":"42"}`},
+		{`{"query":{},"patch":"not JSON"}`, `{"query":{},"patch":"not JSON"}`},
+		{`{"query":{},"patch":[1,{"a":null}]}`, `{"query":{},"patch":[1,{"a":null}]}`},
+		{`{"query":{},"patch":null}`, `{"query":{}}`},
+		// A string field that holds JSON stays a string.
+		{`{"query":{},"note":"{}"}`, `{"query":{},"note":"{}"}`},
+	} {
+		out, err := v.Validate([]byte(tc.args))
+		if err != nil || string(out) != tc.want {
+			t.Errorf("Validate(%s) = %s, %v; want %s", tc.args, out, err, tc.want)
+		}
+	}
+	deep := func(n int) string { return strings.Repeat("[", n) + strings.Repeat("]", n) }
+	for _, tc := range []struct{ args, want string }{
+		{`{"query":[]}`, `field "query" must be a JSON object, or a string that holds one, not an array`},
+		{`{"query":"[1]"}`, `field "query" must be a JSON object, or a string that holds one, not the string "[1]"`},
+		{`{"query":"{\"a\":1,}"}`, `field "query" must be a JSON object, or a string that holds one, not the string "{\"a\":1,}"`},
+		{`{"query":null}`, `field "query" must be a JSON object, or a string that holds one, not null`},
+		{`{}`, `missing required field "query" (a JSON object, or a string that holds one)`},
+		{`{"query":{"a":` + deep(32) + `}}`, `field "query" is nested too deeply: more than 32 levels of arrays and objects`},
+		{`{"query":{},"patch":"` + deep(33) + `"}`, `field "patch" is nested too deeply: more than 32 levels of arrays and objects`},
+		{`{"query":{"a":"` + strings.Repeat("x", MaxJSONBytes) + `"}}`, `field "query" holds 262152 bytes of JSON; at most 262144`},
+	} {
+		_, err := v.Validate([]byte(tc.args))
+		if err == nil || err.Error() != tc.want {
+			t.Errorf("Validate(%.80s) = %v; want %s", tc.args, err, tc.want)
+		}
+	}
+	if _, err := v.Validate([]byte(`{"query":{"a":` + deep(31) + `}}`)); err != nil {
+		t.Errorf("32 levels: %v", err)
+	}
+}

@@ -314,13 +314,23 @@ func exerciseRealClients(t *testing.T, dir string, clients []*realClient) {
 			t.Errorf("%s: svc_echo = %q, %v; want v1:hi", c.name, got, err)
 		}
 	}
+	// Nothing changed yet: a stdio client, which connects while the
+	// first load runs, is not told of the tools that load brings (go-sdk
+	// sends list_changed 10 ms after a change).
+	time.Sleep(300 * time.Millisecond)
+	for _, c := range clients {
+		select {
+		case <-c.changed:
+			t.Errorf("%s: notifications/tools/list_changed before anything changed", c.name)
+		default:
+		}
+	}
 	contract := filepath.Join(dir, "api", "svc.cue")
 	writeDevFile(t, contract, mustReplace(t, readDevFile(t, contract), devSlowTool, "\t\t"+devShoutTool+"\t\t"+devAskTool+devSlowTool))
 	after := []string{"svc_ask", "svc_echo", "svc_shout", "svc_slow"}
 	for _, c := range clients {
-		// A stdio client connects during the first load, and so is told
-		// of the tools it brings too: it lists on each list_changed until
-		// the reload's tools are there.
+		// A client lists on each list_changed until the reload's tools
+		// are there.
 		deadline := time.After(devWait)
 		for {
 			select {

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	goruntime "runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -14,34 +15,57 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 )
 
-// TestClaudeDesktopConfig starts toolc as the README's Claude Desktop
-// configuration says, in /, as Claude Desktop does, and has a real MCP
-// client list the file-search example's root: the configured one, and
-// without it the contract's directory, never the file system's root.
+// TestClaudeDesktopConfig configures Claude Desktop as the README says:
+// toolc install claude-desktop ./examples/... in the checkout, then the
+// file-search example's two variables added to the entry's env by hand,
+// which a second install keeps. It starts toolc as that entry says, in /
+// with only the entry's env besides HOME, as Claude Desktop does, and has
+// a real MCP client list the file-search example's root: the configured
+// one, and without it the contract's directory, never the file system's
+// root.
 func TestClaudeDesktopConfig(t *testing.T) {
-	_, after, _ := strings.Cut(readFile(t, "../../README.md"), "- **Claude Desktop** (`claude_desktop_config.json`):\n  ```json\n")
-	block, _, ok := strings.Cut(after, "```")
-	if !ok {
-		t.Fatal("README.md has no Claude Desktop configuration")
+	if goruntime.GOOS != "linux" {
+		t.Skip("the entry is read from Linux's place")
 	}
-	var config struct {
-		MCPServers map[string]struct {
-			Command string            `json:"command"`
-			Args    []string          `json:"args"`
-			Env     map[string]string `json:"env"`
-		} `json:"mcpServers"`
+	readme := docs(t).All()
+	for _, want := range []string{"$ toolc install claude-desktop\n", "`\"TOOLC_FILESEARCH_ROOT\":\n\"/path/to/repo\"`", "`\"TOOLC_PLUGIN_ENV\": \"TOOLC_FILESEARCH_ROOT\"`"} {
+		if !strings.Contains(readme, want) {
+			t.Fatalf("README.md no longer says %s, which this test follows", want)
+		}
 	}
 	root, err := filepath.Abs(repoRoot)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if err := json.Unmarshal([]byte(strings.ReplaceAll(block, "/path/to/repo", root)), &config); err != nil {
-		t.Fatalf("the README's Claude Desktop configuration: %v\n%s", err, block)
+	home := t.TempDir()
+	if r := installRun(t, root, home, "claude-desktop", "./examples/..."); r.status != 0 {
+		t.Fatalf("toolc install claude-desktop ./examples/... = %d: %s", r.status, r.stderr)
 	}
-	server, ok := config.MCPServers["toolc"]
-	if !ok || server.Command != "toolc" || server.Env["TOOLC_FILESEARCH_ROOT"] == "" {
-		t.Fatalf("the README's Claude Desktop configuration runs no toolc with TOOLC_FILESEARCH_ROOT: %s", block)
+	file := filepath.Join(home, ".config", "Claude", "claude_desktop_config.json")
+	var config map[string]map[string]map[string]any
+	if err := json.Unmarshal([]byte(readFile(t, file)), &config); err != nil {
+		t.Fatal(err)
 	}
+	name := serverName(root, "")
+	entry := config["mcpServers"][name]
+	env := entry["env"].(map[string]any)
+	env["TOOLC_FILESEARCH_ROOT"] = root
+	env["TOOLC_PLUGIN_ENV"] = "TOOLC_FILESEARCH_ROOT"
+	edited, _ := json.MarshalIndent(config, "", "  ")
+	if err := os.WriteFile(file, edited, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if r := installRun(t, root, home, "claude-desktop", "./examples/..."); r.status != 0 || !strings.Contains(r.stdout, "nothing changed") {
+		t.Fatalf("a second install = %d %q, want nothing changed", r.status, r.stdout)
+	}
+	e, _ := readEntry(t, file, "mcpServers", name)
+	if e.Env["TOOLC_FILESEARCH_ROOT"] != root || e.Command != toolcBin {
+		t.Fatalf("the entry after a second install: %+v", e)
+	}
+	server := struct {
+		Args []string
+		Env  map[string]string
+	}{e.Args, e.Env}
 	cache := t.TempDir()
 	for _, tc := range []struct {
 		name string
@@ -54,7 +78,15 @@ func TestClaudeDesktopConfig(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			cmd := exec.Command(toolcBin, server.Args...)
 			cmd.Dir = "/"
-			cmd.Env = append(os.Environ(), "TOOLC_CACHE="+cache, "TOOLC_FILESEARCH_ROOT=")
+			cmd.Env = []string{"HOME=" + os.Getenv("HOME"), "TOOLC_CACHE=" + cache}
+			for _, k := range []string{"GOCACHE", "GOMODCACHE", "GOPATH", "GOFLAGS"} {
+				if v, ok := os.LookupEnv(k); ok && server.Env[k] == "" {
+					cmd.Env = append(cmd.Env, k+"="+v)
+				}
+			}
+			if tc.env == nil {
+				cmd.Env = append(cmd.Env, "PATH="+server.Env["PATH"])
+			}
 			for k, v := range tc.env {
 				cmd.Env = append(cmd.Env, k+"="+v)
 			}

@@ -167,12 +167,7 @@ func TestExamplesGenerated(t *testing.T) {
 // TestREADMEGenGo: the README quotes examples/weather's generated code and
 // handler as they are, so the quotes change when the generator does.
 func TestREADMEGenGo(t *testing.T) {
-	readme := readFile(t, "../../README.md")
-	_, section, ok := strings.Cut(readme, "## Typed handlers: `toolc gen go`\n")
-	section, _, _ = strings.Cut(section, "\n## ")
-	if !ok {
-		t.Fatal("README.md has no section ## Typed handlers: `toolc gen go`")
-	}
+	section := docs(t).MustSection(t, "Typed handlers: `toolc gen go`")
 	sources := readFile(t, "../../examples/weather/tools_gen.go") + readFile(t, "../../examples/weather/main.go")
 	blocks := strings.Split(section, "```go\n")[1:]
 	if len(blocks) == 0 {

@@ -46,7 +46,7 @@ func TestInit(t *testing.T) {
 	}
 
 	// The README shows this output, from a checkout in /path/to/toolc.
-	_, readme, _ := strings.Cut(readFile(t, "../../README.md"), "```\n$ toolc init my-tools\n")
+	readme := docs(t).MustAfter(t, "```\n$ toolc init my-tools\n")
 	readme, _, _ = strings.Cut(readme, "```")
 	if want := strings.ReplaceAll(r.stdout, root, "/path/to/toolc"); readme != want {
 		t.Errorf("README.md shows toolc init my-tools printing\n%s\nbut it prints\n%s", readme, want)
@@ -176,10 +176,10 @@ func nextSteps(t *testing.T, stdout string) []string {
 // readmeCIRecipe returns the commands of the README's "In CI" block.
 func readmeCIRecipe(t *testing.T) []string {
 	t.Helper()
-	_, after, ok := strings.Cut(readFile(t, "../../README.md"), "\n## In CI\n")
-	_, block, ok2 := strings.Cut(after, "```sh\n")
-	block, _, ok3 := strings.Cut(block, "```")
-	if !ok || !ok2 || !ok3 {
+	after := docs(t).MustSection(t, "In CI")
+	_, block, ok := strings.Cut(after, "```sh\n")
+	block, _, ok2 := strings.Cut(block, "```")
+	if !ok || !ok2 {
 		t.Fatal("README.md has no sh block under ## In CI")
 	}
 	comment := regexp.MustCompile(`\s+#.*$`)

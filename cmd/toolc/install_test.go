@@ -284,7 +284,7 @@ func TestREADMEInstall(t *testing.T) {
 		lines = append(lines, strings.ReplaceAll(line, home, "/home/ada"))
 	}
 	got := strings.Join(lines, "\n")
-	_, readme, _ := strings.Cut(readFile(t, "../../README.md"), "```\n$ toolc install claude-desktop\n")
+	readme := docs(t).MustAfter(t, "```\n$ toolc install claude-desktop\n")
 	readme, _, _ = strings.Cut(readme, "```")
 	if readme != got {
 		t.Errorf("README.md shows toolc install claude-desktop printing\n%s\nbut it prints\n%s", readme, got)

@@ -419,7 +419,7 @@ shop/shop.cue:18:8: breaking: MCP name of tool "cancel_order" changed from "shop
 // TestREADMEChanges keeps the README's table of kinds of change equal to
 // lock.Kinds.
 func TestREADMEChanges(t *testing.T) {
-	readme := readFile(t, "../../README.md")
+	readme := docs(t).All()
 	_, rest, ok := strings.Cut(readme, "<!-- changes:begin -->\n")
 	table, _, ok2 := strings.Cut(rest, "<!-- changes:end -->")
 	if !ok || !ok2 {

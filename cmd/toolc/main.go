@@ -113,12 +113,6 @@ func exitStatus(w io.Writer, cmd string, err error) int {
 	return status
 }
 
-// statusCommand adapts a command that still returns its exit status and
-// prints its own errors.
-func statusCommand(run func(e env, args []string) int) func(e env, args []string) error {
-	return func(e env, args []string) error { return exitWith(run(e, args)) }
-}
-
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
@@ -148,13 +142,15 @@ func commands() []command {
 		{name: "rules", synopsis: "[--format text|json|markdown] {flags}", doc: "List the rules that check applies.", run: runRules},
 		{name: "init", synopsis: "{flags} DIR", doc: "Write a new project: a contract, its handler and a CUE module.", run: runInit},
 		{name: "build", synopsis: "[-o FILE] {flags} [PATTERN...]", doc: "Compile the contracts into a catalog file.", run: runBuild},
-		{name: "serve", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [--catalog FILE | PATTERN...]", doc: "Serve the tools over MCP and the function-call API.", run: statusCommand(runServe), rawStderr: true},
-		{name: "dev", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", doc: "Serve the tools, and rebuild and reload them as their files change.", run: statusCommand(runDev), rawStderr: true},
-		{name: "call", synopsis: "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", doc: "Call one tool and print its result; JSON arguments from the command line or stdin.", run: statusCommand(runCall), rawStderr: true},
+		{name: "bundle", synopsis: "-o DIR [--goos OS --goarch ARCH] {flags} [PATTERN...]", doc: "Write a bundle: the catalog, each handler built for a platform, and their sha256 sums, for serve --bundle.", run: runBundle},
+		{name: "serve", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [--bundle DIR | --catalog FILE | PATTERN...]", doc: "Serve the tools over MCP and the function-call API.", run: runServe, rawStderr: true},
+		{name: "dev", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", doc: "Serve the tools, and rebuild and reload them as their files change.", run: runDev, rawStderr: true},
+		{name: "call", synopsis: "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", doc: "Call one tool and print its result; JSON arguments from the command line or stdin.", run: runCall, rawStderr: true},
 		{name: "export", synopsis: "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", doc: "Print the tool definitions in a model provider's format.", run: runExport},
 		{name: "lock", synopsis: "{flags} [PATTERN...]", doc: "Record the contracts in toolc.lock, accepting every change since.", run: runLock},
 		{name: "diff", synopsis: "[--against FILE|GIT-REF] [--format text|json|github] {flags} [PATTERN...]", doc: "List the changes since toolc.lock, a file or a git revision, and which break it.", run: runDiff},
 		{name: "gen", synopsis: "go [--check] {flags} [PATTERN...]", doc: "Generate each contract's Go types and interface into its handler directory.", run: runGen, sub: true},
+		{name: "health", synopsis: "{flags} [URL]", doc: "Ask a server's /healthz whether it serves: exit 0 if so, 1 if not (a container's health check).", run: runHealth},
 		{name: "install", synopsis: clientconfig.IDs() + " {flags} [--bundle DIR | PATTERN...]", doc: "Add the server to the MCP configuration of a desktop client, with absolute paths and the environment it needs.", run: runInstall, sub: true},
 		{name: "version", synopsis: "{flags}", doc: "Print toolc's version, revision and Go version.", run: runVersion},
 		{name: "help", synopsis: "{flags} [COMMAND]", doc: "List the commands, or say what one command and each of its flags do.", run: runHelp},

@@ -13,13 +13,14 @@ import (
 	"golang.org/x/mod/modfile"
 
 	"github.com/toolc/toolc/compiler"
+	"github.com/toolc/toolc/internal/doctext"
 	"github.com/toolc/toolc/scaffold"
 )
 
 // The README's rule table and its contract example are derived from the
 // code; these tests fail when the two drift apart.
 func TestREADMERules(t *testing.T) {
-	readme := readFile(t, "../../README.md")
+	readme := docs(t).All()
 	_, rest, ok := strings.Cut(readme, "<!-- rules:begin -->\n")
 	table, _, ok2 := strings.Cut(rest, "<!-- rules:end -->")
 	if !ok || !ok2 {
@@ -31,11 +32,18 @@ func TestREADMERules(t *testing.T) {
 }
 
 func TestREADMEExample(t *testing.T) {
-	readme := readFile(t, "../../README.md")
+	readme := docs(t).All()
 	example := readFile(t, "../../examples/weather/weather.cue")
 	if !strings.Contains(readme, "```cue\n"+example+"```") {
 		t.Error("README.md does not quote examples/weather/weather.cue as it is")
 	}
+}
+
+// docs returns toolc's documentation, README.md and docs/*.md, in which
+// the README tests find what they hold to the code by heading or marker.
+func docs(t *testing.T) *doctext.Docs {
+	t.Helper()
+	return doctext.Read(t)
 }
 
 func readFile(t *testing.T, path string) string {
@@ -55,8 +63,7 @@ func TestREADMEHandler(t *testing.T) {
 		t.Fatal(err)
 	}
 	handler := readFile(t, filepath.Join(dir, "main.go"))
-	_, after, _ := strings.Cut(readFile(t, "../../README.md"), "\n## Handlers\n")
-	section, _, _ := strings.Cut(after, "\n## ")
+	section := docs(t).MustSection(t, "Handlers")
 	if !strings.Contains(section, "```go\n"+handler+"```") {
 		t.Errorf("README.md's Handlers section does not quote the main.go of toolc init my-tools as it is:\n%s", handler)
 	}
@@ -71,8 +78,7 @@ func TestREADMEHandlerTest(t *testing.T) {
 		t.Fatal(err)
 	}
 	test := readFile(t, filepath.Join(dir, "main_test.go"))
-	_, after, _ := strings.Cut(readFile(t, "../../README.md"), "\n## Testing a handler: `toolctest`\n")
-	section, _, _ := strings.Cut(after, "\n## ")
+	section := docs(t).MustSection(t, "Testing a handler: `toolctest`")
 	if !strings.Contains(section, "```go\n"+test+"```") {
 		t.Errorf("README.md's Testing a handler section does not quote the main_test.go of toolc init my-tools as it is:\n%s", test)
 	}
@@ -113,7 +119,7 @@ func TestGoVersion(t *testing.T) {
 			mod.Go.Version, highest, by, highest)
 	}
 
-	readme := readFile(t, filepath.Join(root, "README.md"))
+	readme := docs(t).All()
 	release := strings.Join(strings.SplitN(scaffold.GoVersion, ".", 3)[:2], ".")
 	stated := regexp.MustCompile(`Go (1\.\d+)(\.\d+)? or newer`).FindAllStringSubmatch(readme, -1)
 	if len(stated) == 0 {
@@ -131,8 +137,7 @@ func TestGoVersion(t *testing.T) {
 // copies the workflow, so a step the recipe has and the workflow lacks (it
 // once lacked toolc gen go --check) is a check their CI silently skips.
 func TestREADMEWorkflow(t *testing.T) {
-	_, after, _ := strings.Cut(readFile(t, "../../README.md"), "\n## In CI\n")
-	after, _, _ = strings.Cut(after, "\n## ")
+	after := docs(t).MustSection(t, "In CI")
 	_, yaml, ok := strings.Cut(after, "```yaml\n")
 	yaml, _, ok2 := strings.Cut(yaml, "```")
 	if !ok || !ok2 {
@@ -152,5 +157,38 @@ func TestREADMEWorkflow(t *testing.T) {
 		if !slices.Contains(runs, strings.TrimSpace(step)) {
 			t.Errorf("the README's workflow has no step %q of the In CI recipe; its run steps: %q", step, runs)
 		}
+	}
+}
+
+// TestREADMEInstallFromCheckout runs the README's install from a checkout
+// as printed, in this checkout, with a GOPATH of its own (the module
+// cache stays the shared one): go install writes toolc into $(go env
+// GOPATH)/bin, the export puts that on PATH, and toolc version runs it.
+func TestREADMEInstallFromCheckout(t *testing.T) {
+	if testing.Short() {
+		t.Skip("installs toolc")
+	}
+	after := docs(t).MustAfter(t, "To install the binary, from the checkout:\n\n```sh\n")
+	script, _, ok := strings.Cut(after, "```")
+	if !ok {
+		t.Fatal("README.md has no sh block after \"To install the binary, from the checkout:\"")
+	}
+	modcache, err := exec.Command("go", "env", "GOMODCACHE").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	gopath := t.TempDir()
+	cmd := exec.Command("sh", "-e", "-c", script)
+	cmd.Dir = "../.."
+	cmd.Env = append(os.Environ(), "GOPATH="+gopath, "GOMODCACHE="+strings.TrimSpace(string(modcache)), "GOBIN=", "GOWORK=off")
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's install, run as printed: %v\n%s", err, out)
+	}
+	if _, err := os.Stat(filepath.Join(gopath, "bin", "toolc")); err != nil {
+		t.Errorf("go install wrote no toolc into $(go env GOPATH)/bin: %v", err)
+	}
+	if !strings.HasPrefix(string(out), "toolc ") {
+		t.Errorf("toolc version printed %q", out)
 	}
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"flag"
 	"fmt"
 	"log/slog"
@@ -18,6 +17,7 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/bundle"
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
@@ -58,6 +58,7 @@ type serveFlags struct {
 	idleTimeout  *time.Duration
 	maxStreams   *int
 	callerStream *int
+	maxBodyMem   *sizeFlag
 	authIssuer   *string
 	authResource *string
 	auditArgs    *bool
@@ -75,8 +76,12 @@ func addServeFlags(fs interface {
 	String(string, string, string) *string
 	Duration(string, time.Duration, string) *time.Duration
 	Int(string, int, string) *int
+	Var(flag.Value, string, string)
 }) serveFlags {
+	maxBodyMem := sizeFlag(httpapi.DefaultMaxBodyMemory)
+	fs.Var(&maxBodyMem, "max-body-memory", "bound on the memory that the request bodies in flight hold at once, past the first 64KiB of each (`SIZE`, as 256MiB; -1: no bound)")
 	return serveFlags{
+		maxBodyMem:   &maxBodyMem,
 		stdio:        fs.Bool("stdio", false, "serve MCP on standard input and output instead of HTTP"),
 		addr:         fs.String("http", defaultHTTPAddr, "serve MCP and the function-call API on `ADDR`"),
 		token:        fs.String("token", "", "require this bearer token on /mcp, /v1/ and /metrics (default $TOOLC_TOKEN)"),
@@ -104,6 +109,30 @@ func addServeFlags(fs interface {
 	}
 }
 
+// sizeFlag is a flag of a size in bytes, written as inputfile.ParseSize
+// reads one (256MiB); -1 is no bound.
+type sizeFlag int64
+
+func (s *sizeFlag) String() string {
+	if *s < 0 {
+		return "-1"
+	}
+	return inputfile.FormatSize(int64(*s))
+}
+
+func (s *sizeFlag) Set(v string) error {
+	if v == "-1" {
+		*s = -1
+		return nil
+	}
+	n, err := inputfile.ParseSize(v)
+	if err != nil {
+		return err
+	}
+	*s = sizeFlag(n)
+	return nil
+}
+
 // tokenFromEnv takes the token from $TOOLC_TOKEN when --token was not
 // given. It is read after the flags are parsed, never as --token's
 // default: the flag package prints a default in -h and in every usage
@@ -120,205 +149,255 @@ func tokenFromEnv(fs *flag.FlagSet, sf *serveFlags) {
 // authorization server and fetches its keys, before anything is compiled:
 // an issuer that cannot be reached at start is a usage error (exit 2), not
 // a server that refuses every call.
-func checkAuth(e env, cmd string, sf *serveFlags) int {
+func checkAuth(sf *serveFlags) error {
 	issuer, resource := *sf.authIssuer, *sf.authResource
 	switch {
 	case issuer == "" && resource == "" && *sf.auditArgs:
 		// Only an OAuth caller has an audit line, which says who called.
-		fmt.Fprintf(e.stderr, "toolc %s: --audit-args adds the arguments to the audit lines of OAuth callers; it needs --auth-issuer\n", cmd)
-		return exitUsage
+		return usagef("--audit-args adds the arguments to the audit lines of OAuth callers; it needs --auth-issuer")
 	case issuer == "" && resource == "":
-		return exitOK
+		return nil
 	case issuer == "" || resource == "":
-		fmt.Fprintf(e.stderr, "toolc %s: --auth-issuer and --auth-resource go together: give both, or neither\n", cmd)
-		return exitUsage
+		return usagef("--auth-issuer and --auth-resource go together: give both, or neither")
 	case *sf.token != "":
-		fmt.Fprintf(e.stderr, "toolc %s: --auth-issuer and --token (or $TOOLC_TOKEN) are two ways to guard the server; give one of them\n", cmd)
-		return exitUsage
+		return usagef("--auth-issuer and --token (or $TOOLC_TOKEN) are two ways to guard the server; give one of them")
 	case *sf.stdio:
-		fmt.Fprintf(e.stderr, "toolc %s: --auth-issuer guards the HTTP server; with --stdio the client that starts toolc is the only caller\n", cmd)
-		return exitUsage
+		return usagef("--auth-issuer guards the HTTP server; with --stdio the client that starts toolc is the only caller")
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	v, err := oauth.New(ctx, oauth.Config{Issuer: issuer, Resource: resource})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: --auth-issuer: %v\n", cmd, err)
-		return exitUsage
+		return usagef("--auth-issuer: %v", err)
 	}
 	sf.oauth = v
-	return exitOK
-}
-
-// stateSecret reads the key that seals requestState (--state-key-file,
-// else $TOOLC_STATE_KEY), before anything is compiled or built; nil means
-// the runtime makes one for this process.
-func stateSecret(e env, cmd string, sf serveFlags) ([]byte, int) {
-	secret, err := reqstate.LoadSecret(*sf.stateKey, os.Getenv("TOOLC_STATE_KEY"))
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitUsage
-	}
-	return secret, exitOK
+	return nil
 }
 
 // checkSSEPoll refuses --sse-poll-after with --stateless, whose requests
 // have no session in which to resume a stream.
-func checkSSEPoll(e env, cmd string, sf serveFlags) int {
+func checkSSEPoll(sf *serveFlags) error {
 	if *sf.ssePoll > 0 && *sf.stateless {
-		fmt.Fprintf(e.stderr, "toolc %s: --sse-poll-after resumes the streams of sessions, and --stateless serves none; give one of them\n", cmd)
-		return exitUsage
+		return usagef("--sse-poll-after resumes the streams of sessions, and --stateless serves none; give one of them")
 	}
-	return exitOK
+	return nil
 }
 
 // checkExposure refuses to serve, without a token, an address that other
 // machines reach, unless the user says so with --insecure: anyone who
 // reaches it could call every tool. It runs before anything is compiled or
 // built, so that the mistake costs nothing.
-func checkExposure(e env, cmd string, sf serveFlags) int {
+func checkExposure(e env, cmd string, sf *serveFlags) error {
 	if *sf.stdio || *sf.token != "" || *sf.authIssuer != "" {
-		return exitOK
+		return nil
 	}
 	exposed, err := httpapi.Exposed(context.Background(), *sf.addr)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: --http %s: %v\n", cmd, *sf.addr, err)
-		return exitUsage
+		return usagef("--http %s: %v", *sf.addr, err)
 	}
 	switch {
 	case !exposed:
 	case *sf.insecure:
 		fmt.Fprintf(e.stderr, "toolc %s: warning: --http %s can be reached from other machines, and with --insecure and no --token anyone who reaches it can call every tool\n", cmd, *sf.addr)
 	default:
-		fmt.Fprintf(e.stderr, "toolc %s: --http %s can be reached from other machines, and without a token anyone who reaches it could call every tool; "+
-			"give --token (or $TOOLC_TOKEN), serve on a loopback address such as %s, or pass --insecure to serve it open anyway\n", cmd, *sf.addr, defaultHTTPAddr)
-		return exitUsage
+		return usagef("--http %s can be reached from other machines, and without a token anyone who reaches it could call every tool; "+
+			"give --token (or $TOOLC_TOKEN), serve on a loopback address such as %s, or pass --insecure to serve it open anyway", *sf.addr, defaultHTTPAddr)
 	}
-	return exitOK
+	return nil
 }
 
-func runServe(e env, args []string) int {
-	fs := newFlags(e, "serve")
-	sf := addServeFlags(fs)
-	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts")
-	patterns, err := parseFlags(fs, args)
+// tools is how a command gets its tools running in the runtime: toolc
+// serve builds and starts the catalog's handler plugins (or a bundle's)
+// once, toolc dev loads its contracts and then reloads them on every
+// change.
+type tools struct {
+	// load gets the tools running and swaps them into the runtime. An
+	// error carries the exit status.
+	load func(ctx context.Context) error
+	// opensGate is set when load opens the gate itself, with how each
+	// try went (toolc dev, whose first load may fail and a later reload
+	// succeed); otherwise the gate opens when load returns.
+	opensGate bool
+	// serveFailure keeps serving after a load that failed, answering
+	// every request for tools, held or later, with its error, until toolc
+	// is stopped or the stdio client hangs up; toolc then exits with the
+	// load's error (toolc serve: ending at once raced the client's first
+	// tools/list, which then got no answer, and a desktop client had
+	// nothing to show). Without it toolc ends at once (toolc dev).
+	serveFailure bool
+	// stop, if set, stops the handlers at the end of a drain, which ends
+	// the calls still running with reason.
+	stop func(reason string)
+	// follow, if set, keeps the tools up to date once loaded (toolc dev's
+	// reloads) until ctx ends; an error ends serving.
+	follow func(ctx context.Context) error
+	// close, if set, releases what load started.
+	close func()
+}
+
+// serveTools is the start-up that toolc serve and toolc dev share: it
+// checks their flags, takes the port, starts tracing, makes the runtime
+// and its MCP server, gets the tools running with start, serves them (see
+// serveWhileLoading) until a signal or, over stdio, the client's hang-up,
+// and drains.
+func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start func(ctx context.Context, rt *runtime.Runtime, gate *mcpserver.Gate) (*tools, error)) error {
+	if err := checkAuth(sf); err != nil {
+		return err
+	}
+	if err := checkExposure(e, cmd, sf); err != nil {
+		return err
+	}
+	if err := checkSSEPoll(sf); err != nil {
+		return err
+	}
+	// The key that seals requestState (--state-key-file, else
+	// $TOOLC_STATE_KEY), read before anything is compiled or built; nil
+	// means the MCP server makes one for this process.
+	secret, err := reqstate.LoadSecret(*sf.stateKey, os.Getenv("TOOLC_STATE_KEY"))
 	if err != nil {
-		return exitStatus(e.stderr, "serve", err)
+		return usageErr(err)
 	}
-	tokenFromEnv(fs, &sf)
-	if status := checkAuth(e, "serve", &sf); status != exitOK {
-		return status
+	// The port is taken before anything is compiled or built, so that a
+	// port in use is said at once, not after the handler build.
+	var ln net.Listener
+	if !*sf.stdio {
+		if ln, err = net.Listen("tcp", *sf.addr); err != nil {
+			return usageErr(err)
+		}
+		defer ln.Close()
 	}
-	if status := checkExposure(e, "serve", sf); status != exitOK {
-		return status
-	}
-	if status := checkSSEPoll(e, "serve", sf); status != exitOK {
-		return status
-	}
-	secret, status := stateSecret(e, "serve", sf)
-	if status != exitOK {
-		return status
-	}
-	tp, stopTracing, status := startTracing(e, "serve")
-	if status != exitOK {
-		return status
+	tp, stopTracing, err := startTracing(e, cmd)
+	if err != nil {
+		return err
 	}
 	// Deferred first, so that it runs last: after the handlers, which
 	// send their own spans as they stop.
 	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	// The last resort for any plugin process left.
+	defer rpc.CleanupClients()
 
-	cat, base, status := loadServable(e, "serve", *catalogFile, patterns)
-	if cat == nil {
-		return status
-	}
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
-	closeTasks, status := openTasks(e, "serve", rt, &sf)
-	if status != exitOK {
-		return status
+	closeTasks, err := openTasks(e, rt, sf)
+	if err != nil {
+		return err
 	}
 	defer closeTasks()
-	if *sf.stdio {
-		return serveStdioWhileBuilding(ctx, stop, e, rt, cat, base, sf, secret)
-	}
-	running, status := startHandlers(ctx, e, "serve", cat, base)
-	if running == nil {
-		return status
-	}
-	// The plugins are stopped by the drain, or here if serving failed;
-	// CleanupClients is the last resort for any process left.
-	defer rpc.CleanupClients()
-	defer host.Stop(running, 0)
-	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
-		fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
-		return exitFail
-	}
-	// The catalog is fixed for the life of the process: clients may keep
-	// the tool list for an hour (see mcpserver.Options.ListTTL).
-	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret, Tasks: sf.tasks})
-	return serveMCP(ctx, stop, e, "serve", rt, srv, sf, func(reason string) { host.StopBecause(running, 0, reason) })
-}
-
-// serveStdioWhileBuilding is toolc serve --stdio: the session starts at
-// once, so that the client's handshake is answered while the handlers
-// build (clients give up within seconds; mcp-go after 5 s), and the gate
-// holds tools/list and tools/call until they run. If they do not, every
-// request for tools, held or later, gets an error that names the failure,
-// and toolc exits 1 once the client hangs up: exiting at once raced the
-// client's first tools/list, which then got no answer at all, and a desktop
-// client had nothing to show.
-func serveStdioWhileBuilding(ctx context.Context, stop func(), e env, rt *runtime.Runtime, cat *catalog.Catalog, base string, sf serveFlags, secret []byte) int {
-	defer rpc.CleanupClients()
-	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: serveListTTL, StateSecret: secret, Tasks: sf.tasks})
 	gate := mcpserver.NewGate()
+	t, err := start(ctx, rt, gate)
+	if err != nil {
+		return err
+	}
+	if t.close != nil {
+		defer t.close()
+	}
+	srv := mcpserver.New(rt, mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret, Tasks: sf.tasks})
+	// The client that started toolc over stdio waits for the handshake,
+	// and gives up within seconds (mcp-go after 5 s), while the first
+	// build may take minutes; an HTTP client, or a container's health
+	// check, should not meet a refused port either. The server starts at
+	// once, and the gate holds tools/list and tools/call (and the
+	// function-call API) until the first load is over.
 	srv.AddReceivingMiddleware(gate.Hold)
-	// The drain may come during the build, before there are handlers to
-	// stop: running is set once they run.
-	var mu sync.Mutex
-	var running map[string]*host.Plugin
-	stopHandlers := func(reason string) {
-		mu.Lock()
-		defer mu.Unlock()
-		if running != nil {
-			host.StopBecause(running, 0, reason)
-		}
-	}
-	served := make(chan int, 1)
-	go func() {
-		served <- serveMCP(ctx, stop, e, "serve", rt, srv, sf, stopHandlers)
-		stop() // the client hung up: stop the build too
-	}()
-	ps, status := startHandlers(ctx, e, "serve", cat, base)
-	if ps != nil {
-		defer host.Stop(ps, 0)
-		mu.Lock()
-		running = ps
-		mu.Unlock()
-		if _, err := rt.Swap(cat, host.Dispatchers(ps)); err != nil {
-			fmt.Fprintf(e.stderr, "toolc serve: %v\n", err)
-			ps, status = nil, exitFail
-		}
-	}
-	if ps == nil {
-		gate.Open(errors.New("its handlers did not build or start; toolc's standard error says why"))
-		cut := ctx.Err() != nil
-		if s := <-served; cut {
-			return s
-		}
-		return status
-	}
-	gate.Open(nil)
-	return <-served
+	s := &server{e: e, cmd: cmd, sf: sf, rt: rt, srv: srv, gate: gate, ln: ln}
+	return s.serveWhileLoading(ctx, stop, t)
 }
 
-// serveMCP serves until ctx ends: MCP over stdio, or MCP and the
+// server is what serveTools serves.
+type server struct {
+	e    env
+	cmd  string
+	sf   *serveFlags
+	rt   *runtime.Runtime
+	srv  *mcp.Server
+	gate *mcpserver.Gate
+	ln   net.Listener // nil with --stdio
+}
+
+// serveWhileLoading serves from the start and loads the tools meanwhile.
+// A load that fails ends toolc with its error (once the session is over,
+// see tools.serveFailure), unless the load was cut short because the
+// client hung up or a signal came: then toolc ends as the session did.
+func (s *server) serveWhileLoading(ctx context.Context, stop func(), t *tools) error {
+	served := make(chan error, 1)
+	go func() {
+		served <- s.serve(ctx, stop, t.stop)
+		stop() // the client hung up: stop the load too
+	}()
+	err := t.load(ctx)
+	if err != nil {
+		s.gate.Open(err)
+		if ctx.Err() != nil {
+			stop()
+			return <-served
+		}
+		// Said now, not as toolc exits: the answer of the held requests
+		// points at standard error, and serving may go on
+		// (serveFailure).
+		err = exitWith(exitStatus(s.e.stderr, s.cmd, err))
+		if !t.serveFailure {
+			stop()
+			<-served
+			return err
+		}
+		s.announce()
+		fmt.Fprintf(s.e.stderr, "toolc %s: no tools to serve: every client is told why until toolc is stopped (over stdio, until the client hangs up), and then it exits 1\n", s.cmd)
+		<-served
+		return err
+	}
+	if !t.opensGate {
+		s.gate.Open(nil)
+	}
+	s.announce()
+	followed := make(chan struct{})
+	if t.follow != nil {
+		go func() {
+			defer close(followed)
+			if err := t.follow(ctx); err != nil {
+				fmt.Fprintf(s.e.stderr, "toolc %s: %v\n", s.cmd, err)
+				stop()
+			}
+		}()
+	} else {
+		close(followed)
+	}
+	err = <-served
+	stop()
+	select {
+	case <-followed:
+	case <-time.After(followWait):
+	}
+	return err
+}
+
+// announce says where toolc serves, once its first load is over, and how
+// many tools; nothing with --stdio, whose client knows.
+func (s *server) announce() {
+	if s.ln == nil {
+		return
+	}
+	what := plural(len(s.rt.Snapshot().Tools()), "tool")
+	if _, err := s.gate.State(); err != nil {
+		what = "no tools: the load failed, and clients are told why"
+	}
+	fmt.Fprintf(s.e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
+		s.cmd, s.ln.Addr(), s.ln.Addr(), what)
+}
+
+// followWait bounds how long toolc waits, once it has served, for follow
+// to end (toolc dev's daemon stops its handlers as it ends).
+const followWait = 15 * time.Second
+
+// serve serves until ctx ends: MCP over stdio, or MCP and the
 // function-call API over HTTP. Then it drains (rt.Shutdown): the transport
-// stays up until the calls in flight are answered. stopSignals restores
+// stays up until the calls in flight are answered, and stopHandlers (if
+// set) ends the calls that run past the grace period. stopSignals restores
 // the signals' default action once ctx ends, so that a second SIGINT ends
 // toolc at once.
-func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *runtime.Runtime, srv *mcp.Server, sf serveFlags, stopHandlers func(reason string)) int {
+func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers func(reason string)) error {
 	defer context.AfterFunc(ctx, stopSignals)()
+	e, cmd, sf := s.e, s.cmd, s.sf
 	shutdown := runtime.ShutdownOptions{Grace: *sf.grace, StopHandlers: stopHandlers, Report: func(r runtime.ShutdownReport) {
 		hint := ""
 		if !r.GraceOver {
@@ -326,9 +405,9 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 		}
 		fmt.Fprintf(e.stderr, "toolc %s: %s%s\n", cmd, r, hint)
 	}}
-	if *sf.stdio {
-		mcpserver.ServeStdio(ctx, rt, srv, e.stdin, e.stdout, shutdown)
-		return exitOK
+	if s.ln == nil {
+		mcpserver.ServeStdio(ctx, s.rt, s.srv, e.stdin, e.stdout, shutdown)
+		return nil
 	}
 	var origins []string
 	for _, o := range strings.Split(*sf.allowOrigins, ",") {
@@ -342,61 +421,134 @@ func serveMCP(ctx context.Context, stopSignals func(), e env, cmd string, rt *ru
 	if conns := *sf.maxConns; conns > 0 && (maxStreams <= 0 || maxStreams > conns/2) {
 		maxStreams = max(conns/2, 1)
 	}
-	handler := httpapi.NewHandler(rt, srv, httpapi.Options{
-		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e),
-		MCP: mcpserver.HTTPOptions{Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
-			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout, Tasks: sf.tasks},
+	handler := httpapi.NewHandler(s.rt, s.srv, httpapi.Options{
+		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: s.gate,
+		MCP: mcpserver.HTTPOptions{Tasks: sf.tasks, Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
+			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
 	})
-	ln, err := net.Listen("tcp", *sf.addr)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return exitUsage
-	}
 	limits := httpapi.ConnLimits{
 		MaxConns: *sf.maxConns, ReadTimeout: *sf.readTimeout, WriteTimeout: *sf.writeTimeout,
-		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout,
+		IdleTimeout: *sf.idleTimeout, CallTimeout: *sf.timeout, MaxBodyMemory: int64(*sf.maxBodyMem),
 	}
-	fmt.Fprintf(e.stderr, "toolc %s: serving MCP on http://%s/mcp and the function-call API on http://%s/v1/ (%s)\n",
-		cmd, ln.Addr(), ln.Addr(), plural(len(rt.Snapshot().Tools()), "tool"))
-	if err := httpapi.Serve(ctx, ln, rt, handler, httpapi.ServeOptions{Limits: limits, Shutdown: shutdown}); err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return exitFail
+	if err := httpapi.Serve(ctx, s.ln, s.rt, handler, httpapi.ServeOptions{Limits: limits, Shutdown: shutdown}); err != nil {
+		return failf("%w", err)
 	}
-	return exitOK
+	return nil
 }
 
-// loadServable loads the catalog to serve and the directory its services'
-// dirs are relative to.
-func loadServable(e env, cmd, file string, patterns []string) (*catalog.Catalog, string, int) {
+func runServe(e env, args []string) error {
+	fs := newFlags(e, "serve")
+	sf := addServeFlags(fs)
+	catalogFile := fs.String("catalog", "", "serve a catalog built by toolc build instead of compiling contracts (the catalog of a bundle: that bundle)")
+	bundleDir := fs.String("bundle", "", "serve the bundle in `DIR` that toolc bundle wrote: its catalog and prebuilt handlers, each checked against its sha256, with no go command")
+	patterns, err := parseFlags(fs, args)
+	if err != nil {
+		return err
+	}
+	if *bundleDir != "" && (*catalogFile != "" || len(patterns) > 0) {
+		return usagef("give --bundle, --catalog or patterns: one of them")
+	}
+	tokenFromEnv(fs, &sf)
+	// The catalog is fixed for the life of the process: clients may keep
+	// the tool list for an hour (see mcpserver.Options.ListTTL).
+	return serveTools(e, "serve", &sf, serveListTTL, func(ctx context.Context, rt *runtime.Runtime, _ *mcpserver.Gate) (*tools, error) {
+		src, err := loadServable(e, "serve", *bundleDir, *catalogFile, patterns)
+		if err != nil {
+			return nil, err
+		}
+		// The drain may come during the build, before there are handlers
+		// to stop: running is set once they run.
+		var mu sync.Mutex
+		var running map[string]*host.Plugin
+		return &tools{
+			load: func(ctx context.Context) error {
+				ps, err := startHandlers(ctx, e, src)
+				if err != nil {
+					return err
+				}
+				mu.Lock()
+				running = ps
+				mu.Unlock()
+				if _, err := rt.Swap(src.cat, host.Dispatchers(ps)); err != nil {
+					return failf("%w", err)
+				}
+				return nil
+			},
+			serveFailure: true,
+			stop: func(reason string) {
+				mu.Lock()
+				defer mu.Unlock()
+				if running != nil {
+					host.StopBecause(running, 0, reason)
+				}
+			},
+			// The plugins are stopped by the drain, or here if serving
+			// failed.
+			close: func() {
+				mu.Lock()
+				defer mu.Unlock()
+				if running != nil {
+					host.Stop(running, 0)
+				}
+			},
+		}, nil
+	})
+}
+
+// servable is what serve and call serve: a catalog, and either its
+// services' prebuilt handlers (a bundle) or the directory that its
+// services' directories are relative to, where their handlers are built.
+type servable struct {
+	cat  *catalog.Catalog
+	bins []*host.Binary // a bundle's; nil means build from base
+	base string
+}
+
+// loadServable loads the bundle in dir, the catalog file, or the
+// contracts of patterns. The catalog of a bundle is served as that bundle,
+// with its prebuilt handlers: nothing is built.
+func loadServable(e env, cmd, dir, file string, patterns []string) (*servable, error) {
+	if dir == "" && file != "" {
+		if d, ok := bundle.OfCatalog(file); ok {
+			dir = d
+		}
+	}
+	if dir != "" {
+		b, err := bundle.Load(dir)
+		if err != nil {
+			return nil, err
+		}
+		return &servable{cat: b.Catalog, bins: b.Binaries}, nil
+	}
 	cat, err := loadCatalog(e, cmd, file, patterns)
 	if err != nil {
-		return nil, "", exitStatus(e.stderr, cmd, err)
+		return nil, err
 	}
 	base := "."
 	if file != "" {
 		base = filepath.Dir(file)
 	}
-	return cat, base, exitOK
+	return &servable{cat: cat, base: base}, nil
 }
 
-// startHandlers builds and starts every service's handler plugin.
-func startHandlers(ctx context.Context, e env, cmd string, cat *catalog.Catalog, base string) (map[string]*host.Plugin, int) {
-	cache, err := host.CacheDir()
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitUsage
-	}
-	bins, err := host.BuildAll(ctx, cache, base, cat)
-	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitFail
+// startHandlers starts every service's handler plugin, building them
+// first unless they are a bundle's.
+func startHandlers(ctx context.Context, e env, src *servable) (map[string]*host.Plugin, error) {
+	bins := src.bins
+	if bins == nil {
+		cache, err := host.CacheDir()
+		if err != nil {
+			return nil, usageErr(err)
+		}
+		if bins, err = host.BuildAll(ctx, cache, src.base, src.cat); err != nil {
+			return nil, failf("%w", err)
+		}
 	}
 	ps, err := host.Start(ctx, bins, host.Options{Stderr: e.stderr, Logger: logger(e)})
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: %v\n", cmd, err)
-		return nil, exitFail
+		return nil, failf("%w", err)
 	}
-	return ps, exitOK
+	return ps, nil
 }
 
 // auditLogger writes the audit lines of OAuth calls on stderr, whatever
@@ -413,62 +565,58 @@ func logger(e env) *slog.Logger {
 	return slog.New(slog.NewTextHandler(e.stderr, &slog.HandlerOptions{Level: level}))
 }
 
-func runCall(e env, args []string) int {
+func runCall(e env, args []string) error {
 	fs := newFlags(e, "call")
 	catalogFile := fs.String("catalog", "", "use a catalog built by toolc build instead of compiling contracts")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the call")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
-		return exitStatus(e.stderr, "call", err)
+		return err
 	}
 	var argsJSON []byte
 	if n := len(rest); n > 0 && looksLikeJSON(rest[n-1]) {
 		argsJSON, rest = []byte(rest[n-1]), rest[:n-1]
 	}
 	if len(rest) == 0 {
-		fmt.Fprintln(e.stderr, "usage: toolc "+usageLine(fs))
-		return exitUsage
+		return usageLineErr(fs)
 	}
 	tool, patterns := rest[len(rest)-1], rest[:len(rest)-1]
 	if argsJSON == nil {
 		if f, ok := e.stdin.(*os.File); ok && isTerminal(f) {
 			argsJSON = []byte("{}")
 		} else if data, err := inputfile.ReadAll(e.stdin, "standard input"); err != nil {
-			fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
-			return exitUsage
+			return usageErr(err)
 		} else if argsJSON = data; len(strings.TrimSpace(string(argsJSON))) == 0 {
 			argsJSON = []byte("{}")
 		}
 	}
-	tp, stopTracing, status := startTracing(e, "call")
-	if status != exitOK {
-		return status
+	tp, stopTracing, err := startTracing(e, "call")
+	if err != nil {
+		return err
 	}
 	defer stopTracing()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	cat, base, status := loadServable(e, "call", *catalogFile, patterns)
-	if cat == nil {
-		return status
+	src, err := loadServable(e, "call", "", *catalogFile, patterns)
+	if err != nil {
+		return err
 	}
-	if cat, status = catalogWithTool(e, cat, tool); cat == nil {
-		return status
+	if src, err = withTool(src, tool); err != nil {
+		return err
 	}
-	running, status := startHandlers(ctx, e, "call", cat, base)
-	if running == nil {
-		return status
+	running, err := startHandlers(ctx, e, src)
+	if err != nil {
+		return err
 	}
 	defer host.Stop(running, time.Second)
 	defer rpc.CleanupClients()
 	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
-	if _, err := rt.Swap(cat, host.Dispatchers(running)); err != nil {
-		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
-		return exitFail
+	if _, err := rt.Swap(src.cat, host.Dispatchers(running)); err != nil {
+		return failf("%w", err)
 	}
 	res, err := rt.Call(ctx, tool, argsJSON)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc call: %v\n", err)
-		return exitUsage
+		return usageErr(err)
 	}
 	out := httpapi.CallResponse{Content: mcpserver.ToContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError}
 	enc := json.NewEncoder(e.stdout)
@@ -476,21 +624,27 @@ func runCall(e env, args []string) int {
 	enc.SetEscapeHTML(false)
 	enc.Encode(out)
 	if res.IsError {
-		return exitFail
+		return exitWith(exitFail)
 	}
-	return exitOK
+	return nil
 }
 
-// catalogWithTool narrows the catalog to the service of one tool, named by
-// function name or MCP name, so that toolc call builds one handler.
-func catalogWithTool(e env, cat *catalog.Catalog, name string) (*catalog.Catalog, int) {
-	for svc, t := range cat.Tools() {
+// withTool narrows what is served to the service of one tool, named by
+// function name or MCP name, so that toolc call builds and starts one
+// handler.
+func withTool(src *servable, name string) (*servable, error) {
+	for svc, t := range src.cat.Tools() {
 		if t.Name == name || t.ExposedMCPName(svc.Name) == name {
-			return &catalog.Catalog{Services: []*catalog.Service{svc}}, exitOK
+			one := &servable{cat: &catalog.Catalog{Services: []*catalog.Service{svc}}, base: src.base}
+			for _, b := range src.bins {
+				if b.Service == svc.Name {
+					one.bins = append(one.bins, b)
+				}
+			}
+			return one, nil
 		}
 	}
-	fmt.Fprintf(e.stderr, "toolc call: unknown tool %q; the catalog has %s\n", name, strings.Join(cat.ToolNames(), ", "))
-	return nil, exitUsage
+	return nil, usagef("unknown tool %q; the catalog has %s", name, strings.Join(src.cat.ToolNames(), ", "))
 }
 
 func looksLikeJSON(s string) bool {

@@ -43,11 +43,11 @@ func TestCheckStats(t *testing.T) {
 // TestREADMECheckStats runs the README's toolc check examples on
 // examples/weather and compares what they print with the README.
 func TestREADMECheckStats(t *testing.T) {
-	readme := readFile(t, "../../README.md")
+	d := docs(t)
 	for _, cmd := range []string{"$ toolc check --stats ./examples/weather\n", "$ go run ./cmd/toolc check ./examples/weather\n"} {
-		_, block, ok := strings.Cut(readme, "```\n"+cmd)
-		block, _, ok2 := strings.Cut(block, "```")
-		if !ok || !ok2 {
+		block, _, err := d.After("```\n" + cmd)
+		block, _, ok := strings.Cut(block, "```")
+		if err != nil || !ok {
 			t.Fatalf("README.md has no block of %q", cmd)
 		}
 		args := strings.Fields(strings.TrimPrefix(strings.TrimPrefix(cmd, "$ "), "go run ./cmd/"))[1:]
@@ -132,7 +132,7 @@ func TestREADMEBudget(t *testing.T) {
 		}
 	}
 	r := toolc(t, writeFiles(t, files), "check")
-	_, section, _ := strings.Cut(readFile(t, "../../README.md"), "\n### Token budgets\n")
+	section := docs(t).MustSection(t, "Token budgets")
 	_, block, _ := strings.Cut(section, "```\nshop/")
 	block, _, _ = strings.Cut("shop/"+block, "```")
 	if !strings.Contains(block, "[token-budget]") {

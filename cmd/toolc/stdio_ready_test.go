@@ -162,8 +162,8 @@ func TestServeStdioBuildFails(t *testing.T) {
 		}
 	}
 	for _, id := range []int{2, 3} {
-		if got := string(listed[id]); !strings.Contains(got, `"error"`) || !strings.Contains(got, "did not build") {
-			t.Errorf("tools/list %d after a failed build = %s, want an error\nstderr:\n%s", id, got, stderr)
+		if got := string(listed[id]); !strings.Contains(got, `"error"`) || !strings.Contains(got, "the server could not load its tools: building the handler of service") || !strings.Contains(got, "undefined") {
+			t.Errorf("tools/list %d after a failed build = %s, want an error that says why\nstderr:\n%s", id, got, stderr)
 		}
 	}
 	stdin.Close() // the client hangs up: toolc exits, with the build's status

@@ -12,21 +12,20 @@ import (
 // openTasks opens the task store that --task-store names and the Manager
 // that runs the calls of task tools on it, into sf.tasks, and returns
 // what closes them.
-func openTasks(e env, cmd string, rt *runtime.Runtime, sf *serveFlags) (func(), int) {
+func openTasks(e env, rt *runtime.Runtime, sf *serveFlags) (func(), error) {
 	url := *sf.taskStore
 	if url == "" {
 		url = "memory:"
 	}
 	store, err := openTaskStore(url)
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: --task-store %s: %v\n", cmd, url, err)
-		return nil, exitUsage
+		return nil, usagef("--task-store %s: %v", url, err)
 	}
 	sf.tasks = tasks.New(rt, tasks.Options{Store: store, Timeout: *sf.taskTimeout, TTL: *sf.taskTTL, Logger: logger(e)})
 	return func() {
 		sf.tasks.Close()
 		store.Close()
-	}, exitOK
+	}, nil
 }
 
 // openTaskStore opens the store a --task-store URL names.

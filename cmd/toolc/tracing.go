@@ -17,14 +17,13 @@ import (
 // anything is compiled or built. stop sends the spans still buffered; it
 // is bounded, so that an exporter that cannot reach its collector does not
 // hold up the exit.
-func startTracing(e env, cmd string) (tp trace.TracerProvider, stop func(), status int) {
+func startTracing(e env, cmd string) (tp trace.TracerProvider, stop func(), err error) {
 	sdk, err := otelenv.New(context.Background(), "toolc")
 	if err != nil {
-		fmt.Fprintf(e.stderr, "toolc %s: tracing: %v\n", cmd, err)
-		return nil, func() {}, exitUsage
+		return nil, func() {}, usagef("tracing: %v", err)
 	}
 	if sdk == nil {
-		return nil, func() {}, exitOK
+		return nil, func() {}, nil
 	}
 	return sdk, func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
@@ -32,5 +31,5 @@ func startTracing(e env, cmd string) (tp trace.TracerProvider, stop func(), stat
 		if err := sdk.Shutdown(ctx); err != nil {
 			fmt.Fprintf(e.stderr, "toolc %s: tracing: sending the last spans: %v\n", cmd, err)
 		}
-	}, exitOK
+	}, nil
 }

@@ -86,7 +86,7 @@ func readmeSynopses(t *testing.T) map[string][]string {
 			cur = nil
 		}
 	}
-	for _, l := range strings.Split(readFile(t, "../../README.md"), "\n") {
+	for _, l := range strings.Split(docs(t).All(), "\n") {
 		if strings.HasPrefix(l, "```") {
 			flush()
 			inBlock = !inBlock

@@ -4,17 +4,14 @@ import (
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/toolc/toolc/internal/doctext"
 )
 
 // TestREADMEQuotesTheService keeps the README's embedding walk-through
 // identical to the code it walks through.
 func TestREADMEQuotesTheService(t *testing.T) {
-	readme, err := os.ReadFile("../../README.md")
-	if err != nil {
-		t.Fatal(err)
-	}
-	_, section, _ := strings.Cut(string(readme), "\n## Embedding: a service that runs its own tools\n")
-	section, _, _ = strings.Cut(section, "\n## ")
+	section := doctext.Read(t).MustSection(t, "Embedding: a service that runs its own tools")
 	for _, name := range []string{"main.go", "notes/notes.go"} {
 		src, err := os.ReadFile(name)
 		if err != nil {

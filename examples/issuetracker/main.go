@@ -66,7 +66,10 @@ func (t *tracker) CreateIssue(_ context.Context, req CreateIssueRequest) (*Creat
 		assignee: orZero(req.Assignee), priority: int(req.Priority), dueDate: orZero(req.DueDate), estimateHours: orZero(req.EstimateHours),
 		author: me, authorEmail: myEmail, createdAt: now, updatedAt: now,
 	}
-	// The runtime has checked every item and filled in done's default.
+	// The runtime has checked metadata, an object (and parsed it back
+	// from a string that held it), and every item of the checklist, and
+	// filled in done's default.
+	is.metadata = req.Metadata
 	for _, item := range req.Checklist {
 		is.checklist = append(is.checklist, task{text: item.Text, done: item.Done})
 	}
@@ -89,7 +92,7 @@ func (t *tracker) GetIssue(_ context.Context, req GetIssueRequest) (*GetIssueRes
 		Number: is.number, Title: is.title, Body: is.body, State: GetIssueState(is.state()),
 		CloseReason: nonZero(GetIssueCloseReason(is.closeReason)), Labels: slices.Clone(is.labels),
 		Assignee: nonZero(is.assignee), Priority: GetIssuePriority(is.priority), CommentCount: len(is.comments),
-		CreatedAt: stamp(is.createdAt), UpdatedAt: stamp(is.updatedAt),
+		CreatedAt: stamp(is.createdAt), UpdatedAt: stamp(is.updatedAt), Metadata: is.metadata,
 	}
 	for _, task := range is.checklist {
 		resp.Checklist = append(resp.Checklist, GetIssueChecklistItem{Text: task.text, Done: task.done})

@@ -122,6 +122,23 @@ func TestChecklist(t *testing.T) {
 	fails(t, rt, "create_issue", `{"title":"x","checklist":["a task"]}`, `item at index 0 of field "checklist" must be an object, not the string "a task"`)
 }
 
+// TestMetadata sends a free-form object, as a value and as a string that
+// holds it, as a strict projection sends it: the handler gets the object
+// either way, and get_issue returns it.
+func TestMetadata(t *testing.T) {
+	rt := newServer(t)
+	ok(t, rt, "create_issue", `{"title":"a","metadata":{"jira_key":"OPS-12","customer":{"id":42}}}`)
+	ok(t, rt, "create_issue", `{"title":"b","metadata":"{\"jira_key\": \"OPS-13\"}"}`)
+	ok(t, rt, "create_issue", `{"title":"c","metadata":null}`)
+	for n, want := range map[int]string{1045: "map[customer:map[id:42] jira_key:OPS-12]", 1046: "map[jira_key:OPS-13]", 1047: "<nil>"} {
+		if got := fmt.Sprint(ok(t, rt, "get_issue", fmt.Sprintf(`{"number":%d}`, n))["metadata"]); got != want {
+			t.Errorf("issue %d: metadata %s, want %s", n, got, want)
+		}
+	}
+	fails(t, rt, "create_issue", `{"title":"x","metadata":["OPS-12"]}`, `field "metadata" must be a JSON object, or a string that holds one, not an array`)
+	fails(t, rt, "create_issue", `{"title":"x","metadata":"OPS-12"}`, `field "metadata" must be a JSON object, or a string that holds one, not the string "OPS-12"`)
+}
+
 func TestListIssues(t *testing.T) {
 	rt := newServer(t)
 	for _, tc := range []struct{ args, want string }{

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/json"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -51,6 +52,7 @@ type issue struct {
 	author, authorEmail string
 	comments            []*comment // oldest first
 	checklist           []task
+	metadata            json.RawMessage // a JSON object, or nil
 	createdAt           time.Time
 	updatedAt           time.Time
 	closedAt            time.Time

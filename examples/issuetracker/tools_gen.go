@@ -147,6 +147,11 @@ type CreateIssueRequest struct {
 	// created instead of opening a duplicate. Optional: nil when left out.
 	ClientToken *string `json:"client_token,omitzero"`
 
+	// Fields of the team's integrations to keep with the issue, as a JSON
+	// object, such as {"jira_key": "OPS-12", "customer": {"id": 42}}. get_issue
+	// returns it as it was given. A JSON object. Optional: nil when left out.
+	Metadata json.RawMessage `json:"metadata,omitzero"`
+
 	// Tasks that the issue tracks, in order, such as the steps of a fix. At
 	// most 50; get_issue returns them. Optional: nil when left out.
 	Checklist []CreateIssueChecklistItem `json:"checklist,omitzero"`
@@ -227,6 +232,10 @@ type GetIssueResponse struct {
 
 	// Number of comments; read them with list_comments.
 	CommentCount int `json:"comment_count"`
+
+	// The integrations' fields, as create_issue was given them; absent when
+	// there are none. A JSON object. Optional: nil leaves it out.
+	Metadata json.RawMessage `json:"metadata,omitzero"`
 
 	// The issue's tasks, in order; empty when it has none.
 	Checklist []GetIssueChecklistItem `json:"checklist"`

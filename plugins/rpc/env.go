@@ -89,3 +89,10 @@ func sameName(a, b string) bool {
 	}
 	return a == b
 }
+
+// InheritedEnv returns the variables of environ (as os.Environ gives
+// them) that every process toolc starts gets, as a plugin does: what a
+// process needs to run and to reach the network, never toolc's secrets.
+// Package upstream starts existing MCP servers with it, and adds only what
+// their contracts name.
+func InheritedEnv(environ []string) []string { return pluginEnv(environ, nil, nil) }

@@ -1,0 +1,691 @@
+// Package upstream serves a service's tools from an existing MCP server,
+// held to the service's contract: the handler kind beside host's plugins
+// for a contract with an upstream block.
+//
+//	srv, err := upstream.Start(ctx, svc, upstream.Options{Base: ".", OnChange: reswap})
+//	rt.Swap(srv.Filter(cat), map[string]runtime.Dispatcher{svc.Name: srv})
+//
+// A Server is a runtime.Dispatcher. The runtime validates a call's
+// arguments against the contract (defaults applied, unknown fields
+// refused) before the Server forwards them, and holds the result to the
+// contract's response fields after; the Server adds what only it can
+// know: the server's process or connection, and whether each tool still
+// matches its contract.
+//
+// A command runs in a process group of its own, with only the environment
+// that inheritance allows and its contract names; it is restarted with
+// backoff when it dies or stops answering pings, and stopped after the
+// calls in flight at shutdown. A url is reached with a pooled client that
+// follows no redirect to another host, and refuses plain http beyond
+// loopback unless Options.Insecure.
+//
+// Pinning fails closed: at start, on every notifications/tools/list_changed
+// and every check interval, the live tools are compared with the contract
+// (Compare). A tool that differs in anything a model reads is withdrawn:
+// Filter leaves it out of the catalog the runtime serves, calls to it are
+// refused, and a log line and the Drift counts name it and the difference.
+// It is restored when it matches again.
+package upstream
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"slices"
+	"sort"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"go.opentelemetry.io/otel/propagation"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/buildinfo"
+	"github.com/toolc/toolc/internal/graceful"
+	"github.com/toolc/toolc/lock"
+	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
+)
+
+// Defaults of the contract's timeouts and of the supervision.
+const (
+	DefaultStartTimeout   = 30 * time.Second
+	DefaultCheckInterval  = 5 * time.Minute
+	DefaultHealthInterval = 10 * time.Second
+	DefaultHealthTimeout  = 5 * time.Second
+	// MaxTools bounds the tools a server may list: a server that lists
+	// more is not read further, and every tool of its service is withdrawn.
+	MaxTools = 10000
+	// maxPages bounds the pages of one tools/list.
+	maxPages = 1000
+
+	minRestartDelay = 100 * time.Millisecond
+	maxRestartDelay = 10 * time.Second
+)
+
+// Options configure how upstream servers are started and held.
+type Options struct {
+	// Base is the directory that the services' Dir is relative to.
+	Base string
+	// Stderr receives a command's standard error, each line prefixed with
+	// its service's name. Default os.Stderr.
+	Stderr io.Writer
+	// Logger receives start, restart, withdrawal and restoration lines.
+	Logger *slog.Logger
+	// Insecure allows a url that is plain http to a host that is not
+	// loopback (toolc serve --insecure).
+	Insecure bool
+	// CallTimeout bounds a call whose contract sets no callTimeout; zero
+	// leaves it to the runtime's.
+	CallTimeout time.Duration
+	// MaxMessageBytes bounds one message from a server, a result
+	// included: a larger one ends the session (which is restarted), so
+	// that a server cannot make toolc read without bound. Default 16 MiB.
+	MaxMessageBytes int
+	// OnChange is called, from a goroutine of the Server's, when a tool
+	// is withdrawn or restored: the caller swaps in Filter's catalog.
+	OnChange func(service string)
+	// HealthInterval and HealthTimeout configure the ping that restarts a
+	// server that stopped answering; a negative HealthInterval turns it
+	// off.
+	HealthInterval, HealthTimeout time.Duration
+	// Environ is toolc's environment, which env values are read from and
+	// the inherited variables come from. Default os.Environ.
+	Environ func() []string
+}
+
+func (o Options) withDefaults() Options {
+	if o.Stderr == nil {
+		o.Stderr = os.Stderr
+	}
+	if o.Logger == nil {
+		o.Logger = slog.New(slog.DiscardHandler)
+	}
+	if o.MaxMessageBytes <= 0 {
+		o.MaxMessageBytes = 16 << 20
+	}
+	if o.HealthInterval == 0 {
+		o.HealthInterval = DefaultHealthInterval
+	}
+	if o.HealthTimeout <= 0 {
+		o.HealthTimeout = DefaultHealthTimeout
+	}
+	if o.Environ == nil {
+		o.Environ = os.Environ
+	}
+	return o
+}
+
+// Server supervises the upstream server of one service and dispatches
+// its calls.
+type Server struct {
+	svc    *catalog.Service
+	opts   Options
+	spec   spec
+	client *mcp.Client
+	tools  []string // contract keys, sorted
+	byKey  map[string]*catalog.Tool
+
+	mu         sync.Mutex
+	sess       *session
+	failures   int
+	nextStart  time.Time
+	restarting chan struct{}
+	restartErr error
+	closed     bool
+
+	inflight sync.WaitGroup
+	busy     atomic.Int64
+
+	// withdrawn maps a contract key to the changes that withdrew it.
+	withdrawn atomic.Pointer[map[string][]lock.Change]
+	// checkMu serialises pin checks.
+	checkMu sync.Mutex
+	// drift counts withdrawals by tool and rule, for metrics.
+	driftMu sync.Mutex
+	drift   map[[2]string]int64
+
+	progress sync.Map // progress token -> func(plugins.Event)
+	tokens   atomic.Uint64
+	check    chan struct{}
+	done     chan struct{}
+}
+
+var _ runtime.Dispatcher = (*Server)(nil)
+
+// Start starts the upstream server of svc (which must have an Upstream),
+// connects to it, and compares its tools with the contract. The first
+// start must succeed: a command that is missing or does not speak MCP is
+// an error here, not a restart loop.
+func Start(ctx context.Context, svc *catalog.Service, opts Options) (*Server, error) {
+	if svc.Upstream == nil {
+		return nil, fmt.Errorf("service %q has no upstream", svc.Name)
+	}
+	opts = opts.withDefaults()
+	sp, err := newSpec(svc, opts)
+	if err != nil {
+		return nil, fmt.Errorf("the upstream of service %q: %w", svc.Name, err)
+	}
+	s := &Server{svc: svc, opts: opts, spec: sp, byKey: map[string]*catalog.Tool{},
+		drift: map[[2]string]int64{}, check: make(chan struct{}, 1), done: make(chan struct{})}
+	for _, t := range svc.Tools {
+		s.tools = append(s.tools, t.Name)
+		s.byKey[t.Name] = t
+	}
+	sort.Strings(s.tools)
+	none := map[string][]lock.Change{}
+	s.withdrawn.Store(&none)
+	s.client = mcp.NewClient(&mcp.Implementation{Name: "toolc", Version: buildinfo.Version()}, &mcp.ClientOptions{
+		// No roots, sampling or elicitation: toolc cannot yet carry a
+		// server's question to its own client in the middle of a call,
+		// so it offers none, and a server that asks anyway is refused.
+		Capabilities:                &mcp.ClientCapabilities{},
+		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.checkSoon() },
+		ProgressNotificationHandler: s.onProgress,
+		LoggingMessageHandler:       s.onLog,
+	})
+	sess, err := s.connect(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("starting the upstream of service %q: %w", svc.Name, err)
+	}
+	s.sess = sess
+	if err := s.Check(ctx); err != nil {
+		s.Close(0)
+		return nil, fmt.Errorf("listing the tools of the upstream of service %q: %w", svc.Name, err)
+	}
+	go s.watch()
+	return s, nil
+}
+
+// Service returns the service the server serves.
+func (s *Server) Service() *catalog.Service { return s.svc }
+
+// Tools lists every tool the contract declares: withdrawn ones too, as
+// the runtime asks a dispatcher for the tools of its service, and Filter
+// decides what is served.
+func (s *Server) Tools() []string { return s.tools }
+
+// Withdrawn returns the withdrawn tools, by contract key, with the
+// changes that withdrew each.
+func (s *Server) Withdrawn() map[string][]lock.Change { return *s.withdrawn.Load() }
+
+// Pid returns the process ID of a command's server, or 0.
+func (s *Server) Pid() int {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.sess == nil || s.sess.proc == nil {
+		return 0
+	}
+	return s.sess.proc.pid()
+}
+
+// Call forwards a call whose arguments the runtime has validated.
+func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMessage, onEvent func(plugins.Event)) (*plugins.Result, error) {
+	t := s.byKey[tool]
+	if t == nil {
+		return nil, fmt.Errorf("service %q has no tool %q", s.svc.Name, tool)
+	}
+	if changes, ok := s.Withdrawn()[tool]; ok {
+		return plugins.Errorf("%s is withdrawn: its definition on the upstream server of service %q differs from the contract (%s); it is refused until the contract is updated or the server reverts",
+			tool, s.svc.Name, describe(changes)), nil
+	}
+	parent := ctx
+	if s.spec.callTimeout > 0 {
+		var cancel context.CancelFunc
+		ctx, cancel = context.WithTimeout(ctx, s.spec.callTimeout)
+		defer cancel()
+	}
+	// ownTimeout tells the contract's callTimeout from the runtime's own
+	// and the caller's, so that the message names the bound that ended
+	// the call.
+	ownTimeout := func() bool {
+		return errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil
+	}
+	sess, err := s.live(ctx)
+	if err != nil {
+		if ownTimeout() {
+			return plugins.Errorf("%s was not run: the upstream server of service %q did not come back within %s, its callTimeout", tool, s.svc.Name, s.spec.callTimeout), nil
+		}
+		return nil, err
+	}
+	defer s.inflight.Done()
+	defer s.busy.Add(-1)
+
+	params := &mcp.CallToolParams{Name: UpstreamName(t), Arguments: args}
+	meta := mcp.Meta{}
+	if onEvent != nil {
+		token := "toolc-" + strconv.FormatUint(s.tokens.Add(1), 10)
+		s.progress.Store(token, onEvent)
+		defer s.progress.Delete(token)
+		meta["progressToken"] = token
+	}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	for k, v := range carrier {
+		meta[k] = v
+	}
+	if len(meta) > 0 {
+		params.Meta = meta
+	}
+	res, err := sess.cs.CallTool(ctx, params)
+	if err != nil {
+		if why := sess.why.Load(); why != nil {
+			return nil, errors.New(*why)
+		}
+		if ownTimeout() {
+			return plugins.Errorf("%s did not finish within %s, the callTimeout of its upstream server, and was cancelled", tool, s.spec.callTimeout), nil
+		}
+		if ctx.Err() != nil {
+			return nil, ctx.Err()
+		}
+		var wire *jsonrpc.Error
+		if errors.As(err, &wire) && !sess.ended() {
+			// A JSON-RPC error from the server: the model reads it, as
+			// it reads a tool error.
+			return plugins.Errorf("the upstream server of service %q refused the call: %s", s.svc.Name, truncate(err.Error(), 2000)), nil
+		}
+		// Anything else is the connection failing (the process exited,
+		// wrote what is not JSON-RPC, or sent a message over the limit):
+		// the session is done for, and a new one is started.
+		return nil, s.endedDuringCall(sess, err)
+	}
+	s.mu.Lock()
+	s.failures = 0 // a server that answers starts a fresh backoff
+	s.mu.Unlock()
+	return convertResult(res)
+}
+
+// endedDuringCall says that the session ended under a call, and what
+// happens next.
+func (s *Server) endedDuringCall(sess *session, cause error) error {
+	sess.close(0)
+	restarting := s.lost(sess)
+	how := ""
+	if st := sess.exitStatus(); st != "" {
+		how = " (" + st + ")"
+	} else if cause != nil {
+		how = " (" + truncate(cause.Error(), 300) + ")"
+	}
+	if !restarting {
+		return fmt.Errorf("the upstream server of service %q went away during the call%s; it is not restarted, as it is being stopped", s.svc.Name, how)
+	}
+	return fmt.Errorf("the upstream server of service %q went away during the call%s; it is being restarted, so the call can be retried", s.svc.Name, how)
+}
+
+// live returns a running session, counted in flight, restarting the
+// server first when it is down, for as long as ctx allows.
+func (s *Server) live(ctx context.Context) (*session, error) {
+	for {
+		s.mu.Lock()
+		if s.closed {
+			s.mu.Unlock()
+			return nil, fmt.Errorf("the upstream server of service %q has been stopped", s.svc.Name)
+		}
+		if s.sess != nil && !s.sess.ended() {
+			s.inflight.Add(1)
+			s.busy.Add(1)
+			sess := s.sess
+			s.mu.Unlock()
+			return sess, nil
+		}
+		if s.sess != nil {
+			s.recordLoss()
+		}
+		wait := s.beginRestart()
+		s.mu.Unlock()
+		select {
+		case <-wait:
+		case <-ctx.Done():
+			return nil, fmt.Errorf("the upstream server of service %q is restarting: %w", s.svc.Name, ctx.Err())
+		}
+		s.mu.Lock()
+		up := s.sess != nil && !s.sess.ended()
+		err := s.restartErr
+		s.mu.Unlock()
+		if !up && err != nil {
+			return nil, err
+		}
+	}
+}
+
+// beginRestart starts a restart unless one is under way. s.mu is held.
+func (s *Server) beginRestart() chan struct{} {
+	if s.restarting == nil {
+		s.restarting = make(chan struct{})
+		go s.restart(s.restarting, time.Until(s.nextStart))
+	}
+	return s.restarting
+}
+
+func (s *Server) restart(done chan struct{}, delay time.Duration) {
+	if delay > 0 {
+		select {
+		case <-time.After(delay):
+		case <-s.done:
+		}
+	}
+	sess, err := s.connect(context.Background())
+	if err != nil {
+		err = fmt.Errorf("restarting the upstream server of service %q: %w", s.svc.Name, err)
+	}
+	s.mu.Lock()
+	s.restarting = nil
+	s.restartErr = err
+	switch {
+	case err != nil:
+		s.failures++
+		s.nextStart = time.Now().Add(s.delay())
+		s.opts.Logger.Warn("upstream restart failed", "service", s.svc.Name, "error", err)
+	case s.closed:
+		sess.close(0)
+		s.restartErr = fmt.Errorf("the upstream server of service %q has been stopped", s.svc.Name)
+	default:
+		s.opts.Logger.Info("upstream restarted", "service", s.svc.Name, "pid", sess.proc.pid())
+		s.sess = sess
+	}
+	s.mu.Unlock()
+	close(done)
+	if err == nil {
+		s.checkSoon() // the new process may serve other tools
+	}
+}
+
+// lost records that sess ended, unless it was replaced already, and
+// starts a restart. It reports whether one is under way.
+func (s *Server) lost(sess *session) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.closed {
+		return false
+	}
+	if s.sess == sess {
+		s.recordLoss()
+	}
+	if s.sess == nil {
+		s.beginRestart()
+	}
+	return true
+}
+
+// recordLoss drops the current session. s.mu is held.
+func (s *Server) recordLoss() {
+	s.opts.Logger.Warn("upstream server went away", "service", s.svc.Name, "status", s.sess.exitStatus())
+	s.sess.close(0)
+	s.sess = nil
+	s.failures++
+	s.nextStart = time.Now().Add(s.delay())
+}
+
+func (s *Server) delay() time.Duration {
+	d := minRestartDelay << min(max(s.failures-1, 0), 10)
+	return min(d, maxRestartDelay)
+}
+
+// checkSoon asks the watcher for a pin check.
+func (s *Server) checkSoon() {
+	select {
+	case s.check <- struct{}{}:
+	default:
+	}
+}
+
+// watch runs the health check and the pin checks until Close.
+func (s *Server) watch() {
+	health := time.NewTicker(max(s.opts.HealthInterval, time.Millisecond))
+	if s.opts.HealthInterval < 0 {
+		health.Stop()
+	}
+	defer health.Stop()
+	pin := time.NewTicker(s.spec.checkInterval)
+	defer pin.Stop()
+	for {
+		select {
+		case <-s.done:
+			return
+		case <-health.C:
+			s.ping()
+		case <-pin.C:
+			s.runCheck()
+		case <-s.check:
+			s.runCheck()
+		}
+	}
+}
+
+func (s *Server) runCheck() {
+	ctx, cancel := context.WithTimeout(context.Background(), s.spec.startTimeout)
+	defer cancel()
+	if err := s.Check(ctx); err != nil {
+		s.opts.Logger.Warn("upstream tool check failed", "service", s.svc.Name, "error", err)
+	}
+}
+
+// ping checks that the server answers, and restarts one that does not.
+func (s *Server) ping() {
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess == nil {
+		return
+	}
+	if sess.ended() {
+		s.lost(sess)
+		return
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), s.opts.HealthTimeout)
+	err := sess.cs.Ping(ctx, nil)
+	cancel()
+	if err == nil || sess.ended() {
+		return
+	}
+	why := fmt.Sprintf("the upstream server of service %q stopped answering: it did not answer a ping within %s, so it was stopped and is being restarted; the call can be retried", s.svc.Name, s.opts.HealthTimeout)
+	sess.why.CompareAndSwap(nil, &why)
+	s.opts.Logger.Warn("upstream server failed its ping; restarting it", "service", s.svc.Name, "error", err)
+	sess.close(0)
+	s.lost(sess)
+}
+
+// Check compares the server's live tools with the contract now, and
+// withdraws or restores tools accordingly. A server that cannot be
+// listed (it is restarting) leaves the tools as they were; one that
+// lists more than MaxTools has every tool withdrawn.
+func (s *Server) Check(ctx context.Context) error {
+	s.checkMu.Lock()
+	defer s.checkMu.Unlock()
+	s.mu.Lock()
+	sess := s.sess
+	s.mu.Unlock()
+	if sess == nil || sess.ended() {
+		return fmt.Errorf("the server is not running")
+	}
+	live, err := listTools(ctx, sess.cs)
+	var changes []lock.Change
+	var tooMany *tooManyError
+	switch {
+	case errors.As(err, &tooMany):
+		for _, t := range s.svc.Tools {
+			changes = append(changes, change(s.svc, t, "tool-list-refused", true, "%v", err))
+		}
+	case err != nil:
+		return err
+	default:
+		changes = Compare(s.svc, live)
+	}
+	s.apply(byTool(s.svc, changes), changes)
+	return nil
+}
+
+// apply stores a new set of withdrawn tools, logs and counts what
+// changed, and tells OnChange.
+func (s *Server) apply(now map[string][]lock.Change, all []lock.Change) {
+	before := s.Withdrawn()
+	changed := false
+	for _, tool := range s.tools {
+		was, is := before[tool], now[tool]
+		switch {
+		case is != nil && (was == nil || describe(was) != describe(is)):
+			changed = changed || was == nil
+			s.opts.Logger.Warn("upstream tool withdrawn: its live definition differs from the contract",
+				"service", s.svc.Name, "tool", tool, "difference", describe(is))
+			s.driftMu.Lock()
+			for _, c := range is {
+				s.drift[[2]string{tool, c.Rule}]++
+			}
+			s.driftMu.Unlock()
+		case is == nil && was != nil:
+			changed = true
+			s.opts.Logger.Info("upstream tool restored: it matches the contract again", "service", s.svc.Name, "tool", tool)
+		}
+	}
+	for _, c := range all {
+		if c.Rule == "tool-added" && s.byKey[c.Tool] == nil {
+			s.opts.Logger.Debug("upstream tool not declared; not served", "service", s.svc.Name, "tool", truncate(c.Tool, 128))
+		}
+	}
+	s.withdrawn.Store(&now)
+	if changed && s.opts.OnChange != nil {
+		s.opts.OnChange(s.svc.Name)
+	}
+}
+
+// DriftCount is how many times a tool was found to differ from its
+// contract, by the rule of the difference.
+type DriftCount struct {
+	Service, Tool, Rule string
+	Count               int64
+}
+
+// Drift returns the counts of differences found, sorted.
+func (s *Server) Drift() []DriftCount {
+	s.driftMu.Lock()
+	defer s.driftMu.Unlock()
+	out := make([]DriftCount, 0, len(s.drift))
+	for k, n := range s.drift {
+		out = append(out, DriftCount{Service: s.svc.Name, Tool: k[0], Rule: k[1], Count: n})
+	}
+	slices.SortFunc(out, func(a, b DriftCount) int {
+		if a.Tool != b.Tool {
+			return cmpString(a.Tool, b.Tool)
+		}
+		return cmpString(a.Rule, b.Rule)
+	})
+	return out
+}
+
+func cmpString(a, b string) int {
+	switch {
+	case a < b:
+		return -1
+	case a > b:
+		return 1
+	}
+	return 0
+}
+
+type tooManyError struct{ n int }
+
+func (e *tooManyError) Error() string {
+	return fmt.Sprintf("the server lists more than %d tools (or more than %d pages of them); toolc reads no further, and serves none of its tools", MaxTools, maxPages)
+}
+
+// listTools pages through tools/list, within MaxTools and maxPages.
+func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) {
+	var out []*mcp.Tool
+	params := &mcp.ListToolsParams{}
+	for page := 0; ; page++ {
+		if page >= maxPages {
+			return nil, &tooManyError{len(out)}
+		}
+		res, err := cs.ListTools(ctx, params)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, res.Tools...)
+		if len(out) > MaxTools {
+			return nil, &tooManyError{len(out)}
+		}
+		if res.NextCursor == "" {
+			return out, nil
+		}
+		params = &mcp.ListToolsParams{Cursor: res.NextCursor}
+	}
+}
+
+// onProgress passes a server's progress to the call that asked for it.
+func (s *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
+	tok, _ := req.Params.ProgressToken.(string)
+	if f, ok := s.progress.Load(tok); ok {
+		f.(func(plugins.Event))(plugins.Event{Progress: &plugins.ProgressEvent{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message}})
+	}
+}
+
+// onLog writes a server's log notifications to toolc's log: MCP ties
+// them to no call.
+func (s *Server) onLog(_ context.Context, req *mcp.LoggingMessageRequest) {
+	data, _ := json.Marshal(req.Params.Data)
+	s.opts.Logger.Info("upstream log", "service", s.svc.Name, "level", string(req.Params.Level), "logger", req.Params.Logger, "data", truncate(string(data), 4096))
+}
+
+// Close stops the server after the calls in flight finish, or after
+// grace, whichever comes first. It may be called more than once.
+func (s *Server) Close(grace time.Duration) {
+	s.Stop(grace, "its upstream server was stopped")
+}
+
+// Stop is Close, with the reason a call still running after grace is
+// given.
+func (s *Server) Stop(grace time.Duration, reason string) {
+	s.mu.Lock()
+	if !s.closed {
+		s.closed = true
+		close(s.done)
+	}
+	sess := s.sess
+	idle := s.busy.Load() == 0
+	s.mu.Unlock()
+	if sess == nil {
+		return
+	}
+	if !idle && !graceful.Wait(&s.inflight, grace) {
+		why := fmt.Sprintf("the upstream server of service %q was stopped before the call finished: %s", s.svc.Name, reason)
+		sess.why.CompareAndSwap(nil, &why)
+	}
+	sess.close(2 * time.Second)
+}
+
+// Filter returns cat without the tools that the servers have withdrawn.
+// It returns cat itself when none is.
+func Filter(cat *catalog.Catalog, servers map[string]*Server) *catalog.Catalog {
+	var keep []string
+	dropped := false
+	for svc, t := range cat.Tools() {
+		if srv := servers[svc.Name]; srv != nil {
+			if _, out := srv.Withdrawn()[t.Name]; out {
+				dropped = true
+				continue
+			}
+		}
+		keep = append(keep, t.Name)
+	}
+	if !dropped {
+		return cat
+	}
+	sub, err := cat.Select(keep...)
+	if err != nil {
+		return cat // cannot happen: every name is the catalog's
+	}
+	sub.Seal()
+	return sub
+}
+
+// Filter is the package's Filter for this server alone.
+func (s *Server) Filter(cat *catalog.Catalog) *catalog.Catalog {
+	return Filter(cat, map[string]*Server{s.svc.Name: s})
+}
