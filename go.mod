@@ -22,6 +22,7 @@ require (
 	github.com/segmentio/encoding v0.5.4
 	github.com/tiktoken-go/tokenizer v0.10.0
 	github.com/zitadel/oidc/v3 v3.52.0
+	go.etcd.io/bbolt v1.4.3
 	go.opentelemetry.io/otel v1.47.0
 	go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp v1.47.0
 	go.opentelemetry.io/otel/sdk v1.47.0

@@ -290,7 +290,7 @@ func (m *Manager) Close() {
 	for _, r := range runs {
 		r.cancel()
 		r.finish(func(t *taskstore.Task) {
-			t.Status, t.Error = taskstore.Failed, &taskstore.Error{Code: codeInternal, Message: "the server running the task shut down before it finished"}
+			t.Status, t.Error = taskstore.Failed, &taskstore.Error{Code: codeInternal, Message: shutDown}
 			t.StatusMessage = t.Error.Message
 		})
 	}
@@ -395,8 +395,18 @@ func (r *run) ask(questions []plugins.InputRequest) {
 
 // end stores the call's outcome.
 func (r *run) end(o outcome) {
+	// A call that ends in error while the server drains was, most likely,
+	// cut short by the shutdown: the task did not finish.
+	stopped := r.m.rt.Draining() && (o.err != nil || o.res.IsError)
 	r.finish(func(t *taskstore.Task) {
 		switch {
+		case stopped:
+			msg := shutDown
+			if o.err == nil && len(o.res.Content) > 0 {
+				msg += ": " + o.res.Content[0].Text
+			}
+			t.Status, t.Error = taskstore.Failed, &taskstore.Error{Code: codeInternal, Message: msg}
+			t.StatusMessage = msg
 		case o.err != nil:
 			code := codeInternal
 			if errors.Is(o.err, runtime.ErrUnknownTool) {
@@ -461,6 +471,10 @@ func (r *run) update(change func(*taskstore.Task)) (*taskstore.Task, error) {
 }
 
 var errEnded = errors.New("the task has ended")
+
+// shutDown is the error of a task whose server shut down before it
+// finished.
+const shutDown = "the server running the task shut down before it finished"
 
 // events routes a call's events: to the request while it waits, then,
 // once the call is a task, its progress to the task's status message.

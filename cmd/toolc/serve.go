@@ -102,7 +102,7 @@ func addServeFlags(fs interface {
 		idleTimeout:  fs.Duration("idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long"),
 		authIssuer:   fs.String("auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)"),
 		authResource: fs.String("auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp"),
-		taskStore:    fs.String("task-store", "", "keep the tasks of task tools in `URL`: memory:, file:PATH or redis://HOST:PORT/DB (default memory:)"),
+		taskStore:    fs.String("task-store", "", "keep the tasks of task tools in `URL`: memory:, file:PATH or redis://HOST:PORT/DB (default: serve, a file in the state directory for its address; dev, memory:)"),
 		taskTimeout:  fs.Duration("task-timeout", tasks.DefaultTimeout, "bound on the call of a task, in place of --timeout"),
 		taskTTL:      fs.Duration("task-ttl", tasks.DefaultTTL, "keep a task, and its result, this long after it starts"),
 		auditArgs:    fs.Bool("audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)"),
@@ -279,7 +279,7 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	defer rpc.CleanupClients()
 
 	rt := runtime.New(runtime.Options{CallTimeout: *sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: *sf.auditArgs, TracerProvider: tp})
-	closeTasks, err := openTasks(e, rt, sf)
+	closeTasks, err := openTasks(e, cmd, rt, sf, ln)
 	if err != nil {
 		return err
 	}
