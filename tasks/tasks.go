@@ -112,6 +112,9 @@ type Manager struct {
 	mu      sync.Mutex
 	running map[string]*run
 	closed  bool
+	// stopLease stops the renewal of this replica's lease, with a store
+	// shared by replicas (taskstore.Leases).
+	stopLease func()
 }
 
 // New returns a Manager of calls on rt. Close it when done.
@@ -120,8 +123,45 @@ func New(rt *runtime.Runtime, opts Options) *Manager {
 	m := &Manager{rt: rt, opts: opts, now: time.Now, running: map[string]*run{},
 		lim: taskstore.Limits{PerOwner: max(opts.MaxPerCaller, 0), Total: max(opts.MaxTasks, 0), MaxBytes: max(opts.MaxTaskBytes, 0)}}
 	m.unsub = opts.Store.Subscribe(m.wake)
+	m.stopLease = func() {}
+	if l, ok := opts.Store.(taskstore.Leases); ok {
+		m.stopLease = m.renewLease(l)
+	}
 	return m
 }
+
+// leaseTTL is how long a replica's lease lasts unrenewed: a replica dead
+// this long has its tasks failed (see Get). It is renewed every third of
+// it.
+const leaseTTL = 15 * time.Second
+
+func (m *Manager) renewLease(l taskstore.Leases) func() {
+	ctx, cancel := context.WithCancel(context.Background())
+	renew := func() {
+		if err := l.Renew(ctx, m.opts.Replica, leaseTTL); err != nil && ctx.Err() == nil {
+			m.opts.Logger.Error("renewing this replica's lease in the task store", "error", err)
+		}
+	}
+	renew()
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		tick := time.NewTicker(leaseTTL / 3)
+		defer tick.Stop()
+		for {
+			select {
+			case <-ctx.Done():
+				return
+			case <-tick.C:
+				renew()
+			}
+		}
+	}()
+	return func() { cancel(); <-done }
+}
+
+// runnerDied is the error of a task whose replica died.
+const runnerDied = "the replica running the task stopped before the task finished"
 
 // Options returns the Manager's options, with their defaults.
 func (m *Manager) Options() Options { return m.opts }
@@ -205,6 +245,23 @@ func (m *Manager) Get(ctx context.Context, owner, id string) (*taskstore.Task, e
 	if t.Owner != owner {
 		return nil, ErrNotFound
 	}
+	if l, ok := m.opts.Store.(taskstore.Leases); ok && !t.Status.Terminal() && t.Runner != m.opts.Replica {
+		// Its handler runs on another replica: if that one died, so did
+		// the handler, and the task can never finish.
+		if alive, err := l.Alive(ctx, t.Runner); err == nil && !alive {
+			failed, err := m.opts.Store.Update(ctx, id, m.lim, func(t *taskstore.Task) error {
+				if !t.Status.Terminal() {
+					t.Status, t.Questions = taskstore.Failed, nil
+					t.Error = &taskstore.Error{Code: codeInternal, Message: runnerDied}
+					t.StatusMessage, t.UpdatedAt = runnerDied, m.now().UTC()
+				}
+				return nil
+			})
+			if err == nil {
+				return failed, nil
+			}
+		}
+	}
 	return t, nil
 }
 
@@ -287,6 +344,7 @@ func (m *Manager) Close() {
 	}
 	m.mu.Unlock()
 	m.unsub()
+	m.stopLease()
 	for _, r := range runs {
 		r.cancel()
 		r.finish(func(t *taskstore.Task) {

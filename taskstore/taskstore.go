@@ -161,3 +161,13 @@ func Decode(b []byte) (*Task, error) {
 	}
 	return &t, nil
 }
+
+// Leases is what a Store shared by several processes adds: each process
+// renews a lease of its own while it lives, so that the others can tell
+// that a task's Runner died with its handler.
+type Leases interface {
+	// Renew holds replica's lease for ttl.
+	Renew(ctx context.Context, replica string, ttl time.Duration) error
+	// Alive reports whether replica's lease holds.
+	Alive(ctx context.Context, replica string) (bool, error)
+}

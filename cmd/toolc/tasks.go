@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"net"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/toolc/toolc/tasks"
 	"github.com/toolc/toolc/taskstore"
 	"github.com/toolc/toolc/taskstore/boltstore"
+	"github.com/toolc/toolc/taskstore/redisstore"
 )
 
 // openTasks opens the task store that --task-store names, and the Manager
@@ -58,7 +60,7 @@ func openTaskStore(url string) (taskstore.Store, error) {
 		}
 		return boltstore.Open(path)
 	case strings.HasPrefix(url, "redis://"):
-		return nil, fmt.Errorf("redis:// is not supported yet")
+		return redisstore.Open(context.Background(), url)
 	}
 	return nil, fmt.Errorf("unknown store: give memory:, file:PATH or redis://HOST:PORT/DB")
 }
