@@ -189,6 +189,9 @@ type Call struct {
 	// OnEvent receives the handler's events until the call becomes a
 	// task; nil drops them.
 	OnEvent func(runtime.Event)
+	// Always makes the call a task at once, without the Window: for a
+	// caller that asked for a task (httpapi's POST /v1/tasks).
+	Always bool
 }
 
 // Start runs a call. If it ends within the Window, Start returns its
@@ -201,16 +204,18 @@ func (m *Manager) Start(ctx context.Context, c Call) (*runtime.Result, *taskstor
 	r.ctx, r.cancel = context.WithCancel(context.WithoutCancel(ctx))
 	r.events.forward = c.OnEvent
 	first := r.launch(c.Input)
-	timer := time.NewTimer(m.opts.Window)
-	defer timer.Stop()
-	select {
-	case o := <-first:
-		r.cancel()
-		return o.res, nil, o.err
-	case <-ctx.Done():
-		r.cancel()
-		return nil, nil, ctx.Err()
-	case <-timer.C:
+	if !c.Always {
+		timer := time.NewTimer(m.opts.Window)
+		defer timer.Stop()
+		select {
+		case o := <-first:
+			r.cancel()
+			return o.res, nil, o.err
+		case <-ctx.Done():
+			r.cancel()
+			return nil, nil, ctx.Err()
+		case <-timer.C:
+		}
 	}
 	now := m.now().UTC()
 	t := &taskstore.Task{ID: r.id, Owner: c.Owner, Tool: c.Tool, Status: taskstore.Working,
