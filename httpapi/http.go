@@ -23,6 +23,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
 
 	"github.com/toolc/toolc/catalog"
@@ -60,6 +61,10 @@ type Options struct {
 	// if the load failed, and /healthz answers 503, "starting" until it
 	// opens and "failed" after a load that failed.
 	Gate *mcpserver.Gate
+	// Collectors are served at /metrics beside the calls' counts: the
+	// withdrawals of upstream tools (upstream.Metrics), say. A series
+	// with a tool label is shown to an OAuth caller that sees the tool.
+	Collectors []prometheus.Collector
 }
 
 // NewHandler serves, on one mux: MCP over Streamable HTTP at /mcp, every
@@ -93,7 +98,7 @@ func NewHandler(rt *runtime.Runtime, srv *mcp.Server, opts Options) http.Handler
 	// The metrics name every tool and count its calls: they take the
 	// token too (Prometheus sends it with authorization: credentials),
 	// and an OAuth caller gets those of the tools it sees.
-	m := newMetrics(rt)
+	m := newMetrics(rt, opts.Collectors...)
 	var metrics http.Handler = promhttp.HandlerFor(m.registry, promhttp.HandlerOpts{})
 	if opts.OAuth != nil {
 		metrics = callerMetrics(rt, m)

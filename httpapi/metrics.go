@@ -31,10 +31,11 @@ var (
 		[]string{"tool"}, nil)
 )
 
-func newMetrics(rt *runtime.Runtime) *metrics {
+func newMetrics(rt *runtime.Runtime, more ...prometheus.Collector) *metrics {
 	m := &metrics{registry: prometheus.NewRegistry()}
 	m.registry.MustRegister(callCollector{rt},
 		prometheus.NewGoCollector(), prometheus.NewProcessCollector(prometheus.ProcessCollectorOpts{}))
+	m.registry.MustRegister(more...)
 	return m
 }
 

@@ -196,6 +196,7 @@ type headerTransport struct {
 	base    http.RoundTripper
 	headers http.Header
 	maxBody int64
+	tap     *schemaTap // see schemaTap; nil but for List
 }
 
 func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
@@ -213,6 +214,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	// event itself (MaxEventSize).
 	if !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
 		resp.Body = &limitedBody{r: resp.Body, left: t.maxBody, limit: t.maxBody}
+	}
+	if t.tap != nil {
+		resp.Body = &tapBody{ReadCloser: resp.Body, t: t.tap}
 	}
 	return resp, nil
 }
@@ -305,7 +309,14 @@ func (s *Server) connect(ctx context.Context) (*session, error) {
 		if err != nil {
 			return nil, err
 		}
-		transport = &mcp.IOTransport{Reader: proc.stdout, Writer: proc.stdin, MaxLineLength: s.spec.maxMessage}
+		var stdout io.ReadCloser = proc.stdout
+		if s.tap != nil {
+			stdout = struct {
+				io.Reader
+				io.Closer
+			}{s.tap.reader(proc.stdout), proc.stdout}
+		}
+		transport = &mcp.IOTransport{Reader: stdout, Writer: proc.stdin, MaxLineLength: s.spec.maxMessage}
 	} else {
 		transport = &mcp.StreamableClientTransport{Endpoint: s.spec.url.String(), HTTPClient: s.spec.httpClient,
 			MaxEventSize: s.spec.maxMessage}

@@ -102,7 +102,7 @@ func State(t *mcp.Tool) Stated {
 	}
 	ct.Request = *req
 	if t.OutputSchema != nil {
-		out := &converter{}
+		out := &converter{what: "response field"}
 		resp, err := out.message(t.OutputSchema, "outputSchema")
 		if err != nil {
 			s.Changes = append(s.Changes, fmt.Sprintf("its outputSchema cannot be expressed (it needs %s), so its results are not checked", err))
@@ -154,10 +154,16 @@ func Normalize(t *catalog.Tool) *catalog.Tool {
 
 type converter struct {
 	changes []string
+	// what names a field in messages: "field", or "response field".
+	what string
 }
 
 func (c *converter) changef(format string, args ...any) {
-	c.changes = append(c.changes, fmt.Sprintf(format, args...))
+	msg := fmt.Sprintf(format, args...)
+	if c.what != "" {
+		msg = strings.Replace(msg, "field ", c.what+" ", 1)
+	}
+	c.changes = append(c.changes, msg)
 }
 
 // message converts an object schema into flat fields.
@@ -180,11 +186,21 @@ func (c *converter) message(schema any, where string) (*catalog.Message, error) 
 	}
 	required := stringSet(obj["required"])
 	props, _ := obj["properties"].(map[string]any)
+	// A schema as the server wrote it keeps each property's too, for the
+	// order of a record's fields.
+	var rawProps map[string]json.RawMessage
+	if raw, ok := schema.(json.RawMessage); ok {
+		var top struct {
+			Properties map[string]json.RawMessage `json:"properties"`
+		}
+		json.Unmarshal(raw, &top)
+		rawProps = top.Properties
+	}
 	for _, name := range propertyOrder(schema, props) {
 		if !fieldKeyRE.MatchString(name) {
 			return nil, fmt.Errorf("a field name a contract can spell: %q is neither snake_case nor lowerCamelCase", name)
 		}
-		f, err := c.field(name, props[name], required[name], false)
+		f, err := c.field(name, props[name], rawProps[name], required[name], false)
 		if err != nil {
 			return nil, err
 		}
@@ -345,7 +361,7 @@ func schemaType(p map[string]any) (typ string, nullable bool, err error) {
 
 // field converts one property. inRecord is set for the properties of a
 // record's items.
-func (c *converter) field(name string, schema any, required, inRecord bool) (*catalog.Field, error) {
+func (c *converter) field(name string, schema any, raw json.RawMessage, required, inRecord bool) (*catalog.Field, error) {
 	p, ok := schema.(map[string]any)
 	if !ok {
 		return nil, fmt.Errorf("field %q to have a schema object", name)
@@ -365,6 +381,7 @@ func (c *converter) field(name string, schema any, required, inRecord bool) (*ca
 		f.Description = d
 	} else {
 		f.Description = NoDescription
+		c.changef("field %q has no description from the server; the contract says so", name)
 	}
 	if nullable && required {
 		f.Required = false
@@ -399,8 +416,15 @@ func (c *converter) field(name string, schema any, required, inRecord bool) (*ca
 			}
 		case it == "object" && !inRecord:
 			f.Items = catalog.Object
-			sub := &converter{}
-			m, err := sub.message(items, fmt.Sprintf("items of field %q", name))
+			sub := &converter{what: c.what}
+			var itemSchema any = items
+			var rawItems struct {
+				Items json.RawMessage `json:"items"`
+			}
+			if json.Unmarshal(raw, &rawItems) == nil && len(rawItems.Items) > 0 {
+				itemSchema = rawItems.Items
+			}
+			m, err := sub.message(itemSchema, fmt.Sprintf("items of field %q", name))
 			if err != nil {
 				return nil, fmt.Errorf("the items of field %q to be flat objects: %v", name, err)
 			}

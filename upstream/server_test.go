@@ -64,7 +64,8 @@ func testTools() []*mcp.Tool {
 // newTestServer is a go-sdk server in one of several modes:
 //
 //	normal  the tools of testTools
-//	many    100,000 tools beside them
+//	many    100,000 tools, in pages of 1,000 (made as they are listed:
+//	        go-sdk's AddTool takes a minute for as many in a race build)
 //	hugedesc echo's description is 1 MB
 //	collide GetEcho beside getEcho, which map to one contract key
 func newTestServer(mode string) *mcp.Server {
@@ -78,6 +79,9 @@ func newTestServer(mode string) *mcp.Server {
 	// that mutate can change it with or without a notification.
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if mode == "many" && method == "tools/list" {
+				return manyTools(req.GetParams().(*mcp.ListToolsParams).Cursor), nil
+			}
 			res, err := next(ctx, method, req)
 			if lr, ok := res.(*mcp.ListToolsResult); ok && err == nil {
 				mu.Lock()
@@ -195,10 +199,6 @@ func newTestServer(mode string) *mcp.Server {
 		})
 	}
 	switch mode {
-	case "many":
-		for i := range 100000 {
-			srv.AddTool(&mcp.Tool{Name: fmt.Sprintf("t%06d", i), Description: "One of many", InputSchema: schema(``)}, handlersNoop)
-		}
 	case "hugedesc":
 		echoDesc = strings.Repeat("Echo. ", 1<<20/6)
 	case "collide":
@@ -212,4 +212,18 @@ func newTestServer(mode string) *mcp.Server {
 
 func handlersNoop(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 	return &mcp.CallToolResult{Content: []mcp.Content{&mcp.TextContent{Text: "ok"}}}, nil
+}
+
+// manyTools is the page of 100,000 tools that cursor asks for.
+func manyTools(cursor string) *mcp.ListToolsResult {
+	page := 0
+	fmt.Sscan(cursor, &page)
+	res := &mcp.ListToolsResult{}
+	for i := page * 1000; i < (page+1)*1000; i++ {
+		res.Tools = append(res.Tools, &mcp.Tool{Name: fmt.Sprintf("t%06d", i), Description: "One of many", InputSchema: schema(``)})
+	}
+	if page < 99 {
+		res.NextCursor = fmt.Sprint(page + 1)
+	}
+	return res
 }

@@ -152,6 +152,9 @@ type Server struct {
 	driftMu sync.Mutex
 	drift   map[[2]string]int64
 
+	// tap, set by List, keeps the schemas as the server wrote them.
+	tap *schemaTap
+
 	progress sync.Map // progress token -> func(plugins.Event)
 	tokens   atomic.Uint64
 	check    chan struct{}
@@ -165,6 +168,67 @@ var _ runtime.Dispatcher = (*Server)(nil)
 // start must succeed: a command that is missing or does not speak MCP is
 // an error here, not a restart loop.
 func Start(ctx context.Context, svc *catalog.Service, opts Options) (*Server, error) {
+	s, err := newServer(ctx, svc, opts, nil)
+	if err != nil {
+		return nil, err
+	}
+	if err := s.Check(ctx); err != nil {
+		s.Close(0)
+		return nil, fmt.Errorf("listing the tools of the upstream of service %q: %w", svc.Name, err)
+	}
+	go s.watch()
+	return s, nil
+}
+
+// Listing is what a server says about itself and its tools.
+type Listing struct {
+	// Server is the server's name and version, as initialize gave them.
+	Server *mcp.Implementation
+	// Instructions are the server's instructions, if any.
+	Instructions string
+	Tools        []*mcp.Tool
+}
+
+// List starts the upstream server of svc (whose tools are not read),
+// lists its tools, within MaxTools, and stops it: what toolc import
+// reads.
+func List(ctx context.Context, svc *catalog.Service, opts Options) (*Listing, error) {
+	opts = opts.withDefaults()
+	tap := newSchemaTap(opts.MaxMessageBytes)
+	s, err := newServer(ctx, svc, opts, tap)
+	if err != nil {
+		return nil, err
+	}
+	defer s.Close(time.Second)
+	tools, err := listTools(ctx, s.sess.cs)
+	if err != nil {
+		return nil, err
+	}
+	// The schemas as the server wrote them, in their order.
+	for i, t := range tools {
+		if t == nil {
+			continue
+		}
+		if raw, ok := tap.schemas(t.Name); ok {
+			cp := *t
+			if len(raw.in) > 0 {
+				cp.InputSchema = raw.in
+			}
+			if len(raw.out) > 0 && string(raw.out) != "null" {
+				cp.OutputSchema = raw.out
+			}
+			tools[i] = &cp
+		}
+	}
+	out := &Listing{Tools: tools}
+	if ir := s.sess.cs.InitializeResult(); ir != nil {
+		out.Server, out.Instructions = ir.ServerInfo, ir.Instructions
+	}
+	return out, nil
+}
+
+// newServer starts the server of svc and connects to it.
+func newServer(ctx context.Context, svc *catalog.Service, opts Options, tap *schemaTap) (*Server, error) {
 	if svc.Upstream == nil {
 		return nil, fmt.Errorf("service %q has no upstream", svc.Name)
 	}
@@ -173,7 +237,10 @@ func Start(ctx context.Context, svc *catalog.Service, opts Options) (*Server, er
 	if err != nil {
 		return nil, fmt.Errorf("the upstream of service %q: %w", svc.Name, err)
 	}
-	s := &Server{svc: svc, opts: opts, spec: sp, byKey: map[string]*catalog.Tool{},
+	if tap != nil && sp.httpClient != nil {
+		sp.httpClient.Transport.(*headerTransport).tap = tap
+	}
+	s := &Server{svc: svc, opts: opts, spec: sp, tap: tap, byKey: map[string]*catalog.Tool{},
 		drift: map[[2]string]int64{}, check: make(chan struct{}, 1), done: make(chan struct{})}
 	for _, t := range svc.Tools {
 		s.tools = append(s.tools, t.Name)
@@ -196,11 +263,6 @@ func Start(ctx context.Context, svc *catalog.Service, opts Options) (*Server, er
 		return nil, fmt.Errorf("starting the upstream of service %q: %w", svc.Name, err)
 	}
 	s.sess = sess
-	if err := s.Check(ctx); err != nil {
-		s.Close(0)
-		return nil, fmt.Errorf("listing the tools of the upstream of service %q: %w", svc.Name, err)
-	}
-	go s.watch()
 	return s, nil
 }
 

@@ -11,6 +11,7 @@ import (
 
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/doctext"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -72,14 +73,10 @@ func (shopEcho) Call(_ context.Context, tool, _ string, args json.RawMessage, _ 
 	return plugins.NewResult(plugins.TextContent(tool + " " + string(args))), nil
 }
 
-// TestDeferredToolsEndpointIsExport: for a catalog with deferred tools,
-// GET /v1/tools?format=F (the handler toolc serve mounts) answers, byte
-// for byte, what toolc export --format F prints, strict and not, in every
-// target; and /v1/call reaches a deferred tool through toolc_search_tools
-// and toolc_call_tool, the two tools that the projections without
-// deferred loading of their own give a model.
-func TestDeferredToolsEndpointIsExport(t *testing.T) {
-	dir := writeFiles(t, map[string]string{"svc/shop.cue": deferredShop})
+// serveShop compiles the shop in dir and serves it with echo handlers
+// through the handler toolc serve mounts (MCP, /v1/tools, /v1/call).
+func serveShop(t *testing.T, dir string) *httptest.Server {
+	t.Helper()
 	res, err := compiler.Compile(compiler.Config{Dir: dir}, "./...")
 	if err != nil || res.HasErrors() {
 		t.Fatal(err, res.Diagnostics)
@@ -92,7 +89,34 @@ func TestDeferredToolsEndpointIsExport(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(httpapi.NewHandler(rt, mcpserver.New(rt, mcpserver.Options{}), httpapi.Options{}))
-	defer ts.Close()
+	t.Cleanup(ts.Close)
+	return ts
+}
+
+// postShopCall POSTs body to the server's /v1/call and returns the answer.
+func postShopCall(t *testing.T, url, body string) string {
+	t.Helper()
+	resp, err := http.Post(url+"/v1/call", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	out, _ := io.ReadAll(resp.Body)
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("POST /v1/call %s = %d %s", body, resp.StatusCode, out)
+	}
+	return string(out)
+}
+
+// TestDeferredToolsEndpointIsExport: for a catalog with deferred tools,
+// GET /v1/tools?format=F (the handler toolc serve mounts) answers, byte
+// for byte, what toolc export --format F prints, strict and not, in every
+// target; and /v1/call reaches a deferred tool through toolc_search_tools
+// and toolc_call_tool, the two tools that the projections without
+// deferred loading of their own give a model.
+func TestDeferredToolsEndpointIsExport(t *testing.T) {
+	dir := writeFiles(t, map[string]string{"svc/shop.cue": deferredShop})
+	ts := serveShop(t, dir)
 	get := func(query string) string {
 		t.Helper()
 		resp, err := http.Get(ts.URL + "/v1/tools?" + query)
@@ -138,14 +162,9 @@ func TestDeferredToolsEndpointIsExport(t *testing.T) {
 	call := func(name string, args any) callResponse {
 		t.Helper()
 		body, _ := json.Marshal(map[string]any{"name": name, "arguments": args})
-		resp, err := http.Post(ts.URL+"/v1/call", "application/json", strings.NewReader(string(body)))
-		if err != nil {
-			t.Fatal(err)
-		}
-		defer resp.Body.Close()
 		var out callResponse
-		if err := json.NewDecoder(resp.Body).Decode(&out); err != nil || resp.StatusCode != http.StatusOK {
-			t.Fatalf("POST /v1/call %s = %d, %v", name, resp.StatusCode, err)
+		if err := json.Unmarshal([]byte(postShopCall(t, ts.URL, string(body))), &out); err != nil {
+			t.Fatalf("POST /v1/call %s: %v", name, err)
 		}
 		return out
 	}
@@ -156,5 +175,81 @@ func TestDeferredToolsEndpointIsExport(t *testing.T) {
 	got := call("toolc_call_tool", map[string]any{"name": "refund_payment", "arguments": `{"payment_id": "pay_1"}`})
 	if got.IsError || len(got.Content) != 1 || got.Content[0].Text != `refund_payment {"payment_id":"pay_1"}` {
 		t.Errorf("toolc_call_tool refund_payment: %+v", got)
+	}
+}
+
+// TestDocsDeferredShop runs the example of docs/cli.md's "What each client
+// sees" as printed: its contract is deferredShop; its toolc commands,
+// run in a directory holding the contract as shop/shop.cue, print what
+// it shows; and its /v1/call requests, sent to the shop served as toolc
+// serve serves it, get the answers it shows (the toolc_call_tool one,
+// which it leaves to the handler, reaches refund_payment).
+func TestDocsDeferredShop(t *testing.T) {
+	d := doctext.Read(t)
+	block := func(marker string) doctext.Block {
+		t.Helper()
+		b, err := d.BlockAfter(marker)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return b
+	}
+	if b := block("The shop above in full, as `shop/shop.cue`"); b.Text != deferredShop {
+		t.Fatalf("%s: the shop is not deferredShop of cmd/toolc/deferred_test.go:\n%s", b.Path, b.Text)
+	}
+	dir := writeFiles(t, map[string]string{"shop/shop.cue": deferredShop})
+	ts := serveShop(t, dir)
+
+	// session splits a console block into its commands and what each
+	// printed.
+	type step struct{ cmd, out string }
+	session := func(b doctext.Block) []step {
+		var steps []step
+		for _, line := range strings.SplitAfter(b.Text, "\n") {
+			if cmd, ok := strings.CutPrefix(line, "$ "); ok {
+				steps = append(steps, step{cmd: strings.TrimSpace(cmd)})
+			} else if len(steps) > 0 {
+				steps[len(steps)-1].out += line
+			}
+		}
+		if len(steps) == 0 {
+			t.Fatalf("%s: no command", b.Path)
+		}
+		return steps
+	}
+
+	b := block("In the shop's directory:")
+	for _, s := range session(b) {
+		args := strings.Fields(s.cmd)
+		if args[0] != "toolc" {
+			t.Fatalf("%s: %q is not a toolc command", b.Path, s.cmd)
+		}
+		if r := toolc(t, dir, args[1:]...); r.status != 0 || r.stdout != s.out {
+			t.Errorf("%s: %s = %d, printed\n%s\nwant\n%s\n%s", b.Path, s.cmd, r.status, r.stdout, s.out, r.stderr)
+		}
+	}
+
+	b = block("calls what it found by name, with its arguments as a JSON object in a string:")
+	steps := session(b)
+	if len(steps) != 2 {
+		t.Fatalf("%s: %d commands, want the search and the call", b.Path, len(steps))
+	}
+	for i, s := range steps {
+		rest, ok := strings.CutPrefix(s.cmd, "curl -s localhost:8931/v1/call -d '")
+		body, ok2 := strings.CutSuffix(rest, "'")
+		if !ok || !ok2 {
+			t.Fatalf("%s: %q is not a curl -s localhost:8931/v1/call -d 'BODY'", b.Path, s.cmd)
+		}
+		got := strings.TrimSuffix(postShopCall(t, ts.URL, body), "\n")
+		switch i {
+		case 0:
+			if got != strings.TrimSuffix(s.out, "\n") {
+				t.Errorf("%s: %s answered\n%s\nwant\n%s", b.Path, s.cmd, got, s.out)
+			}
+		case 1:
+			if want := `{"content":[{"type":"text","text":"refund_payment {\"payment_id\":\"pay_1\"}"}],"isError":false}`; got != want {
+				t.Errorf("%s: %s answered %s, want the handler's answer %s", b.Path, s.cmd, got, want)
+			}
+		}
 	}
 }

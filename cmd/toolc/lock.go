@@ -4,7 +4,9 @@ import (
 	"context"
 	"fmt"
 	"os"
+	"os/signal"
 	"strings"
+	"syscall"
 
 	"github.com/toolc/toolc/baseline"
 	"github.com/toolc/toolc/catalog"
@@ -12,6 +14,7 @@ import (
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/tokens"
+	"github.com/toolc/toolc/upstream"
 )
 
 // runLock records the contracts in toolc.lock, accepting every change
@@ -69,6 +72,8 @@ func runDiff(e env, args []string) error {
 	fs := newFlags(e, "diff")
 	against := fs.String("against", "", "compare with a lock file, a catalog file or a git revision (default "+lock.FileName+")")
 	formatName := fs.String("format", "text", "output format: "+strings.Join(diag.FormatNames(), ", "))
+	live := fs.Bool("upstream", false, "compare each contract that has an upstream with its server's live tools instead; exit 1 on any difference")
+	insecure := fs.Bool("insecure", false, "with --upstream: allow an upstream url that is plain http beyond loopback")
 	patterns, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -76,6 +81,12 @@ func runDiff(e env, args []string) error {
 	format, err := diag.ParseFormat(*formatName)
 	if err != nil {
 		return usageErr(err)
+	}
+	if *live {
+		if *against != "" {
+			return usagef("give --against or --upstream, not both")
+		}
+		return diffUpstream(e, format, *insecure, patterns)
 	}
 	base, err := baseline.Load(context.Background(), *against, patterns)
 	if err != nil {
@@ -134,4 +145,48 @@ func tokenGrowth(old *lock.Lock, now *catalog.Catalog, patterns []string) ([]loc
 		now, _ = lock.FromCatalog(now).Strip().Catalog()
 	}
 	return tokens.Growth(before, now)
+}
+
+// diffUpstream is toolc diff --upstream: the contracts with an upstream
+// against their servers' live tools, in the lock's change vocabulary.
+func diffUpstream(e env, format diag.Format, insecure bool, patterns []string) error {
+	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	if err != nil {
+		return err
+	}
+	if res.HasErrors() {
+		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
+		errs, _ := diag.Count(res.Diagnostics)
+		return failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	changes, any, err := upstream.Diff(ctx, res.Catalog, upstream.Options{Base: ".", Stderr: e.stderr, Insecure: insecure})
+	if !any {
+		return usagef("no contract in %s has an upstream", strings.Join(patternsOrDefault(patterns), " "))
+	}
+	if err != nil {
+		return usageErr(err)
+	}
+	if err := diag.Print(e.stdout, format, lock.Diagnostics(changes), nil); err != nil {
+		return err
+	}
+	if len(changes) == 0 {
+		if format == diag.Text {
+			fmt.Fprintf(e.stderr, "toolc diff: the upstream servers match their contracts\n")
+		}
+		return nil
+	}
+	if format == diag.Text {
+		breaking, _, compatible := lock.Tally(changes)
+		fmt.Fprintf(e.stderr, "toolc diff: the upstream servers differ from their contracts: %d breaking, %d compatible; the tools that differ are withdrawn when served\n", breaking, compatible)
+	}
+	return exitWith(exitFail)
+}
+
+func patternsOrDefault(p []string) []string {
+	if len(p) == 0 {
+		return []string{"./..."}
+	}
+	return p
 }

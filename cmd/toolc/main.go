@@ -27,6 +27,7 @@ import (
 	"github.com/toolc/toolc/internal/editdist"
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/memguard"
+	"github.com/toolc/toolc/internal/procsec"
 )
 
 // Exit statuses, pinned by the design.
@@ -147,8 +148,9 @@ func commands() []command {
 		{name: "dev", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", doc: "Serve the tools, and rebuild and reload them as their files change.", run: runDev, rawStderr: true},
 		{name: "call", synopsis: "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", doc: "Call one tool and print its result; JSON arguments from the command line or stdin.", run: runCall, rawStderr: true},
 		{name: "export", synopsis: "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", doc: "Print the tool definitions in a model provider's format.", run: runExport},
+		{name: "import", synopsis: "mcp [--out DIR] {flags} (-- COMMAND [ARG...] | --url URL)", doc: "Write a contract package, with its upstream block and toolc.lock, for an existing MCP server's tools.", run: runImport, sub: true, rawStderr: true},
 		{name: "lock", synopsis: "{flags} [PATTERN...]", doc: "Record the contracts in toolc.lock, accepting every change since.", run: runLock},
-		{name: "diff", synopsis: "[--against FILE|GIT-REF] [--format text|json|github] {flags} [PATTERN...]", doc: "List the changes since toolc.lock, a file or a git revision, and which break it.", run: runDiff},
+		{name: "diff", synopsis: "[--against FILE|GIT-REF | --upstream] [--format text|json|github] {flags} [PATTERN...]", doc: "List the changes since toolc.lock, a file or a git revision, and which break it; or, with --upstream, how upstream servers differ from their contracts.", run: runDiff},
 		{name: "gen", synopsis: "go [--check] {flags} [PATTERN...]", doc: "Generate each contract's Go types and interface into its handler directory.", run: runGen, sub: true},
 		{name: "health", synopsis: "{flags} [URL]", doc: "Ask a server's /healthz whether it serves: exit 0 if so, 1 if not (a container's health check).", run: runHealth},
 		{name: "install", synopsis: clientconfig.IDs() + " {flags} [--bundle DIR | PATTERN...]", doc: "Add the server to the MCP configuration of a desktop client, with absolute paths and the environment it needs.", run: runInstall, sub: true},
@@ -158,6 +160,11 @@ func commands() []command {
 }
 
 func main() {
+	// Before anything reads a secret or starts a process: a handler must
+	// not find $TOOLC_TOKEN in /proc/$PPID/environ.
+	if err := procsec.Seal(); err != nil {
+		fmt.Fprintf(os.Stderr, "toolc: warning: the processes toolc starts may read its environment: %v\n", err)
+	}
 	stop := watchMemory(os.Args[1:], os.Stderr)
 	status := run(os.Args[1:], env{os.Stdin, os.Stdout, os.Stderr})
 	stop()

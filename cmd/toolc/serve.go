@@ -6,6 +6,7 @@ import (
 	"flag"
 	"fmt"
 	"log/slog"
+	"maps"
 	"net"
 	"os"
 	"os/signal"
@@ -16,6 +17,7 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/toolc/toolc/bundle"
 	"github.com/toolc/toolc/catalog"
@@ -28,6 +30,7 @@ import (
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/tasks"
+	"github.com/toolc/toolc/upstream"
 )
 
 const defaultHTTPAddr = "127.0.0.1:8931"
@@ -89,7 +92,7 @@ func addServeFlags(fs interface {
 		stateless:    fs.Bool("stateless", false, "serve MCP without sessions, for replicas behind a load balancer"),
 		timeout:      fs.Duration("timeout", 30*time.Second, "bound on one tool call"),
 		grace:        fs.Duration("grace", 10*time.Second, "on SIGTERM or SIGINT, how long calls in flight may take to finish before the handlers are stopped"),
-		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token"),
+		insecure:     fs.Bool("insecure", false, "serve a non-loopback --http address without --token, and reach an upstream url over plain http beyond loopback"),
 		stateKey:     fs.String("state-key-file", "", "seal the requestState of calls that ask the client with the key in `FILE` (default $TOOLC_STATE_KEY, else a key made at start); replicas share one"),
 		maxSessions:  fs.Int("max-sessions", mcpserver.DefaultMaxSessions, "cap on live MCP sessions; past it the least recently used idle one is closed (-1: no cap)"),
 		sessionIdle:  fs.Duration("session-idle", mcpserver.DefaultSessionIdleTimeout, "close an MCP session with no request for this long (-1s: never)"),
@@ -233,6 +236,8 @@ type tools struct {
 	follow func(ctx context.Context) error
 	// close, if set, releases what load started.
 	close func()
+	// collectors are served at /metrics beside the calls' counts.
+	collectors []prometheus.Collector
 }
 
 // serveTools is the start-up that toolc serve and toolc dev share: it
@@ -300,7 +305,7 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	// once, and the gate holds tools/list and tools/call (and the
 	// function-call API) until the first load is over.
 	srv.AddReceivingMiddleware(gate.Hold)
-	s := &server{e: e, cmd: cmd, sf: sf, rt: rt, srv: srv, gate: gate, ln: ln}
+	s := &server{e: e, cmd: cmd, sf: sf, rt: rt, srv: srv, gate: gate, ln: ln, collectors: t.collectors}
 	return s.serveWhileLoading(ctx, stop, t)
 }
 
@@ -313,6 +318,8 @@ type server struct {
 	srv  *mcp.Server
 	gate *mcpserver.Gate
 	ln   net.Listener // nil with --stdio
+	// collectors are the tools' own metrics (see tools.collectors).
+	collectors []prometheus.Collector
 }
 
 // serveWhileLoading serves from the start and loads the tools meanwhile.
@@ -422,7 +429,7 @@ func (s *server) serve(ctx context.Context, stopSignals func(), stopHandlers fun
 		maxStreams = max(conns/2, 1)
 	}
 	handler := httpapi.NewHandler(s.rt, s.srv, httpapi.Options{
-		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: s.gate,
+		Token: *sf.token, OAuth: sf.oauth, AllowedOrigins: origins, Logger: logger(e), Gate: s.gate, Collectors: s.collectors,
 		MCP: mcpserver.HTTPOptions{Tasks: sf.tasks, Stateless: *sf.stateless, MaxSessions: *sf.maxSessions, SessionIdleTimeout: *sf.sessionIdle, SSEPollAfter: *sf.ssePoll,
 			MaxStreams: maxStreams, MaxCallerStreams: *sf.callerStream, StreamWriteTimeout: *sf.writeTimeout},
 	})
@@ -459,36 +466,36 @@ func runServe(e env, args []string) error {
 		// The drain may come during the build, before there are handlers
 		// to stop: running is set once they run.
 		var mu sync.Mutex
-		var running map[string]*host.Plugin
+		var running *handlers
+		metrics := &upstream.Metrics{}
 		return &tools{
+			collectors: []prometheus.Collector{metrics},
 			load: func(ctx context.Context) error {
-				ps, err := startHandlers(ctx, e, src)
+				hs, err := startAll(ctx, e, src, rt, *sf.insecure)
 				if err != nil {
 					return err
 				}
 				mu.Lock()
-				running = ps
+				running = hs
 				mu.Unlock()
-				if _, err := rt.Swap(src.cat, host.Dispatchers(ps)); err != nil {
-					return failf("%w", err)
-				}
-				return nil
+				metrics.Use(hs.upstreams)
+				return hs.serve(rt, src.cat)
 			},
 			serveFailure: true,
 			stop: func(reason string) {
 				mu.Lock()
 				defer mu.Unlock()
 				if running != nil {
-					host.StopBecause(running, 0, reason)
+					running.stop(reason)
 				}
 			},
-			// The plugins are stopped by the drain, or here if serving
+			// The handlers are stopped by the drain, or here if serving
 			// failed.
 			close: func() {
 				mu.Lock()
 				defer mu.Unlock()
 				if running != nil {
-					host.Stop(running, 0)
+					running.stop("its handler was stopped")
 				}
 			},
 		}, nil
@@ -531,6 +538,54 @@ func loadServable(e env, cmd, dir, file string, patterns []string) (*servable, e
 	return &servable{cat: cat, base: base}, nil
 }
 
+// handlers are what serves a catalog's services: the handler plugins of
+// some, the upstream MCP servers of the others.
+type handlers struct {
+	plugins   map[string]*host.Plugin
+	upstreams *upstream.Set
+}
+
+// startAll starts the handler plugins (building them unless they are a
+// bundle's) and the upstream servers of src's services.
+func startAll(ctx context.Context, e env, src *servable, rt *runtime.Runtime, insecure bool) (*handlers, error) {
+	hosted, ups := upstream.Split(src.cat)
+	ps, err := startHandlers(ctx, e, &servable{cat: hosted, bins: src.bins, base: src.base})
+	if err != nil {
+		return nil, err
+	}
+	set, err := upstream.StartAll(ctx, ups, upstream.Options{
+		Base: src.base, Stderr: e.stderr, Logger: logger(e), Insecure: insecure,
+		// A message may be a result and its encoding: twice the
+		// runtime's bound on a result, which it then enforces.
+		MaxMessageBytes: 2 * rt.Options().MaxResultBytes,
+	})
+	if err != nil {
+		host.Stop(ps, 0)
+		return nil, failf("%w", err)
+	}
+	return &handlers{plugins: ps, upstreams: set}, nil
+}
+
+// serve swaps cat into rt, and keeps it current as upstream tools are
+// withdrawn and restored.
+func (h *handlers) serve(rt *runtime.Runtime, cat *catalog.Catalog) error {
+	dispatchers := host.Dispatchers(h.plugins)
+	maps.Copy(dispatchers, h.upstreams.Dispatchers())
+	if err := h.upstreams.Serve(rt, cat, dispatchers); err != nil {
+		return failf("%w", err)
+	}
+	return nil
+}
+
+// stop stops every handler at once, telling the calls still running why.
+func (h *handlers) stop(reason string) {
+	var wg sync.WaitGroup
+	wg.Add(1)
+	go func() { defer wg.Done(); h.upstreams.Stop(0, reason) }()
+	host.StopBecause(h.plugins, 0, reason)
+	wg.Wait()
+}
+
 // startHandlers starts every service's handler plugin, building them
 // first unless they are a bundle's.
 func startHandlers(ctx context.Context, e env, src *servable) (map[string]*host.Plugin, error) {
@@ -569,6 +624,7 @@ func runCall(e env, args []string) error {
 	fs := newFlags(e, "call")
 	catalogFile := fs.String("catalog", "", "use a catalog built by toolc build instead of compiling contracts")
 	timeout := fs.Duration("timeout", 30*time.Second, "bound on the call")
+	insecure := fs.Bool("insecure", false, "reach an upstream url over plain http beyond loopback")
 	rest, err := parseFlags(fs, args)
 	if err != nil {
 		return err
@@ -604,15 +660,15 @@ func runCall(e env, args []string) error {
 	if src, err = withTool(src, tool); err != nil {
 		return err
 	}
-	running, err := startHandlers(ctx, e, src)
+	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
+	running, err := startAll(ctx, e, src, rt, *insecure)
 	if err != nil {
 		return err
 	}
-	defer host.Stop(running, time.Second)
+	defer running.stop("toolc call ended")
 	defer rpc.CleanupClients()
-	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
-	if _, err := rt.Swap(src.cat, host.Dispatchers(running)); err != nil {
-		return failf("%w", err)
+	if err := running.serve(rt, src.cat); err != nil {
+		return err
 	}
 	res, err := rt.Call(ctx, tool, argsJSON)
 	if err != nil {

@@ -63,3 +63,50 @@ func TestREADMETour(t *testing.T) {
 		}
 	}
 }
+
+// TestREADMESetup runs the first of the README's two set-up commands as
+// printed, in a copy of the checkout and a network namespace of its own:
+// go run ./cmd/toolc dev ./examples/... serves every example's tools on
+// port 8931, which toolc health and /v1/tools then see. The second,
+// scripts/test, is what CI runs (.ci/run execs it), so this test checks
+// that rather than run the suite inside itself.
+func TestREADMESetup(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds every example's handler")
+	}
+	bs, err := docs(t).SectionBlocks("Set-up: two commands")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) == 0 || bs[0].Lang != "sh" {
+		t.Fatal("the Set-up section does not start with an sh block")
+	}
+	var cmds []string
+	for _, line := range strings.Split(strings.TrimSpace(bs[0].Text), "\n") {
+		cmd, _, _ := strings.Cut(line, "#")
+		cmds = append(cmds, strings.TrimSpace(cmd))
+	}
+	if len(cmds) != 2 || cmds[1] != "scripts/test" {
+		t.Fatalf("the set-up commands are %q; want toolc dev, then scripts/test", cmds)
+	}
+	if ci := readFile(t, filepath.Join(repoRoot, ".ci", "run")); !strings.Contains(ci, "\nexec scripts/test\n") {
+		t.Errorf(".ci/run does not run scripts/test, the README's second set-up command:\n%s", ci)
+	}
+	script := shellScript(cmds[0]+" &") +
+		"toolc health --wait 10m\n" +
+		// go run does not pass a signal on to the program it runs, as a
+		// terminal's Ctrl-C reaches both: stop toolc itself.
+		"pkill -TERM -P $!\nwait || true\n"
+	cmd := namespaced(t, false, script)
+	cmd.Dir = copyCheckout(t)
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(toolcBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the set-up's toolc dev, run as printed: %v\n%s", err, out)
+	}
+	for _, want := range []string{`"status":"ok","tools":`, "toolc dev: serving MCP on http://127.0.0.1:8931/mcp"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the set-up's toolc dev did not print %q:\n%s", want, out)
+		}
+	}
+}

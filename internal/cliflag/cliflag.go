@@ -94,7 +94,7 @@ func flagArg(synopsis string, f *flag.Flag) string {
 	if isBool(f) {
 		return ""
 	}
-	words := strings.FieldsFunc(synopsis, func(r rune) bool { return r == ' ' || r == '[' || r == ']' })
+	words := strings.FieldsFunc(synopsis, func(r rune) bool { return r == ' ' || r == '[' || r == ']' || r == '(' || r == ')' })
 	for i, word := range words {
 		if word == Dashes(f.Name)+f.Name && i+1 < len(words) && !strings.HasPrefix(words[i+1], "-") && words[i+1] != "|" {
 			return words[i+1]
@@ -117,7 +117,7 @@ func zeroDefault(f *flag.Flag) bool {
 // mentions reports whether a synopsis names the flag.
 func mentions(synopsis, flag string) bool {
 	return slices.ContainsFunc(strings.FieldsFunc(synopsis, func(r rune) bool {
-		return r == ' ' || r == '[' || r == ']' || r == '|'
+		return r == ' ' || r == '[' || r == ']' || r == '|' || r == '(' || r == ')'
 	}), func(word string) bool { return word == Dashes(flag)+flag })
 }
 

@@ -141,7 +141,9 @@ func TestReferenceIndexed(t *testing.T) {
 
 var (
 	// doctextComment is the line after a block that says who runs it.
-	doctextComment = regexp.MustCompile(`^<!-- doctext: (tested by (Test\w+(?:, Test\w+)*)|illustrative: \S.*) -->$`)
+	// After the tests, a note may follow a semicolon: "; toolc serve
+	// ./examples/weather" tells TestDocsTranscripts what to serve.
+	doctextComment = regexp.MustCompile(`^<!-- doctext: (tested by (Test\w+(?:, Test\w+)*)(?:; [^>]*)?|illustrative: \S.*) -->$`)
 	// command finds toolc, go or curl run as a command: at the start of
 	// a line or after ;, &, |, ( or $(, behind variable assignments.
 	command = regexp.MustCompile(`(?:^|[;&|(]\s*)(?:[A-Za-z_][A-Za-z0-9_]*=(?:'[^']*'|"[^"]*"|\S*)\s+)*(toolc|go|curl)(?:\s|$)`)
@@ -165,8 +167,9 @@ func commands(b doctext.Block) []string {
 			continue
 		}
 		// A command goes on after a backslash or a pipe at the end of
-		// its line: "printf ... |" then "toolc serve --stdio".
-		for (strings.HasSuffix(line, "\\") || strings.HasSuffix(line, "|")) && i+1 < len(lines) {
+		// its line ("printf ... |" then "toolc serve --stdio"), and
+		// inside a quoted argument that a line break splits.
+		for (strings.HasSuffix(line, "\\") || strings.HasSuffix(line, "|") || strings.Count(line, "'")%2 == 1) && i+1 < len(lines) {
 			i++
 			line = strings.TrimSuffix(line, "\\") + " " + strings.TrimSpace(lines[i])
 		}

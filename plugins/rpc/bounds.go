@@ -39,11 +39,7 @@ func (c *Client) recvLimit(limit int) []grpc.CallOption {
 	if o := c.recv.Load(); o != nil && o.limit == limit {
 		return o.opts
 	}
-	// The protobuf of a result holds its bytes and a few of tags and
-	// lengths per content block: an eighth more, and 64 KiB, leave room
-	// for tens of thousands of blocks.
-	n := min(limit+limit/8+64<<10, MaxMessageSize)
-	o := &recvOption{limit: limit, opts: []grpc.CallOption{grpc.MaxCallRecvMsgSize(n)}}
+	o := &recvOption{limit: limit, opts: []grpc.CallOption{grpc.MaxCallRecvMsgSize(recvBound(limit))}}
 	c.recv.Store(o)
 	return o.opts
 }

@@ -33,8 +33,8 @@ func TestCallerProtocolVersions(t *testing.T) {
 	}
 
 	c, _ := startToolbox(t)
-	if c.version != 4 {
-		t.Fatalf("agreed on version %d, want 4", c.version)
+	if c.version != ProtocolVersion {
+		t.Fatalf("agreed on version %d, want %d", c.version, ProtocolVersion)
 	}
 	res, err := c.Call(ctx, "caller", "c", json.RawMessage(`{}`), nil)
 	if err != nil {

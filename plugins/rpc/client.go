@@ -80,6 +80,12 @@ type Client struct {
 	release func()
 	// recv is the receive bound of the last limit a call had.
 	recv atomic.Pointer[recvOption]
+	// mux is the Calls stream (protocol version 5), opened by the first
+	// call; muxMu guards it.
+	muxMu sync.Mutex
+	mux   *mux
+	// noMux is set once the plugin turned out to serve no Calls.
+	noMux atomic.Bool
 }
 
 // Start launches the plugin binary, performs the handshake and asks it
@@ -316,13 +322,24 @@ func (c *Client) KillNow() {
 		c.cmd.Process.Kill()
 	}
 	c.pc.Kill()
+	c.endMux()
 	c.released()
+}
+
+// endMux closes the Calls stream, if there is one.
+func (c *Client) endMux() {
+	c.muxMu.Lock()
+	defer c.muxMu.Unlock()
+	if c.mux != nil {
+		c.mux.end()
+	}
 }
 
 // Kill stops the plugin: gracefully if it answers, else by force. It
 // returns once the process is gone, and may be called more than once.
 func (c *Client) Kill() {
 	c.pc.Kill()
+	c.endMux()
 	c.released()
 }
 
@@ -350,6 +367,24 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	if who, ok := plugins.CallerOf(ctx); ok && c.version >= 4 {
 		req.Caller = callerToPB(who)
 	}
+	// A traced call's trace context travels in its RPC's metadata (see
+	// trace.go); every other call of a plugin of version 5 takes the
+	// Calls stream.
+	if !traced(ctx) {
+		if m := c.muxFor(plugins.ResultLimit(ctx)); m != nil {
+			return c.callMux(ctx, m, req, onEvent)
+		}
+	}
+	return c.callRPC(ctx, req, onEvent)
+}
+
+// callRPC is Call over a Call RPC of its own.
+func (c *Client) callRPC(ctx context.Context, req *pb.CallRequest, onEvent func(plugins.Event)) (*plugins.Result, error) {
+	tool := req.Tool
+	// The runtime's bound on the result bounds every message of the call
+	// as gRPC receives it: a larger one is refused from its header, before
+	// a byte of it is read or held.
+	limit := plugins.ResultLimit(ctx)
 	rpcCtx := ctx
 	if d, ok := ctx.Deadline(); ok && c.version >= 2 {
 		// The deadline goes in the request, and gRPC gets ctx without
@@ -360,10 +395,6 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 		req.TimeoutNanos = max(int64(time.Until(d)), 1)
 		rpcCtx = withoutDeadline{ctx}
 	}
-	// The runtime's bound on the result bounds every message of the call
-	// as gRPC receives it: a larger one is refused from its header, before
-	// a byte of it is read or held.
-	limit := plugins.ResultLimit(ctx)
 	stream, err := c.rpc.Call(withTraceContext(ctx, rpcCtx), req, c.recvLimit(limit)...)
 	if err != nil {
 		return nil, c.callError(ctx, tool, limit, err)

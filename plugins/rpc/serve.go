@@ -119,7 +119,23 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	if !ok {
 		return status.Errorf(codes.NotFound, "plugin has no handler for tool %q", req.Tool)
 	}
-	ctx, span := s.tracing.startCall(stream.Context(), req.Tool, req.CallId)
+	call := &callContext{send: stream.Send}
+	ev, err := s.run(stream.Context(), h, req, call, MaxMessageSize)
+	if err != nil {
+		return err
+	}
+	call.mu.Lock()
+	defer call.mu.Unlock()
+	call.done = true
+	return stream.Send(ev)
+}
+
+// run runs one call of h, sending its events through call, and returns
+// the event of its result: a result over bound (as sizeBound counts, then
+// exactly) is replaced by a tool error that says so. It returns the
+// context's error, as a gRPC status, if the host stopped waiting.
+func (s *server) run(ctx context.Context, h plugins.Handler, req *pb.CallRequest, call *callContext, bound int) (*pb.CallEvent, error) {
+	ctx, span := s.tracing.startCall(ctx, req.Tool, req.CallId)
 	if req.TimeoutNanos > 0 {
 		// A host of version 2 sends its deadline here, not to gRPC (a
 		// host of version 1 sends it to gRPC, which puts it on ctx).
@@ -132,7 +148,6 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 	// One value carries the call ID, the event stream and the input to
 	// the handler, instead of three context.WithValue layers and a
 	// closure per call.
-	call := &callContext{stream: stream}
 	pc := plugins.Call{ID: req.CallId}
 	// A host of version 1 cannot say whether it listens, so it gets all.
 	if req.Events || s.version < 2 {
@@ -151,7 +166,7 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 		// The host cancelled or its deadline passed: it has stopped
 		// waiting, and a result now (often just the handler passing on
 		// ctx.Err()) would race its own context error.
-		return status.FromContextError(err).Err()
+		return nil, status.FromContextError(err).Err()
 	}
 	out, err := resultToPB(res, s.version)
 	if err != nil {
@@ -162,18 +177,25 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 		n := proto.Size(ev)
 		out, _ = resultToPB(plugins.Errorf("tool %s returned a result of %d bytes, over the limit of %d", req.Tool, n, MaxMessageSize), s.version)
 		ev = &pb.CallEvent{Event: &pb.CallEvent_Result{Result: out}}
+	} else if bound < MaxMessageSize && sizeBound(out) > bound {
+		if n := proto.Size(ev); n > bound {
+			return nil, &tooLargeError{size: n}
+		}
 	}
+	return ev, nil
+}
 
-	call.mu.Lock()
-	defer call.mu.Unlock()
-	call.done = true
-	return stream.Send(ev)
+// tooLargeError is a result over the bound of the host's Calls stream.
+type tooLargeError struct{ size int }
+
+func (e *tooLargeError) Error() string {
+	return fmt.Sprintf("result of %d bytes over the host's bound", e.size)
 }
 
 // callContext is the plugin side of one call's stream: it sends the
 // handler's events to the host while the call runs.
 type callContext struct {
-	stream pb.Plugin_CallServer
+	send func(*pb.CallEvent) error
 
 	// A stream is not safe for concurrent sends, and a handler may report
 	// from several goroutines, or after it returned; mu orders the sends
@@ -191,5 +213,5 @@ func (c *callContext) Emit(e plugins.Event) {
 	}
 	// A failed send means the host has gone; the handler learns that from
 	// its context, so the error is not the handler's to handle.
-	_ = c.stream.Send(ev)
+	_ = c.send(ev)
 }

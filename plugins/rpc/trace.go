@@ -50,6 +50,9 @@ func (c mdCarrier) Keys() []string {
 	return keys
 }
 
+// traced says whether ctx carries a span context to send with a call.
+func traced(ctx context.Context) bool { return trace.SpanContextFromContext(ctx).IsValid() }
+
 // withTraceContext returns rpcCtx with ctx's span context in its outgoing
 // metadata, or rpcCtx itself when ctx has none: an untraced call sends no
 // traceparent, and costs nothing more.

@@ -1,0 +1,86 @@
+package httpapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/runtimetest"
+	"github.com/toolc/toolc/mcpserver"
+	"github.com/toolc/toolc/runtime"
+)
+
+// TestCallAllocBudget holds the allocations of one call, on each path a
+// call takes, to a budget: the count measured when the budget was set
+// (issue 27) and a little room for the noise of background goroutines.
+// It fails when a change makes calls allocate more; lower the budget when
+// one makes them allocate less. A call through a plugin counts the host's
+// allocations only.
+func TestCallAllocBudget(t *testing.T) {
+	if raceOn {
+		t.Skip("the race detector's sync.Pool drops values at random")
+	}
+	rt := runtimetest.NewRuntime(t, runtime.Options{}, runtimetest.StartFaulty(t))
+	h := httpapi.NewHandler(rt, mcpserver.New(rt, mcpserver.Options{}), httpapi.Options{})
+	add := runtimetest.MCPName(t, "add")
+	say := runtimetest.MCPName(t, "say")
+
+	post := func(header http.Header, body string) *httptest.ResponseRecorder {
+		req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+		req.Header = header.Clone()
+		req.Header.Set("Accept", "application/json, text/event-stream")
+		req.Header.Set("Content-Type", "application/json")
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		if w.Code/100 != 2 {
+			t.Fatalf("%s: %d %s", body, w.Code, w.Body)
+		}
+		return w
+	}
+	callBody := func(name, args, meta string) string {
+		return `{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + meta + `}}`
+	}
+	// A 2025-11-25 session.
+	legacy := http.Header{}
+	w := post(legacy, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	legacy.Set("Mcp-Session-Id", w.Header().Get("Mcp-Session-Id"))
+	legacy.Set("MCP-Protocol-Version", "2025-11-25")
+	post(legacy, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+	modern := http.Header{}
+	modern.Set("MCP-Protocol-Version", "2026-07-28")
+	modern.Set("Mcp-Method", "tools/call")
+	meta, _ := json.Marshal(runtimetest.Meta2026("2026-07-28"))
+
+	for _, tc := range []struct {
+		name   string
+		budget float64
+		call   func()
+	}{
+		{"runtime.Call/in-process", 22, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`)) }},
+		{"runtime.Call/plugin", 55, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "say", `{"text":"hi"}`)) }},
+		{"mcp-2025-11-25/in-process", 300, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
+		{"mcp-2025-11-25/plugin", 327, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
+		{"mcp-2026-07-28/in-process", 600, func() {
+			modern.Set("Mcp-Name", add)
+			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(meta)))
+		}},
+		{"v1-call/in-process", 56, func() {
+			req := httptest.NewRequest("POST", "/v1/call", strings.NewReader(`{"name":"add","arguments":{"a":1,"b":2}}`))
+			w := httptest.NewRecorder()
+			h.ServeHTTP(w, req)
+			if w.Code != 200 {
+				t.Fatalf("/v1/call: %d %s", w.Code, w.Body)
+			}
+		}},
+	} {
+		tc.call() // the first call of a path makes what later calls reuse
+		got := testing.AllocsPerRun(200, tc.call)
+		t.Logf("%s: %.0f allocations per call", tc.name, got)
+		if tc.budget > 0 && got > tc.budget {
+			t.Errorf("%s: %.0f allocations per call, over the budget of %.0f", tc.name, got, tc.budget)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package rpc
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/toolc/toolc/plugins"
+)
+
+// TestCallsStream: a plugin of version 5 takes every call over its one
+// Calls stream: calls at once each get their own answer; a cancelled call
+// ends alone, and the plugin's handler sees the cancellation; a call with
+// another result limit than the stream's takes a Call RPC of its own.
+func TestCallsStream(t *testing.T) {
+	c, stderr := startToolbox(t)
+	ctx := plugins.WithResultLimit(context.Background(), 1<<20)
+
+	// A call that waits until cancelled, in flight through the rest.
+	waitCtx, cancelWait := context.WithCancel(ctx)
+	waited := make(chan error, 1)
+	go func() {
+		_, err := c.Call(waitCtx, "wait", "waiting", json.RawMessage(`{}`), nil)
+		waited <- err
+	}()
+
+	var wg sync.WaitGroup
+	for i := range 32 {
+		wg.Go(func() {
+			msg := fmt.Sprintf("call %d", i)
+			res, err := c.Call(ctx, "say", "c", json.RawMessage(`{"Message":"`+msg+`"}`), nil)
+			if err != nil || text(res) != msg {
+				t.Errorf("%s: %v, %v", msg, text(res), err)
+			}
+		})
+	}
+	wg.Wait()
+	c.muxMu.Lock()
+	m := c.mux
+	c.muxMu.Unlock()
+	if m == nil {
+		t.Fatal("no Calls stream after 33 calls to a plugin of version 5")
+	}
+	m.mu.Lock()
+	started := m.next
+	m.mu.Unlock()
+	if started != 33 {
+		t.Errorf("%d calls started on the stream, want 33", started)
+	}
+
+	cancelWait()
+	if err := <-waited; !errors.Is(err, context.Canceled) {
+		t.Errorf("the cancelled call: %v, want context.Canceled", err)
+	}
+	for deadline := time.Now().Add(5 * time.Second); !strings.Contains(stderr.String(), "call waiting observed context canceled"); {
+		if time.Now().After(deadline) {
+			t.Fatalf("the handler never saw the cancellation; stderr: %s", stderr)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	if res, err := c.Call(ctx, "say", "c", json.RawMessage(`{"Message":"after"}`), nil); err != nil || text(res) != "after" {
+		t.Errorf("after the cancellation: %v, %v", text(res), err)
+	}
+
+	// Without a limit, the call is not bounded by the stream's 1 MiB: it
+	// takes a Call RPC.
+	if res, err := c.Call(context.Background(), "big", "c", json.RawMessage(`{"Bytes":2097152}`), nil); err != nil || len(text(res)) != 2<<20 {
+		t.Errorf("2 MiB without a limit: %v", err)
+	}
+	m.mu.Lock()
+	started = m.next
+	m.mu.Unlock()
+	if started != 34 {
+		t.Errorf("%d calls started on the stream, want 34 (33, the call after the cancellation, and not the one without a limit)", started)
+	}
+}
+
+// TestCallsStreamPluginDies: the calls in flight on the stream when the
+// plugin dies each end with an error that says it exited.
+func TestCallsStreamPluginDies(t *testing.T) {
+	c, _ := startToolbox(t)
+	call(t, c, "say", `{"Message":"open the stream"}`)
+	errs := make(chan error, 4)
+	for range 4 {
+		go func() {
+			_, err := c.Call(context.Background(), "wait", "c", json.RawMessage(`{}`), nil)
+			errs <- err
+		}()
+	}
+	time.Sleep(200 * time.Millisecond)
+	c.KillNow()
+	for range 4 {
+		select {
+		case err := <-errs:
+			if err == nil || !strings.Contains(err.Error(), "plugin exited: true") {
+				t.Errorf("a call in flight when the plugin died: %v", err)
+			}
+		case <-time.After(10 * time.Second):
+			t.Fatal("a call in flight did not end when the plugin died")
+		}
+	}
+}
+
+// TestCallsStreamDeadline: the call's deadline reaches the handler over
+// the stream, as over a Call RPC.
+func TestCallsStreamDeadline(t *testing.T) {
+	c, _ := startToolbox(t)
+	ctx, cancel := context.WithTimeout(plugins.WithResultLimit(context.Background(), 1<<20), time.Minute)
+	defer cancel()
+	res, err := c.Call(ctx, "deadline", "c", json.RawMessage(`{}`), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got struct {
+		HasDeadline bool  `json:"has_deadline"`
+		RemainingMS int64 `json:"remaining_ms"`
+	}
+	if err := json.Unmarshal([]byte(text(res)), &got); err != nil || !got.HasDeadline || got.RemainingMS < 50_000 || got.RemainingMS > 60_000 {
+		t.Errorf("the handler saw %s (%v)", text(res), err)
+	}
+	if c.mux == nil {
+		t.Error("the call did not take the Calls stream")
+	}
+}
+
+// TestCallsUnimplemented: a plugin that agrees on version 5 but serves no
+// Calls (the generated server alone) gets its calls as Call RPCs.
+func TestCallsUnimplemented(t *testing.T) {
+	c, _ := startToolbox(t, func(cfg *ClientConfig) { cfg.Path, cfg.Args = filepath.Join(bin, "raw"), []string{"-protocol", "5"} })
+	ctx := plugins.WithResultLimit(context.Background(), 1<<20)
+	for range 2 {
+		res, err := c.Call(ctx, "say", "c", json.RawMessage(`{"Message":"hi"}`), nil)
+		if err != nil || res.Content[0].Text != `{"Message":"hi"}` {
+			t.Fatalf("say: %+v, %v", res, err)
+		}
+	}
+	if !c.noMux.Load() {
+		t.Error("the client still tries the Calls stream")
+	}
+}
