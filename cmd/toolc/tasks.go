@@ -31,7 +31,10 @@ func openTasks(e env, cmd string, rt *runtime.Runtime, sf *serveFlags, ln net.Li
 	case url == "" && cmd == "serve":
 		file, err := defaultTaskFile(ln.Addr())
 		if err != nil {
-			return nil, usagef("--task-store: %v; give one", err)
+			// A container without $HOME, say: serve anyway, and say so.
+			fmt.Fprintf(e.stderr, "toolc %s: warning: tasks are kept in memory and lost on a restart (%v); give --task-store file:PATH to keep them\n", cmd, err)
+			url = "memory:"
+			break
 		}
 		url = "file:" + file
 	case url == "":

@@ -5,9 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"net"
-	"os"
-	"os/exec"
 	"testing"
 	"time"
 
@@ -20,41 +17,7 @@ import (
 	"github.com/toolc/toolc/taskstore/storetest"
 )
 
-// redisServer starts a redis-server of its own on a free port, for the
-// test, and returns its URL. Without the binary it skips, unless in CI
-// ($CI set), where .ci/run installs it.
-func redisServer(t *testing.T) string {
-	t.Helper()
-	bin, err := exec.LookPath("redis-server")
-	if err != nil {
-		if os.Getenv("CI") != "" {
-			t.Fatal("redis-server is not installed; .ci/run installs it (apt-get install redis-server)")
-		}
-		t.Skip("redis-server is not installed (apt-get install redis-server)")
-	}
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	port := ln.Addr().(*net.TCPAddr).Port
-	ln.Close()
-	cmd := exec.Command(bin, "--port", fmt.Sprint(port), "--bind", "127.0.0.1", "--save", "", "--appendonly", "no", "--dir", t.TempDir())
-	if err := cmd.Start(); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { cmd.Process.Kill(); cmd.Wait() })
-	for i := 0; ; i++ {
-		if c, err := net.Dial("tcp", fmt.Sprint("127.0.0.1:", port)); err == nil {
-			c.Close()
-			break
-		}
-		if i == 100 {
-			t.Fatal("redis-server did not listen within 5 s")
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	return fmt.Sprintf("redis://127.0.0.1:%d/0", port)
-}
+func redisServer(t *testing.T) string { return storetest.RedisServer(t) }
 
 func open(t *testing.T, url string) taskstore.Store {
 	t.Helper()
