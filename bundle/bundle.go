@@ -161,6 +161,17 @@ func Write(ctx context.Context, cat *catalog.Catalog, opts Options) (*Written, e
 		return nil, err
 	}
 
+	var ups []string
+	for _, svc := range cat.Services {
+		if svc.Upstream != nil {
+			ups = append(ups, svc.Name)
+		}
+	}
+	if len(ups) > 0 {
+		// An upstream's command, its working directory and its files are
+		// the machine's, not a build's: a bundle cannot carry them.
+		return nil, fmt.Errorf("services %s have an upstream MCP server, which a bundle cannot carry: a bundle holds Go handlers built for a platform; serve those contracts with toolc serve where their servers run", strings.Join(ups, ", "))
+	}
 	m := &Manifest{Format: Format, GOOS: target.GOOS, GOARCH: target.GOARCH, Toolc: opts.Toolc, Catalog: CatalogFile, Services: []Service{}}
 	sums := map[string][]byte{}
 	start := time.Now()

@@ -310,7 +310,7 @@ func (f field) name() string {
 	return f.node.label
 }
 
-// RulesMarkdown renders the rules as a Markdown table, for the README,
+// RulesMarkdown renders the rules as a Markdown table, for docs/rules.md,
 // from the same values that the checks run from.
 func RulesMarkdown() string {
 	var b strings.Builder

@@ -22,6 +22,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/toolc/toolc/catalog"
@@ -32,6 +33,7 @@ import (
 	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/upstream"
 	"github.com/toolc/toolc/watch"
 )
 
@@ -51,6 +53,9 @@ type Options struct {
 	CacheDir string
 	// Host configures plugin processes.
 	Host host.Options
+	// Upstream configures the upstream MCP servers of the services that
+	// have one; its OnChange is the daemon's.
+	Upstream upstream.Options
 	// Debounce and Poll configure the watcher (see watch.Options).
 	Debounce, Poll time.Duration
 	// Grace is how long calls in flight on a replaced plugin may take to
@@ -128,6 +133,112 @@ type Daemon struct {
 
 	reloads chan struct{} // a signal per finished reload, for tests
 	wg      sync.WaitGroup
+
+	// upstreams are the running upstream servers, by service, touched
+	// only by the reload loop.
+	upstreams map[string]*upstreamRun
+	// swapMu guards live, which an upstream's withdrawal or restoration
+	// swaps again from its own goroutine.
+	swapMu sync.Mutex
+	live   liveState
+}
+
+// upstreamRun is a running upstream server, and the contract it was
+// started for: a reload that changes neither keeps it.
+type upstreamRun struct {
+	srv *upstream.Server
+	key string
+}
+
+// liveState is what the runtime serves: the catalog, before the
+// withdrawn tools are left out, and its dispatchers.
+type liveState struct {
+	cat         *catalog.Catalog
+	dispatchers map[string]runtime.Dispatcher
+	servers     map[string]*upstream.Server
+}
+
+// upstreamKey says what an upstream server was started for: its block,
+// its directory and its tools' contracts.
+func upstreamKey(svc *catalog.Service) string {
+	data, _ := json.Marshal(struct {
+		Up    *catalog.Upstream
+		Dir   string
+		Tools []*catalog.Tool
+	}{svc.Upstream, svc.Dir, svc.Tools})
+	return string(data)
+}
+
+// swapLive swaps st into the runtime, without the withdrawn tools, and
+// keeps it for reswap.
+func (d *Daemon) swapLive(st liveState) error {
+	d.swapMu.Lock()
+	defer d.swapMu.Unlock()
+	if _, err := d.opts.Runtime.Swap(upstream.Filter(st.cat, st.servers), st.dispatchers); err != nil {
+		return err
+	}
+	d.live = st
+	return nil
+}
+
+// reswap swaps the live state in again after srv withdrew or restored a
+// tool. A server that is not live yet (it is starting for a reload, which
+// swaps it in with what it found) changes nothing.
+func (d *Daemon) reswap(srv *upstream.Server) {
+	d.swapMu.Lock()
+	defer d.swapMu.Unlock()
+	if d.live.cat == nil || srv == nil || d.live.servers[srv.Service().Name] != srv {
+		return
+	}
+	if _, err := d.opts.Runtime.Swap(upstream.Filter(d.live.cat, d.live.servers), d.live.dispatchers); err != nil {
+		fmt.Fprintf(d.opts.Status, "toolc dev: after an upstream's tools changed: %v\n", err)
+		return
+	}
+	fmt.Fprintf(d.opts.Status, "toolc dev: the upstream of %s withdrew or restored a tool; %s\n", srv.Service().Name, withdrawnNote(d.live.servers))
+}
+
+// withdrawnNote says which upstream tools are withdrawn.
+func withdrawnNote(servers map[string]*upstream.Server) string {
+	var out []string
+	for _, srv := range servers {
+		for tool, changes := range srv.Withdrawn() {
+			out = append(out, fmt.Sprintf("%s (%s)", tool, changes[0].Rule))
+		}
+	}
+	if len(out) == 0 {
+		return "none is withdrawn"
+	}
+	slices.Sort(out)
+	return "withdrawn, as the upstream differs from the contract: " + strings.Join(out, ", ")
+}
+
+// startUpstreams starts the upstream servers of next whose contract
+// changed, or that are new.
+func (d *Daemon) startUpstreams(ctx context.Context, next *catalog.Catalog) (map[string]*upstreamRun, error) {
+	started := map[string]*upstreamRun{}
+	for _, svc := range next.Services {
+		if svc.Upstream == nil {
+			continue
+		}
+		key := upstreamKey(svc)
+		if u := d.upstreams[svc.Name]; u != nil && u.key == key {
+			continue
+		}
+		opts := d.opts.Upstream
+		opts.Base = d.wd
+		var self atomic.Pointer[upstream.Server]
+		opts.OnChange = func(string) { d.reswap(self.Load()) }
+		srv, err := upstream.Start(ctx, svc, opts)
+		self.Store(srv)
+		if err != nil {
+			for _, u := range started {
+				u.srv.Close(0)
+			}
+			return nil, err
+		}
+		started[svc.Name] = &upstreamRun{srv: srv, key: key}
+	}
+	return started, nil
 }
 
 // New returns a daemon; Start compiles for the first time.
@@ -175,15 +286,16 @@ func New(opts Options) (*Daemon, error) {
 		return nil, err
 	}
 	return &Daemon{
-		opts:     opts,
-		wd:       wd,
-		session:  s,
-		lockPath: lockPath,
-		cat:      &catalog.Catalog{Services: []*catalog.Service{}},
-		plugins:  map[string]*handle{},
-		pkgs:     map[string]string{},
-		dirty:    map[string]bool{},
-		reloads:  make(chan struct{}, 1024),
+		opts:      opts,
+		wd:        wd,
+		session:   s,
+		lockPath:  lockPath,
+		cat:       &catalog.Catalog{Services: []*catalog.Service{}},
+		plugins:   map[string]*handle{},
+		upstreams: map[string]*upstreamRun{},
+		pkgs:      map[string]string{},
+		dirty:     map[string]bool{},
+		reloads:   make(chan struct{}, 1024),
 
 		deps:       map[string]*localDeps{},
 		listed:     map[string]*localDeps{},
@@ -497,6 +609,9 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 	var toBuild []*catalog.Service
 	var unchanged []string
 	for _, svc := range next.Services {
+		if svc.Upstream != nil {
+			continue // an upstream server serves it: nothing to build
+		}
 		pkg, _ := filepath.Abs(host.HandlerDir(d.wd, svc))
 		pkgs[svc.Name] = pkg
 		h := d.plugins[svc.Name]
@@ -557,9 +672,32 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 		}
 	}
 
+	t0 := time.Now()
+	startedUps, err := d.startUpstreams(ctx, next)
+	if err != nil {
+		host.Stop(started, 0)
+		removeBinaries(binPaths)
+		fmt.Fprintf(d.opts.Status, "toolc dev: %v; %s\n", err, d.keeping("state"))
+		return true, err
+	}
+	if len(startedUps) > 0 {
+		timing = append(timing, "upstream "+ms(time.Since(t0)))
+	}
+	ups := map[string]*upstreamRun{}
+	servers := map[string]*upstream.Server{}
 	handles := map[string]*handle{}
 	dispatchers := map[string]runtime.Dispatcher{}
 	for _, svc := range next.Services {
+		if svc.Upstream != nil {
+			u := startedUps[svc.Name]
+			if u == nil {
+				u = d.upstreams[svc.Name]
+			}
+			if u != nil {
+				ups[svc.Name], servers[svc.Name], dispatchers[svc.Name] = u, u.srv, u.srv
+			}
+			continue
+		}
 		if p := started[svc.Name]; p != nil {
 			handles[svc.Name] = &handle{p: p, bin: binPaths[svc.Name], inputs: ins[svc.Name]}
 		} else if h := d.plugins[svc.Name]; h != nil {
@@ -570,8 +708,11 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 		dispatchers[svc.Name] = handles[svc.Name]
 	}
 	t := time.Now()
-	if _, err := d.opts.Runtime.Swap(next, dispatchers); err != nil {
+	if err := d.swapLive(liveState{cat: next, dispatchers: dispatchers, servers: servers}); err != nil {
 		host.Stop(started, 0)
+		for _, u := range startedUps {
+			u.srv.Close(0)
+		}
 		removeBinaries(binPaths)
 		fmt.Fprintf(d.opts.Status, "toolc dev: %v; %s\n", err, d.keeping("state"))
 		return true, err
@@ -586,6 +727,16 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 		}
 	}
 	d.plugins = handles
+	for name, u := range d.upstreams {
+		if ups[name] != u {
+			d.wg.Add(1)
+			go func() {
+				defer d.wg.Done()
+				u.srv.Stop(d.opts.Grace, "its contract changed, and the call ran past the grace period")
+			}()
+		}
+	}
+	d.upstreams = ups
 	old := d.cat
 	d.cat, d.pkgs = next, pkgs
 	for svc := range d.deps {
@@ -598,7 +749,13 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 	if c.contracts {
 		d.contractsPending = false
 	}
-	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "))
+	note := ""
+	if len(servers) > 0 {
+		if w := withdrawnNote(servers); w != "none is withdrawn" {
+			note = "; " + w
+		}
+	}
+	fmt.Fprintf(d.opts.Status, "toolc dev: reloaded in %s: %s; %s%s\n", ms(time.Since(start)), describeChanges(old, next, c), strings.Join(timing, ", "), note)
 	return true, nil
 }
 
@@ -763,6 +920,10 @@ func (d *Daemon) stopAll() {
 	for _, h := range d.plugins {
 		d.wg.Add(1)
 		go func() { defer d.wg.Done(); h.retire(nil, d.opts.Grace) }()
+	}
+	for _, u := range d.upstreams {
+		d.wg.Add(1)
+		go func() { defer d.wg.Done(); u.srv.Stop(d.opts.Grace, "toolc dev is stopping") }()
 	}
 	d.wg.Wait()
 }

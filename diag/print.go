@@ -142,7 +142,7 @@ type jsonDiagnostic struct {
 	Reason       string   `json:"reason,omitempty"`
 }
 
-// jsonChange is the JSON form of a change, which the README documents.
+// jsonChange is the JSON form of a change, which docs/lock.md documents.
 type jsonChange struct {
 	File     string `json:"file"`
 	Line     int    `json:"line"`

@@ -32,6 +32,9 @@ func Catalog(cat *catalog.Catalog) ([]File, error) {
 		errs = append(errs, diag.Diagnostic{Pos: position(svc.Pos), Message: fmt.Sprintf(format, args...)})
 	}
 	for _, svc := range cat.Services {
+		if svc.Upstream != nil {
+			continue // an upstream MCP server serves it: there is no Go side
+		}
 		path := Path(svc)
 		if other, ok := owner[path]; ok {
 			clash(svc, "services %s and %s have one handler directory, so both would generate %s", other, svc.Name, path)

@@ -126,6 +126,9 @@ const maxMCPDepth = 64
 // body that go-sdk reads and encoding/json does not (something after the
 // message) is refused too, with -32700.
 func ambiguousKey(data []byte) (problem string, code int, ok bool) {
+	if plainMessage(data) {
+		return "", 0, false
+	}
 	problem, inParams, ok := findAmbiguous(data)
 	if !ok {
 		if json.Valid(data) {
@@ -224,6 +227,206 @@ func findAmbiguous(data []byte) (problem string, inParams, ok bool) {
 			stack = valueDone(stack[:len(stack)-1])
 		default:
 			stack = valueDone(stack)
+		}
+	}
+}
+
+// plainMessage reports whether data is certainly unambiguous: one valid
+// JSON object, whose keys are ASCII without escapes, and no two keys of any
+// object outside params.arguments alike (or alike but for case, which
+// findAmbiguous forbids in the message and its params only). That is every
+// message of a well-behaved client, and it takes a pass of json.Valid and
+// one over the bytes, with no allocation, where findAmbiguous, which says
+// what a problem is, decodes every token: about 90 allocations for a
+// tools/call, a third of an MCP call's (issue 27). Anything else, batches
+// included, is left to findAmbiguous: false is no verdict.
+func plainMessage(data []byte) bool {
+	if !json.Valid(data) {
+		return false
+	}
+	s := plainScan{data: data}
+	s.space()
+	return s.data[s.i] == '{' && s.object(true, 1)
+}
+
+// plainScan walks JSON that json.Valid has accepted.
+type plainScan struct {
+	data []byte
+	i    int
+	keys [][]byte // the keys of the objects being read, innermost last
+}
+
+func isSpace(c byte) bool { return c == ' ' || c == '\t' || c == '\n' || c == '\r' }
+
+func (s *plainScan) space() {
+	for s.i < len(s.data) && isSpace(s.data[s.i]) {
+		s.i++
+	}
+}
+
+// object reads the object at s.i, the message itself if message; false
+// where plainMessage gives no verdict. depth bounds the nesting well
+// inside findAmbiguous's maxMCPDepth.
+func (s *plainScan) object(message bool, depth int) bool {
+	if depth > maxMCPDepth/2 {
+		return false
+	}
+	s.i++ // {
+	first := len(s.keys)
+	defer func() { s.keys = s.keys[:first] }()
+	for {
+		s.space()
+		switch s.data[s.i] {
+		case '}':
+			s.i++
+			return true
+		case ',':
+			s.i++
+			s.space()
+		}
+		key, ok := s.key()
+		if !ok || len(s.keys)-first >= 64 {
+			return false
+		}
+		for _, k := range s.keys[first:] {
+			if bytes.EqualFold(k, key) {
+				return false
+			}
+		}
+		s.keys = append(s.keys, key)
+		s.space()
+		s.i++ // :
+		s.space()
+		if message && string(key) == "params" && s.data[s.i] == '{' {
+			if !s.params(depth + 1) {
+				return false
+			}
+			continue
+		}
+		if !s.value(depth) {
+			return false
+		}
+	}
+}
+
+// params reads the message's params, whose arguments it skips: the
+// argument validator reads them.
+func (s *plainScan) params(depth int) bool {
+	s.i++ // {
+	first := len(s.keys)
+	defer func() { s.keys = s.keys[:first] }()
+	for {
+		s.space()
+		switch s.data[s.i] {
+		case '}':
+			s.i++
+			return true
+		case ',':
+			s.i++
+			s.space()
+		}
+		key, ok := s.key()
+		if !ok || len(s.keys)-first >= 64 {
+			return false
+		}
+		for _, k := range s.keys[first:] {
+			if bytes.EqualFold(k, key) {
+				return false
+			}
+		}
+		s.keys = append(s.keys, key)
+		s.space()
+		s.i++ // :
+		s.space()
+		if c := s.data[s.i]; string(key) == "arguments" && (c == '{' || c == '[') {
+			s.skip()
+			continue
+		}
+		if !s.value(depth) {
+			return false
+		}
+	}
+}
+
+// value reads the value at s.i, inside containers nested depth deep.
+func (s *plainScan) value(depth int) bool {
+	switch s.data[s.i] {
+	case '{':
+		return s.object(false, depth+1)
+	case '[':
+		if depth+1 > maxMCPDepth/2 {
+			return false
+		}
+		s.i++
+		for {
+			s.space()
+			switch s.data[s.i] {
+			case ']':
+				s.i++
+				return true
+			case ',':
+				s.i++
+				s.space()
+			}
+			if !s.value(depth + 1) {
+				return false
+			}
+		}
+	case '"':
+		s.str()
+	default: // a number, true, false or null
+		for s.i < len(s.data) && !isSpace(s.data[s.i]) && s.data[s.i] != ',' && s.data[s.i] != '}' && s.data[s.i] != ']' {
+			s.i++
+		}
+	}
+	return true
+}
+
+// key reads a key: false for one with an escape or a byte beyond ASCII,
+// which findAmbiguous decodes and folds as Unicode.
+func (s *plainScan) key() ([]byte, bool) {
+	start := s.i + 1
+	for j := start; j < len(s.data); j++ {
+		switch c := s.data[j]; {
+		case c == '"':
+			s.i = j + 1
+			return s.data[start:j], true
+		case c == '\\' || c >= 0x80:
+			return nil, false
+		}
+	}
+	return nil, false
+}
+
+// str moves past the string at s.i.
+func (s *plainScan) str() {
+	for j := s.i + 1; j < len(s.data); j++ {
+		switch s.data[j] {
+		case '\\':
+			j++
+		case '"':
+			s.i = j + 1
+			return
+		}
+	}
+}
+
+// skip moves past the object or array at s.i.
+func (s *plainScan) skip() {
+	depth := 0
+	for s.i < len(s.data) {
+		switch s.data[s.i] {
+		case '"':
+			s.str()
+			continue
+		case '{', '[':
+			depth++
+		case '}', ']':
+			depth--
+		}
+		s.i++
+		if depth == 0 {
+			return
 		}
 	}
 }

@@ -538,7 +538,7 @@ func TestBadContracts(t *testing.T) {
 
 		// Upstream servers.
 		{"upstream with neither command nor url", service(`upstream: dir: "x"
-			tools: t: {description: "d", request: fields: {}}`), "upstream.command", "upstream needs command"},
+			tools: t: {description: "d", request: fields: {}}`), "_upstream", "upstream needs command"},
 		{"upstream with command and url", service(`upstream: {command: ["srv"], url: "https://x/mcp"}
 			tools: t: {description: "d", request: fields: {}}`), "upstream.url", "both command and url"},
 		{"upstream with an empty command", service(`upstream: command: []
@@ -623,5 +623,15 @@ func TestBadContracts(t *testing.T) {
 				t.Errorf("the strict schema rejects it at %s, but the compiler reports no error", tt.path)
 			}
 		})
+	}
+}
+
+// TestSchemaAloneVetsClean: `cue vet -c ./...` in CI vets the schema
+// package itself, every definition with no contract around it, so no
+// definition may fail on its own (an error() that fires when a field is
+// absent, say, must sit where the value is used).
+func TestSchemaAloneVetsClean(t *testing.T) {
+	if err := vet(t, "..", "schema"); err != nil {
+		t.Errorf("cue vet -c of the schema package fails:\n%s", cueerrors.Details(err, nil))
 	}
 }

@@ -57,6 +57,7 @@ func testTools() []*mcp.Tool {
 		{Name: "flood", Description: "Flood stderr", InputSchema: schema(`"lines":{"type":"integer","description":"Lines"}`, "lines")},
 		{Name: "env", Description: "List the environment", InputSchema: schema(``)},
 		{Name: "stats", Description: "Count the calls and cancellations seen", InputSchema: schema(``)},
+		{Name: "meta", Description: "Return the call's traceparent", InputSchema: schema(``)},
 		{Name: "mutate", Description: "Change echo's description", InputSchema: schema(`"description":{"type":"string","description":"The new description"},"notify":{"type":"boolean","description":"Whether to send list_changed"}`, "description", "notify")},
 	}
 }
@@ -170,6 +171,10 @@ func newTestServer(mode string) *mcp.Server {
 		},
 		"stats": func(context.Context, *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			return text(fmt.Sprintf("calls=%d cancels=%d", calls.Load(), cancels.Load())), nil
+		},
+		"meta": func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			tp, _ := r.Params.Meta["traceparent"].(string)
+			return text(tp), nil
 		},
 		"mutate": func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct {

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/plugins"
@@ -466,5 +468,30 @@ func TestNoRedirectToAnotherHost(t *testing.T) {
 	_, err := upstream.Start(context.Background(), svc, upstream.Options{})
 	if err == nil || !strings.Contains(err.Error(), "another host") {
 		t.Errorf("Start = %v, want the redirect refused", err)
+	}
+}
+
+// TestTraceContextPassesThrough: a traced call carries its span's W3C
+// trace context to the server in _meta.traceparent.
+func TestTraceContextPassesThrough(t *testing.T) {
+	rec := tracetest.NewSpanRecorder()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSpanProcessor(rec))
+	defer tp.Shutdown(context.Background())
+	f := start(t, "normal", nil)
+	rt := runtime.New(runtime.Options{TracerProvider: tp})
+	if _, err := rt.Swap(f.srv.Filter(f.cat), map[string]runtime.Dispatcher{"up": f.srv}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rt.Call(context.Background(), "meta", json.RawMessage(`{}`))
+	if err != nil || res.IsError {
+		t.Fatalf("meta: %v %+v", err, res)
+	}
+	spans := rec.Ended()
+	if len(spans) == 0 {
+		t.Fatal("no span was recorded")
+	}
+	want := "00-" + spans[0].SpanContext().TraceID().String() + "-"
+	if got := text(res); !strings.HasPrefix(got, want) {
+		t.Errorf("the server saw traceparent %q, want one of trace %s", got, want)
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/upstream"
 )
 
 func runDev(e env, args []string) error {
@@ -26,6 +27,7 @@ func runDev(e env, args []string) error {
 			Runtime:  rt,
 			Status:   e.stderr,
 			Host:     host.Options{Stderr: e.stderr, Logger: logger(e)},
+			Upstream: upstream.Options{Stderr: e.stderr, Logger: logger(e), Insecure: *sf.insecure, MaxMessageBytes: 2 * rt.Options().MaxResultBytes},
 			Poll:     *poll,
 			Grace:    *sf.grace,
 			Logger:   logger(e),

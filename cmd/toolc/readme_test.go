@@ -192,3 +192,32 @@ func TestREADMEInstallFromCheckout(t *testing.T) {
 		t.Errorf("toolc version printed %q", out)
 	}
 }
+
+// TestDocsCheckText runs toolc check on the broken contract that
+// docs/cli.md shows ("Given this contract in weather/weather.cue"), put
+// at line 10 of a service as examples/weather has it, and holds the text
+// output that the page prints for it to what toolc check prints.
+func TestDocsCheckText(t *testing.T) {
+	d := docs(t)
+	rest := d.MustAfter(t, "Given this contract in `weather/weather.cue`:\n")
+	bs := doctext.Blocks("docs/cli.md", rest)
+	if len(bs) < 2 || bs[0].Lang != "cue" {
+		t.Fatal("the contract is not followed by a cue block and the output of toolc check")
+	}
+	want, ok := strings.CutPrefix(bs[1].Text, "$ toolc check ./...\n")
+	if !ok {
+		t.Fatalf("the block after the contract is not toolc check's output:\n%s", bs[1].Text)
+	}
+	// The service's first nine lines, as examples/weather/weather.cue
+	// has them, put the contract's tools at line 10, where the output
+	// says they are.
+	header := strings.SplitAfterN(readFile(t, "../../examples/weather/weather.cue"), "\n", 10)[:9]
+	dir := writeFiles(t, map[string]string{"weather/weather.cue": strings.Join(header, "") + bs[0].Text + "}\n"})
+	r := toolc(t, dir, "check", "./...")
+	if got := r.stdout + r.stderr; got != want {
+		t.Errorf("toolc check ./... prints\n%s\ndocs/cli.md says\n%s", got, want)
+	}
+	if r.status != 1 {
+		t.Errorf("toolc check ./... exits %d, want 1 for a contract with errors", r.status)
+	}
+}

@@ -17,6 +17,7 @@ func TestREADMETour(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds a new project's handler")
 	}
+	t.Parallel() // a namespace and a directory of its own
 	d := docs(t)
 	section := d.MustSection(t, "A five-minute tour")
 	bs, err := d.SectionBlocks("A five-minute tour")
@@ -65,7 +66,7 @@ func TestREADMETour(t *testing.T) {
 }
 
 // TestREADMESetup runs the first of the README's two set-up commands as
-// printed, in a copy of the checkout and a network namespace of its own:
+// printed, in the checkout and a network namespace of its own:
 // go run ./cmd/toolc dev ./examples/... serves every example's tools on
 // port 8931, which toolc health and /v1/tools then see. The second,
 // scripts/test, is what CI runs (.ci/run execs it), so this test checks
@@ -74,6 +75,7 @@ func TestREADMESetup(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds every example's handler")
 	}
+	t.Parallel() // a namespace of its own, and toolc dev writes nothing into the checkout
 	bs, err := docs(t).SectionBlocks("Set-up: two commands")
 	if err != nil {
 		t.Fatal(err)
@@ -98,7 +100,7 @@ func TestREADMESetup(t *testing.T) {
 		// terminal's Ctrl-C reaches both: stop toolc itself.
 		"pkill -TERM -P $!\nwait || true\n"
 	cmd := namespaced(t, false, script)
-	cmd.Dir = copyCheckout(t)
+	cmd.Dir = repoRoot
 	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(toolcBin)+string(os.PathListSeparator)+os.Getenv("PATH"))
 	out, err := cmd.CombinedOutput()
 	if err != nil {

@@ -86,6 +86,7 @@ func TestDocsTranscripts(t *testing.T) {
 	if testing.Short() {
 		t.Skip("builds the examples' handlers")
 	}
+	t.Parallel() // a copy of the checkout, and a namespace per command
 	var blocks []doctext.Block
 	for _, f := range docs(t).Files {
 		for _, b := range doctext.Blocks(f.Path, f.Text) {

@@ -16,6 +16,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/internal/doctext"
 )
 
 // The MCP servers of the upstream tests come from npm, pinned, installed
@@ -193,4 +195,34 @@ func TestUpstreamNPMServers(t *testing.T) {
 			t.Errorf("diff --upstream --format json = %s (%v)", r.stdout, err)
 		}
 	})
+}
+
+// TestREADMEUpstream runs the README's commands that put
+// server-everything under contract, as printed, with npx from npm.
+func TestREADMEUpstream(t *testing.T) {
+	bin := npmServer(t, "mcp-server-everything")
+	bs, err := doctext.Read(t).SectionBlocks("Putting an existing MCP server under contract")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(bs) == 0 || bs[0].Lang != "sh" {
+		t.Fatal("the section does not start with an sh block")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command("bash", "-e", "-c", shellScript(bs[0].Text))
+	cmd.Dir = dir
+	// npx installs the server into a cache of the repository's, beside
+	// the servers scripts/upstream-servers installed, so that the test
+	// fetches it once.
+	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(toolcBin)+string(os.PathListSeparator)+os.Getenv("PATH"),
+		"npm_config_cache="+filepath.Join(filepath.Dir(filepath.Dir(bin)), "..", "npx-cache"), "TOOLC_CACHE="+t.TempDir())
+	out, err := cmd.CombinedOutput()
+	if err != nil {
+		t.Fatalf("the README's commands, run as printed: %v\n%s", err, out)
+	}
+	for _, want := range []string{"imported 13 tools: 12 unchanged, 1 with a change, 0 left out", "toolc check: 1 package, 13 tools: 0 errors", `"text": "Echo: hi"`, "the upstream servers match their contracts"} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the README's commands did not print %q:\n%s", want, out)
+		}
+	}
 }

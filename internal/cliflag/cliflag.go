@@ -3,7 +3,7 @@
 // from the flag set (UsageLine, PrintDefaults), so that no flag can be
 // missing from the usage. Both spell each flag as the command's synopsis
 // does, "--catalog FILE", rather than as package flag does, "-catalog
-// string", so that the line, the list and the README read alike.
+// string", so that the line, the list and docs/cli.md read alike.
 //
 // A synopsis is the usage line after the command's name, with its
 // alternatives and positional arguments: "[--format text|json] {flags}

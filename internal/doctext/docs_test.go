@@ -270,3 +270,24 @@ func testsReadingDocs(t *testing.T, root string) map[string]string {
 	}
 	return tests
 }
+
+// TestREADMEStaysShort keeps README.md the newcomer's page: its sections
+// are the set-up, the tour, why toolc and the links, and a new reference
+// section goes on a page of docs/ (the comment at the top of the README
+// says so to whoever merges one in).
+func TestREADMEStaysShort(t *testing.T) {
+	d := doctext.Read(t)
+	readme, _ := d.File("README.md")
+	want := []string{"toolc", "Contents", "Set-up: two commands", "A five-minute tour", "Why toolc", "Reference"}
+	var got []string
+	for _, h := range doctext.Headings(readme) {
+		got = append(got, h.Title)
+	}
+	if strings.Join(got, "\n") != strings.Join(want, "\n") {
+		t.Errorf("README.md has the headings %q, want %q: move a reference section to its page of docs/ "+
+			"(docs/serving.md, docs/contract.md, ...), and link a new page under Reference", got, want)
+	}
+	if n := strings.Count(readme.Text, "\n"); n > 200 {
+		t.Errorf("README.md is %d lines; keep it under 200, with the reference in docs/", n)
+	}
+}

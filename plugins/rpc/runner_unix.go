@@ -168,7 +168,7 @@ func (r *procRunner) Wait(context.Context) error {
 	err := r.cmd.Wait()
 	if !canWaitWithoutReaping {
 		// Here the plugin's id is free once reaped; a new process could
-		// take it in the moment between. See README (process groups).
+		// take it in the moment between. See docs/handlers.md (child processes).
 		r.endGroup()
 	}
 	r.mu.Lock()
