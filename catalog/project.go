@@ -33,11 +33,17 @@ func ParseTarget(name string) (Target, error) {
 	if slices.Contains(Targets(), Target(name)) {
 		return Target(name), nil
 	}
+	return "", fmt.Errorf("unknown format %q (want %s)", name, TargetNames())
+}
+
+// TargetNames are the names of the targets, for messages:
+// "openai-chat, openai-responses, ...".
+func TargetNames() string {
 	names := make([]string, 0, len(Targets()))
 	for _, t := range Targets() {
 		names = append(names, string(t))
 	}
-	return "", fmt.Errorf("unknown format %q (want %s)", name, strings.Join(names, ", "))
+	return strings.Join(names, ", ")
 }
 
 // ProjectOptions adjusts a projection.

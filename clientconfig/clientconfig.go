@@ -7,7 +7,10 @@
 // their choosing with a minimal PATH; and Install puts the entry in,
 // keeping every other server and every key it does not own, in their
 // order, and writes the file atomically, or not at all when nothing
-// changed.
+// changed. Executable, GoCommand and DefaultName find what an entry names
+// (the running toolc, refusing go run's temporary build; go; the server's
+// name), and Result.Report says what Install did, as toolc install prints
+// it.
 package clientconfig
 
 import (

@@ -11,6 +11,12 @@
 // caller's: a bundle's (package bundle), whose binaries Start runs pinned
 // to the bundle's sums, with no go command. Where the go command is
 // missing, building says so (ErrNoGo).
+//
+// A Source is where a catalog's handlers come from, a bundle's binaries or
+// the services' directories; Source.Start builds (if need be) and starts
+// them, and Handlers are what a load started, its plugins and the upstream
+// servers (package upstream) of the other services, for a drain that may
+// come before the load is over.
 package host
 
 import (

@@ -24,9 +24,9 @@ import (
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/plugins"
-	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 
+	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/internal/testsync"
 )
 
@@ -38,12 +38,17 @@ import (
 const helperEnv = "TOOLC_HOST_TEST_HELPER"
 
 func TestMain(m *testing.M) {
-	if os.Getenv(helperEnv) != "" {
+	switch {
+	case os.Getenv(helperEnv) != "":
 		runHelper()
 		return
+	case os.Getenv(hostHelperEnv) != "":
+		runHostHelper()
+		return
 	}
-	code := m.Run()
-	rpc.CleanupClients()
+	// The supervisor's tests use internal/runtimetest's fixture, which
+	// Main cleans up, with the plugin clients.
+	code := runtimetest.Main(m)
 	if fixture.dir != "" {
 		os.RemoveAll(fixture.dir)
 	}

@@ -4,7 +4,8 @@
 // checks every path shares: Origin and DNS rebinding, and the bearer token
 // or OAuth access token. Serve listens within ConnLimits until its context
 // ends, then drains the runtime and shuts down: toolc serve, toolc dev and
-// a service that embeds its catalog (examples/embed) all serve through it.
+// a service that embeds its catalog (examples/embed) all serve through it,
+// by way of serve.Run.
 package httpapi
 
 import (

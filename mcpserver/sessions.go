@@ -19,7 +19,7 @@ var _ http.ResponseWriter = discard{}
 // Defaults of HTTPOptions.MaxSessions and SessionIdleTimeout. A session of
 // a legacy revision costs about 8 KiB and a goroutine in go-sdk, and at
 // most about 45 KiB however its client fills its initialize and its
-// requests (slimInitialize, releaseLast; BENCHMARKS.md), so the cap bounds
+// requests (slimSession, releaseLast; BENCHMARKS.md), so the cap bounds
 // that memory near 45 MiB; the idle timeout frees what a client forgot,
 // and a client that comes back after it gets 404, on which MCP has it
 // start a new session.

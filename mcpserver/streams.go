@@ -124,13 +124,6 @@ func (g *streamGuard) release(caller string) {
 	}
 }
 
-// open returns the number of streams open, for tests.
-func (g *streamGuard) open() int {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	return g.total
-}
-
 // isStream reports whether r opens a notification stream: a GET (a legacy
 // session's stream, or a resumption of one), or a POST with a
 // subscriptions/listen request, as go-sdk reads the body.

@@ -45,15 +45,6 @@ func openListen(t *testing.T, url, token, id string) (*http.Response, func()) {
 	return resp, closer
 }
 
-// bearer adds a bearer token to a client's requests.
-func bearer(token string) http.RoundTripper {
-	return roundTripFunc(func(r *http.Request) (*http.Response, error) {
-		r = r.Clone(r.Context())
-		r.Header.Set("Authorization", "Bearer "+token)
-		return http.DefaultTransport.RoundTrip(r)
-	})
-}
-
 // TestStreamCaps: notification streams are capped per caller (here its
 // OAuth subject) and in total. One caller with a valid token and no scopes
 // could hold every connection of the server with subscriptions/listen

@@ -23,7 +23,7 @@ func TestCallAppliesDefaults(t *testing.T) {
 	// applied the contract's default before dispatch.
 	res := runtimetest.Call(t, rt, "echo", `{"text":"hi"}`)
 	runtimetest.WantOK(t, res)
-	got := structured(t, res)
+	got := runtimetest.Structured(t, res)
 	if got["echo"] != "hi" || got["times"] != 1.0 {
 		t.Errorf("echo without times = %v, want echo hi, times 1", got)
 	}
@@ -34,7 +34,7 @@ func TestCallAppliesDefaults(t *testing.T) {
 
 	res = runtimetest.Call(t, rt, "echo", `{"text":"ab","times":3}`)
 	runtimetest.WantOK(t, res)
-	if got := structured(t, res); got["echo"] != "ababab" || got["times"] != 3.0 {
+	if got := runtimetest.Structured(t, res); got["echo"] != "ababab" || got["times"] != 3.0 {
 		t.Errorf("echo times 3 = %v", got)
 	}
 }
@@ -60,7 +60,7 @@ func TestCallStringArguments(t *testing.T) {
 	args, _ := json.Marshal(`{"text":"hi","times":2}`)
 	res := runtimetest.Call(t, rt, "echo", string(args))
 	runtimetest.WantOK(t, res)
-	if got := structured(t, res); got["echo"] != "hihi" {
+	if got := runtimetest.Structured(t, res); got["echo"] != "hihi" {
 		t.Errorf("echo with string arguments = %v", got)
 	}
 
@@ -70,10 +70,10 @@ func TestCallStringArguments(t *testing.T) {
 	// A string that holds something other than valid arguments is
 	// checked like any other arguments.
 	args, _ = json.Marshal(`{"text":`)
-	wantToolError(t, runtimetest.Call(t, rt, "echo", string(args)), "not valid JSON")
+	runtimetest.WantToolError(t, runtimetest.Call(t, rt, "echo", string(args)), "not valid JSON")
 	args, _ = json.Marshal(`{"text":""}`)
-	wantToolError(t, runtimetest.Call(t, rt, "echo", string(args)), `"text"`)
-	wantToolError(t, runtimetest.Call(t, rt, "echo", `"{\"text\": "hi"}"`), "malformed JSON string")
+	runtimetest.WantToolError(t, runtimetest.Call(t, rt, "echo", string(args)), `"text"`)
+	runtimetest.WantToolError(t, runtimetest.Call(t, rt, "echo", `"{\"text\": "hi"}"`), "malformed JSON string")
 }
 
 // TestInvalidArgumentsNeverReachTheHandler sends the record tool every
@@ -126,7 +126,7 @@ func TestInvalidArgumentsNeverReachTheHandler(t *testing.T) {
 			m := marker()
 			sent = append(sent, m)
 			res := runtimetest.Call(t, c.rt, "record", fmt.Sprintf(c.args, m))
-			wantToolError(t, res, c.want...)
+			runtimetest.WantToolError(t, res, c.want...)
 			if len(res.Content) != 1 || res.StructuredContent != nil {
 				t.Errorf("tool error = %+v, want one text block", res)
 			}
@@ -160,7 +160,7 @@ func TestUnknownTool(t *testing.T) {
 			t.Errorf("error %q does not name the tool", err)
 		}
 	}
-	echoWorks(t, rt)
+	runtimetest.EchoWorks(t, rt)
 }
 
 // TestEventsInOrder: progress and log events reach CallWithEvents in the
@@ -266,7 +266,7 @@ func TestSwapChecksHandlerCoverage(t *testing.T) {
 	if rt.Snapshot() != before {
 		t.Error("a refused Swap replaced the snapshot")
 	}
-	echoWorks(t, rt)
+	runtimetest.EchoWorks(t, rt)
 	runtimetest.WantOK(t, runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`))
 	if _, err := rt.Call(context.Background(), "vanish", json.RawMessage(`{}`)); !errors.Is(err, runtime.ErrUnknownTool) {
 		t.Errorf("vanish after a refused Swap: %v", err)
@@ -281,7 +281,7 @@ func TestSwapChecksHandlerCoverage(t *testing.T) {
 	if err != nil || old != before {
 		t.Fatalf("Swap to a sub-catalog = %v, %v", old, err)
 	}
-	echoWorks(t, rt)
+	runtimetest.EchoWorks(t, rt)
 	if _, err := rt.Call(context.Background(), "sleep", json.RawMessage(`{"ms":1}`)); !errors.Is(err, runtime.ErrUnknownTool) {
 		t.Errorf("sleep after a Swap that removed it: %v", err)
 	}
@@ -323,7 +323,7 @@ func TestSwapKeepsCallsInFlight(t *testing.T) {
 	close(release)
 	res := <-done
 	runtimetest.WantOK(t, res)
-	if got := structured(t, res)["sum"]; got != 5.0 {
+	if got := runtimetest.Structured(t, res)["sum"]; got != 5.0 {
 		t.Errorf("add = %v", got)
 	}
 }
@@ -356,7 +356,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	<-entered // the first call holds the only slot of inproc
 
 	// The other service has slots of its own.
-	echoWorks(t, rt)
+	runtimetest.EchoWorks(t, rt)
 
 	// A second call gives up when its context ends.
 	start := time.Now()
@@ -374,7 +374,7 @@ func TestConcurrencyLimit(t *testing.T) {
 	// own timeout, and is told why it did not run.
 	start = time.Now()
 	res = runtimetest.Call(t, rt, "add", `{"a":1,"b":1}`)
-	wantToolError(t, res, `add was not run: service "inproc" has 1 calls in flight, its limit, and none finished within 2s`)
+	runtimetest.WantToolError(t, res, `add was not run: service "inproc" has 1 calls in flight, its limit, and none finished within 2s`)
 	if took := time.Since(start); took < 2*time.Second || took > 5*time.Second {
 		t.Errorf("the call waited %s for a slot, want the timeout of 2s", took)
 	}
@@ -459,15 +459,15 @@ func TestResultChecks(t *testing.T) {
 		{plugins.Text("no structured content"), "returned no structured content, but the contract declares response fields", ""},
 	} {
 		rt := serve(c.res, c.res)
-		wantToolError(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`), c.echo)
+		runtimetest.WantToolError(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`), c.echo)
 		if c.prog == "" {
 			runtimetest.WantOK(t, runtimetest.Call(t, rt, "progress", `{}`))
 		} else {
-			wantToolError(t, runtimetest.Call(t, rt, "progress", `{}`), c.prog)
+			runtimetest.WantToolError(t, runtimetest.Call(t, rt, "progress", `{}`), c.prog)
 		}
 	}
 
 	// A tool error is passed on as it is, without response fields.
 	rt = serve(plugins.Errorf("no such city"), plugins.Errorf("no such city"))
-	wantToolError(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`), "no such city")
+	runtimetest.WantToolError(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`), "no such city")
 }

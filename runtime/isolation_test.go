@@ -7,68 +7,25 @@ import (
 	"fmt"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
-	"syscall"
 	"testing"
 	"time"
 	"unicode/utf8"
 
-	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/internal/testsync"
 	"github.com/toolc/toolc/plugins"
-	pluginrpc "github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 )
 
 // The isolation tests run the faulty plugin beside the healthy one, a
 // second process of the same binary that serves only ping, in one
 // runtime, and hold the faulty plugin to each of its faults in turn.
-
-// isolatedRuntime serves faulty through p, inproc in-process, and healthy
-// through a plugin of its own.
-func isolatedRuntime(t testing.TB, opts runtime.Options, p *host.Plugin) *runtime.Runtime {
-	t.Helper()
-	healthy, _ := runtimetest.StartPlugin(t, "healthy", host.Options{})
-	cat := &catalog.Catalog{Services: append(slices.Clone(runtimetest.Setup(t).Catalog.Services), runtimetest.Setup(t).Healthy)}
-	rt := runtime.New(opts)
-	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{
-		"faulty":  p,
-		"inproc":  runtime.Local(runtimetest.InprocHandlers()...),
-		"healthy": healthy,
-	}); err != nil {
-		t.Fatal(err)
-	}
-	return rt
-}
-
-// pings calls the healthy service's ping n times, one after another, and
-// returns how long each took.
-func pings(t testing.TB, rt *runtime.Runtime, n int) []time.Duration {
-	t.Helper()
-	out := make([]time.Duration, 0, n)
-	for range n {
-		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-		start := time.Now()
-		res, err := rt.Call(ctx, "ping", json.RawMessage(`{}`))
-		took := time.Since(start)
-		cancel()
-		if err != nil {
-			t.Fatalf("ping after %s: %v", took, err)
-		}
-		if res.IsError || runtimetest.Text(res) != "pong" {
-			t.Fatalf("ping answered %q", runtimetest.Text(res))
-		}
-		out = append(out, took)
-	}
-	return out
-}
 
 // percentile returns the q-th percentile (0 < q <= 1) of ds.
 func percentile(ds []time.Duration, q float64) time.Duration {
@@ -119,8 +76,8 @@ func TestHealthyBesideFaulty(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			faulty, _ := runtimetest.StartPlugin(t, "faulty", host.Options{})
-			rt := isolatedRuntime(t, runtime.Options{}, faulty)
-			pings(t, rt, 5) // warm up both connections
+			rt := runtimetest.IsolatedRuntime(t, runtime.Options{}, faulty)
+			runtimetest.Pings(t, rt, 5) // warm up both connections
 
 			stop := make(chan struct{})
 			var wg sync.WaitGroup
@@ -150,7 +107,7 @@ func TestHealthyBesideFaulty(t *testing.T) {
 			} else if tc.workers > 0 {
 				time.Sleep(20 * time.Millisecond)
 			}
-			lat := pings(t, rt, n)
+			lat := runtimetest.Pings(t, rt, n)
 			close(stop)
 			wg.Wait()
 			p50, p99 := percentile(lat, 0.5), percentile(lat, 0.99)
@@ -170,97 +127,12 @@ func TestHealthyBesideFaulty(t *testing.T) {
 	}
 }
 
-// TestHealthCheckRestartsAStoppedPlugin: a plugin that stops answering
-// (here SIGSTOP) fails its health check, and is killed and restarted; the
-// calls in flight on it are told what happened, at once rather than at
-// their timeout.
-func TestHealthCheckRestartsAStoppedPlugin(t *testing.T) {
-	p, _ := runtimetest.StartPlugin(t, "faulty", host.Options{HealthInterval: 100 * time.Millisecond, HealthTimeout: 300 * time.Millisecond})
-	rt := isolatedRuntime(t, runtime.Options{}, p)
-	pid := p.Pid()
-
-	type answer struct {
-		res *runtime.Result
-		err error
-	}
-	inFlight := make(chan answer, 1)
-	sleeping := make(chan struct{}, 1)
-	go func() {
-		res, err := rt.CallWithEvents(context.Background(), "sleep", json.RawMessage(`{"ms":60000}`), func(runtime.Event) {
-			sleeping <- struct{}{}
-		})
-		inFlight <- answer{res, err}
-	}()
-	<-sleeping
-	stop(t, pid)
-	start := time.Now()
-	var a answer
-	select {
-	case a = <-inFlight:
-	case <-time.After(10 * time.Second):
-		t.Fatal("the call in flight on the stopped plugin did not return")
-	}
-	if a.err != nil {
-		t.Fatal(a.err)
-	}
-	wantToolError(t, a.res, `the handler process of service "faulty" stopped answering: it did not answer a health check within 300ms, so it was killed and is being restarted; the call can be retried`)
-	t.Logf("the call in flight returned %s after SIGSTOP", time.Since(start))
-	testsync.WaitFor(t, 10*time.Second, "the stopped plugin to be replaced", func() bool { return p.Pid() != 0 && p.Pid() != pid })
-	testsync.WaitFor(t, 5*time.Second, "the stopped plugin to be gone", func() bool { return !alive(pid) })
-	echoWorks(t, rt)
-	pings(t, rt, 5)
-}
-
-// stop sends pid SIGSTOP and waits until it has stopped: the signal takes
-// effect when the process is next scheduled, not when kill returns.
-func stop(t *testing.T, pid int) {
-	t.Helper()
-	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { syscall.Kill(pid, syscall.SIGKILL) }) // only if the test fails
-	testsync.WaitFor(t, 5*time.Second, fmt.Sprintf("process %d to stop", pid), func() bool { return procState(pid) == "T" })
-}
-
-// procState is the state letter of pid in /proc/PID/stat.
-func procState(pid int) string {
-	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
-	if err != nil {
-		return ""
-	}
-	s := string(stat)
-	fields := strings.Fields(s[strings.LastIndexByte(s, ')')+1:])
-	if len(fields) == 0 {
-		return ""
-	}
-	return fields[0]
-}
-
-// TestTimedOutCallChecksHealth: with no interval to speak of, a call that
-// times out on a stopped plugin has it checked, and restarted, at once.
-//
-// The short timeouts only ever run against the stopped plugin, which
-// cannot answer in any time. The restarted plugin is called through a
-// second runtime over the same plugin with the default call timeout: its
-// first call on a loaded machine may take longer than 300ms, and a tool
-// error there (and the health check it would trigger, against a plugin
-// that is merely slow) would say nothing about the restart.
-func TestTimedOutCallChecksHealth(t *testing.T) {
-	p, _ := runtimetest.StartPlugin(t, "faulty", host.Options{HealthInterval: time.Hour, HealthTimeout: 300 * time.Millisecond})
-	rt := isolatedRuntime(t, runtime.Options{CallTimeout: 300 * time.Millisecond}, p)
-	pid := p.Pid()
-	stop(t, pid)
-	wantToolError(t, runtimetest.Call(t, rt, "echo", `{"text":"x"}`), "echo did not finish within 300ms")
-	testsync.WaitFor(t, time.Minute, "the stopped plugin to be replaced", func() bool { return p.Pid() != 0 && p.Pid() != pid })
-	echoWorks(t, runtimetest.NewRuntime(t, runtime.Options{}, p))
-}
-
 // TestDrain: a draining runtime takes no new calls, and waits for the ones
 // in flight; a plugin stopped past its grace period tells the calls still
 // running why, and does not claim to restart.
 func TestDrain(t *testing.T) {
 	p, _ := runtimetest.StartPlugin(t, "faulty", host.Options{})
-	rt := isolatedRuntime(t, runtime.Options{}, p)
+	rt := runtimetest.IsolatedRuntime(t, runtime.Options{}, p)
 	results := make(chan *runtime.Result, 2)
 	for _, ms := range []int{300, 5000} {
 		go func() {
@@ -284,105 +156,13 @@ func TestDrain(t *testing.T) {
 	runtimetest.WantOK(t, <-results)
 	p.Stop(0, "the server is shutting down, and the call ran past the grace period of 1s")
 	res := <-results
-	wantToolError(t, res, `the handler of service "faulty" was stopped before the call finished: the server is shutting down, and the call ran past the grace period of 1s`)
+	runtimetest.WantToolError(t, res, `the handler of service "faulty" was stopped before the call finished: the server is shutting down, and the call ran past the grace period of 1s`)
 	if strings.Contains(runtimetest.Text(res), "restart") {
 		t.Errorf("the message claims a restart: %s", runtimetest.Text(res))
 	}
 	if left := rt.Drain(context.Background()); left != 0 {
 		t.Errorf("%d calls in flight after the stop", left)
 	}
-}
-
-// TestGrandchildEndsWithPlugin: a handler's child process ends with its
-// plugin, whether the plugin crashes or is stopped.
-func TestGrandchildEndsWithPlugin(t *testing.T) {
-	for _, how := range []string{"crash", "stop"} {
-		t.Run(how, func(t *testing.T) {
-			p, _ := runtimetest.StartPlugin(t, "faulty", host.Options{})
-			rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
-			res := runtimetest.Call(t, rt, "grandchild", `{}`)
-			runtimetest.WantOK(t, res)
-			child := int(structured(t, res)["pid"].(float64))
-			defer syscall.Kill(child, syscall.SIGKILL) // only if the test fails
-			if !alive(child) {
-				t.Fatalf("the grandchild %d is not running", child)
-			}
-			if how == "crash" {
-				wantToolError(t, runtimetest.Call(t, rt, "crash", `{}`), "exited during the call (exit status 3)")
-			} else {
-				p.Close(0)
-			}
-			testsync.WaitFor(t, 5*time.Second, fmt.Sprintf("grandchild %d to end with its plugin", child), func() bool { return !alive(child) })
-		})
-	}
-}
-
-// hostHelperEnv makes the test binary a host: it starts the faulty plugin
-// at the path the variable names, has it start a grandchild, prints both
-// pids and waits to be killed.
-const hostHelperEnv = "TOOLC_RUNTIME_TEST_HOST"
-
-func runHostHelper() {
-	p, err := host.StartPlugin(context.Background(), pluginrpc.ClientConfig{Service: "faulty", Path: os.Getenv(hostHelperEnv)}, nil)
-	if err != nil {
-		fmt.Println("error", err)
-		os.Exit(1)
-	}
-	res, err := p.Call(context.Background(), "grandchild", "call-1", json.RawMessage(`{}`), nil)
-	if err != nil || res.IsError {
-		fmt.Println("error", err, res)
-		os.Exit(1)
-	}
-	var out struct{ Pid int }
-	json.Unmarshal(res.StructuredContent.(json.RawMessage), &out)
-	fmt.Println("pids", p.Pid(), out.Pid)
-	time.Sleep(time.Minute)
-}
-
-// TestGrandchildEndsWithKilledHost: SIGKILL gives the host no chance to
-// clean up; the kernel ends the plugin (Pdeathsig), and the watchdog in
-// the plugin's process group ends the grandchild.
-func TestGrandchildEndsWithKilledHost(t *testing.T) {
-	runtimetest.Setup(t)
-	h := exec.Command(os.Args[0], "-test.run=^$")
-	h.Env = append(os.Environ(), hostHelperEnv+"="+runtimetest.Setup(t).Binary.Path)
-	h.Stderr = os.Stderr
-	out, err := h.StdoutPipe()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := h.Start(); err != nil {
-		t.Fatal(err)
-	}
-	var line [256]byte
-	n, _ := out.Read(line[:])
-	var plugin, child int
-	if _, err := fmt.Sscanf(string(line[:n]), "pids %d %d", &plugin, &child); err != nil {
-		h.Process.Kill()
-		t.Fatalf("host helper said %q", line[:n])
-	}
-	defer syscall.Kill(child, syscall.SIGKILL) // only if the test fails
-	defer syscall.Kill(plugin, syscall.SIGKILL)
-	if !alive(plugin) || !alive(child) {
-		t.Fatalf("plugin %d or grandchild %d not running", plugin, child)
-	}
-	h.Process.Kill()
-	h.Wait()
-	testsync.WaitFor(t, 5*time.Second, "the plugin to die with its host", func() bool { return !alive(plugin) })
-	testsync.WaitFor(t, 5*time.Second, "the grandchild to die with its host", func() bool { return !alive(child) })
-}
-
-// TestStdoutAfterHandshakeIsLogged: what a plugin writes to fd 1 after the
-// handshake reaches the log, prefixed like its stderr, and the plugin goes
-// on serving.
-func TestStdoutAfterHandshakeIsLogged(t *testing.T) {
-	p, stderr := runtimetest.StartPlugin(t, "faulty", host.Options{})
-	rt := runtimetest.NewRuntime(t, runtime.Options{}, p)
-	runtimetest.WantOK(t, runtimetest.Call(t, rt, "stdout", `{"text":"not the handshake\n"}`))
-	testsync.WaitFor(t, 5*time.Second, "fd 1's output in the log", func() bool {
-		return strings.Contains(stderr.String(), "[faulty] not the handshake\n")
-	})
-	echoWorks(t, rt)
 }
 
 // TestInvalidUTF8: a handler's text that is not UTF-8 arrives with U+FFFD
@@ -406,7 +186,7 @@ func TestInvalidUTF8(t *testing.T) {
 		t.Errorf("logs = %q", logs)
 	}
 	res = runtimetest.Call(t, rt, "bad_utf8_error", `{}`)
-	wantToolError(t, res, "no such file: caf\uFFFD")
+	runtimetest.WantToolError(t, res, "no such file: caf\uFFFD")
 	if !utf8.ValidString(runtimetest.Text(res)) {
 		t.Errorf("the tool error is not UTF-8: %q", runtimetest.Text(res))
 	}
@@ -423,26 +203,6 @@ func TestInvalidUTF8(t *testing.T) {
 	res = runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`)
 	if got := runtimetest.Text(res); got != "caf\uFFFD" || res.IsError {
 		t.Errorf("in-process text = %q (error %t)", got, res.IsError)
-	}
-}
-
-// TestPanicAtStart: a plugin that panics before it serves is reported with
-// its panic, not as something that is not a toolc plugin.
-func TestPanicAtStart(t *testing.T) {
-	runtimetest.Setup(t)
-	_, err := host.StartPlugin(context.Background(), pluginrpc.ClientConfig{
-		Service: "faulty", Path: runtimetest.Setup(t).Binary.Path, Env: []string{"FAULTY_PANIC_AT_START=1"}, Stderr: &testsync.Buffer{},
-	}, nil)
-	if err == nil {
-		t.Fatal("the start succeeded")
-	}
-	for _, want := range []string{`service "faulty"`, "ended during its start (exit status 2)", "panic: deliberate panic at start (in main.main, ", "main.go:"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not say %q", err, want)
-		}
-	}
-	if strings.Contains(err.Error(), "not a toolc plugin") {
-		t.Errorf("error %q calls it not a toolc plugin", err)
 	}
 }
 

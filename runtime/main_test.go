@@ -1,15 +1,12 @@
 package runtime_test
 
 import (
-	"encoding/json"
 	"fmt"
 	"os"
-	"strings"
 	"sync/atomic"
 	"testing"
 
 	"github.com/toolc/toolc/internal/runtimetest"
-	"github.com/toolc/toolc/runtime"
 )
 
 // The integration tests run the real thing: the contracts in testdata
@@ -20,54 +17,7 @@ import (
 // plugin do not wait for the go command.
 
 func TestMain(m *testing.M) {
-	if os.Getenv(hostHelperEnv) != "" {
-		runHostHelper()
-		return
-	}
 	os.Exit(runtimetest.Main(m))
-}
-
-// structured decodes a result's structured content.
-func structured(t testing.TB, res *runtime.Result) map[string]any {
-	t.Helper()
-	raw, ok := res.StructuredContent.(json.RawMessage)
-	if !ok {
-		data, err := json.Marshal(res.StructuredContent)
-		if err != nil {
-			t.Fatal(err)
-		}
-		raw = data
-	}
-	var m map[string]any
-	if err := json.Unmarshal(raw, &m); err != nil {
-		t.Fatalf("structured content %s: %v", raw, err)
-	}
-	return m
-}
-
-// wantToolError fails unless res is a tool error whose text holds each of
-// want.
-func wantToolError(t testing.TB, res *runtime.Result, want ...string) {
-	t.Helper()
-	if !res.IsError {
-		t.Fatalf("got a result, want a tool error: %s", runtimetest.Text(res))
-	}
-	got := runtimetest.Text(res)
-	for _, w := range want {
-		if !strings.Contains(got, w) {
-			t.Errorf("tool error %q does not say %q", got, w)
-		}
-	}
-}
-
-// echoWorks checks that the echo tool answers.
-func echoWorks(t testing.TB, rt *runtime.Runtime) {
-	t.Helper()
-	res := runtimetest.Call(t, rt, "echo", `{"text":"still here"}`)
-	runtimetest.WantOK(t, res)
-	if got := structured(t, res)["echo"]; got != "still here" {
-		t.Fatalf("echo answered %v", got)
-	}
 }
 
 // recorded returns what the record tool has written so far.

@@ -138,7 +138,7 @@ func TestMessagesNameTheToolAsCalled(t *testing.T) {
 	} {
 		t.Run(tc.called+tc.args, func(t *testing.T) {
 			res := runtimetest.Call(t, rt, tc.called, tc.args)
-			wantToolError(t, res, tc.want)
+			runtimetest.WantToolError(t, res, tc.want)
 			other := strings.ToLower(tc.called)
 			if other == tc.called {
 				other = strings.ToUpper(tc.called[:3]) + tc.called[3:]

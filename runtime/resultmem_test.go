@@ -56,7 +56,7 @@ func TestLargeResultsMemory(t *testing.T) {
 					defer wg.Done()
 					res := runtimetest.Call(t, rt, "big_result", fmt.Sprintf(`{"bytes": %d}`, tc.bytes))
 					if tc.refused {
-						wantToolError(t, res, "the result of big_result is")
+						runtimetest.WantToolError(t, res, "the result of big_result is")
 					} else {
 						runtimetest.WantOK(t, res)
 					}

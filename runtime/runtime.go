@@ -15,8 +15,10 @@
 // and the call's span. The transports are packages of their own, which
 // serve whatever snapshot is current: mcpserver (MCP, over stdio and
 // Streamable HTTP) and httpapi (the HTTP server: the function-call API,
-// health, metrics, and the guards in front of MCP). A service that calls
-// its tools in process links neither: no MCP SDK, no Prometheus, no JOSE.
+// health, metrics, and the guards in front of MCP), which package serve
+// starts and drains for toolc serve, toolc dev and embedders alike. A
+// service that calls its tools in process links none of them: no MCP SDK,
+// no Prometheus, no JOSE.
 package runtime
 
 import (

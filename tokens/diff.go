@@ -12,6 +12,19 @@ import (
 // request costs in tokens, before and after.
 const GrowthRule = "token-growth"
 
+// GrowthSince is Growth for toolc diff: it compares what the tools of
+// patterns (relative to dir) cost per request, in the lock old and in now.
+// A lock holds no examples and no strict marks, so against one both sides
+// are counted as a lock records them.
+func GrowthSince(old *lock.Lock, now *catalog.Catalog, dir string, patterns []string) ([]lock.Change, error) {
+	in, _ := old.Split(dir, patterns)
+	before, exact := in.Catalog()
+	if !exact {
+		now, _ = lock.FromCatalog(now).Strip().Catalog()
+	}
+	return Growth(before, now)
+}
+
 // Growth compares what two catalogs cost per request in each target (each
 // tool with its own strict setting), and returns one change for every
 // request, then one for each tool whose cost changed: added, removed or

@@ -4,11 +4,11 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"strings"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
+	"github.com/toolc/toolc/internal/cliflag"
 	"github.com/toolc/toolc/lock"
 )
 
@@ -50,7 +50,7 @@ func runBuild(e env, args []string) error {
 
 func runExport(e env, args []string) error {
 	fs := newFlags(e, "export")
-	format := fs.String("format", "", "projection: "+targetNames())
+	format := fs.String("format", "", "projection: "+catalog.TargetNames())
 	strict := fs.Bool("strict", false, "put every tool in strict mode where the provider has one")
 	tools := fs.String("tools", "", "export only these tools: comma-separated function names (or MCP names, with --format mcp)")
 	catalogFile := fs.String("catalog", "", "read a catalog built by toolc build instead of compiling contracts")
@@ -59,7 +59,7 @@ func runExport(e env, args []string) error {
 		return err
 	}
 	if *format == "" {
-		return usagef("--format is required (%s)", targetNames())
+		return usagef("--format is required (%s)", catalog.TargetNames())
 	}
 	target, err := catalog.ParseTarget(*format)
 	if err != nil {
@@ -73,13 +73,7 @@ func runExport(e env, args []string) error {
 		return err
 	}
 	if *tools != "" {
-		var names []string
-		for _, n := range strings.Split(*tools, ",") {
-			if n = strings.TrimSpace(n); n != "" {
-				names = append(names, n)
-			}
-		}
-		if cat, err = cat.SelectFor(target, names...); err != nil {
+		if cat, err = cat.SelectFor(target, cliflag.List(*tools)...); err != nil {
 			return usagef("--tools: %v", err)
 		}
 	}
@@ -89,14 +83,6 @@ func runExport(e env, args []string) error {
 	}
 	_, err = e.stdout.Write(data)
 	return err
-}
-
-func targetNames() string {
-	var names []string
-	for _, t := range catalog.Targets() {
-		names = append(names, string(t))
-	}
-	return strings.Join(names, ", ")
 }
 
 // loadCatalog reads a catalog file when one is named, and compiles the

@@ -13,6 +13,8 @@ import (
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/clientconfig"
 )
 
 // TestClaudeDesktopConfig configures Claude Desktop as the README says:
@@ -46,7 +48,7 @@ func TestClaudeDesktopConfig(t *testing.T) {
 	if err := json.Unmarshal([]byte(readFile(t, file)), &config); err != nil {
 		t.Fatal(err)
 	}
-	name := serverName(root, "")
+	name := clientconfig.DefaultName(root, "")
 	entry := config["mcpServers"][name]
 	env := entry["env"].(map[string]any)
 	env["TOOLC_FILESEARCH_ROOT"] = root

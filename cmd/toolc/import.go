@@ -3,23 +3,14 @@ package main
 import (
 	"context"
 	"errors"
-	"flag"
 	"os"
 	"os/signal"
 	"slices"
-	"strings"
 	"syscall"
 
+	"github.com/toolc/toolc/internal/cliflag"
 	"github.com/toolc/toolc/mcpimport"
 )
-
-// stringList is a flag that may be given more than once.
-type stringList []string
-
-func (l *stringList) String() string     { return strings.Join(*l, ",") }
-func (l *stringList) Set(v string) error { *l = append(*l, v); return nil }
-
-var _ flag.Value = (*stringList)(nil)
 
 // runImport writes a contract package for an existing MCP server: toolc
 // import mcp [--out DIR] (-- COMMAND [ARG...] | --url URL).
@@ -30,7 +21,7 @@ func runImport(e env, args []string) error {
 	name := fs.String("name", "", "the service's `NAME` (default: the directory's name)")
 	force := fs.Bool("force", false, "write over an earlier import that the server no longer matches")
 	insecure := fs.Bool("insecure", false, "allow a --url that is plain http beyond loopback")
-	var envNames stringList
+	var envNames cliflag.Strings
 	fs.Var(&envNames, "env", "a variable of toolc's environment that the command needs, by `NAME` (repeat for more); the contract names it, never its value")
 	// The server's command follows "--", and may have flags of its own.
 	var command []string

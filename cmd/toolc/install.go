@@ -1,14 +1,8 @@
 package main
 
 import (
-	"errors"
-	"fmt"
 	"os"
-	"os/exec"
-	"path/filepath"
-	"regexp"
 	"runtime"
-	"slices"
 	"strings"
 
 	"github.com/toolc/toolc/clientconfig"
@@ -37,7 +31,7 @@ func runInstall(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	toolc, err := installedToolc()
+	toolc, err := clientconfig.Executable()
 	if err != nil {
 		return err
 	}
@@ -52,15 +46,10 @@ func runInstall(e env, args []string) error {
 		if _, err := compileWith(e, "install "+client.ID, compiler.Config{}, patterns); err != nil {
 			return err
 		}
-		if opts.Go, err = exec.LookPath("go"); err == nil {
-			opts.Go, err = filepath.Abs(opts.Go)
-		}
-		if err != nil {
-			opts.Go = ""
-		}
+		opts.Go = clientconfig.GoCommand()
 	}
 	if *name == "" {
-		*name = serverName(wd, *bundle)
+		*name = clientconfig.DefaultName(wd, *bundle)
 	}
 	server, err := clientconfig.NewServer(*name, opts)
 	if err != nil {
@@ -78,69 +67,6 @@ func runInstall(e env, args []string) error {
 	if err != nil {
 		return err
 	}
-	switch res.Outcome {
-	case clientconfig.Unchanged:
-		fmt.Fprintf(e.stdout, "%s: MCP server %q is already as it would be written; nothing changed\n", res.File, server.Name)
-		return nil
-	case clientconfig.Added:
-		fmt.Fprintf(e.stdout, "%s: added MCP server %q\n", res.File, server.Name)
-	default:
-		fmt.Fprintf(e.stdout, "%s: updated MCP server %q: %s changed\n", res.File, server.Name, strings.Join(res.Changed, ", "))
-	}
-	fmt.Fprintf(e.stdout, "\tcommand  %s\n\targs     %s\n", server.Command, strings.Join(server.Args, " "))
-	keys := make([]string, 0, len(server.Env))
-	for k := range server.Env {
-		keys = append(keys, k)
-	}
-	slices.Sort(keys)
-	for _, k := range keys {
-		fmt.Fprintf(e.stdout, "\tenv      %s=%s\n", k, server.Env[k])
-	}
-	fmt.Fprintln(e.stdout, client.Reload)
+	res.Report(e.stdout, client, server)
 	return nil
-}
-
-// installedToolc is the absolute path of this toolc, which the client will
-// start.
-func installedToolc() (string, error) {
-	exe, err := os.Executable()
-	if err != nil {
-		return "", err
-	}
-	if real, err := filepath.EvalSymlinks(exe); err == nil {
-		exe = real
-	}
-	return exe, goRunBuild(exe)
-}
-
-var goBuildDir = regexp.MustCompile(`^go-build[0-9]+$`)
-
-// goRunBuild refuses go run's build of toolc, in a temporary go-buildN
-// directory that is gone once it exits: a configuration that named it
-// would start nothing.
-func goRunBuild(exe string) error {
-	for dir := filepath.Dir(exe); dir != filepath.Dir(dir); dir = filepath.Dir(dir) {
-		if goBuildDir.MatchString(filepath.Base(dir)) {
-			return errors.New("this toolc is go run's temporary build, which is gone when it exits: install toolc (go install ./cmd/toolc from a checkout) and run the installed toolc install")
-		}
-	}
-	return nil
-}
-
-var notNameChar = regexp.MustCompile(`[^A-Za-z0-9_-]+`)
-
-// serverName is the default name of the server: the bundle's directory
-// name, or the project's, in the characters every client accepts.
-func serverName(wd, bundle string) string {
-	base := filepath.Base(wd)
-	if bundle != "" {
-		if abs, err := filepath.Abs(bundle); err == nil {
-			base = filepath.Base(abs)
-		}
-	}
-	name := strings.Trim(notNameChar.ReplaceAllString(base, "-"), "-")
-	if name == "" {
-		return "toolc"
-	}
-	return name
 }

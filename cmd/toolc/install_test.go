@@ -234,20 +234,6 @@ func compactJSON(t *testing.T, data []byte) string {
 	return b.String()
 }
 
-// TestGoRunToolcRefused: go run's build directory is gone when it exits,
-// so a configuration naming it would start nothing.
-func TestGoRunToolcRefused(t *testing.T) {
-	for exe, bad := range map[string]bool{
-		"/tmp/go-build2718281828/b001/exe/toolc": true,
-		"/home/ada/go/bin/toolc":                 false,
-		"/opt/go-builders/toolc":                 false,
-	} {
-		if err := goRunBuild(exe); (err != nil) != bad {
-			t.Errorf("goRunBuild(%s) = %v, want an error %v", exe, err, bad)
-		}
-	}
-}
-
 // TestREADMEInstall holds the README's toolc install claude-desktop to what
 // it prints for a project my-tools in /home/ada, on Linux, with toolc in
 // ~/go/bin and go in /usr/local/go/bin.

@@ -9,7 +9,6 @@ import (
 	"syscall"
 
 	"github.com/toolc/toolc/baseline"
-	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/diag"
 	"github.com/toolc/toolc/lock"
@@ -95,18 +94,17 @@ func runDiff(e env, args []string) error {
 	for _, n := range base.Notes {
 		fmt.Fprintf(e.stderr, "toolc diff: note: %s\n", n)
 	}
-	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	res, err := compileToCompare(e, patterns)
 	if err != nil {
 		return err
 	}
-	if res.HasErrors() {
-		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
-		errs, _ := diag.Count(res.Diagnostics)
-		return failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
-	}
 	changes := compiler.Diff(res, base.Lock)
 	// What the tools cost per request, before and after (package tokens).
-	growth, err := tokenGrowth(base.Lock, res.Catalog, patterns)
+	wd, err := os.Getwd()
+	if err != nil {
+		return err
+	}
+	growth, err := tokens.GrowthSince(base.Lock, res.Catalog, wd, patterns)
 	if err != nil {
 		return err
 	}
@@ -130,34 +128,12 @@ func runDiff(e env, args []string) error {
 	return nil
 }
 
-// tokenGrowth compares what the tools in the patterns cost per request
-// in each target, at old and now. A lock file holds no examples and no
-// strict marks, so against one both sides are counted as a lock records
-// them.
-func tokenGrowth(old *lock.Lock, now *catalog.Catalog, patterns []string) ([]lock.Change, error) {
-	wd, err := os.Getwd()
-	if err != nil {
-		return nil, err
-	}
-	in, _ := old.Split(wd, patterns)
-	before, exact := in.Catalog()
-	if !exact {
-		now, _ = lock.FromCatalog(now).Strip().Catalog()
-	}
-	return tokens.Growth(before, now)
-}
-
 // diffUpstream is toolc diff --upstream: the contracts with an upstream
 // against their servers' live tools, in the lock's change vocabulary.
 func diffUpstream(e env, format diag.Format, insecure bool, patterns []string) error {
-	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	res, err := compileToCompare(e, patterns)
 	if err != nil {
 		return err
-	}
-	if res.HasErrors() {
-		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
-		errs, _ := diag.Count(res.Diagnostics)
-		return failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
 	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -189,4 +165,20 @@ func patternsOrDefault(p []string) []string {
 		return []string{"./..."}
 	}
 	return p
+}
+
+// compileToCompare compiles the contracts that diff compares; with
+// errors, it prints them and fails: broken contracts have nothing to
+// compare.
+func compileToCompare(e env, patterns []string) (*compiler.Result, error) {
+	res, err := compiler.Compile(compiler.Config{}, patterns...)
+	if err != nil {
+		return nil, err
+	}
+	if res.HasErrors() {
+		diag.Print(e.stderr, diag.Text, res.Diagnostics, res.Source)
+		errs, _ := diag.Count(res.Diagnostics)
+		return nil, failf("the contracts have %s; fix them, then compare", plural(errs, "error"))
+	}
+	return res, nil
 }

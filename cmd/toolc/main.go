@@ -180,14 +180,10 @@ func watchMemory(args []string, stderr io.Writer) (stop func()) {
 	if len(args) == 0 || !slices.Contains([]string{"check", "build", "lock", "diff", "export", "gen", "call"}, args[0]) {
 		return func() {}
 	}
-	limit := int64(memguard.DefaultLimit)
-	if v := os.Getenv("TOOLC_MAX_MEMORY"); v != "" {
-		n, err := inputfile.ParseSize(v)
-		if err != nil {
-			fmt.Fprintf(stderr, "toolc %s: $TOOLC_MAX_MEMORY: %v\n", args[0], err)
-			os.Exit(exitUsage)
-		}
-		limit = n
+	limit, err := memguard.Limit(os.Getenv)
+	if err != nil {
+		fmt.Fprintf(stderr, "toolc %s: $TOOLC_MAX_MEMORY: %v\n", args[0], err)
+		os.Exit(exitUsage)
 	}
 	return memguard.Watch(uint64(limit), func(used uint64) {
 		fmt.Fprintf(stderr, "toolc %s: stopped: the contracts took more than %s of memory to evaluate (%d MiB in use); a contract computes something too large, such as a comprehension over a huge list.Range (set TOOLC_MAX_MEMORY to raise the limit, as in TOOLC_MAX_MEMORY=8GiB)\n",
@@ -250,16 +246,15 @@ func didYouMean(name string) string {
 	if len(name) > 32 {
 		return "" // no command is that long; and the distance costs len(name) x len(command)
 	}
-	best, dist := "", 3 // a typo or two, not another word
+	var names []string
 	for _, c := range commands() {
-		if d := editdist.Levenshtein(name, c.name); d < dist {
-			best, dist = c.name, d
-		}
+		names = append(names, c.name)
 	}
-	if best == "" {
-		return ""
+	// A typo or two, not another word.
+	if best := editdist.Closest(name, names, 3); best != "" {
+		return fmt.Sprintf("; did you mean %q?", best)
 	}
-	return fmt.Sprintf("; did you mean %q?", best)
+	return ""
 }
 
 func printUsage(w io.Writer) {

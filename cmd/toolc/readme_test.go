@@ -193,6 +193,36 @@ func TestREADMEInstallFromCheckout(t *testing.T) {
 	}
 }
 
+// TestDocsLayout: the Layout table of docs/layout.md has a row for every
+// directory at the top of the module that holds a Go package, so that a
+// new package is said what it is for where readers look.
+func TestDocsLayout(t *testing.T) {
+	layout := docs(t).MustSection(t, "Layout")
+	out, err := exec.Command("go", "list", "-f", "{{.Dir}}", "github.com/toolc/toolc/...").Output()
+	if err != nil {
+		t.Fatal(err)
+	}
+	root, err := filepath.Abs(repoRoot)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seen := map[string]bool{}
+	for _, dir := range strings.Fields(string(out)) {
+		rel, err := filepath.Rel(root, dir)
+		if err != nil || rel == "." {
+			continue
+		}
+		top, _, _ := strings.Cut(filepath.ToSlash(rel), "/")
+		if !seen[top] && !strings.Contains(layout, "| `"+top+"/") {
+			t.Errorf("docs/layout.md's Layout has no row for %s/", top)
+		}
+		seen[top] = true
+	}
+	if len(seen) < 20 {
+		t.Fatalf("go list found %d top-level directories, too few to be this module's", len(seen))
+	}
+}
+
 // TestDocsCheckText runs toolc check on the broken contract that
 // docs/cli.md shows ("Given this contract in weather/weather.cue"), put
 // at line 10 of a service as examples/weather has it, and holds the text

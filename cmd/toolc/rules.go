@@ -1,10 +1,6 @@
 package main
 
 import (
-	"encoding/json"
-	"fmt"
-	"text/tabwriter"
-
 	"github.com/toolc/toolc/compiler"
 )
 
@@ -14,32 +10,8 @@ func runRules(e env, args []string) error {
 	if err := parseNone(fs, args); err != nil {
 		return err
 	}
-	rules := compiler.Rules()
-	switch *format {
-	case "text":
-		tw := tabwriter.NewWriter(e.stdout, 0, 4, 2, ' ', 0)
-		fmt.Fprintln(tw, "ID\tSEVERITY\tCHECKS")
-		for _, r := range rules {
-			fmt.Fprintf(tw, "%s\t%s\t%s\n", r.ID, r.Severity, r.Doc)
-		}
-		return tw.Flush()
-	case "json":
-		type rule struct {
-			ID       string `json:"id"`
-			Severity string `json:"severity"`
-			Doc      string `json:"doc"`
-		}
-		out := make([]rule, len(rules))
-		for i, r := range rules {
-			out[i] = rule{r.ID, r.Severity.String(), r.Doc}
-		}
-		enc := json.NewEncoder(e.stdout)
-		enc.SetIndent("", "  ")
-		enc.SetEscapeHTML(false)
-		return enc.Encode(out)
-	case "markdown":
-		_, err := fmt.Fprint(e.stdout, compiler.RulesMarkdown())
-		return err
+	if err := compiler.WriteRules(e.stdout, *format); err != nil {
+		return usageErr(err)
 	}
-	return usagef("unknown format %q (want text, json, markdown)", *format)
+	return nil
 }

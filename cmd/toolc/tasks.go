@@ -22,11 +22,11 @@ import (
 // tasks: MCP's tasks/* methods are served over HTTP, so an "optional"
 // tool runs as a plain call, and a "required" one is refused.
 func openTasks(e env, cmd string, rt *runtime.Runtime, sf *serveFlags, ln net.Listener) (func(), error) {
-	url := *sf.taskStore
+	url := sf.taskStore
 	switch {
-	case *sf.stdio && url != "":
+	case sf.stdio && url != "":
 		return nil, usagef("--task-store: tasks are served over HTTP, not with --stdio")
-	case *sf.stdio:
+	case sf.stdio:
 		return func() {}, nil
 	case url == "" && cmd == "serve":
 		file, err := defaultTaskFile(ln.Addr())
@@ -44,7 +44,7 @@ func openTasks(e env, cmd string, rt *runtime.Runtime, sf *serveFlags, ln net.Li
 	if err != nil {
 		return nil, usagef("--task-store %s: %v", url, err)
 	}
-	sf.tasks = tasks.New(rt, tasks.Options{Store: store, Timeout: *sf.taskTimeout, TTL: *sf.taskTTL, Logger: logger(e)})
+	sf.tasks = tasks.New(rt, tasks.Options{Store: store, Timeout: sf.taskTimeout, TTL: sf.taskTTL, Logger: logger(e)})
 	return func() {
 		sf.tasks.Close()
 		store.Close()

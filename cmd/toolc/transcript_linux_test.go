@@ -77,6 +77,10 @@ func matchTranscript(want []string, got string) (missing string, ok bool) {
 // stands for what the block leaves out). The exit status is not checked:
 // a transcript shows what a command prints, and some show a refusal.
 //
+// A block whose marker goes on "; after: COMMAND" shows what the
+// commands print after an edit that its text describes: the test runs
+// COMMAND in a copy of the checkout of the block's own, then the block.
+//
 // A block whose marker goes on "; toolc serve ARGS" talks to a server
 // that the text around it starts: the test starts it on
 // 127.0.0.1:8931 in the block's namespace, waits for it with toolc
@@ -105,6 +109,12 @@ func TestDocsTranscripts(t *testing.T) {
 		if len(steps) == 0 {
 			t.Errorf("%s:%d: the block is marked as a transcript and has no \"$ \" command", b.Path, b.Line)
 		}
+		if _, edit, ok := strings.Cut(strings.TrimSuffix(b.After, " -->"), "; after: "); ok {
+			t.Run(fmt.Sprintf("%s:%d", b.Path, b.Line), func(t *testing.T) {
+				edited(t, env, edit, steps)
+			})
+			continue
+		}
 		if _, serve, ok := strings.Cut(strings.TrimSuffix(b.After, " -->"), "; toolc serve "); ok {
 			t.Run(fmt.Sprintf("%s:%d", b.Path, b.Line), func(t *testing.T) {
 				served(t, dir, env, serve, steps)
@@ -121,6 +131,27 @@ func TestDocsTranscripts(t *testing.T) {
 					t.Errorf("$ %s\n(%v) printed\n%s\nwhich does not show, in order, the documentation's line\n%s", s.cmd, err, out, missing)
 				}
 			})
+		}
+	}
+}
+
+// edited runs the steps of a block in a copy of the checkout of its own,
+// after the command edit, which makes the change that the text before
+// the block describes ("maximum went down from 14 to 7").
+func edited(t *testing.T, env []string, edit string, steps []transcriptStep) {
+	dir := copyCheckout(t)
+	prep := namespaced(t, false, edit)
+	prep.Dir = dir
+	if out, err := prep.CombinedOutput(); err != nil {
+		t.Fatalf("%s: %v\n%s", edit, err, out)
+	}
+	for _, s := range steps {
+		cmd := namespaced(t, false, s.cmd)
+		cmd.Dir = dir
+		cmd.Env = env
+		out, err := cmd.CombinedOutput()
+		if missing, ok := matchTranscript(s.out, string(out)); !ok {
+			t.Errorf("after %s:\n$ %s\n(%v) printed\n%s\nwhich does not show, in order, the documentation's line\n%s", edit, s.cmd, err, out, missing)
 		}
 	}
 }

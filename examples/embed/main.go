@@ -27,9 +27,9 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/examples/embed/notes"
-	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/serve"
 )
 
 //go:embed toolc.catalog.json
@@ -52,9 +52,10 @@ func main() {
 	}
 }
 
-// run serves on ln until ctx ends, then shuts down as toolc serve does: it
-// takes no new calls, gives the calls in flight up to ten seconds to
-// finish, and closes the connections once their answers are out.
+// run serves on ln until ctx ends, then shuts down as toolc serve does,
+// on toolc serve's own path (serve.Run): it takes no new calls, gives the
+// calls in flight up to ten seconds to finish, and closes the connections
+// once their answers are out.
 func run(ctx context.Context, ln net.Listener, logger *log.Logger) error {
 	cat, err := catalog.Load(catalogFS, catalogFile) // checks the fingerprints
 	if err != nil {
@@ -68,12 +69,14 @@ func run(ctx context.Context, ln net.Listener, logger *log.Logger) error {
 	}); err != nil {
 		return err
 	}
-	mcpServer := mcpserver.New(rt, mcpserver.Options{Name: "notes", Version: "1.0.0", ListTTL: time.Hour})
-	handler := httpapi.NewHandler(rt, mcpServer, httpapi.Options{})
 	logger.Printf("serving %d tools of catalog %s: MCP on http://%s/mcp, calls on http://%s/v1/call",
 		len(cat.ToolNames()), cat.Fingerprint, ln.Addr(), ln.Addr())
-	return httpapi.Serve(ctx, ln, rt, handler, httpapi.ServeOptions{Shutdown: runtime.ShutdownOptions{
-		Grace:  10 * time.Second,
-		Report: func(r runtime.ShutdownReport) { logger.Print(r) },
-	}})
+	return serve.Run(ctx, rt, serve.Options{
+		Listener: ln,
+		MCP:      mcpserver.Options{Name: "notes", Version: "1.0.0", ListTTL: time.Hour},
+		Shutdown: runtime.ShutdownOptions{
+			Grace:  10 * time.Second,
+			Report: func(r runtime.ShutdownReport) { logger.Print(r) },
+		},
+	})
 }

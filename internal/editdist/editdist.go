@@ -24,3 +24,15 @@ func Levenshtein(a, b string) int {
 	}
 	return prev[len(b)]
 }
+
+// Closest is the candidate nearest to name, when one is fewer than within
+// edits away (the first of those nearest), or "".
+func Closest(name string, candidates []string, within int) string {
+	best, dist := "", within
+	for _, c := range candidates {
+		if d := Levenshtein(name, c); d < dist {
+			best, dist = c, d
+		}
+	}
+	return best
+}

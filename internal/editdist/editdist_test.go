@@ -20,3 +20,22 @@ func TestLevenshtein(t *testing.T) {
 		}
 	}
 }
+
+func TestClosest(t *testing.T) {
+	names := []string{"check", "build", "bundle", "serve"}
+	for _, tc := range []struct {
+		name   string
+		within int
+		want   string
+	}{
+		{"chek", 3, "check"},
+		{"bundel", 3, "bundle"},
+		{"deploy", 3, ""},
+		{"serve", 1, "serve"},
+		{"serf", 1, ""},
+	} {
+		if got := Closest(tc.name, names, tc.within); got != tc.want {
+			t.Errorf("Closest(%q, %d) = %q, want %q", tc.name, tc.within, got, tc.want)
+		}
+	}
+}

@@ -16,6 +16,7 @@
 package inputfile
 
 import (
+	"bytes"
 	"fmt"
 	"io"
 	"io/fs"
@@ -228,6 +229,25 @@ func ReadAll(r io.Reader, what string) ([]byte, error) {
 	}
 	if int64(len(data)) > limit {
 		return nil, &TooLargeError{Name: what, Limit: limit}
+	}
+	return data, nil
+}
+
+// ReadJSONArgs reads the JSON arguments of a call (toolc call's) from
+// stdin, within the limit: {} when stdin is a terminal, which no one is
+// typing arguments into, or when it holds nothing but space.
+func ReadJSONArgs(stdin io.Reader) ([]byte, error) {
+	if f, ok := stdin.(*os.File); ok {
+		if fi, err := f.Stat(); err == nil && fi.Mode()&os.ModeCharDevice != 0 {
+			return []byte("{}"), nil
+		}
+	}
+	data, err := ReadAll(stdin, "standard input")
+	if err != nil {
+		return nil, err
+	}
+	if len(bytes.TrimSpace(data)) == 0 {
+		return []byte("{}"), nil
 	}
 	return data, nil
 }

@@ -126,3 +126,14 @@ func TestReadAll(t *testing.T) {
 		t.Errorf("ReadAll at the limit: %d, %v", len(data), err)
 	}
 }
+
+// TestReadJSONArgs: a call's arguments on standard input are read as
+// they are, and nothing but space is no arguments, {}.
+func TestReadJSONArgs(t *testing.T) {
+	for in, want := range map[string]string{"": "{}", " \n\t": "{}", `{"a": 1}`: `{"a": 1}`, "null\n": "null\n"} {
+		got, err := ReadJSONArgs(strings.NewReader(in))
+		if err != nil || string(got) != want {
+			t.Errorf("ReadJSONArgs(%q) = %q, %v; want %q", in, got, err, want)
+		}
+	}
+}

@@ -9,12 +9,24 @@ package memguard
 import (
 	"runtime/metrics"
 	"time"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // DefaultLimit is the memory a compiling command may use when
 // $TOOLC_MAX_MEMORY does not say: far above what a real catalog needs (the
 // 300-tool corpus compiles in well under 200 MiB).
 const DefaultLimit = 3 << 30
+
+// Limit is the limit that $TOOLC_MAX_MEMORY (read through getenv) sets,
+// as inputfile.ParseSize reads a size (8GiB), or DefaultLimit.
+func Limit(getenv func(string) string) (int64, error) {
+	v := getenv("TOOLC_MAX_MEMORY")
+	if v == "" {
+		return DefaultLimit, nil
+	}
+	return inputfile.ParseSize(v)
+}
 
 // interval is how often the heap is sampled: reading runtime/metrics does
 // not stop the world, and a tenth of a second lets little more than the

@@ -33,3 +33,17 @@ func TestWatch(t *testing.T) {
 	case <-time.After(3 * interval):
 	}
 }
+
+// TestLimit: $TOOLC_MAX_MEMORY sets the limit, as a size; unset, it is
+// DefaultLimit; a value that is not a size is an error.
+func TestLimit(t *testing.T) {
+	for v, want := range map[string]int64{"": DefaultLimit, "8GiB": 8 << 30, "512MiB": 512 << 20} {
+		got, err := Limit(func(string) string { return v })
+		if err != nil || got != want {
+			t.Errorf("Limit with %q = %d, %v; want %d", v, got, err, want)
+		}
+	}
+	if _, err := Limit(func(string) string { return "lots" }); err == nil {
+		t.Error(`Limit with "lots" = nil error`)
+	}
+}

@@ -22,11 +22,13 @@ import (
 	"fmt"
 	"os"
 	"strings"
+	"time"
 
 	"go.opentelemetry.io/otel/attribute"
 	"go.opentelemetry.io/otel/exporters/otlp/otlptrace/otlptracehttp"
 	"go.opentelemetry.io/otel/sdk/resource"
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Enabled reports whether the environment (read through getenv) turns
@@ -92,4 +94,20 @@ func New(ctx context.Context, service string) (*sdktrace.TracerProvider, error) 
 		return nil, fmt.Errorf("the trace resource (OTEL_RESOURCE_ATTRIBUTES, OTEL_SERVICE_NAME): %w", err)
 	}
 	return sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res)), nil
+}
+
+// Start is New for a command: the provider is nil, which is off for the
+// runtime, when the environment leaves tracing off. stop sends the spans
+// still buffered; it is bounded, so that an exporter that cannot reach its
+// collector does not hold up the exit.
+func Start(ctx context.Context, service string) (tp trace.TracerProvider, stop func() error, err error) {
+	sdk, err := New(ctx, service)
+	if err != nil || sdk == nil {
+		return nil, func() error { return nil }, err
+	}
+	return sdk, func() error {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		return sdk.Shutdown(ctx)
+	}, nil
 }

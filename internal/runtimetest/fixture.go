@@ -13,6 +13,7 @@ import (
 	"os"
 	"path/filepath"
 	goruntime "runtime"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -253,4 +254,86 @@ func WantOK(t testing.TB, res *runtime.Result) {
 	if res.IsError {
 		t.Fatalf("got a tool error: %s", Text(res))
 	}
+}
+
+// Structured decodes a result's structured content.
+func Structured(t testing.TB, res *runtime.Result) map[string]any {
+	t.Helper()
+	raw, ok := res.StructuredContent.(json.RawMessage)
+	if !ok {
+		data, err := json.Marshal(res.StructuredContent)
+		if err != nil {
+			t.Fatal(err)
+		}
+		raw = data
+	}
+	var m map[string]any
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatalf("structured content %s: %v", raw, err)
+	}
+	return m
+}
+
+// WantToolError fails unless res is a tool error whose text holds each of
+// want.
+func WantToolError(t testing.TB, res *runtime.Result, want ...string) {
+	t.Helper()
+	if !res.IsError {
+		t.Fatalf("got a result, want a tool error: %s", Text(res))
+	}
+	got := Text(res)
+	for _, w := range want {
+		if !strings.Contains(got, w) {
+			t.Errorf("tool error %q does not say %q", got, w)
+		}
+	}
+}
+
+// EchoWorks checks that the echo tool answers.
+func EchoWorks(t testing.TB, rt *runtime.Runtime) {
+	t.Helper()
+	res := Call(t, rt, "echo", `{"text":"still here"}`)
+	WantOK(t, res)
+	if got := Structured(t, res)["echo"]; got != "still here" {
+		t.Fatalf("echo answered %v", got)
+	}
+}
+
+// IsolatedRuntime serves faulty through p, inproc in-process, and healthy
+// through a plugin of its own.
+func IsolatedRuntime(t testing.TB, opts runtime.Options, p *host.Plugin) *runtime.Runtime {
+	t.Helper()
+	healthy, _ := StartPlugin(t, "healthy", host.Options{})
+	cat := &catalog.Catalog{Services: append(slices.Clone(Setup(t).Catalog.Services), Setup(t).Healthy)}
+	rt := runtime.New(opts)
+	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{
+		"faulty":  p,
+		"inproc":  runtime.Local(InprocHandlers()...),
+		"healthy": healthy,
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return rt
+}
+
+// Pings calls the healthy service's ping n times, one after another, and
+// returns how long each took.
+func Pings(t testing.TB, rt *runtime.Runtime, n int) []time.Duration {
+	t.Helper()
+	out := make([]time.Duration, 0, n)
+	for range n {
+		ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+		start := time.Now()
+		res, err := rt.Call(ctx, "ping", json.RawMessage(`{}`))
+		took := time.Since(start)
+		cancel()
+		if err != nil {
+			t.Fatalf("ping after %s: %v", took, err)
+		}
+		if res.IsError || Text(res) != "pong" {
+			t.Fatalf("ping answered %q", Text(res))
+		}
+		out = append(out, took)
+	}
+	return out
 }
