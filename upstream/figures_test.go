@@ -22,6 +22,7 @@ import (
 	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/mcpimport"
 	"github.com/toolc/toolc/mcpserver"
+	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/upstream"
 )
@@ -96,6 +97,32 @@ func TestFigures(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ts.Close()
+	// The same endpoint with an in-process echo: toolc's own MCP serving,
+	// with no upstream behind it.
+	local := &catalog.Service{Name: "loc", Version: "1.0.0", Description: "Local", Dir: ".", Handler: ".",
+		Tools: []*catalog.Tool{{Name: "lecho", Description: "Echo", Request: catalog.Message{Fields: []*catalog.Field{{Name: "text", Type: catalog.String, Description: "Text", Required: true}}}}}}
+	lrt := runtime.New(runtime.Options{})
+	lcat := &catalog.Catalog{Services: []*catalog.Service{local}}
+	lcat.Seal()
+	if _, err := lrt.Swap(lcat, map[string]runtime.Dispatcher{"loc": runtime.Local(plugins.Handle("lecho", func(_ context.Context, r struct{ Text string }) (*plugins.Result, error) {
+		return plugins.Text(r.Text), nil
+	}))}); err != nil {
+		t.Fatal(err)
+	}
+	ltoolc := httptest.NewServer(httpapi.NewHandler(lrt, mcpserver.New(lrt, mcpserver.Options{}), httpapi.Options{}))
+	defer ltoolc.Close()
+	ls, err := direct.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ltoolc.URL + "/mcp"}, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls.Close()
+	viaToolcLocal := func() error {
+		r, err := ls.CallTool(context.Background(), &mcp.CallToolParams{Name: "loc_lecho", Arguments: args})
+		if err == nil && r.IsError {
+			err = fmt.Errorf("tool error")
+		}
+		return err
+	}
 	viaToolcHTTP := func() error {
 		r, err := ts.CallTool(context.Background(), &mcp.CallToolParams{Name: "up_echo", Arguments: args})
 		if err == nil && r.IsError {
@@ -120,7 +147,15 @@ func TestFigures(t *testing.T) {
 				}
 				return err
 			}},
+			{"HTTP, through toolc's runtime, with events", func() error {
+				r, err := rt.CallWithEvents(context.Background(), "echo", args, func(runtime.Event) {})
+				if err == nil && r.IsError {
+					err = fmt.Errorf("%s", text(r))
+				}
+				return err
+			}},
 			{"HTTP, through toolc serve's handler", viaToolcHTTP},
+			{"HTTP, toolc serve's handler, in-process echo", viaToolcLocal},
 		}
 		res := make([][]time.Duration, len(rows))
 		rates := make([][]float64, len(rows))
