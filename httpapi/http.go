@@ -70,7 +70,8 @@ type Options struct {
 
 // NewHandler serves, on one mux: MCP over Streamable HTTP at /mcp, every
 // revision on the one URL (mcpserver.NewHTTPHandler); the function-call
-// API at GET /v1/tools and POST /v1/call; /healthz; and Prometheus
+// API at GET /v1/tools, POST /v1/call and, with tasks, /v1/tasks
+// (tasks.go); /healthz; and Prometheus
 // metrics at /metrics, of every call of rt (runtime.Stats).
 func NewHandler(rt *runtime.Runtime, srv *mcp.Server, opts Options) http.Handler {
 	mux := http.NewServeMux()
@@ -89,6 +90,11 @@ func NewHandler(rt *runtime.Runtime, srv *mcp.Server, opts Options) http.Handler
 	mux.Handle("/mcp", mcpAuth(mcpserver.NewHTTPHandler(rt, srv, mcpOpts)))
 	mux.Handle("GET /v1/tools", auth(gated(opts.Gate, toolsHandler(rt))))
 	mux.Handle("POST /v1/call", auth(gated(opts.Gate, callHandler(rt, newEnvelopeValidator(), opts.OAuth))))
+	if m := opts.MCP.Tasks; m != nil {
+		mux.Handle("POST /v1/tasks", auth(gated(opts.Gate, startTaskHandler(rt, m, newEnvelopeValidator()))))
+		mux.Handle("GET /v1/tasks/{id}", auth(taskHandler(m, false)))
+		mux.Handle("DELETE /v1/tasks/{id}", auth(taskHandler(m, true)))
+	}
 	mux.Handle("GET /healthz", healthHandler(rt, opts.Gate, opts.Token, opts.OAuth))
 	// The metrics name every tool and count its calls: they take the
 	// token too (Prometheus sends it with authorization: credentials),
@@ -329,6 +335,42 @@ func newEnvelopeValidator() *validate.Validator {
 	return v
 }
 
+// readCall reads the body of POST /v1/call (and /v1/tasks), or answers
+// what is wrong with it through fail. args are the call's arguments: the
+// call checks them, and their size once the string form is unwrapped; a
+// problem there is a tool error, which a model reads.
+func readCall(w http.ResponseWriter, r *http.Request, envelope *validate.Validator, limit int, fail func(status int, msg string)) (req CallRequest, args json.RawMessage, ok bool) {
+	body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallBody(limit)))
+	if err != nil {
+		var tooLarge *http.MaxBytesError
+		switch {
+		case errors.As(err, &tooLarge):
+			fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
+		case errors.Is(err, bodymem.ErrExhausted):
+			w.Header().Set("Retry-After", "1")
+			fail(http.StatusServiceUnavailable, err.Error())
+		default:
+			fail(http.StatusBadRequest, "reading the body: "+err.Error())
+		}
+		return req, nil, false
+	}
+	exact, err := envelope.Validate(body)
+	if err != nil {
+		fail(http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
+		return req, nil, false
+	}
+	if err := json.Unmarshal(exact, &req); err != nil {
+		// The validator let through only what decodes.
+		fail(http.StatusInternalServerError, "decoding the checked body: "+err.Error())
+		return req, nil, false
+	}
+	args = req.Arguments
+	if len(args) == 0 || string(args) == "null" {
+		args = json.RawMessage("{}")
+	}
+	return req, args, true
+}
+
 func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oauth.Verifier) http.Handler {
 	limit := rt.Options().MaxArgumentBytes
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
@@ -343,38 +385,9 @@ func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oa
 			httpjson.Error(w, status, msg)
 			cs.EndHTTPError(status, msg)
 		}
-		body, err := io.ReadAll(http.MaxBytesReader(w, r.Body, maxCallBody(limit)))
-		if err != nil {
-			var tooLarge *http.MaxBytesError
-			if errors.As(err, &tooLarge) {
-				fail(http.StatusRequestEntityTooLarge, fmt.Sprintf("request body over %d bytes: the arguments may be at most %d bytes", maxCallBody(limit), limit))
-				return
-			}
-			if errors.Is(err, bodymem.ErrExhausted) {
-				w.Header().Set("Retry-After", "1")
-				fail(http.StatusServiceUnavailable, err.Error())
-				return
-			}
-			fail(http.StatusBadRequest, "reading the body: "+err.Error())
+		req, args, ok := readCall(w, r, envelope, limit, fail)
+		if !ok {
 			return
-		}
-		exact, err := envelope.Validate(body)
-		if err != nil {
-			fail(http.StatusBadRequest, `the body must be {"name": "...", "arguments": {...}}: `+err.Error())
-			return
-		}
-		var req CallRequest
-		if err := json.Unmarshal(exact, &req); err != nil {
-			// The validator let through only what decodes.
-			fail(http.StatusInternalServerError, "decoding the checked body: "+err.Error())
-			return
-		}
-		// The call checks the arguments, and their size once the string
-		// form is unwrapped; a problem there is a tool error, which a
-		// model reads.
-		args := req.Arguments
-		if len(args) == 0 || string(args) == "null" {
-			args = json.RawMessage("{}")
 		}
 		// The call is the OAuth caller's, if there is one (see Call): a
 		// tool hidden from it is unknown, here too, and one it may step up

@@ -34,7 +34,6 @@ import (
 type entries struct {
 	rt  *runtime.Runtime
 	srv *mcp.Server
-	ask *asker // the server's, for prompt handlers that ask the client
 	// dir is the directory that the services' directories are relative
 	// to: files beside a contract are read from there.
 	dir string
@@ -238,21 +237,13 @@ func (e *entries) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	}
 	res := &mcp.GetPromptResult{Description: sp.p.Description, Messages: []*mcp.PromptMessage{}}
 	if sp.p.Messages == nil {
-		// The handler may ask the client, as a tool's may: over the
-		// session, or with an InputRequiredResult and a requestState
-		// bound to prompt:NAME, which no tool's name can be.
 		handler := plugins.PromptPrefix + sp.p.Name
-		x := &exchange{name: handler, req: req, session: req.Session, requestState: req.Params.RequestState,
-			inputResponses: req.Params.InputResponses, args: checked,
-			run: func(ctx context.Context) (*runtime.Result, error) {
-				return e.runHandler(ctx, req, sp.svc, handler, checked)
-			}}
-		out, questions, token, err := e.ask.exchange(ctx, x)
+		out, err := e.runHandler(ctx, req, sp.svc, handler, checked)
 		switch {
 		case err != nil:
 			return nil, err
-		case questions != nil:
-			return &mcp.GetPromptResult{InputRequests: questions, RequestState: token}, nil
+		case len(out.InputRequests) > 0 || out.MissingCapability != "":
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s asked the client something; toolc relays the questions of tool handlers only, so far", handler)}
 		case out.IsError:
 			return nil, handlerFailed(handler, out)
 		}

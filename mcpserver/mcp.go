@@ -24,6 +24,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/tasks"
 )
 
 // Options configure the MCP server.
@@ -55,6 +56,12 @@ type Options struct {
 	// are read from: the directory toolc ran in. Empty means the working
 	// directory.
 	ContentDir string
+	// Tasks, if set, serves MCP's Tasks extension: the calls of tools with
+	// task: "optional" or "required" from clients that declare it run
+	// through it (see tasks.go). Serve the server over HTTP with the same
+	// Manager in HTTPOptions.Tasks. Without it, an "optional" tool runs as
+	// a plain call and a "required" one is refused.
+	Tasks *tasks.Manager
 }
 
 // promptMethods and resourceMethods are the methods of the prompts and
@@ -150,18 +157,22 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	}
 	logger = slog.New(newQuietUndelivered(logger.Handler()))
 	ents := newEntries(rt, opts.ContentDir)
+	// Exactly what toolc serves: tools, whose list changes on a Swap, the
+	// log lines handlers send during a call, and tasks when it runs them;
+	// go-sdk adds prompts and resources (with subscribe) once the catalog
+	// has some, and rejectUnserved completions, which the contract's enums
+	// answer, when there is a prompt or template to complete.
+	caps := &mcp.ServerCapabilities{
+		Tools:   &mcp.ToolCapabilities{ListChanged: true},
+		Logging: &mcp.LoggingCapabilities{},
+	}
+	if opts.Tasks != nil {
+		caps.AddExtension(tasksExtension, map[string]any{})
+	}
 	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
-		Instructions: opts.Instructions,
-		Logger:       logger,
-		// Exactly what toolc serves: tools, whose list changes on a Swap,
-		// and the log lines handlers send during a call; go-sdk adds
-		// prompts and resources (with subscribe) once the catalog has
-		// some, and rejectUnserved completions, which the contract's
-		// enums answer, when there is a prompt or template to complete.
-		Capabilities: &mcp.ServerCapabilities{
-			Tools:   &mcp.ToolCapabilities{ListChanged: true},
-			Logging: &mcp.LoggingCapabilities{},
-		},
+		Instructions:       opts.Instructions,
+		Logger:             logger,
+		Capabilities:       caps,
 		SubscribeHandler:   ents.subscribe,
 		UnsubscribeHandler: ents.unsubscribe,
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
@@ -176,12 +187,14 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 			}
 		},
 	})
+	s := &mcpTools{rt: rt, srv: srv, tasks: opts.Tasks, served: map[string]string{}, ask: newAsker(opts, logger)}
 	// Tracing is outermost, so that a call refused by the others has its
-	// span too.
-	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents), scopeFilter(rt), ents.filterLists)
-	s := &mcpTools{rt: rt, srv: srv, served: map[string]string{}, ask: newAsker(opts, logger)}
+	// span too. A list gets its tools' execution after the caller's
+	// scopes filter it, and a hidden tool is refused before it could start
+	// a task.
+	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents), s.listExecution, scopeFilter(rt), s.taskCalls, ents.filterLists)
 	srv.AddReceivingMiddleware(s.callDeferred)
-	ents.srv, ents.ask = srv, s.ask
+	ents.srv = srv
 	rt.OnSwap(func(snap *runtime.Snapshot) {
 		s.sync(snap)
 		ents.sync(snap)
@@ -191,9 +204,10 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 
 // mcpTools keeps the server's tool list in step with the snapshot.
 type mcpTools struct {
-	rt  *runtime.Runtime
-	srv *mcp.Server
-	ask *asker
+	rt    *runtime.Runtime
+	srv   *mcp.Server
+	ask   *asker
+	tasks *tasks.Manager // nil: no tasks
 
 	mu     sync.Mutex
 	served map[string]string // MCP name → tool fingerprint
@@ -237,24 +251,7 @@ func (s *mcpTools) sync(snap *runtime.Snapshot) {
 
 func (s *mcpTools) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		token := req.Params.GetProgressToken()
-		onEvent := func(ev runtime.Event) {
-			switch {
-			case ev.Progress != nil && token != nil:
-				req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
-					ProgressToken: token,
-					Progress:      ev.Progress.Progress,
-					Total:         ev.Progress.Total,
-					Message:       ev.Progress.Message,
-				})
-			case ev.Log != nil:
-				req.Session.Log(ctx, &mcp.LoggingMessageParams{
-					Level:  mcp.LoggingLevel(ev.Log.Level),
-					Logger: ev.Log.Logger,
-					Data:   ev.Log.Message,
-				})
-			}
-		}
+		onEvent := s.events(ctx, req)
 		args := req.Params.Arguments
 		if len(args) == 0 {
 			args = json.RawMessage("{}")
@@ -266,6 +263,28 @@ func (s *mcpTools) handler(name string) mcp.ToolHandler {
 			ctx = runtime.WithArgumentCheck(ctx, paramHeaderCheck(extra.Header, strict))
 		}
 		return s.call(ctx, name, req, args, onEvent)
+	}
+}
+
+// events sends a call's progress and log lines to its client.
+func (s *mcpTools) events(ctx context.Context, req *mcp.CallToolRequest) func(runtime.Event) {
+	token := req.Params.GetProgressToken()
+	return func(ev runtime.Event) {
+		switch {
+		case ev.Progress != nil && token != nil:
+			req.Session.NotifyProgress(ctx, &mcp.ProgressNotificationParams{
+				ProgressToken: token,
+				Progress:      ev.Progress.Progress,
+				Total:         ev.Progress.Total,
+				Message:       ev.Progress.Message,
+			})
+		case ev.Log != nil:
+			req.Session.Log(ctx, &mcp.LoggingMessageParams{
+				Level:  mcp.LoggingLevel(ev.Log.Level),
+				Logger: ev.Log.Logger,
+				Data:   ev.Log.Message,
+			})
+		}
 	}
 }
 

@@ -65,29 +65,8 @@ func newAsker(opts Options, logger *slog.Logger) *asker {
 	return &asker{key: key, ttl: ttl, now: time.Now}
 }
 
-// askable is a request whose handler may ask the client: a tools/call, or
-// a prompts/get.
-type askable interface {
-	mcp.Request
-	ProtocolVersion() string
-	ClientCapabilities() *mcp.ClientCapabilities
-}
-
-// exchange is one such request, for round and relay: what its
-// requestState is bound to (the tool's name, or the prompt's handler's),
-// the client's answers and state, and how to run its handler once.
-type exchange struct {
-	name           string
-	req            askable
-	session        *mcp.ServerSession
-	requestState   string
-	inputResponses mcp.InputResponseMap
-	args           json.RawMessage
-	run            func(ctx context.Context) (*runtime.Result, error)
-}
-
 // clientInput is what a client can answer, by its declared capabilities.
-func clientInput(req askable) *plugins.Input {
+func clientInput(req *mcp.CallToolRequest) *plugins.Input {
 	in := &plugins.Input{}
 	if caps := req.ClientCapabilities(); caps != nil {
 		in.Elicitation = caps.Elicitation != nil
@@ -100,32 +79,11 @@ func clientInput(req askable) *plugins.Input {
 // call runs a tool for an MCP request, with as many rounds of questions
 // as the handler needs and the request's revision allows.
 func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
-	x := &exchange{name: name, req: req, session: req.Session, requestState: req.Params.RequestState,
-		inputResponses: req.Params.InputResponses, args: args,
-		run: func(ctx context.Context) (*runtime.Result, error) {
-			return s.rt.CallWithEvents(ctx, name, args, onEvent)
-		}}
-	res, questions, token, err := s.ask.exchange(ctx, x)
-	switch {
-	case err != nil:
-		return nil, err
-	case questions != nil:
-		return &mcp.CallToolResult{InputRequests: questions, RequestState: token}, nil
+	in := clientInput(req)
+	if req.ProtocolVersion() >= modernRevision {
+		return s.round(ctx, name, req, args, in, onEvent)
 	}
-	return toResult(res), nil
-}
-
-// exchange runs x's handler with as many rounds of questions as it needs
-// and the request's revision allows. It returns the handler's finished
-// result, or for a 2026-07-28 request the questions and the requestState
-// to answer them under.
-func (a *asker) exchange(ctx context.Context, x *exchange) (*runtime.Result, mcp.InputRequestMap, string, error) {
-	in := clientInput(x.req)
-	if x.req.ProtocolVersion() >= modernRevision {
-		return a.round(ctx, x, in)
-	}
-	res, err := a.relay(ctx, x, in)
-	return res, nil, "", err
+	return s.relay(ctx, name, req, args, in, onEvent)
 }
 
 // round serves one round of a 2026-07-28 call: it opens the requestState,
@@ -142,48 +100,62 @@ func (a *asker) exchange(ctx context.Context, x *exchange) (*runtime.Result, mcp
 // answers one question once, and a response under the id of a question
 // the state carries is that question's, so a client cannot re-answer an
 // earlier round.
-func (a *asker) round(ctx context.Context, x *exchange, in *plugins.Input) (*runtime.Result, mcp.InputRequestMap, string, error) {
-	name, args := x.name, x.args
-	var digest []byte
-	caller := callerDigest(x.req)
-	used := map[string]bool{} // response keys that answered, or could only answer, a question of the state
-	if token := x.requestState; token != "" {
-		digest = reqstate.ArgsDigest(args)
-		st, err := a.key.Open(token, name, digest, caller, a.now())
-		if err != nil {
-			return nil, nil, "", &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
-		}
-		in.Answers = answersOf(st, x.inputResponses)
-		for _, a := range st.Answers {
-			used[a.ID] = true
-		}
-		for _, q := range st.Asked {
-			used[q.ID] = true
-		}
+func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
+	used, err := s.openState(name, req, args, in)
+	if err != nil {
+		return nil, err
 	}
 	var res *runtime.Result
 	for run := 1; ; run++ {
 		var err error
-		res, err = x.run(plugins.WithInput(ctx, in))
+		res, err = s.run(ctx, name, args, in, onEvent)
 		if err != nil {
-			return nil, nil, "", callError(err)
+			return nil, callError(err)
 		}
 		switch {
 		case res.MissingCapability != "":
-			return nil, nil, "", missingCapability(res)
+			return nil, missingCapability(res)
 		case len(res.InputRequests) == 0:
-			return res, nil, "", nil
+			return toResult(res), nil
 		}
 		// Every run but the last takes at least one response, so the
 		// runs of one request are bounded by its responses too.
-		if run == maxRelayRounds || !answerAsked(res.InputRequests, x.inputResponses, used, in) {
+		if run == maxRelayRounds || !answerAsked(res.InputRequests, req.Params.InputResponses, used, in) {
 			break
 		}
 	}
-	if digest == nil {
-		digest = reqstate.ArgsDigest(args)
+	return s.askBack(name, req, args, in, res)
+}
+
+// openState opens the requestState of a 2026-07-28 call, if it has one,
+// and puts in in the answers it carries and those of the call that answer
+// its questions. It returns the response keys that answered, or could
+// only answer, a question of the state.
+func (s *mcpTools) openState(name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input) (map[string]bool, error) {
+	used := map[string]bool{}
+	token := req.Params.RequestState
+	if token == "" {
+		return used, nil
 	}
-	next := &reqstate.State{Tool: name, Args: digest, Caller: caller, Expires: a.now().Add(a.ttl).Unix()}
+	st, err := s.ask.key.Open(token, name, reqstate.ArgsDigest(args), callerDigest(req), s.ask.now())
+	if err != nil {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+	}
+	in.Answers = answersOf(st, req.Params.InputResponses)
+	for _, a := range st.Answers {
+		used[a.ID] = true
+	}
+	for _, q := range st.Asked {
+		used[q.ID] = true
+	}
+	return used, nil
+}
+
+// askBack answers a 2026-07-28 call whose handler asked questions with an
+// InputRequiredResult: the questions, and a new requestState that seals
+// them with the answers of the earlier rounds.
+func (s *mcpTools) askBack(name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, res *runtime.Result) (*mcp.CallToolResult, error) {
+	next := &reqstate.State{Tool: name, Args: reqstate.ArgsDigest(args), Caller: callerDigest(req), Expires: s.ask.now().Add(s.ask.ttl).Unix()}
 	for _, a := range in.Answers {
 		next.Answers = append(next.Answers, reqstate.Answer{ID: a.ID, Params: a.ParamsSHA256, Result: a.Result})
 	}
@@ -191,23 +163,23 @@ func (a *asker) round(ctx context.Context, x *exchange, in *plugins.Input) (*run
 	for _, q := range res.InputRequests {
 		ir, err := toInputRequest(q)
 		if err != nil {
-			return plugins.Errorf("the handler of %s asked a question MCP cannot carry: %v", name, err), nil, "", nil
+			return toResult(plugins.Errorf("the handler of %s asked a question MCP cannot carry: %v", name, err)), nil
 		}
 		questions[q.ID] = ir
 		asked := reqstate.Question{ID: q.ID, Method: q.Method, Params: q.ParamsHash()}
 		asked.Schema = formSchema(ir)
 		next.Asked = append(next.Asked, asked)
 	}
-	token, err := a.key.Seal(next)
+	token, err := s.ask.key.Seal(next)
 	if err != nil {
-		return plugins.Errorf("%s: %v", name, err), nil, "", nil
+		return toResult(plugins.Errorf("%s: %v", name, err)), nil
 	}
-	return nil, questions, token, nil
+	return &mcp.CallToolResult{InputRequests: questions, RequestState: token}, nil
 }
 
 // callerDigest is the identity a requestState of req is bound to: its
 // OAuth caller's, or nil without OAuth (one --token is one caller).
-func callerDigest(req mcp.Request) []byte {
+func callerDigest(req *mcp.CallToolRequest) []byte {
 	c := callerOf(req)
 	if c == nil {
 		return nil
@@ -336,10 +308,9 @@ func toInputRequest(q plugins.InputRequest) (mcp.InputRequest, error) {
 
 // relay serves a call of a legacy session: it asks the client each
 // question over the session and runs the handler again with the answers.
-func (a *asker) relay(ctx context.Context, x *exchange, in *plugins.Input) (*runtime.Result, error) {
-	name := x.name
+func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
 	for round := 1; ; round++ {
-		res, err := x.run(plugins.WithInput(ctx, in))
+		res, err := s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
 		if err != nil {
 			return nil, callError(err)
 		}
@@ -347,17 +318,17 @@ func (a *asker) relay(ctx context.Context, x *exchange, in *plugins.Input) (*run
 		case res.MissingCapability != "":
 			return nil, missingCapability(res)
 		case len(res.InputRequests) == 0:
-			return res, nil
+			return toResult(res), nil
 		case round == maxRelayRounds:
-			return plugins.Errorf("%s asked its client questions in %d rounds without finishing", name, round), nil
+			return toResult(plugins.Errorf("%s asked its client questions in %d rounds without finishing", name, round)), nil
 		}
 		for _, q := range res.InputRequests {
-			answer, err := askSession(ctx, x.session, q)
+			answer, err := askSession(ctx, req.Session, q)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return plugins.Errorf("%s asked the client (%s %s), which did not answer: %v", name, q.Method, q.ID, err), nil
+				return toResult(plugins.Errorf("%s asked the client (%s %s), which did not answer: %v", name, q.Method, q.ID, err)), nil
 			}
 			in.Answers = append(in.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: answer})
 		}

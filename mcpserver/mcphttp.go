@@ -16,6 +16,7 @@ import (
 
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/tasks"
 )
 
 // HTTPOptions configure MCP over Streamable HTTP.
@@ -66,6 +67,9 @@ type HTTPOptions struct {
 	// DefaultStreamWriteTimeout; negative, no bound.
 	MaxStreams, MaxCallerStreams int
 	StreamWriteTimeout           time.Duration
+	// Tasks serves tasks/get, tasks/update and tasks/cancel of MCP's Tasks
+	// extension: the Manager of Options.Tasks (see tasks.go).
+	Tasks *tasks.Manager
 }
 
 // NewHTTPHandler serves srv, the MCP server of rt, over Streamable HTTP:
@@ -124,6 +128,7 @@ type mcpEndpoint struct {
 	stateless http.Handler     // 2026-07-28, and every request with Stateless
 	versions  []string         // the revisions the server speaks, newest first
 	only      bool             // HTTPOptions.Stateless: no sessions at all
+	tasks     *tasks.Manager   // nil: no tasks/* methods
 }
 
 func newMCPEndpoint(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
@@ -158,6 +163,7 @@ func newMCPEndpoint(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) *mcp
 		}),
 		versions: mcp.SupportedProtocolVersions(),
 		only:     opts.Stateless,
+		tasks:    opts.Tasks,
 	}
 	if !opts.Stateless {
 		idle := cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
@@ -184,6 +190,9 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.reject(w, r, http.StatusBadRequest, mcp.CodeHeaderMismatch, bad, nil)
 			return
 		}
+		if version >= modernRevision && e.serveTasks(w, r) {
+			return
+		}
 		e.stateless.ServeHTTP(w, r)
 	case r.Method == http.MethodPost:
 		// A legacy POST, or a 2026-07-28 one without its header.
@@ -191,6 +200,9 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case !ok:
 		case version == "" && r.Header.Get("Mcp-Session-Id") == "" && msg.modern():
+			if e.serveTasks(w, r) {
+				return
+			}
 			e.stateless.ServeHTTP(w, r)
 		case msg.unknown():
 			// go-sdk answers an undefined method in a session with a

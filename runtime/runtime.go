@@ -460,7 +460,8 @@ func (rt *Runtime) call(ctx context.Context, e *entry, called string, args json.
 
 	// The call's timeout counts from here and covers the wait for a slot
 	// too: a call never takes longer than CallTimeout in all.
-	deadline := time.Now().Add(rt.opts.CallTimeout)
+	timeout := rt.callTimeout(ctx)
+	deadline := time.Now().Add(timeout)
 	select {
 	case e.slots <- struct{}{}:
 	default:
@@ -504,7 +505,7 @@ func (rt *Runtime) call(ctx context.Context, e *entry, called string, args json.
 	case err != nil && errors.Is(err, context.DeadlineExceeded) && callersFirst:
 		return nil, "", context.DeadlineExceeded
 	case ctx.Err() == context.DeadlineExceeded || errors.Is(err, context.DeadlineExceeded):
-		return toolError("%s did not finish within %s and was cancelled", called, rt.opts.CallTimeout), "timeout", nil
+		return toolError("%s did not finish within %s and was cancelled", called, timeout), "timeout", nil
 	case err != nil && ctx.Err() != nil:
 		return nil, "", ctx.Err()
 	case errors.As(err, &tooLarge) && tooLarge.Size > 0:

@@ -27,6 +27,7 @@ import (
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/serve"
+	"github.com/toolc/toolc/tasks"
 	"github.com/toolc/toolc/upstream"
 )
 
@@ -46,8 +47,12 @@ type serveFlags struct {
 	addr, token, stateKey, allowOrigins string
 	authIssuer, authResource            string
 	timeout, grace                      time.Duration
+	taskStore                           string
+	taskTimeout, taskTTL                time.Duration
 	// oauth is the verifier that checkAuth made for --auth-issuer.
 	oauth *oauth.Verifier
+	// tasks runs the calls of task tools (openTasks).
+	tasks *tasks.Manager
 }
 
 func addServeFlags(fs *flag.FlagSet) *serveFlags {
@@ -75,6 +80,9 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long")
 	fs.StringVar(&sf.authIssuer, "auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)")
 	fs.StringVar(&sf.authResource, "auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp")
+	fs.StringVar(&sf.taskStore, "task-store", "", "keep the tasks of task tools in `URL`: memory:, file:PATH or redis://HOST:PORT/DB (default: serve, a file in the state directory for its address; dev, memory:)")
+	fs.DurationVar(&sf.taskTimeout, "task-timeout", tasks.DefaultTimeout, "bound on the call of a task, in place of --timeout")
+	fs.DurationVar(&sf.taskTTL, "task-ttl", tasks.DefaultTTL, "keep a task, and its result, this long after it starts")
 	fs.BoolVar(&sf.auditArgs, "audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)")
 	return sf
 }
@@ -198,6 +206,11 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	defer rpc.CleanupClients()
 
 	rt := runtime.New(runtime.Options{CallTimeout: sf.timeout, Logger: logger(e), Audit: auditLogger(e), AuditArguments: sf.auditArgs, TracerProvider: tp})
+	closeTasks, err := openTasks(e, cmd, rt, sf, ln)
+	if err != nil {
+		return err
+	}
+	defer closeTasks()
 	gate := mcpserver.NewGate()
 	t, err := start(ctx, rt, gate)
 	if err != nil {
@@ -205,7 +218,8 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	}
 	o := &sf.opts
 	o.Listener, o.Stdin, o.Stdout, o.Gate, o.Tools = ln, e.stdin, e.stdout, gate, *t
-	o.MCP = mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret}
+	o.MCP = mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret, Tasks: sf.tasks}
+	o.HTTP.MCP.Tasks = sf.tasks
 	o.HTTP.Token, o.HTTP.OAuth, o.HTTP.AllowedOrigins, o.HTTP.Logger = sf.token, sf.oauth, cliflag.List(sf.allowOrigins), logger(e)
 	o.HTTP.MCP.StreamWriteTimeout, o.Limits.CallTimeout = o.Limits.WriteTimeout, sf.timeout
 	// Notification streams stay open: they may take at most half of the

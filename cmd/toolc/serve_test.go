@@ -38,7 +38,8 @@ func toolcCmd(t testing.TB, args ...string) *exec.Cmd {
 	t.Helper()
 	cmd := exec.Command(toolcBin, args...)
 	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir())
+	// The task store of toolc serve goes in the state directory.
+	cmd.Env = append(os.Environ(), "TOOLC_CACHE="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
 	return cmd
 }
 

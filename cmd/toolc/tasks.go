@@ -1,0 +1,86 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"net"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/tasks"
+	"github.com/toolc/toolc/taskstore"
+	"github.com/toolc/toolc/taskstore/boltstore"
+	"github.com/toolc/toolc/taskstore/redisstore"
+)
+
+// openTasks opens the task store that --task-store names, and the Manager
+// that runs the calls of task tools on it, into sf.tasks; it returns what
+// closes them. Without --task-store, toolc serve keeps its tasks on disk
+// (defaultTaskFile), and toolc dev in memory. Over stdio there are no
+// tasks: MCP's tasks/* methods are served over HTTP, so an "optional"
+// tool runs as a plain call, and a "required" one is refused.
+func openTasks(e env, cmd string, rt *runtime.Runtime, sf *serveFlags, ln net.Listener) (func(), error) {
+	url := sf.taskStore
+	switch {
+	case sf.stdio && url != "":
+		return nil, usagef("--task-store: tasks are served over HTTP, not with --stdio")
+	case sf.stdio:
+		return func() {}, nil
+	case url == "" && cmd == "serve":
+		file, err := defaultTaskFile(ln.Addr())
+		if err != nil {
+			// A container without $HOME, say: serve anyway, and say so.
+			fmt.Fprintf(e.stderr, "toolc %s: warning: tasks are kept in memory and lost on a restart (%v); give --task-store file:PATH to keep them\n", cmd, err)
+			url = "memory:"
+			break
+		}
+		url = "file:" + file
+	case url == "":
+		url = "memory:"
+	}
+	store, err := openTaskStore(url)
+	if err != nil {
+		return nil, usagef("--task-store %s: %v", url, err)
+	}
+	sf.tasks = tasks.New(rt, tasks.Options{Store: store, Timeout: sf.taskTimeout, TTL: sf.taskTTL, Logger: logger(e)})
+	return func() {
+		sf.tasks.Close()
+		store.Close()
+	}, nil
+}
+
+// openTaskStore opens the store a --task-store URL names.
+func openTaskStore(url string) (taskstore.Store, error) {
+	switch {
+	case url == "memory:":
+		return taskstore.NewMemory(), nil
+	case strings.HasPrefix(url, "file:"):
+		path := strings.TrimPrefix(url, "file:")
+		if path == "" {
+			return nil, fmt.Errorf("file: needs a path, as in file:/var/lib/toolc/tasks.db")
+		}
+		return boltstore.Open(path)
+	case strings.HasPrefix(url, "redis://"):
+		return redisstore.Open(context.Background(), url)
+	}
+	return nil, fmt.Errorf("unknown store: give memory:, file:PATH or redis://HOST:PORT/DB")
+}
+
+// defaultTaskFile is where toolc serve keeps its tasks without
+// --task-store: in the user's state directory ($XDG_STATE_HOME, else
+// ~/.local/state), one file per address served, so that a restart on the
+// same address finds its tasks, and two servers never share a file.
+func defaultTaskFile(addr net.Addr) (string, error) {
+	dir := os.Getenv("XDG_STATE_HOME")
+	if dir == "" {
+		home, err := os.UserHomeDir()
+		if err != nil {
+			return "", fmt.Errorf("no state directory: %v", err)
+		}
+		dir = filepath.Join(home, ".local", "state")
+	}
+	name := strings.NewReplacer(":", "-", "[", "", "]", "", "%", "-").Replace(addr.String())
+	return filepath.Join(dir, "toolc", "tasks", name+".db"), nil
+}
