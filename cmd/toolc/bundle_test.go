@@ -514,3 +514,28 @@ func BenchmarkBundleFirstCall(b *testing.B) {
 	reportPercentiles(b, walls, "first-call")
 	reportPercentiles(b, cpus, "cpu")
 }
+
+// TestServeTaskStoreUnwritable: toolc serve's default task store is a file
+// in the state directory; where it cannot be made (a container's read-only
+// file system, as in docs/deploying.md), serve serves all the same, with
+// its tasks in memory, and says so. It exited at start, and the
+// container with it.
+func TestServeTaskStoreUnwritable(t *testing.T) {
+	t.Parallel()
+	b := sharedBundle(t)
+	cmd := toolcCmd(t, "serve", "--http", "127.0.0.1:0", "--bundle", b)
+	// Under a file, so that no directory can be made there, even by root.
+	cmd.Env = append(cmd.Env, "XDG_STATE_HOME=/dev/null/state")
+	url, stderr := startServeCmd(t, cmd)
+	if s := stderr.String(); !strings.Contains(s, "warning: tasks are kept in memory and lost on a restart") || !strings.Contains(s, "/dev/null") {
+		t.Errorf("toolc serve's standard error does not say where its tasks went:\n%s", s)
+	}
+	if r := toolc(t, ".", "health", url+"/healthz"); r.status != 0 {
+		t.Errorf("toolc health of a server with no task file: %d %q %q", r.status, r.stdout, r.stderr)
+	}
+	// An explicit store that cannot be opened is still a usage error.
+	r := toolc(t, ".", "serve", "--http", "127.0.0.1:0", "--task-store", "file:/dev/null/state/t.db", "--bundle", b)
+	if r.status != exitUsage || !strings.Contains(r.stderr, "--task-store file:/dev/null/state/t.db") {
+		t.Errorf("toolc serve --task-store of a path that cannot be made: %d %q", r.status, r.stderr)
+	}
+}

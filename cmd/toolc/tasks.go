@@ -29,19 +29,24 @@ func openTasks(e env, cmd string, rt *runtime.Runtime, sf *serveFlags, ln net.Li
 	case sf.stdio:
 		return func() {}, nil
 	case url == "" && cmd == "serve":
-		file, err := defaultTaskFile(ln.Addr())
-		if err != nil {
-			// A container without $HOME, say: serve anyway, and say so.
-			fmt.Fprintf(e.stderr, "toolc %s: warning: tasks are kept in memory and lost on a restart (%v); give --task-store file:PATH to keep them\n", cmd, err)
-			url = "memory:"
-			break
-		}
-		url = "file:" + file
 	case url == "":
 		url = "memory:"
 	}
-	store, err := openTaskStore(url)
-	if err != nil {
+	var store taskstore.Store
+	var err error
+	if url == "" {
+		// The default, which no one asked for: a container without $HOME
+		// or with a read-only file system, say, is served anyway, with its
+		// tasks in memory, and told so.
+		var file string
+		if file, err = defaultTaskFile(ln.Addr()); err == nil {
+			store, err = boltstore.Open(file)
+		}
+		if err != nil {
+			fmt.Fprintf(e.stderr, "toolc %s: warning: tasks are kept in memory and lost on a restart (%v); give --task-store file:PATH to keep them\n", cmd, err)
+			store = taskstore.NewMemory()
+		}
+	} else if store, err = openTaskStore(url); err != nil {
 		return nil, usagef("--task-store %s: %v", url, err)
 	}
 	sf.tasks = tasks.New(rt, tasks.Options{Store: store, Timeout: sf.taskTimeout, TTL: sf.taskTTL, Logger: logger(e)})
