@@ -62,7 +62,21 @@ func TestBodiesInFlightBounded(t *testing.T) {
 		conn.Write([]byte(head + strings.Repeat("x", 2<<20+64<<10-len(head))))
 		slow = append(slow, conn)
 	}
-	time.Sleep(500 * time.Millisecond) // the server has read what came
+	// Wait until the server has read what came, which under -race and a
+	// loaded machine takes longer than any fixed sleep: until then the
+	// budget is not full, and a body just past 64 KiB still fits. A
+	// server with no budget never refuses it, and fails here.
+	probe := `{"name":"measure","arguments":{"text":"` + strings.Repeat("y", 100<<10) + `"}}`
+	for deadline := time.Now().Add(15 * time.Second); ; {
+		r := runtimetest.Do(t, "POST", "http://"+addr+"/v1/call", probe, nil)
+		if r.Status == http.StatusServiceUnavailable {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("a body past 64 KiB while eight unfinished bodies of 2 MiB are in flight, with a budget of %d MiB: status %d, want 503", budget>>20, r.Status)
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
 	held := heapInUse() - before
 	for _, conn := range slow {
 		conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
@@ -85,7 +99,7 @@ func TestBodiesInFlightBounded(t *testing.T) {
 
 	// Meanwhile: a body past the first 64 KiB is refused, a small one
 	// served.
-	r := runtimetest.Do(t, "POST", "http://"+addr+"/v1/call", `{"name":"measure","arguments":{"text":"`+strings.Repeat("y", 100<<10)+`"}}`, nil)
+	r := runtimetest.Do(t, "POST", "http://"+addr+"/v1/call", probe, nil)
 	runtimetest.WantStatus(t, r, http.StatusServiceUnavailable, "request bodies")
 	mcpBig := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("y", 100<<10) + `"}}`
 	r = runtimetest.Do(t, "POST", "http://"+addr+"/mcp", mcpBig, map[string]string{"Accept": "application/json, text/event-stream"})
