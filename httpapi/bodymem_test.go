@@ -46,12 +46,17 @@ func TestBodiesInFlightBounded(t *testing.T) {
 	l := httpapi.ConnLimits{MaxBodyMemory: budget, ReadTimeout: 20 * time.Second}
 	addr := serveLimited(t, rt, httpapi.Options{}, l)
 
-	// Eight clients each send 2 MiB and 64 KiB of a 6 MiB body, then
-	// wait: the first four fill the budget.
+	// Eight clients each send 64 KiB and 1.875 MiB of a 6 MiB body, then
+	// wait: the first four take 7.5 of the 8 MiB budget, and the other
+	// four are refused. One at a time, each read whole before the next
+	// is sent: bodies read side by side would be refused in a cascade,
+	// each at the moment the others had the budget, and leave it
+	// emptier than the test needs (the freeze run under -race).
+	const charged = 1920 << 10
 	before := heapInUse()
 	var slow []net.Conn
 	refused := 0
-	for range 8 {
+	for i := range 8 {
 		conn, err := net.Dial("tcp", addr)
 		if err != nil {
 			t.Fatal(err)
@@ -59,35 +64,37 @@ func TestBodiesInFlightBounded(t *testing.T) {
 		defer conn.Close()
 		fmt.Fprintf(conn, "POST /v1/call HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n", addr, 6<<20)
 		head := `{"name":"measure","arguments":{"text":"`
-		conn.Write([]byte(head + strings.Repeat("x", 2<<20+64<<10-len(head))))
+		conn.Write([]byte(head + strings.Repeat("x", 64<<10+charged-len(head))))
 		slow = append(slow, conn)
-	}
-	// Wait until the server has read what came, which under -race and a
-	// loaded machine takes longer than any fixed sleep: until then the
-	// budget is not full, and a body just past 64 KiB still fits. A
-	// server with no budget never refuses it, and fails here.
-	probe := `{"name":"measure","arguments":{"text":"` + strings.Repeat("y", 100<<10) + `"}}`
-	for deadline := time.Now().Add(15 * time.Second); ; {
-		r := runtimetest.Do(t, "POST", "http://"+addr+"/v1/call", probe, nil)
-		if r.Status == http.StatusServiceUnavailable {
-			break
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("a body past 64 KiB while eight unfinished bodies of 2 MiB are in flight, with a budget of %d MiB: status %d, want 503", budget>>20, r.Status)
-		}
-		time.Sleep(50 * time.Millisecond)
-	}
-	held := heapInUse() - before
-	for _, conn := range slow {
-		conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
-		if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+		if i >= 4 {
+			// Past the budget: refused at once.
+			conn.SetReadDeadline(time.Now().Add(15 * time.Second))
+			resp, err := http.ReadResponse(bufio.NewReader(conn), nil)
+			if err != nil {
+				t.Fatalf("slow body %d, past the budget: %v", i+1, err)
+			}
 			if resp.StatusCode != http.StatusServiceUnavailable || resp.Header.Get("Retry-After") == "" {
-				t.Errorf("a slow body past the budget: %d", resp.StatusCode)
+				t.Errorf("slow body %d, past the budget: %d", i+1, resp.StatusCode)
 			}
 			refused++
+			continue
+		}
+		// Within the budget: wait until the server holds what was sent.
+		for deadline := time.Now().Add(15 * time.Second); heapInUse()-before < int64(i+1)*charged; {
+			if time.Now().After(deadline) {
+				t.Fatalf("the server did not read slow body %d within 15 s", i+1)
+			}
+			time.Sleep(20 * time.Millisecond)
 		}
 	}
-	t.Logf("eight unfinished bodies of 2 MiB hold %d KiB", held>>10)
+	held := heapInUse() - before
+	for _, conn := range slow[:4] {
+		conn.SetReadDeadline(time.Now().Add(200 * time.Millisecond))
+		if resp, err := http.ReadResponse(bufio.NewReader(conn), nil); err == nil {
+			t.Errorf("a slow body within the budget was answered: %d", resp.StatusCode)
+		}
+	}
+	t.Logf("eight unfinished bodies of 2 MiB, four of them refused, hold %d KiB", held>>10)
 	// What the bodies hold is what was read of them, in buffers that
 	// grow by a quarter or so at a time: half the budget again is room.
 	if held > budget*3/2+8*(64<<10) {
@@ -97,11 +104,12 @@ func TestBodiesInFlightBounded(t *testing.T) {
 		t.Error("no unfinished body was refused, though together they are past the budget")
 	}
 
-	// Meanwhile: a body past the first 64 KiB is refused, a small one
-	// served.
+	// Meanwhile: a body more than 64 KiB past what is left (0.5 MiB) is
+	// refused, a small one served.
+	probe := `{"name":"measure","arguments":{"text":"` + strings.Repeat("y", 600<<10) + `"}}`
 	r := runtimetest.Do(t, "POST", "http://"+addr+"/v1/call", probe, nil)
 	runtimetest.WantStatus(t, r, http.StatusServiceUnavailable, "request bodies")
-	mcpBig := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("y", 100<<10) + `"}}`
+	mcpBig := `{"jsonrpc":"2.0","id":1,"method":"ping","params":{"x":"` + strings.Repeat("y", 600<<10) + `"}}`
 	r = runtimetest.Do(t, "POST", "http://"+addr+"/mcp", mcpBig, map[string]string{"Accept": "application/json, text/event-stream"})
 	if r.Status != http.StatusServiceUnavailable || r.Header.Get("Retry-After") == "" {
 		t.Errorf("a large MCP body past the budget: %d %.200s", r.Status, r.Body)
