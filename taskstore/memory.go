@@ -109,19 +109,9 @@ func (m *memory) Update(_ context.Context, id string, lim Limits, change func(*T
 	if !ok {
 		return nil, ErrNotFound
 	}
-	t, err := Decode(stored.data)
+	t, data, err := Apply(id, stored.data, m.now(), lim, change)
 	if err != nil {
 		return nil, err
-	}
-	if err := change(t); err != nil {
-		return nil, err
-	}
-	data, err := Encode(t)
-	if err != nil {
-		return nil, err
-	}
-	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
-		return nil, ErrTooLarge
 	}
 	stored.data, stored.expires = data, t.Expires()
 	return t, nil

@@ -19,6 +19,7 @@ import (
 	"encoding/base64"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"time"
 
 	"github.com/toolc/toolc/plugins"
@@ -152,6 +153,31 @@ func randomBytes(n int) []byte {
 // Encode is the form every store keeps a task in, and the size Limits
 // counts.
 func Encode(t *Task) ([]byte, error) { return json.Marshal(t) }
+
+// Apply is the step of an Update that every Store shares, between its
+// read and its write: it decodes the stored task, refuses one expired at
+// now as ErrNotFound, calls change, and encodes the result within lim. It
+// returns the changed task and what to store.
+func Apply(id string, stored []byte, now time.Time, lim Limits, change func(*Task) error) (*Task, []byte, error) {
+	t, err := Decode(stored)
+	if err != nil {
+		return nil, nil, fmt.Errorf("task %s is corrupt: %w", id, err)
+	}
+	if !now.Before(t.Expires()) {
+		return nil, nil, ErrNotFound
+	}
+	if err := change(t); err != nil {
+		return nil, nil, err
+	}
+	data, err := Encode(t)
+	if err != nil {
+		return nil, nil, err
+	}
+	if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
+		return nil, nil, ErrTooLarge
+	}
+	return t, data, nil
+}
 
 // Decode reads what Encode wrote.
 func Decode(b []byte) (*Task, error) {

@@ -256,22 +256,9 @@ func (s *store) Update(_ context.Context, id string, lim taskstore.Limits, chang
 		if v == nil {
 			return taskstore.ErrNotFound
 		}
-		t, err := taskstore.Decode(v)
-		if err != nil {
-			return fmt.Errorf("task %s is corrupt: %w", id, err)
-		}
-		if !s.now().Before(t.Expires()) {
-			return taskstore.ErrNotFound
-		}
-		if err := change(t); err != nil {
-			return err
-		}
-		data, err := taskstore.Encode(t)
+		t, data, err := taskstore.Apply(id, v, s.now(), lim, change)
 		if err != nil {
 			return err
-		}
-		if lim.MaxBytes > 0 && len(data) > lim.MaxBytes {
-			return taskstore.ErrTooLarge
 		}
 		out = t
 		return b.Put([]byte(id), data)

@@ -173,22 +173,9 @@ func (s *store) Update(ctx context.Context, id string, lim taskstore.Limits, cha
 			if err != nil {
 				return err
 			}
-			t, err := taskstore.Decode(data)
-			if err != nil {
-				return fmt.Errorf("task %s is corrupt: %w", id, err)
-			}
-			if !s.now().Before(t.Expires()) {
-				return taskstore.ErrNotFound
-			}
-			if err := change(t); err != nil {
-				return err
-			}
-			next, err := taskstore.Encode(t)
+			t, next, err := taskstore.Apply(id, data, s.now(), lim, change)
 			if err != nil {
 				return err
-			}
-			if lim.MaxBytes > 0 && len(next) > lim.MaxBytes {
-				return taskstore.ErrTooLarge
 			}
 			_, err = tx.TxPipelined(ctx, func(p redis.Pipeliner) error {
 				p.SetArgs(ctx, key, next, redis.SetArgs{ExpireAt: t.Expires()})
