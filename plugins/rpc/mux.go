@@ -183,6 +183,13 @@ func (m *mux) start(req *pb.CallRequest) (*muxCall, uint64, error) {
 	m.calls[id] = c
 	m.mu.Unlock()
 	if err := m.send(&pb.CallFrame{Id: id, Frame: &pb.CallFrame_Start{Start: req}}); err != nil {
+		if err == io.EOF {
+			// gRPC's Send says only io.EOF once the stream has ended;
+			// why it ended (Unimplemented from a plugin that serves no
+			// Calls, say) comes from Recv, and receive hands that to
+			// every call still registered, this one included.
+			return c, id, nil
+		}
 		m.forget(id)
 		return nil, 0, err
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -12,6 +13,9 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/plugins"
+	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+	"google.golang.org/grpc/codes"
+	"google.golang.org/grpc/status"
 )
 
 // TestCallsStream: a plugin of version 5 takes every call over its one
@@ -142,5 +146,41 @@ func TestCallsUnimplemented(t *testing.T) {
 	}
 	if !c.noMux.Load() {
 		t.Error("the client still tries the Calls stream")
+	}
+}
+
+// TestMuxStartOnEndedStream: a call started on a Calls stream that the
+// plugin has already ended gets the stream's status, not the io.EOF that
+// gRPC's Send reports for it. With a plugin that serves no Calls, that
+// status is Unimplemented, on which the call falls back to a Call RPC; an
+// io.EOF failed the call (TestCallerProtocolVersions, in a CI run whose
+// receive goroutine was slower than the start).
+func TestMuxStartOnEndedStream(t *testing.T) {
+	c, _ := startToolbox(t, func(cfg *ClientConfig) { cfg.Path, cfg.Args = filepath.Join(bin, "raw"), []string{"-protocol", "6"} })
+	ctx, end := context.WithCancel(context.Background())
+	stream, err := c.rpc.Calls(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := &mux{limit: 1 << 20, stream: stream, end: end, calls: map[uint64]*muxCall{}}
+	// Wait, with no receive running, until the plugin's status is in:
+	// from then on Send reports io.EOF.
+	for deadline := time.Now().Add(10 * time.Second); stream.Send(&pb.CallFrame{}) != io.EOF; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(deadline) {
+			t.Fatal("the plugin never ended the stream")
+		}
+	}
+	call, _, err := m.start(&pb.CallRequest{Tool: "say", ArgumentsJson: []byte(`{}`)})
+	if err != nil {
+		t.Fatalf("start = %v, want the call registered to hear the stream's status", err)
+	}
+	go m.receive()
+	select {
+	case <-call.wake:
+	case <-time.After(10 * time.Second):
+		t.Fatal("the call never heard how the stream ended")
+	}
+	if _, err := call.take(nil); status.Code(err) != codes.Unimplemented {
+		t.Errorf("the call got %v, want Unimplemented", err)
 	}
 }
