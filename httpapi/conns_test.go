@@ -41,7 +41,7 @@ func serveLimitedMCP(t *testing.T, rt *runtime.Runtime, hopts httpapi.Options, l
 	hs := httpapi.NewHTTPServer(httpapi.NewHandler(rt, srv, hopts), l)
 	go hs.Serve(httpapi.LimitListener(ln, l))
 	t.Cleanup(func() { hs.Close() })
-	return ln.Addr().String(), srv
+	return ln.Addr().String(), srv.Server
 }
 
 // closedWithin reports whether the server closes conn within d: a read

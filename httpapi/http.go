@@ -73,7 +73,7 @@ type Options struct {
 // API at GET /v1/tools, POST /v1/call and, with tasks, /v1/tasks
 // (tasks.go); /healthz; and Prometheus
 // metrics at /metrics, of every call of rt (runtime.Stats).
-func NewHandler(rt *runtime.Runtime, srv *mcp.Server, opts Options) http.Handler {
+func NewHandler(rt *runtime.Runtime, srv *mcpserver.Server, opts Options) http.Handler {
 	mux := http.NewServeMux()
 	auth := bearer(opts.Token)
 	mcpAuth := auth

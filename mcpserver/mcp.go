@@ -16,6 +16,7 @@ import (
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -139,11 +140,41 @@ func rejectLongNames(next mcp.MethodHandler) mcp.MethodHandler {
 	}
 }
 
+// Server is the MCP server of a runtime, as New makes it: go-sdk's
+// mcp.Server, which serves every method, and what the direct path
+// (direct.go) needs to answer the plain 2026-07-28 tools/call and
+// tools/list over HTTP without go-sdk's machinery.
+type Server struct {
+	*mcp.Server
+	tools *mcpTools
+	impl  *mcp.Implementation // the serverInfo of every 2026-07-28 result
+	gate  atomic.Pointer[Gate]
+	// added is set once middleware is added after New: the direct path
+	// would not run it, so from then on it stands aside.
+	added atomic.Bool
+}
+
+// AddReceivingMiddleware adds middleware to go-sdk's server, as
+// mcp.Server's does. The direct path does not run middleware, so a server
+// with middleware added serves every request through go-sdk.
+func (s *Server) AddReceivingMiddleware(middleware ...mcp.Middleware) {
+	s.added.Store(true)
+	s.Server.AddReceivingMiddleware(middleware...)
+}
+
+// Hold holds the requests that need the tools until g is open: go-sdk's
+// through g.Hold, and the direct path's by leaving them to go-sdk until
+// then (and after, when the load failed, for go-sdk to answer the error).
+func (s *Server) Hold(g *Gate) {
+	s.gate.Store(g)
+	s.Server.AddReceivingMiddleware(g.Hold)
+}
+
 // New returns an MCP server for the runtime. Its tool list follows the
 // runtime's snapshot: each swap adds, replaces and removes tools, and the
 // server sends notifications/tools/list_changed. Serve it over stdio with
 // ServeStdio, or over Streamable HTTP with NewHTTPHandler.
-func New(rt *runtime.Runtime, opts Options) *mcp.Server {
+func New(rt *runtime.Runtime, opts Options) *Server {
 	if opts.Name == "" {
 		opts.Name = "toolc"
 	}
@@ -169,7 +200,8 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	if opts.Tasks != nil {
 		caps.AddExtension(tasksExtension, map[string]any{})
 	}
-	srv := mcp.NewServer(&mcp.Implementation{Name: opts.Name, Version: opts.Version}, &mcp.ServerOptions{
+	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version}
+	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions:       opts.Instructions,
 		Logger:             logger,
 		Capabilities:       caps,
@@ -199,7 +231,7 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 		s.sync(snap)
 		ents.sync(snap)
 	})
-	return srv
+	return &Server{Server: srv, tools: s, impl: impl}
 }
 
 // mcpTools keeps the server's tool list in step with the snapshot.
@@ -211,6 +243,9 @@ type mcpTools struct {
 
 	mu     sync.Mutex
 	served map[string]string // MCP name → tool fingerprint
+	// gen counts the syncs that have finished: the direct path's cached
+	// tools/list is good for one gen (see direct.go).
+	gen atomic.Uint64
 }
 
 func (s *mcpTools) sync(snap *runtime.Snapshot) {
@@ -247,23 +282,31 @@ func (s *mcpTools) sync(snap *runtime.Snapshot) {
 		s.srv.AddTool(toMCPTool(t), s.handler(t.Name))
 	}
 	s.served = next
+	// Last, once go-sdk has the new list: a list cached while the sync
+	// ran belongs to the gen before it.
+	s.gen.Add(1)
 }
 
 func (s *mcpTools) handler(name string) mcp.ToolHandler {
 	return func(ctx context.Context, req *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
-		onEvent := s.events(ctx, req)
-		args := req.Params.Arguments
-		if len(args) == 0 {
-			args = json.RawMessage("{}")
-		}
-		if extra := req.Extra; extra != nil && extra.Header != nil {
-			// The Mcp-Param-* headers are held to the arguments the
-			// handler runs with, on the snapshot it runs on.
-			strict := extra.Header.Get("MCP-Protocol-Version") >= modernRevision
-			ctx = runtime.WithArgumentCheck(ctx, paramHeaderCheck(extra.Header, strict))
-		}
-		return s.call(ctx, name, req, args, onEvent)
+		return s.callTool(ctx, name, req, s.events(ctx, req))
 	}
+}
+
+// callTool serves a tools/call of the tool name: go-sdk's, through
+// handler, and the direct path's (direct.go).
+func (s *mcpTools) callTool(ctx context.Context, name string, req *mcp.CallToolRequest, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
+	args := req.Params.Arguments
+	if len(args) == 0 {
+		args = json.RawMessage("{}")
+	}
+	if extra := req.Extra; extra != nil && extra.Header != nil {
+		// The Mcp-Param-* headers are held to the arguments the
+		// handler runs with, on the snapshot it runs on.
+		strict := extra.Header.Get("MCP-Protocol-Version") >= modernRevision
+		ctx = runtime.WithArgumentCheck(ctx, paramHeaderCheck(extra.Header, strict))
+	}
+	return s.call(ctx, name, req, args, onEvent)
 }
 
 // events sends a call's progress and log lines to its client.

@@ -70,6 +70,10 @@ type HTTPOptions struct {
 	// Tasks serves tasks/get, tasks/update and tasks/cancel of MCP's Tasks
 	// extension: the Manager of Options.Tasks (see tasks.go).
 	Tasks *tasks.Manager
+
+	// noDirect turns the direct path (direct.go) off: the tests' go-sdk
+	// side of the comparison.
+	noDirect bool
 }
 
 // NewHTTPHandler serves srv, the MCP server of rt, over Streamable HTTP:
@@ -77,7 +81,7 @@ type HTTPOptions struct {
 // that repeat a key refused (mcpdup.go), and with OAuth when opts say so.
 // Package httpapi mounts it at /mcp, behind its Origin checks and bearer
 // token.
-func NewHTTPHandler(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) http.Handler {
+func NewHTTPHandler(rt *runtime.Runtime, srv *Server, opts HTTPOptions) http.Handler {
 	// An ambiguous body is refused before anything reads it, and every
 	// check after reads it as go-sdk will (message.go): one reading of the
 	// request, the one go-sdk dispatches.
@@ -129,9 +133,11 @@ type mcpEndpoint struct {
 	versions  []string         // the revisions the server speaks, newest first
 	only      bool             // HTTPOptions.Stateless: no sessions at all
 	tasks     *tasks.Manager   // nil: no tasks/* methods
+	direct    *directPath      // nil with OAuth, whose lists are per caller
 }
 
-func newMCPEndpoint(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) *mcpEndpoint {
+func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpEndpoint {
+	srv := server.Server
 	getServer := func(*http.Request) *mcp.Server { return srv }
 	// A 2026-07-28 call of a tool hidden from its caller goes to a server
 	// without tools, which answers it as srv answers a tool it does not
@@ -165,6 +171,9 @@ func newMCPEndpoint(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) *mcp
 		only:     opts.Stateless,
 		tasks:    opts.Tasks,
 	}
+	if opts.OAuth == nil && !opts.noDirect {
+		e.direct = &directPath{srv: server, rt: rt, stateless: e.stateless}
+	}
 	if !opts.Stateless {
 		idle := cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
 		statefulOpts := &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)}
@@ -184,6 +193,9 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	case version != "" && !slices.Contains(e.versions, version):
 		e.unsupported(w, r, version)
 	case e.only || version >= modernRevision:
+		if version == modernRevision && e.direct != nil && e.direct.serve(w, r) {
+			return // see direct.go
+		}
 		// A legacy request's headers, if it has any, are checked by the
 		// handler alone: its revision does not promise them.
 		if bad := e.badParamHeader(r); bad != "" && version >= modernRevision {

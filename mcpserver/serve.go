@@ -26,7 +26,7 @@ const drainAnswerWait = time.Second
 // once the session is over, and the drain too if one began. A transport
 // that fails ends the session as a client that hangs up does: there is no
 // one left to tell.
-func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *mcp.Server, in io.Reader, out io.Writer, shutdown runtime.ShutdownOptions) {
+func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *Server, in io.Reader, out io.Writer, shutdown runtime.ShutdownOptions) {
 	// The session outlives ctx: it ends once the drain is over.
 	session, endSession := context.WithCancel(context.Background())
 	defer endSession()
@@ -45,7 +45,7 @@ func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *mcp.Server, in io
 		}
 		endSession()
 	}()
-	news := newsFor(rt, srv)
+	news := newsFor(rt, srv.Server)
 	// Connect and Wait, not srv.Run: Run logs an ERROR ("server run
 	// cancelled") whenever its context ends, and ending it is how the
 	// session is closed after a drain. Waits for go-sdk: a Run that ends

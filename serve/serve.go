@@ -112,7 +112,7 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 		gate = mcpserver.NewGate()
 	}
 	srv := mcpserver.New(rt, opts.MCP)
-	srv.AddReceivingMiddleware(gate.Hold)
+	srv.Hold(gate)
 	shutdown := opts.Shutdown
 	shutdown.StopHandlers = t.Stop
 	serving := func(loadErr error) {

@@ -154,7 +154,7 @@ func goSDKHTTP(s *mcp.Server) http.Handler {
 
 // toolcServer is toolc's runtime with query_weather in process, and its MCP
 // server.
-func toolcServer(catFile string) (*runtime.Runtime, *mcp.Server, error) {
+func toolcServer(catFile string) (*runtime.Runtime, *mcpserver.Server, error) {
 	if catFile == "" {
 		return nil, nil, errors.New("-server toolc needs -catalog")
 	}

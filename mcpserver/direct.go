@@ -1,0 +1,483 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"mime"
+	"net"
+	"net/http"
+	"net/netip"
+	"strings"
+	"sync/atomic"
+
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/oauth"
+	"github.com/toolc/toolc/runtime"
+)
+
+// The direct path. go-sdk v1.8.0 serves each 2026-07-28 request over HTTP
+// by making a session for it: a server session with its jsonrpc2
+// connection, goroutines and channels, and the generic method dispatch.
+// For a call of a fast tool that costs several times the call itself
+// (BENCHMARKS.md, issue 27). tools/call and tools/list, which carry
+// nearly all of a server's traffic, are answered here instead when the
+// request is one whose answer this file makes exactly as go-sdk would,
+// byte for byte: the same tool handler (mcpTools.callTool), the result
+// amended as go-sdk amends it (resultType, _meta's serverInfo, an empty
+// content list), encoded with go-sdk's own encoder, and framed as its
+// stateless handler frames it.
+//
+// Which requests: accept decides, before anything runs, with a check that
+// errs on go-sdk's side: a POST of one tools/call or tools/list request,
+// with the headers every 2026-07-28 client sends and nothing that makes
+// go-sdk answer otherwise (no OAuth, no tracing, no progress token or log
+// level, no requestState, no client capabilities that would let a
+// handler ask the client something, no task tool, no deferred tool, no
+// x-mcp-header arguments, no cursor, no middleware added to the server
+// after New, a gate that is open). Everything else is go-sdk's, as
+// before: sessions, errors of the request itself, every other method.
+// TestDirectPathIsGoSDK and FuzzDirectPath hold the two to the same
+// bytes. Waits for go-sdk: a stateless request served without a session.
+
+// directPath answers the requests accept takes.
+type directPath struct {
+	srv *Server
+	rt  *runtime.Runtime
+	// stateless is go-sdk's handler, which makes the tools/list result
+	// that the path keeps for a generation of the tool list.
+	stateless http.Handler
+	list      atomic.Pointer[cachedList]
+	// answered counts the requests the path answered, for the tests that
+	// hold it to go-sdk and check that it answers what it should.
+	answered atomic.Uint64
+}
+
+// cachedList is go-sdk's tools/list result for a 2026-07-28 request
+// without a cursor, for one generation of the server's tools
+// (mcpTools.gen): the same for every caller when there is no OAuth.
+type cachedList struct {
+	gen    uint64
+	result json.RawMessage
+}
+
+// directRequest is what accept read of a request.
+type directRequest struct {
+	req    *jsonrpc.Request
+	params *mcp.CallToolParamsRaw // tools/call only
+}
+
+// serve answers r on the direct path, or reports false, having written
+// nothing, for go-sdk to answer it.
+func (d *directPath) serve(w http.ResponseWriter, r *http.Request) bool {
+	q, ok := d.accept(r)
+	if !ok {
+		return false
+	}
+	if q.req.Method == "tools/list" {
+		result, ok := d.toolList(r.Context())
+		if !ok {
+			return false
+		}
+		d.answered.Add(1)
+		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Result: result})
+		return true
+	}
+	d.answered.Add(1)
+	req := &mcp.CallToolRequest{Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
+	// No progress token and no log level: go-sdk sends neither progress
+	// nor log lines for this request, and nor does the path.
+	res, err := d.srv.tools.callTool(r.Context(), q.params.Name, req, func(runtime.Event) {})
+	d.answerCall(w, q.req.ID, res, err)
+	return true
+}
+
+// Results whose resultType is set, which go-sdk keeps in an unexported
+// field: a CallToolResult read from JSON is the one way to get one. Each
+// answer copies one and sets the exported fields.
+var (
+	completeResult      = resultOfType("complete")
+	inputRequiredResult = resultOfType("input_required")
+)
+
+func resultOfType(t string) mcp.CallToolResult {
+	var r mcp.CallToolResult
+	if err := json.Unmarshal([]byte(`{"resultType":"`+t+`"}`), &r); err != nil {
+		panic(err) // go-sdk's own type and a constant: a test fails first
+	}
+	return r
+}
+
+// answerCall answers a tools/call with what the handler returned, as
+// go-sdk's server and stateless handler do.
+func (d *directPath) answerCall(w http.ResponseWriter, id jsonrpc.ID, res *mcp.CallToolResult, err error) {
+	if err != nil {
+		writeAnswer(w, &jsonrpc.Response{ID: id, Error: err})
+		return
+	}
+	// go-sdk's handling of a multi round-trip result (SEP-2322), for a
+	// 2026-07-28 client.
+	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
+		writeAnswer(w, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}})
+		return
+	}
+	out := completeResult
+	if res.InputRequests != nil {
+		out = inputRequiredResult
+	}
+	out.Content, out.StructuredContent, out.IsError = res.Content, res.StructuredContent, res.IsError
+	out.InputRequests, out.RequestState = res.InputRequests, res.RequestState
+	if out.Content == nil && res.InputRequests == nil {
+		out.Content = []mcp.Content{} // go-sdk avoids "null"
+	}
+	// SEP-2575: the server names itself in each result's _meta.
+	meta := res.Meta
+	if meta == nil {
+		meta = mcp.Meta{}
+	}
+	if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
+		meta[mcp.MetaKeyServerInfo] = d.srv.impl
+	}
+	out.Meta = meta
+	data, merr := marshalNoEscape(&out)
+	if merr != nil {
+		writeAnswer(w, &jsonrpc.Response{ID: id, Error: merr})
+		return
+	}
+	writeSSE(w, &jsonrpc.Response{ID: id, Result: data})
+}
+
+// writeAnswer writes a response as go-sdk's stateless handler writes
+// it: an error that SEP-2575 maps to an HTTP status as a JSON body with
+// that status, anything else as an SSE event.
+func writeAnswer(w http.ResponseWriter, resp *jsonrpc.Response) {
+	status := 0
+	var rpcErr *jsonrpc.Error
+	if errors.As(resp.Error, &rpcErr) {
+		switch rpcErr.Code {
+		case jsonrpc.CodeMethodNotFound:
+			status = http.StatusNotFound
+		case jsonrpc.CodeInvalidParams, mcp.CodeUnsupportedProtocolVersion, mcp.CodeMissingRequiredClientCapabilities:
+			status = http.StatusBadRequest
+		}
+	}
+	if status == 0 {
+		writeSSE(w, resp)
+		return
+	}
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Connection", "keep-alive")
+	h.Set("Content-Type", "application/json")
+	w.WriteHeader(status)
+	w.Write(data)
+}
+
+// writeSSE writes a response as the one event of an SSE stream, and
+// flushes it, as go-sdk does.
+func writeSSE(w http.ResponseWriter, resp *jsonrpc.Response) {
+	data, err := jsonrpc.EncodeMessage(resp)
+	if err != nil {
+		return
+	}
+	h := w.Header()
+	h.Set("Cache-Control", "no-cache, no-transform")
+	h.Set("Content-Type", "text/event-stream")
+	h.Set("Connection", "keep-alive")
+	var b bytes.Buffer
+	b.Grow(len("event: message\ndata: \n\n") + len(data))
+	b.WriteString("event: message\ndata: ")
+	b.Write(data)
+	b.WriteString("\n\n")
+	w.Write(b.Bytes())
+	_ = http.NewResponseController(w).Flush()
+}
+
+// toolList returns go-sdk's tools/list result for a 2026-07-28 request
+// without a cursor: kept from the last time go-sdk made it, or made by
+// go-sdk now and kept, for as long as the tools are the same generation.
+func (d *directPath) toolList(ctx context.Context) (json.RawMessage, bool) {
+	// The generation is read before go-sdk makes the list: a list made
+	// while a sync ran is kept under the generation before the sync's,
+	// and never served after it.
+	gen := d.srv.tools.gen.Load()
+	if c := d.list.Load(); c != nil && c.gen == gen {
+		return c.result, true
+	}
+	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + modernRevision + `","` +
+		mcp.MetaKeyClientCapabilities + `":{}}}}`
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/mcp", strings.NewReader(body))
+	if err != nil {
+		return nil, false
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json, text/event-stream")
+	req.Header.Set("MCP-Protocol-Version", modernRevision)
+	req.Header.Set("Mcp-Method", "tools/list")
+	rec := &recorder{header: http.Header{}}
+	d.stateless.ServeHTTP(rec, req)
+	data, ok := bytes.CutPrefix(rec.body.Bytes(), []byte("event: message\ndata: "))
+	if !ok || rec.status != 0 && rec.status != http.StatusOK || rec.header.Get("Content-Type") != "text/event-stream" {
+		return nil, false
+	}
+	data, ok = bytes.CutSuffix(data, []byte("\n\n"))
+	if !ok || bytes.Contains(data, []byte("\n")) {
+		return nil, false
+	}
+	var resp struct {
+		Result json.RawMessage `json:"result"`
+		Error  json.RawMessage `json:"error"`
+	}
+	if json.Unmarshal(data, &resp) != nil || len(resp.Result) == 0 || resp.Error != nil {
+		return nil, false
+	}
+	d.list.Store(&cachedList{gen: gen, result: resp.Result})
+	return resp.Result, true
+}
+
+// recorder keeps what go-sdk writes of the answer that fills the list.
+type recorder struct {
+	header http.Header
+	status int
+	body   bytes.Buffer
+}
+
+func (r *recorder) Header() http.Header         { return r.header }
+func (r *recorder) WriteHeader(status int)      { r.status = status }
+func (r *recorder) Write(p []byte) (int, error) { return r.body.Write(p) }
+func (r *recorder) Flush()                      {}
+
+// maxDirectDepth bounds the nesting of the params the path takes, well
+// inside the 1000 levels at which go-sdk refuses them.
+const maxDirectDepth = 64
+
+// accept reads r and reports whether the direct path answers it exactly
+// as go-sdk would. Each condition is one go-sdk's answer depends on; a
+// request that fails any goes to go-sdk.
+func (d *directPath) accept(r *http.Request) (directRequest, bool) {
+	var q directRequest
+	// What the server is: no middleware beyond New's, an open gate, no
+	// spans to record.
+	if d.srv.added.Load() || d.rt.Tracing() {
+		return q, false
+	}
+	if g := d.srv.gate.Load(); g != nil {
+		if open, err := g.State(); !open || err != nil {
+			return q, false
+		}
+	}
+	// The HTTP request, as go-sdk's handler checks it.
+	h := r.Header
+	if r.Method != http.MethodPost || h.Get("MCP-Protocol-Version") != modernRevision || len(h.Values("Last-Event-ID")) > 0 {
+		return q, false
+	}
+	ctx := r.Context()
+	if oauth.CallerFrom(ctx) != nil || sdkauth.TokenInfoFromContext(ctx) != nil || ctx.Value(hiddenCallKey{}) != nil {
+		return q, false
+	}
+	if local, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) {
+		return q, false // go-sdk's DNS rebinding protection answers 403
+	}
+	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
+		return q, false
+	}
+	if !acceptsBoth(h.Values("Accept")) {
+		return q, false
+	}
+	// The message, as go-sdk reads it (message.go).
+	b, ok := r.Body.(*mcpBody)
+	if !ok {
+		return q, false
+	}
+	msgs, batch, ok := b.messages()
+	if !ok || batch || len(msgs) != 1 {
+		return q, false
+	}
+	req, ok := msgs[0].(*jsonrpc.Request)
+	if !ok || !req.IsCall() || h.Get("Mcp-Method") != req.Method {
+		return q, false
+	}
+	switch req.ID.Raw().(type) {
+	case int64, string:
+	default:
+		return q, false
+	}
+	q.req = req
+	if depth(req.Params) > maxDirectDepth {
+		return q, false
+	}
+	var params map[string]json.RawMessage
+	if json.Unmarshal(req.Params, &params) != nil || !plainMeta(params["_meta"]) {
+		return q, false
+	}
+	switch req.Method {
+	case "tools/list":
+		// A cursor, or anything else, is go-sdk's.
+		return q, len(params) == 1
+	case "tools/call":
+	default:
+		return q, false
+	}
+	for k := range params {
+		if k != "name" && k != "arguments" && k != "_meta" {
+			return q, false // requestState, inputResponses, task, ...
+		}
+	}
+	p, ok := callParams(req)
+	if !ok || !plainName(p.Name) || h.Get("Mcp-Name") != p.Name {
+		return q, false
+	}
+	q.params = p
+	return q, d.plainTool(p.Name)
+}
+
+// plainTool reports whether the tool name is one that go-sdk serves with
+// the handler and nothing else: registered with go-sdk, not deferred, not
+// a task tool, and without arguments in Mcp-Param-* headers (which go-sdk
+// checks against the tool before any handler runs).
+func (d *directPath) plainTool(name string) bool {
+	t, ok := d.rt.Snapshot().ByMCPName(name)
+	if !ok || t.Tool.Deferred || t.Tool.Task != "" {
+		return false
+	}
+	for _, f := range t.Tool.Request.Fields {
+		if f.MCPHeader != "" {
+			return false
+		}
+	}
+	tools := d.srv.tools
+	tools.mu.Lock()
+	_, served := tools.served[name]
+	tools.mu.Unlock()
+	return served
+}
+
+// plainMeta reports whether a request's _meta is the plain one of a
+// 2026-07-28 client that can answer no question: the revision, the
+// client's name and version, and no capabilities. A progress token, a log
+// level, a trace context, a capability, or a value go-sdk might read
+// otherwise, is go-sdk's.
+func plainMeta(raw json.RawMessage) bool {
+	var meta map[string]json.RawMessage
+	if json.Unmarshal(raw, &meta) != nil {
+		return false
+	}
+	if string(meta[mcp.MetaKeyProtocolVersion]) != `"`+modernRevision+`"` || string(bytes.TrimSpace(meta[mcp.MetaKeyClientCapabilities])) != "{}" {
+		return false
+	}
+	for k, v := range meta {
+		switch k {
+		case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities:
+		case mcp.MetaKeyClientInfo:
+			var info map[string]json.RawMessage
+			if json.Unmarshal(v, &info) != nil || info == nil {
+				return false
+			}
+			for field, value := range info {
+				if field != "name" && field != "version" && field != "title" || !plainString(value) {
+					return false
+				}
+			}
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// plainString reports a JSON string without escapes or bytes beyond
+// printable ASCII, which every decoder reads alike.
+func plainString(v json.RawMessage) bool {
+	if len(v) < 2 || v[0] != '"' || v[len(v)-1] != '"' {
+		return false
+	}
+	for _, c := range v[1 : len(v)-1] {
+		if c < 0x20 || c > 0x7e || c == '"' || c == '\\' {
+			return false
+		}
+	}
+	return true
+}
+
+// plainName reports a tool name of the characters MCP names are made of.
+func plainName(name string) bool {
+	if name == "" || len(name) > runtime.MaxCallName {
+		return false
+	}
+	for i := 0; i < len(name); i++ {
+		switch c := name[i]; {
+		case c >= 'a' && c <= 'z', c >= 'A' && c <= 'Z', c >= '0' && c <= '9', c == '_', c == '-', c == '.':
+		default:
+			return false
+		}
+	}
+	return true
+}
+
+// depth is the deepest nesting of objects and arrays in data, outside its
+// strings.
+func depth(data []byte) int {
+	deepest, n := 0, 0
+	inString, escaped := false, false
+	for _, c := range data {
+		switch {
+		case inString && escaped:
+			escaped = false
+		case inString && c == '\\':
+			escaped = true
+		case inString && c == '"':
+			inString = false
+		case inString:
+		case c == '"':
+			inString = true
+		case c == '{' || c == '[':
+			n++
+			deepest = max(deepest, n)
+		case c == '}' || c == ']':
+			n--
+		}
+	}
+	return deepest
+}
+
+// acceptsBoth reports whether Accept names both JSON and SSE, as go-sdk's
+// handler requires of a POST.
+func acceptsBoth(values []string) bool {
+	jsonOK, sseOK := false, false
+	for _, v := range values {
+		for _, part := range strings.Split(v, ",") {
+			base, _, _ := strings.Cut(part, ";")
+			switch strings.ToLower(strings.TrimSpace(base)) {
+			case "application/json", "application/*":
+				jsonOK = true
+			case "text/event-stream", "text/*":
+				sseOK = true
+			case "*/*":
+				jsonOK, sseOK = true, true
+			}
+		}
+	}
+	return jsonOK && sseOK
+}
+
+// isLoopback reports whether an address (host and port, or a host) is
+// the loopback one, as go-sdk's DNS rebinding protection reads it.
+func isLoopback(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		host = strings.Trim(addr, "[]")
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip, err := netip.ParseAddr(host)
+	return err == nil && ip.IsLoopback()
+}

@@ -1,0 +1,374 @@
+package mcpserver
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/plugins"
+	"github.com/toolc/toolc/runtime"
+)
+
+// The direct path (direct.go) is held to go-sdk's answers: the same
+// request, sent to an endpoint with the path and to one without it over
+// the same server, must get the same status, headers and body.
+
+// scripted is a dispatcher whose tools answer in every way a handler can:
+// the catalog is directCatalog.
+type scripted struct{}
+
+func (scripted) Tools() []string {
+	return []string{"echo", "rich", "fail", "empty", "ask", "missing", "hdr", "job"}
+}
+
+func (scripted) Call(_ context.Context, tool, _ string, args json.RawMessage, _ func(runtime.Event)) (*runtime.Result, error) {
+	switch tool {
+	case "rich":
+		size := int64(42)
+		return &plugins.Result{
+			Content: []plugins.Content{
+				{Type: "text", Text: "<b>&</b> \u2028 " + string(args)},
+				{Type: "image", Data: []byte{1, 2, 3}, MIMEType: "image/png"},
+				{Type: "resource_link", URI: "file:///x", Name: "x", Size: &size},
+				{Type: "resource", Resource: &plugins.ResourceContents{URI: "file:///y", Text: "y<"}},
+			},
+			StructuredContent: map[string]any{"summary": "<&>"},
+		}, nil
+	case "fail":
+		return nil, errors.New("the <disk> is full")
+	case "empty":
+		return &plugins.Result{}, nil
+	case "ask":
+		return &plugins.Result{InputRequests: []plugins.InputRequest{{ID: "q1", Method: plugins.MethodElicit,
+			Params: json.RawMessage(`{"message":"Which?","requestedSchema":{"type":"object","properties":{"a":{"type":"string"}}}}`)}}}, nil
+	case "missing":
+		return &plugins.Result{MissingCapability: "elicitation", IsError: true, Content: []plugins.Content{plugins.TextContent("needs elicitation")}}, nil
+	}
+	return plugins.Text(string(args)), nil
+}
+
+// directCatalog is the catalog the comparison serves.
+func directCatalog() *catalog.Catalog {
+	text := func() catalog.Message {
+		return catalog.Message{Fields: []*catalog.Field{
+			{Name: "text", Type: catalog.String, Description: "Some text"},
+			{Name: "n", Type: catalog.Integer, Description: "A number", Default: int64(3)},
+		}}
+	}
+	tool := func(name string) *catalog.Tool {
+		return &catalog.Tool{Name: name, Description: "The " + name + " tool <&>", Request: text()}
+	}
+	rich := tool("rich")
+	rich.Response = &catalog.Message{Fields: []*catalog.Field{{Name: "summary", Type: catalog.String, Description: "A summary"}}}
+	hdr := tool("hdr")
+	hdr.Request.Fields[0].MCPHeader = "Text"
+	job := tool("job")
+	job.Task = catalog.TaskOptional
+	cat := &catalog.Catalog{Services: []*catalog.Service{{
+		Name: "d", Version: "1.0.0", Description: "The direct path's comparison",
+		Tools: []*catalog.Tool{tool("echo"), rich, tool("fail"), tool("empty"), tool("ask"), tool("missing"), hdr, job},
+	}}}
+	cat.Seal()
+	return cat
+}
+
+// directPair returns two handlers of one server: with the direct path, as
+// NewHTTPHandler makes it, and without it; and the path, to count what it
+// answered.
+func directPair(t testing.TB) (direct, sdk http.Handler, d *directPath) {
+	t.Helper()
+	rt := runtime.New(runtime.Options{})
+	if _, err := rt.Swap(directCatalog(), map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(rt, Options{Name: "toolc", Version: "1.2.3"})
+	e := newMCPEndpoint(rt, srv, HTTPOptions{})
+	if e.direct == nil {
+		t.Fatal("no direct path")
+	}
+	// NewHTTPHandler without OAuth.
+	direct = rejectAmbiguous(newStreamGuard(e, HTTPOptions{}))
+	sdk = NewHTTPHandler(rt, srv, HTTPOptions{noDirect: true})
+	return direct, sdk, e.direct
+}
+
+// exchange is one request and what a handler answered.
+type exchange struct {
+	status int
+	header http.Header
+	body   string
+}
+
+func send(h http.Handler, header http.Header, body string) exchange {
+	req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
+	req.Header = header.Clone()
+	w := httptest.NewRecorder()
+	h.ServeHTTP(w, req)
+	return exchange{w.Code, w.Header(), w.Body.String()}
+}
+
+// random are the parts of an answer that differ from one answer to the
+// next on either path: a sealed requestState (its nonce) and a session ID.
+var random = regexp.MustCompile(`"requestState":"[^"]*"`)
+
+func normal(x exchange) exchange {
+	x.body = random.ReplaceAllString(x.body, `"requestState":"…"`)
+	if x.header.Get("Mcp-Session-Id") != "" {
+		x.header = x.header.Clone()
+		x.header.Set("Mcp-Session-Id", "…")
+	}
+	return x
+}
+
+// compare sends one request to both handlers and fails unless the
+// answers are the same; it reports whether the direct path answered.
+func compare(t testing.TB, direct, sdk http.Handler, d *directPath, header http.Header, body string) bool {
+	t.Helper()
+	before := d.answered.Load()
+	got := normal(send(direct, header, body))
+	answered := d.answered.Load() != before
+	want := normal(send(sdk, header, body))
+	if got.status != want.status || fmt.Sprint(got.header) != fmt.Sprint(want.header) || got.body != want.body {
+		t.Fatalf("%s %s\ndirect path (answered: %v): %d %v\n%q\ngo-sdk: %d %v\n%q", header, body, answered, got.status, got.header, got.body, want.status, want.header, want.body)
+	}
+	return answered
+}
+
+// modernHeader are the headers of a 2026-07-28 request.
+func modernHeader(method, name string) http.Header {
+	h := http.Header{}
+	h.Set("Content-Type", "application/json")
+	h.Set("Accept", "application/json, text/event-stream")
+	h.Set("MCP-Protocol-Version", "2026-07-28")
+	h.Set("Mcp-Method", method)
+	if name != "" {
+		h.Set("Mcp-Name", name)
+	}
+	return h
+}
+
+func callOf(id, name, args, meta string) string {
+	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,"_meta":` + meta + `}}`
+}
+
+const plainMeta2026 = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+
+// directCases are requests the comparison sends, and whether the direct
+// path answers each (the rest are go-sdk's).
+var directCases = []struct {
+	name   string
+	header http.Header
+	body   string
+	direct bool
+}{
+	{"call", modernHeader("tools/call", "d_echo"), callOf("7", "d_echo", `{"text":"hi"}`, plainMeta2026), true},
+	{"call, string id", modernHeader("tools/call", "d_echo"), callOf(`"a-1"`, "d_echo", `{"text":"hi"}`, plainMeta2026), true},
+	{"call, default applied", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, plainMeta2026), true},
+	{"call, no arguments", modernHeader("tools/call", "d_echo"), `{"jsonrpc":"2.0","id":2,"method":"tools/call","params":{"name":"d_echo","_meta":` + plainMeta2026 + `}}`, true},
+	{"call, string arguments", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `"{\"text\":\"x\"}"`, plainMeta2026), true},
+	{"call, invalid arguments", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{"text":5}`, plainMeta2026), true},
+	{"call, unknown argument", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{"txt":"a"}`, plainMeta2026), true},
+	{"call, null arguments", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `null`, plainMeta2026), true},
+	{"call, rich result", modernHeader("tools/call", "d_rich"), callOf("1", "d_rich", `{"text":"<x>"}`, plainMeta2026), true},
+	{"call, handler fails", modernHeader("tools/call", "d_fail"), callOf("1", "d_fail", `{}`, plainMeta2026), true},
+	{"call, empty result", modernHeader("tools/call", "d_empty"), callOf("1", "d_empty", `{}`, plainMeta2026), true},
+	{"call, questions", modernHeader("tools/call", "d_ask"), callOf("1", "d_ask", `{}`, plainMeta2026), true},
+	{"call, missing capability", modernHeader("tools/call", "d_missing"), callOf("1", "d_missing", `{}`, plainMeta2026), true},
+	{"call, no clientInfo", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), true},
+	{"list", modernHeader("tools/list", ""), `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":` + plainMeta2026 + `}}`, true},
+	{"list again", modernHeader("tools/list", ""), `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"_meta":` + plainMeta2026 + `}}`, true},
+	// go-sdk's.
+	{"list, cursor", modernHeader("tools/list", ""), `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"cursor":"x","_meta":` + plainMeta2026 + `}}`, false},
+	{"call, unknown tool", modernHeader("tools/call", "nope"), callOf("1", "nope", `{}`, plainMeta2026), false},
+	{"call, header tool", modernHeader("tools/call", "d_hdr"), callOf("1", "d_hdr", `{"text":"a"}`, plainMeta2026), false},
+	{"call, task tool", modernHeader("tools/call", "d_job"), callOf("1", "d_job", `{}`, plainMeta2026), false},
+	{"call, progress token", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, `{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), false},
+	{"call, log level", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, `{"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), false},
+	{"call, capabilities", modernHeader("tools/call", "d_ask"), callOf("1", "d_ask", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`), false},
+	{"call, no capabilities", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), false},
+	{"call, other revision in _meta", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, strings.Replace(plainMeta2026, "2026-07-28", "2025-11-25", 1)), false},
+	{"call, requestState", modernHeader("tools/call", "d_echo"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","requestState":"x","_meta":` + plainMeta2026 + `}}`, false},
+	{"call, Mcp-Name differs", modernHeader("tools/call", "d_rich"), callOf("1", "d_echo", `{}`, plainMeta2026), false},
+	{"call, no Mcp-Method", func() http.Header { h := modernHeader("tools/call", "d_echo"); h.Del("Mcp-Method"); return h }(), callOf("1", "d_echo", `{}`, plainMeta2026), false},
+	{"call, Accept JSON only", func() http.Header {
+		h := modernHeader("tools/call", "d_echo")
+		h.Set("Accept", "application/json")
+		return h
+	}(), callOf("1", "d_echo", `{}`, plainMeta2026), false},
+	{"call, text/plain", func() http.Header {
+		h := modernHeader("tools/call", "d_echo")
+		h.Set("Content-Type", "text/plain")
+		return h
+	}(), callOf("1", "d_echo", `{}`, plainMeta2026), false},
+	{"call, Last-Event-ID", func() http.Header { h := modernHeader("tools/call", "d_echo"); h.Set("Last-Event-ID", "1"); return h }(), callOf("1", "d_echo", `{}`, plainMeta2026), false},
+	{"call, float id", modernHeader("tools/call", "d_echo"), callOf("1.5", "d_echo", `{}`, plainMeta2026), true}, // go-sdk's ID, as it reads it
+	{"call, null id", modernHeader("tools/call", "d_echo"), callOf("null", "d_echo", `{}`, plainMeta2026), false},
+	{"notification", modernHeader("tools/call", "d_echo"), `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"d_echo","_meta":` + plainMeta2026 + `}}`, false},
+	{"batch", modernHeader("tools/call", "d_echo"), `[` + callOf("1", "d_echo", `{}`, plainMeta2026) + `]`, false},
+	{"not JSON", modernHeader("tools/call", "d_echo"), `{"jsonrpc":`, false},
+	{"other method", modernHeader("prompts/list", ""), `{"jsonrpc":"2.0","id":3,"method":"prompts/list","params":{"_meta":` + plainMeta2026 + `}}`, false},
+	{"legacy, no session", func() http.Header {
+		h := modernHeader("tools/call", "d_echo")
+		h.Set("MCP-Protocol-Version", "2025-11-25")
+		return h
+	}(), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","arguments":{}}}`, false},
+}
+
+// TestDirectPathIsGoSDK sends each of directCases to both handlers: the
+// answers are the same bytes, and the direct path answers the cases it
+// should and leaves the others to go-sdk.
+func TestDirectPathIsGoSDK(t *testing.T) {
+	direct, sdk, d := directPair(t)
+	for _, tc := range directCases {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := compare(t, direct, sdk, d, tc.header, tc.body); got != tc.direct {
+				t.Errorf("the direct path answered: %v, want %v", got, tc.direct)
+			}
+		})
+	}
+}
+
+// TestDirectPathLegacySession: a 2025-11-25 session's tools/call and
+// tools/list are go-sdk's, and their answers unchanged.
+func TestDirectPathLegacySession(t *testing.T) {
+	direct, sdk, d := directPair(t)
+	handlers := []http.Handler{direct, sdk}
+	var sessions [2]http.Header
+	for i, h := range handlers {
+		hd := http.Header{}
+		hd.Set("Content-Type", "application/json")
+		hd.Set("Accept", "application/json, text/event-stream")
+		x := send(h, hd, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+		hd.Set("Mcp-Session-Id", x.header.Get("Mcp-Session-Id"))
+		hd.Set("MCP-Protocol-Version", "2025-11-25")
+		send(h, hd, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		sessions[i] = hd
+	}
+	for _, body := range []string{
+		`{"jsonrpc":"2.0","id":7,"method":"tools/call","params":{"name":"d_echo","arguments":{"text":"hi"}}}`,
+		`{"jsonrpc":"2.0","id":8,"method":"tools/list"}`,
+	} {
+		got := normal(send(direct, sessions[0], body))
+		want := normal(send(sdk, sessions[1], body))
+		if fmt.Sprint(got) != fmt.Sprint(want) {
+			t.Errorf("%s:\ndirect: %v\ngo-sdk: %v", body, got, want)
+		}
+		if !strings.Contains(got.body, `"result"`) {
+			t.Errorf("%s: no result: %v", body, got)
+		}
+	}
+	if n := d.answered.Load(); n != 0 {
+		t.Errorf("the direct path answered %d requests of a session", n)
+	}
+}
+
+// TestDirectPathFollowsSwaps: the list the path keeps is go-sdk's list of
+// the tools served now, after a reload as before.
+func TestDirectPathFollowsSwaps(t *testing.T) {
+	rt := runtime.New(runtime.Options{})
+	cat := directCatalog()
+	if _, err := rt.Swap(cat, map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(rt, Options{})
+	e := newMCPEndpoint(rt, srv, HTTPOptions{})
+	direct := rejectAmbiguous(newStreamGuard(e, HTTPOptions{}))
+	sdk := NewHTTPHandler(rt, srv, HTTPOptions{noDirect: true})
+	list := `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":` + plainMeta2026 + `}}`
+	first := compare(t, direct, sdk, e.direct, modernHeader("tools/list", ""), list)
+	before := send(direct, modernHeader("tools/list", ""), list).body
+	fewer := directCatalog()
+	fewer.Services[0].Tools = fewer.Services[0].Tools[:2]
+	fewer.Seal()
+	if _, err := rt.Swap(fewer, map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
+		t.Fatal(err)
+	}
+	second := compare(t, direct, sdk, e.direct, modernHeader("tools/list", ""), list)
+	after := send(direct, modernHeader("tools/list", ""), list).body
+	if !first || !second || before == after || strings.Contains(after, "d_fail") {
+		t.Errorf("the list did not follow the swap (direct: %v, %v):\n%s\n%s", first, second, before, after)
+	}
+	// A tool gone is go-sdk's to answer.
+	if compare(t, direct, sdk, e.direct, modernHeader("tools/call", "d_fail"), callOf("1", "d_fail", `{}`, plainMeta2026)) {
+		t.Error("the direct path answered a call of a tool the swap removed")
+	}
+}
+
+// TestDirectPathStandsAside: a server with middleware added after New,
+// a closed gate, or OAuth is served by go-sdk alone.
+func TestDirectPathStandsAside(t *testing.T) {
+	call := callOf("1", "d_echo", `{}`, plainMeta2026)
+	for _, tc := range []struct {
+		name  string
+		setup func(*Server, *HTTPOptions)
+	}{
+		{"middleware", func(s *Server, _ *HTTPOptions) {
+			s.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler { return next })
+		}},
+		{"closed gate", func(s *Server, _ *HTTPOptions) { s.Hold(NewGate()) }},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := runtime.New(runtime.Options{})
+			if _, err := rt.Swap(directCatalog(), map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
+				t.Fatal(err)
+			}
+			srv := New(rt, Options{})
+			var opts HTTPOptions
+			tc.setup(srv, &opts)
+			e := newMCPEndpoint(rt, srv, opts)
+			h := rejectAmbiguous(newStreamGuard(e, opts))
+			req := httptest.NewRequest("POST", "/mcp", strings.NewReader(call))
+			req.Header = modernHeader("tools/call", "d_echo")
+			ctx, cancel := context.WithCancel(req.Context())
+			cancel() // a held call ends with its request
+			h.ServeHTTP(httptest.NewRecorder(), req.WithContext(ctx))
+			if n := e.direct.answered.Load(); n != 0 {
+				t.Errorf("the direct path answered %d", n)
+			}
+		})
+	}
+	t.Run("open gate", func(t *testing.T) {
+		rt := runtime.New(runtime.Options{})
+		if _, err := rt.Swap(directCatalog(), map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
+			t.Fatal(err)
+		}
+		srv := New(rt, Options{})
+		g := NewGate()
+		srv.Hold(g)
+		g.Open(nil)
+		e := newMCPEndpoint(rt, srv, HTTPOptions{})
+		x := send(rejectAmbiguous(newStreamGuard(e, HTTPOptions{})), modernHeader("tools/call", "d_echo"), call)
+		if e.direct.answered.Load() != 1 || !strings.Contains(x.body, `"result"`) {
+			t.Errorf("an open gate: the direct path did not answer: %v", x)
+		}
+	})
+}
+
+// FuzzDirectPath sends the same request to both handlers: the answers are
+// the same bytes, whichever path answered. The seeds are directCases; the
+// fuzzer varies the body and the headers that decide the path.
+func FuzzDirectPath(f *testing.F) {
+	for _, tc := range directCases {
+		f.Add(tc.body, tc.header.Get("MCP-Protocol-Version"), tc.header.Get("Mcp-Method"), tc.header.Get("Mcp-Name"), tc.header.Get("Accept"), tc.header.Get("Content-Type"))
+	}
+	direct, sdk, d := directPair(f)
+	f.Fuzz(func(t *testing.T, body, version, method, name, accept, contentType string) {
+		h := http.Header{}
+		for k, v := range map[string]string{"MCP-Protocol-Version": version, "Mcp-Method": method, "Mcp-Name": name, "Accept": accept, "Content-Type": contentType} {
+			if v != "" && !bytes.ContainsAny([]byte(v), "\r\n\x00") {
+				h.Set(k, v)
+			}
+		}
+		compare(t, direct, sdk, d, h, body)
+	})
+}
