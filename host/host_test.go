@@ -180,6 +180,19 @@ func TestBuildErrors(t *testing.T) {
 		t.Errorf("Build of a missing package = %v", err)
 	}
 
+	// A build that fails is not taken for one cut short; a build that
+	// ctx's end killed (here, never started) wraps ctx.Err(), with the
+	// message unchanged, so that serve.Run does not report it.
+	if errors.Is(err, context.Canceled) {
+		t.Errorf("Build of a broken handler = %v, which wraps context.Canceled", err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = host.Build(ended, cache, dir, &catalog.Service{Name: "broken", Dir: "broken"})
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &be) || !strings.HasPrefix(err.Error(), `building the handler of service "broken": `) {
+		t.Errorf("Build cut short = %v, want a *BuildError that wraps context.Canceled", err)
+	}
+
 	// BuildAll reports every failure, not only the first.
 	cat := &catalog.Catalog{Services: []*catalog.Service{{Name: "broken", Dir: "broken"}, {Name: "absent", Dir: "absent"}}}
 	_, err = host.BuildAll(context.Background(), cache, dir, cat)
