@@ -151,7 +151,7 @@ func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpE
 		Logger:       opts.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	})
-	blank.AddReceivingMiddleware(rejectUnserved(newEntries(rt, "")), auditHidden(rt))
+	blank.AddReceivingMiddleware(rejectUnserved(newEntries(rt, nil, "")), auditHidden(rt))
 	statelessServer := func(r *http.Request) *mcp.Server {
 		if r.Context().Value(hiddenCallKey{}) != nil {
 			return blank
@@ -202,7 +202,7 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.reject(w, r, http.StatusBadRequest, mcp.CodeHeaderMismatch, bad, nil)
 			return
 		}
-		if version >= modernRevision && e.serveTasks(w, r) {
+		if version >= modernRevision && (e.serveTasks(w, r) || e.listenTasks(w, r)) {
 			return
 		}
 		e.stateless.ServeHTTP(w, r)
@@ -212,7 +212,7 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case !ok:
 		case version == "" && r.Header.Get("Mcp-Session-Id") == "" && msg.modern():
-			if e.serveTasks(w, r) {
+			if e.serveTasks(w, r) || e.listenTasks(w, r) {
 				return
 			}
 			e.stateless.ServeHTTP(w, r)
