@@ -102,26 +102,26 @@ func directPair(t testing.TB) (direct, sdk http.Handler, d *directPath) {
 	return direct, sdk, e.direct
 }
 
-// exchange is one request and what a handler answered.
-type exchange struct {
+// httpAnswer is one request and what a handler answered.
+type httpAnswer struct {
 	status int
 	header http.Header
 	body   string
 }
 
-func send(h http.Handler, header http.Header, body string) exchange {
+func send(h http.Handler, header http.Header, body string) httpAnswer {
 	req := httptest.NewRequest("POST", "/mcp", strings.NewReader(body))
 	req.Header = header.Clone()
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	return exchange{w.Code, w.Header(), w.Body.String()}
+	return httpAnswer{w.Code, w.Header(), w.Body.String()}
 }
 
 // random are the parts of an answer that differ from one answer to the
 // next on either path: a sealed requestState (its nonce) and a session ID.
 var random = regexp.MustCompile(`"requestState":"[^"]*"`)
 
-func normal(x exchange) exchange {
+func normal(x httpAnswer) httpAnswer {
 	x.body = random.ReplaceAllString(x.body, `"requestState":"…"`)
 	if x.header.Get("Mcp-Session-Id") != "" {
 		x.header = x.header.Clone()
