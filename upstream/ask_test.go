@@ -14,6 +14,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/mcpserver"
+	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/upstream"
 )
@@ -153,4 +154,96 @@ func textOf(res *mcp.CallToolResult) string {
 		}
 	}
 	return strings.Join(parts, "")
+}
+
+// TestUpstreamAskParked: a call whose server asked a question waits,
+// parked, for the round that brings the answer; past the answer timeout
+// it is cancelled, and a round that brings an answer then, or to a call
+// this process never parked (another replica's), is told why.
+func TestUpstreamAskParked(t *testing.T) {
+	f := start(t, "ask-2026-07-28", func(_ *catalog.Upstream, o *upstream.Options) { o.AnswerTimeout = 300 * time.Millisecond })
+	in := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	res, err := f.rt.Call(plugins.WithInput(ctx, in), "ask", json.RawMessage(`{}`))
+	if err != nil || len(res.InputRequests) != 3 {
+		t.Fatalf("first round = %+v, %v; want the server's three questions", res, err)
+	}
+	for _, q := range res.InputRequests {
+		if !strings.HasPrefix(q.ID, "upstream-") || q.Method == "" || len(q.Params) == 0 {
+			t.Errorf("question %+v", q)
+		}
+	}
+	answers := func(qs []plugins.InputRequest) *plugins.Input {
+		out := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+		for _, q := range qs {
+			var r string
+			switch q.Method {
+			case plugins.MethodElicit:
+				r = `{"action":"accept","content":{"name":"Grace"}}`
+			case plugins.MethodCreateMessage:
+				r = `{"role":"assistant","model":"m","content":{"type":"text","text":"yo"}}`
+			case plugins.MethodListRoots:
+				r = `{"roots":[{"uri":"file:///r"}]}`
+			}
+			out.Answers = append(out.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: json.RawMessage(r)})
+		}
+		return out
+	}
+	// Answered in time, the call resumes and finishes.
+	res, err = f.rt.Call(plugins.WithInput(ctx, answers(res.InputRequests)), "ask", json.RawMessage(`{}`))
+	if err != nil || res.IsError || text(res) != "name=Grace model=yo root=file:///r" {
+		t.Fatalf("second round = %+v, %v", res, err)
+	}
+	// Not answered in time, it is cancelled, and a late answer is told.
+	res, err = f.rt.Call(plugins.WithInput(ctx, in), "ask", json.RawMessage(`{}`))
+	if err != nil || len(res.InputRequests) != 3 {
+		t.Fatalf("first round = %+v, %v", res, err)
+	}
+	time.Sleep(600 * time.Millisecond)
+	for _, tc := range []struct {
+		name string
+		qs   []plugins.InputRequest
+	}{
+		{"late", res.InputRequests},
+		{"another replica's", []plugins.InputRequest{{ID: "upstream-0123456789abcdef01234567", Method: plugins.MethodListRoots, Params: json.RawMessage(`{}`)}}},
+	} {
+		r, err := f.rt.Call(plugins.WithInput(ctx, answers(tc.qs)), "ask", json.RawMessage(`{}`))
+		if err != nil || !r.IsError || !strings.Contains(text(r), "is no longer waiting for their answers") {
+			t.Errorf("%s answers = %+v, %v", tc.name, r, err)
+		}
+	}
+	if r := f.call(t, "echo", `{"text":"on"}`); r.IsError || text(r) != "on" {
+		t.Errorf("echo after = %q", text(r))
+	}
+}
+
+// TestUpstreamAskAmbiguous: over a 2025-11-25 session, a server's request
+// names no call; with two calls in flight toolc cannot tell whose it is,
+// and refuses it, saying why, rather than asking the wrong caller.
+func TestUpstreamAskAmbiguous(t *testing.T) {
+	f := start(t, "ask-2025-11-25", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	slow := make(chan error, 1)
+	go func() {
+		_, err := f.rt.Call(ctx, "slow", json.RawMessage(`{"ms":3000}`))
+		slow <- err
+	}()
+	// The slow call is in flight once the server has counted it.
+	deadline := time.Now().Add(10 * time.Second)
+	for !strings.Contains(text(f.call(t, "stats", `{}`)), "calls=1") {
+		if time.Now().After(deadline) {
+			t.Fatal("the slow call never reached the server")
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	in := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+	res, err := f.rt.Call(plugins.WithInput(ctx, in), "ask", json.RawMessage(`{}`))
+	if err != nil || !res.IsError || !strings.Contains(text(res), "cannot tell which of its 2 calls in flight") {
+		t.Errorf("ask beside another call = %+v, %v", res, err)
+	}
+	if err := <-slow; err != nil {
+		t.Errorf("the slow call: %v", err)
+	}
 }
