@@ -170,8 +170,8 @@ type Server struct {
 	// of each question they wait on.
 	parkMu sync.Mutex
 	parked map[string]*parked
-	check    chan struct{}
-	done     chan struct{}
+	check  chan struct{}
+	done   chan struct{}
 }
 
 var _ runtime.Dispatcher = (*Server)(nil)
