@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/cutshort"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
@@ -30,7 +31,9 @@ import (
 // before Run.
 type Tools struct {
 	// Load, if set, gets the tools running and swaps them into the
-	// runtime, while Run already serves.
+	// runtime, while Run already serves. An error that ctx's end caused
+	// wraps ctx.Err() (errors.Is), and only such an error is taken for a
+	// load cut short.
 	Load func(ctx context.Context) error
 	// OpensGate is set when Load opens the gate itself, with how each try
 	// went (toolc dev, whose first load may fail and a later reload
@@ -98,8 +101,9 @@ const followWait = 15 * time.Second
 // it loads the tools (Options.Tools), and then drains. A load that fails
 // ends Run with its error (once the session is over, see
 // Tools.ServeFailure), unless the load was cut short because the client
-// hung up or ctx ended: then Run ends as the session did. An HTTP server
-// that fails ends Run with its error.
+// hung up or ctx ended, which Load says by returning an error that wraps
+// ctx.Err(): then Run ends as the session did. An HTTP server that fails
+// ends Run with its error.
 func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -144,7 +148,11 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	}
 	if err != nil {
 		gate.Open(err)
-		if ctx.Err() != nil {
+		// Cut short: the load failed because ctx ended (its error wraps
+		// ctx's, see internal/cutshort), so Run ends as the session did.
+		// A real failure that lands after ctx ended (a contract that does
+		// not compile, found once a stdio client has left) is reported.
+		if cutshort.By(ctx, err) {
 			stop()
 			return <-served
 		}
@@ -152,7 +160,7 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 		if opts.LoadFailed != nil {
 			err = opts.LoadFailed(err)
 		}
-		if !t.ServeFailure {
+		if !t.ServeFailure || ctx.Err() != nil {
 			stop()
 			<-served
 			return err

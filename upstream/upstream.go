@@ -48,6 +48,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/buildinfo"
+	"github.com/toolc/toolc/internal/cutshort"
 	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/plugins"
@@ -183,11 +184,13 @@ var _ runtime.Dispatcher = (*Server)(nil)
 func Start(ctx context.Context, svc *catalog.Service, opts Options) (*Server, error) {
 	s, err := newServer(ctx, svc, opts, nil)
 	if err != nil {
-		return nil, err
+		// A start that ctx's end abandoned wraps ctx.Err(), whatever
+		// go-sdk made of it, so that serve.Run can tell it from a failure.
+		return nil, cutshort.Mark(ctx, err)
 	}
 	if err := s.Check(ctx); err != nil {
 		s.Close(0)
-		return nil, fmt.Errorf("listing the tools of the upstream of service %q: %w", svc.Name, err)
+		return nil, cutshort.Mark(ctx, fmt.Errorf("listing the tools of the upstream of service %q: %w", svc.Name, err))
 	}
 	go s.watch()
 	return s, nil

@@ -426,7 +426,23 @@ func TestStartFailures(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Start = %v, want an error with %q", err, tt.want)
 			}
+			if errors.Is(err, context.Canceled) {
+				t.Errorf("Start = %v, which is taken for a start cut short", err)
+			}
 		})
+	}
+}
+
+// TestStartCutShort: a start that ctx's end abandoned wraps ctx.Err(),
+// by which serve.Run tells it from a start that failed (which the
+// failures above do not wrap).
+func TestStartCutShort(t *testing.T) {
+	svc := &catalog.Service{Name: "slow", Dir: t.TempDir(), Upstream: &catalog.Upstream{Command: []string{"sleep", "60"}, StartTimeout: "60s"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := upstream.Start(ctx, svc, upstream.Options{Stderr: &logBuffer{}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Start cut short = %v, want an error that wraps context.Canceled", err)
 	}
 }
 
