@@ -88,6 +88,12 @@ func (d *directPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	d.answered.Add(1)
+	// The client declared no capabilities (plainMeta), which is what a
+	// request without the key declares too: without it, go-sdk's reading
+	// of the capabilities (ClientCapabilities, for the questions a handler
+	// may ask) finds none without re-encoding and decoding the empty
+	// object, which costs it a 32 KiB decoder buffer on every call.
+	delete(q.params.Meta, mcp.MetaKeyClientCapabilities)
 	req := &mcp.CallToolRequest{Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
 	// No progress token and no log level: go-sdk sends neither progress
 	// nor log lines for this request, and nor does the path.

@@ -1,7 +1,6 @@
 package mcpserver
 
 import (
-	"bytes"
 	"encoding/json"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -55,10 +54,12 @@ func callParams(msg jsonrpc.Message) (*mcp.CallToolParamsRaw, bool) {
 		return nil, false
 	}
 	p := new(mcp.CallToolParamsRaw)
-	dec := fastjson.NewDecoder(bytes.NewReader(req.Params))
-	dec.DontMatchCaseInsensitiveStructFields()
-	if len(req.Params) > 0 && dec.Decode(p) != nil {
-		return nil, false
+	// What go-sdk's decoder does (a Decoder's Decode parses its first
+	// value so), without the 32 KiB buffer a Decoder allocates to read.
+	if len(req.Params) > 0 {
+		if _, err := fastjson.Parse(req.Params, p, fastjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return nil, false
+		}
 	}
 	return p, true
 }
