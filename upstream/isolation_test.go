@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"net/http"
 	"net/http/httptest"
 	"os"
@@ -52,16 +53,21 @@ func TestHealthyBesideHungUpstream(t *testing.T) {
 	// The hung server: go-sdk over Streamable HTTP, whose one tool waits
 	// until its call is cancelled.
 	var inFlight atomic.Int64
+	testDone := make(chan struct{})
 	hang := &mcp.Tool{Name: "hang", Description: "Wait until the call is cancelled", InputSchema: schema(``)}
 	hungSrv := mcp.NewServer(&mcp.Implementation{Name: "hung", Version: "1.0.0"}, nil)
 	hungSrv.AddTool(hang, func(ctx context.Context, _ *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 		inFlight.Add(1)
 		defer inFlight.Add(-1)
-		<-ctx.Done()
+		select {
+		case <-ctx.Done():
+		case <-testDone:
+		}
 		return nil, ctx.Err()
 	})
 	hts := httptest.NewServer(mcp.NewStreamableHTTPHandler(func(*http.Request) *mcp.Server { return hungSrv }, nil))
 	defer hts.Close()
+	defer close(testDone)
 	hungSvc := &catalog.Service{Name: "hung", Version: "1.0.0", Description: "A server that hangs", Dir: t.TempDir(), Handler: ".",
 		Upstream: &catalog.Upstream{URL: hts.URL}, Tools: []*catalog.Tool{upstream.State(hang).Tool}}
 
@@ -77,7 +83,9 @@ func TestHealthyBesideHungUpstream(t *testing.T) {
 
 	cat := &catalog.Catalog{Services: []*catalog.Service{hungSvc, okSvc}}
 	cat.Seal()
+	log := &logBuffer{}
 	set, err := upstream.StartAll(context.Background(), cat, upstream.Options{
+		Logger:  slog.New(slog.NewTextHandler(log, nil)),
 		Stderr:  &logBuffer{},
 		Environ: func() []string { return []string{"PATH=" + os.Getenv("PATH"), "MODE_FOR_TEST=normal"} },
 	})
@@ -137,7 +145,16 @@ func TestHealthyBesideHungUpstream(t *testing.T) {
 	held := inFlight.Load()
 	cancel()
 	wg.Wait()
+	// The cancelled calls end at the server too.
+	deadline = time.Now().Add(5 * time.Second)
+	for inFlight.Load() > 0 && time.Now().Before(deadline) {
+		time.Sleep(10 * time.Millisecond)
+	}
+	if left := inFlight.Load(); left > 0 {
+		t.Errorf("%d of the cancelled calls still run at the hung server 5 s later", left)
+	}
 
+	t.Logf("log:\n%s", log)
 	t.Logf("healthy echo at one call per %s, %d calls: p50 %s p99 %s alone; p50 %s p99 %s beside %d hung calls (%d in the hung server)",
 		rate, n, percentile(base, 0.5), percentile(base, 0.99), percentile(hung, 0.5), percentile(hung, 0.99), hungCalls, held)
 	if held < slots {
