@@ -38,6 +38,7 @@ import (
 	"unicode"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/cutshort"
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/plugins/rpc"
 	"github.com/toolc/toolc/runtime"
@@ -249,7 +250,10 @@ func goBuild(ctx context.Context, service, pkg, out string, env []string, flags 
 	var buf bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &buf, &buf
 	if err := cmd.Run(); err != nil {
-		return &BuildError{Service: service, Output: buf.String(), Err: err}
+		// Killed because ctx ended, the build says only "signal: killed":
+		// the error also wraps ctx.Err(), so that serve.Run can tell a
+		// build cut short from one that failed.
+		return cutshort.Mark(ctx, &BuildError{Service: service, Output: buf.String(), Err: err})
 	}
 	return nil
 }

@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -25,6 +26,7 @@ import (
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/upstream"
 
 	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/internal/testsync"
@@ -180,6 +182,19 @@ func TestBuildErrors(t *testing.T) {
 		t.Errorf("Build of a missing package = %v", err)
 	}
 
+	// A build that fails is not taken for one cut short; a build that
+	// ctx's end killed (here, never started) wraps ctx.Err(), with the
+	// message unchanged, so that serve.Run does not report it.
+	if errors.Is(err, context.Canceled) {
+		t.Errorf("Build of a broken handler = %v, which wraps context.Canceled", err)
+	}
+	ended, cancel := context.WithCancel(context.Background())
+	cancel()
+	_, err = host.Build(ended, cache, dir, &catalog.Service{Name: "broken", Dir: "broken"})
+	if !errors.Is(err, context.Canceled) || !errors.As(err, &be) || !strings.HasPrefix(err.Error(), `building the handler of service "broken": `) {
+		t.Errorf("Build cut short = %v, want a *BuildError that wraps context.Canceled", err)
+	}
+
 	// BuildAll reports every failure, not only the first.
 	cat := &catalog.Catalog{Services: []*catalog.Service{{Name: "broken", Dir: "broken"}, {Name: "absent", Dir: "absent"}}}
 	_, err = host.BuildAll(context.Background(), cache, dir, cat)
@@ -268,6 +283,24 @@ func TestStartAndCall(t *testing.T) {
 	testsync.WaitFor(t, 5*time.Second, "the stopped plugin to exit", func() bool { return !alive(pid) })
 	if _, err := p.Call(context.Background(), "echo", "call-3", json.RawMessage(`{"text":"hi","times":1}`), nil); err == nil || !strings.Contains(err.Error(), "has been stopped") {
 		t.Errorf("a call after Stop = %v", err)
+	}
+}
+
+// TestHandlersLoad: Load starts a source's handlers and swaps its
+// catalog into the runtime with them, as toolc serve and toolc call do.
+func TestHandlersLoad(t *testing.T) {
+	svc, bin := faulty(t)
+	cat := &catalog.Catalog{Services: []*catalog.Service{svc}}
+	cat.Seal()
+	rt := runtime.New(runtime.Options{})
+	var h host.Handlers
+	defer h.Stop("the test ended")
+	if err := h.Load(context.Background(), rt, &host.Source{Catalog: cat, Binaries: []*host.Binary{bin}}, "", host.Options{Stderr: io.Discard}, upstream.Options{}); err != nil {
+		t.Fatal(err)
+	}
+	res, err := rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"hi","times":2}`))
+	if err != nil || res.IsError {
+		t.Fatalf("echo through the runtime = %+v, %v", res, err)
 	}
 }
 

@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/cutshort"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 )
@@ -30,7 +31,9 @@ import (
 // before Run.
 type Tools struct {
 	// Load, if set, gets the tools running and swaps them into the
-	// runtime, while Run already serves.
+	// runtime, while Run already serves. An error that ctx's end caused
+	// wraps ctx.Err() (errors.Is), and only such an error is taken for a
+	// load cut short.
 	Load func(ctx context.Context) error
 	// OpensGate is set when Load opens the gate itself, with how each try
 	// went (toolc dev, whose first load may fail and a later reload
@@ -52,6 +55,10 @@ type Tools struct {
 	// Close, if set, releases what Load started, once Run is over: toolc
 	// serve's plugins are stopped by the drain, or here if serving failed.
 	Close func()
+	// Declared are the prompts, resources and completions that the tools
+	// will serve, declared to the clients that initialize before Load is
+	// over (mcpserver.Options.Declared), with those of Options.MCP.
+	Declared mcpserver.Features
 }
 
 // Options configure Run.
@@ -98,8 +105,9 @@ const followWait = 15 * time.Second
 // it loads the tools (Options.Tools), and then drains. A load that fails
 // ends Run with its error (once the session is over, see
 // Tools.ServeFailure), unless the load was cut short because the client
-// hung up or ctx ended: then Run ends as the session did. An HTTP server
-// that fails ends Run with its error.
+// hung up or ctx ended, which Load says by returning an error that wraps
+// ctx.Err(): then Run ends as the session did. An HTTP server that fails
+// ends Run with its error.
 func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	ctx, stop := context.WithCancel(ctx)
 	defer stop()
@@ -111,7 +119,10 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	if gate == nil {
 		gate = mcpserver.NewGate()
 	}
-	srv := mcpserver.New(rt, opts.MCP)
+	mo := opts.MCP
+	d := &mo.Declared
+	d.Prompts, d.Resources, d.Completions = d.Prompts || t.Declared.Prompts, d.Resources || t.Declared.Resources, d.Completions || t.Declared.Completions
+	srv := mcpserver.New(rt, mo)
 	srv.AddReceivingMiddleware(gate.Hold)
 	shutdown := opts.Shutdown
 	shutdown.StopHandlers = t.Stop
@@ -144,7 +155,11 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	}
 	if err != nil {
 		gate.Open(err)
-		if ctx.Err() != nil {
+		// Cut short: the load failed because ctx ended (its error wraps
+		// ctx's, see internal/cutshort), so Run ends as the session did.
+		// A real failure that lands after ctx ended (a contract that does
+		// not compile, found once a stdio client has left) is reported.
+		if cutshort.By(ctx, err) {
 			stop()
 			return <-served
 		}
@@ -152,7 +167,7 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 		if opts.LoadFailed != nil {
 			err = opts.LoadFailed(err)
 		}
-		if !t.ServeFailure {
+		if !t.ServeFailure || ctx.Err() != nil {
 			stop()
 			<-served
 			return err

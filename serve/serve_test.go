@@ -3,6 +3,7 @@ package serve_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -119,6 +120,60 @@ func TestRunLoadFailed(t *testing.T) {
 		}
 		if want := map[bool]error{true: broken}[serveFailure]; servingErr != want {
 			t.Errorf("ServeFailure %v: Serving was told %v, want %v", serveFailure, servingErr, want)
+		}
+	}
+}
+
+// TestRunLoadEndsAfterHangUp: a load that fails after the client hung up
+// (or ctx ended) is cut short only when its error is the cancellation's;
+// a real failure that merely lands later (a contract that does not
+// compile, found as a stdio client left at once) is reported, through
+// LoadFailed, with its exit status. Before, any error after ctx ended
+// made Run return nil: toolc dev --stdio ./nothing exited 0 when its
+// standard input was empty, and TestServeExposed failed now and then.
+func TestRunLoadEndsAfterHangUp(t *testing.T) {
+	broken := errors.New("no contract in ./nothing")
+	wrapped := errors.New("exit status 2")
+	for _, tt := range []struct {
+		name string
+		// fail is what the load returns once ctx has ended.
+		fail func(ctx context.Context) error
+		want error
+	}{
+		{"real failure", func(context.Context) error { return broken }, wrapped},
+		{"cut short", func(ctx context.Context) error { return fmt.Errorf("building: %w", ctx.Err()) }, nil},
+	} {
+		for _, serveFailure := range []bool{false, true} {
+			in, hangUp := io.Pipe()
+			var told []error
+			servingTold := false
+			done := make(chan error, 1)
+			go func() {
+				done <- serve.Run(context.Background(), runtime.New(runtime.Options{}), serve.Options{
+					Stdin: in, Stdout: io.Discard,
+					Tools: serve.Tools{Load: func(ctx context.Context) error {
+						<-ctx.Done() // the client hangs up first
+						return tt.fail(ctx)
+					}, ServeFailure: serveFailure},
+					LoadFailed: func(err error) error { told = append(told, err); return wrapped },
+					Serving:    func(net.Addr, error) { servingTold = true },
+				})
+			}()
+			hangUp.Close()
+			select {
+			case err := <-done:
+				if err != tt.want {
+					t.Errorf("%s, ServeFailure %v: Run = %v, want %v", tt.name, serveFailure, err, tt.want)
+				}
+			case <-time.After(30 * time.Second):
+				t.Fatalf("%s, ServeFailure %v: Run did not return", tt.name, serveFailure)
+			}
+			if wantTold := tt.want != nil; (len(told) == 1) != wantTold {
+				t.Errorf("%s, ServeFailure %v: LoadFailed was told %v", tt.name, serveFailure, told)
+			}
+			if servingTold {
+				t.Errorf("%s, ServeFailure %v: Serving was told, though the session was over", tt.name, serveFailure)
+			}
 		}
 	}
 }

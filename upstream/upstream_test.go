@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"log/slog"
 	"net/http"
 	"net/http/httptest"
@@ -109,7 +110,7 @@ func start(t *testing.T, mode string, tweak func(*catalog.Upstream, *upstream.Op
 		swapMu.Lock()
 		defer swapMu.Unlock()
 		if f.srv != nil {
-			if _, err := f.rt.Swap(f.srv.Filter(f.cat), map[string]runtime.Dispatcher{"up": f.srv}); err != nil {
+			if _, err := upstream.Swap(f.rt, f.cat, map[string]*upstream.Server{"up": f.srv}, map[string]runtime.Dispatcher{"up": f.srv}); err != nil {
 				t.Errorf("swap: %v", err)
 			}
 		}
@@ -121,7 +122,7 @@ func start(t *testing.T, mode string, tweak func(*catalog.Upstream, *upstream.Op
 	}
 	swapMu.Lock()
 	f.srv = srv
-	_, err = f.rt.Swap(srv.Filter(f.cat), map[string]runtime.Dispatcher{"up": srv})
+	_, err = upstream.Swap(f.rt, f.cat, map[string]*upstream.Server{"up": srv}, map[string]runtime.Dispatcher{"up": srv})
 	swapMu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -260,8 +261,19 @@ func TestDriftWithdrawsThenRestores(t *testing.T) {
 			f.waitWithdrawn(t, "echo", true)
 			// Gone from the list, refused by the runtime; and by the
 			// server itself for a snapshot taken before the swap.
-			if _, err := f.rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"x"}`)); err == nil {
-				t.Error("a withdrawn tool was called")
+			// The refusal is an unknown tool's, to every transport, and
+			// says why, by either of the tool's names.
+			for _, name := range []string{"echo", "up_echo"} {
+				_, err := f.rt.Call(context.Background(), name, json.RawMessage(`{"text":"x"}`))
+				var we *runtime.WithheldError
+				if !errors.Is(err, runtime.ErrUnknownTool) || !errors.As(err, &we) {
+					t.Fatalf("call %s of a withdrawn tool: %v, want an unknown tool's error that says why", name, err)
+				}
+				for _, want := range []string{`unknown tool "` + name + `": withheld: the upstream server of service "up" changed this tool`, "description-changed", "toolc diff --upstream"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("call %s of a withdrawn tool: %q lacks %q", name, err, want)
+					}
+				}
 			}
 			r, err := f.srv.Call(context.Background(), "echo", "c1", json.RawMessage(`{"text":"x"}`), nil)
 			if err != nil || !r.IsError || !strings.Contains(text(r), "withdrawn") || !strings.Contains(text(r), "description-changed") {
@@ -414,7 +426,23 @@ func TestStartFailures(t *testing.T) {
 			if err == nil || !strings.Contains(err.Error(), tt.want) {
 				t.Errorf("Start = %v, want an error with %q", err, tt.want)
 			}
+			if errors.Is(err, context.Canceled) {
+				t.Errorf("Start = %v, which is taken for a start cut short", err)
+			}
 		})
+	}
+}
+
+// TestStartCutShort: a start that ctx's end abandoned wraps ctx.Err(),
+// by which serve.Run tells it from a start that failed (which the
+// failures above do not wrap).
+func TestStartCutShort(t *testing.T) {
+	svc := &catalog.Service{Name: "slow", Dir: t.TempDir(), Upstream: &catalog.Upstream{Command: []string{"sleep", "60"}, StartTimeout: "60s"}}
+	ctx, cancel := context.WithCancel(context.Background())
+	time.AfterFunc(100*time.Millisecond, cancel)
+	_, err := upstream.Start(ctx, svc, upstream.Options{Stderr: &logBuffer{}})
+	if !errors.Is(err, context.Canceled) {
+		t.Errorf("Start cut short = %v, want an error that wraps context.Canceled", err)
 	}
 }
 

@@ -19,7 +19,7 @@ func runGen(e env, args []string) error {
 		return nil
 	}
 	if len(args) == 0 || args[0] != "go" {
-		return &exitError{exitUsage, bareError("usage: toolc " + usageLine(fs) + "\n\ngo is the only generator: it writes the Go types and interface of each contract to " + gogen.FileName + " in its handler directory.")}
+		return &exitError{Status: exitUsage, Err: bareError("usage: toolc " + usageLine(fs) + "\n\ngo is the only generator: it writes the Go types and interface of each contract to " + gogen.FileName + " in its handler directory.")}
 	}
 	patterns, err := parseFlags(fs, args[1:])
 	if err != nil {

@@ -13,18 +13,14 @@
 package main
 
 import (
-	"errors"
 	"flag"
 	"fmt"
 	"io"
 	"os"
 	"slices"
-	"strings"
 
 	"github.com/toolc/toolc/clientconfig"
-	"github.com/toolc/toolc/diag"
-	"github.com/toolc/toolc/internal/cliflag"
-	"github.com/toolc/toolc/internal/editdist"
+	"github.com/toolc/toolc/internal/cli"
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/memguard"
 	"github.com/toolc/toolc/internal/procsec"
@@ -32,130 +28,73 @@ import (
 
 // Exit statuses, pinned by the design.
 const (
-	exitOK    = 0
-	exitFail  = 1
-	exitUsage = 2
+	exitOK    = cli.OK
+	exitFail  = cli.Fail
+	exitUsage = cli.Usage
 )
 
-// exitError is an error that decides toolc's exit status: exitFail for
-// contract errors and breaking changes, exitUsage for usage and I/O
-// problems. Commands return errors and never exit; run prints the message
-// once, after "toolc COMMAND: ", and exits with the status. An error that
-// is not an exitError is an I/O problem (exitUsage). An exitError without
-// a message only sets the status: what went wrong is printed already (the
-// diagnostics, or the flag package's complaint).
-type exitError struct {
-	status int
-	err    error
-}
+// exitError is the error that carries the exit status (cli.Error).
+type exitError = cli.Error
 
-func (e *exitError) Error() string {
-	if e.err == nil {
-		return fmt.Sprintf("exit status %d", e.status)
-	}
-	return e.err.Error()
-}
-
-func (e *exitError) Unwrap() error { return e.err }
+// bareError is a message printed as it stands: a usage line.
+type bareError = cli.Bare
 
 // usageErr makes err a usage or I/O problem: exit status 2.
-func usageErr(err error) error { return &exitError{exitUsage, err} }
+func usageErr(err error) error { return cli.UsageErr(err) }
 
 // usagef is usageErr(fmt.Errorf(format, args...)).
-func usagef(format string, args ...any) error { return usageErr(fmt.Errorf(format, args...)) }
+func usagef(format string, args ...any) error { return cli.Usagef(format, args...) }
 
 // failf is a contract problem: exit status 1.
-func failf(format string, args ...any) error {
-	return &exitError{exitFail, fmt.Errorf(format, args...)}
-}
+func failf(format string, args ...any) error { return cli.Failf(format, args...) }
 
 // exitWith is the error that exits with status, having printed nothing
 // more: nil for exitOK.
-func exitWith(status int) error {
-	if status == exitOK {
-		return nil
-	}
-	return &exitError{status: status}
-}
-
-// bareError is a message that run prints as it stands, without "toolc
-// COMMAND: " before it: a usage line.
-type bareError string
-
-func (b bareError) Error() string { return string(b) }
-
-// usageLineErr is the error of a command given arguments it does not take:
-// its usage line, and exit status 2.
-func usageLineErr(fs *flag.FlagSet) error {
-	return &exitError{exitUsage, bareError("usage: toolc " + usageLine(fs))}
-}
+func exitWith(status int) error { return cli.Exit(status) }
 
 // exitStatus is the status with which toolc exits after err, having
-// printed its message (if it has one) to w after "toolc CMD: ", through
-// the one sanitiser: a message may quote a file name or contract text.
-func exitStatus(w io.Writer, cmd string, err error) int {
-	if err == nil {
-		return exitOK
-	}
-	status := exitUsage
-	var ee *exitError
-	if errors.As(err, &ee) {
-		status = ee.status
-		if ee.err == nil && ee == err {
-			return status
-		}
-	}
-	msg := "toolc " + cmd + ": " + err.Error()
-	var bare bareError
-	if errors.As(err, &bare) {
-		msg = err.Error()
-	}
-	fmt.Fprintln(w, diag.Printable(msg))
-	return status
-}
+// printed its message (if it has one) to w after "toolc CMD: ".
+func exitStatus(w io.Writer, cmd string, err error) int { return cli.Status(w, "toolc "+cmd, err) }
 
 type env struct {
 	stdin          io.Reader
 	stdout, stderr io.Writer
 }
 
-type command struct {
-	name string
-	// synopsis is the usage line after the name, in the form DESIGN.md
-	// pins: alternatives and positional arguments. {flags} marks where the
-	// flags it does not mention go; cliflag writes them from the flag
-	// set, so that no flag can be missing from the usage.
-	synopsis string
-	doc      string // what the command does, one line
-	run      func(e env, args []string) error
-	// sub says that the first argument names a subcommand (gen go), which
-	// is part of the name that messages start with.
-	sub bool
-	// rawStderr says that standard error carries the output of the
-	// command's handlers, which toolc passes on as they wrote it; the
-	// other commands' standard error goes through diag.Printable.
-	rawStderr bool
+// with makes a command's run function, written for env, a cli.Command's.
+func with(run func(e env, args []string) error) func(cli.Env, []string) error {
+	return func(e cli.Env, args []string) error { return run(env{e.Stdin, e.Stdout, e.Stderr}, args) }
 }
 
-func commands() []command {
-	return []command{
-		{name: "check", synopsis: "[--format text|json|github] {flags} [PATTERN...]", doc: "Check the contracts against every rule.", run: runCheck},
-		{name: "rules", synopsis: "[--format text|json|markdown] {flags}", doc: "List the rules that check applies.", run: runRules},
-		{name: "init", synopsis: "{flags} DIR", doc: "Write a new project: a contract, its handler and a CUE module.", run: runInit},
-		{name: "build", synopsis: "[-o FILE] {flags} [PATTERN...]", doc: "Compile the contracts into a catalog file.", run: runBuild},
-		{name: "bundle", synopsis: "-o DIR [--goos OS --goarch ARCH] {flags} [PATTERN...]", doc: "Write a bundle: the catalog, each handler built for a platform, and their sha256 sums, for serve --bundle.", run: runBundle},
-		{name: "serve", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [--bundle DIR | --catalog FILE | PATTERN...]", doc: "Serve the tools over MCP and the function-call API.", run: runServe, rawStderr: true},
-		{name: "dev", synopsis: "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", doc: "Serve the tools, and rebuild and reload them as their files change.", run: runDev, rawStderr: true},
-		{name: "call", synopsis: "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", doc: "Call one tool and print its result; JSON arguments from the command line or stdin.", run: runCall, rawStderr: true},
-		{name: "export", synopsis: "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", doc: "Print the tool definitions in a model provider's format.", run: runExport},
-		{name: "import", synopsis: "mcp [--out DIR] {flags} (-- COMMAND [ARG...] | --url URL)", doc: "Write a contract package, with its upstream block and toolc.lock, for an existing MCP server's tools.", run: runImport, sub: true, rawStderr: true},
-		{name: "lock", synopsis: "{flags} [PATTERN...]", doc: "Record the contracts in toolc.lock, accepting every change since.", run: runLock},
-		{name: "diff", synopsis: "[--against FILE|GIT-REF | --upstream] [--format text|json|github] {flags} [PATTERN...]", doc: "List the changes since toolc.lock, a file or a git revision, and which break it; or, with --upstream, how upstream servers differ from their contracts.", run: runDiff},
-		{name: "gen", synopsis: "go [--check] {flags} [PATTERN...]", doc: "Generate each contract's Go types and interface into its handler directory.", run: runGen, sub: true},
-		{name: "health", synopsis: "{flags} [URL]", doc: "Ask a server's /healthz whether it serves: exit 0 if so, 1 if not (a container's health check).", run: runHealth},
-		{name: "install", synopsis: clientconfig.IDs() + " {flags} [--bundle DIR | PATTERN...]", doc: "Add the server to the MCP configuration of a desktop client, with absolute paths and the environment it needs.", run: runInstall, sub: true},
-		{name: "version", synopsis: "{flags}", doc: "Print toolc's version, revision and Go version.", run: runVersion},
-		{name: "help", synopsis: "{flags} [COMMAND]", doc: "List the commands, or say what one command and each of its flags do.", run: runHelp},
+// program is toolc: its commands, and the lines around their list.
+func program() *cli.Program {
+	return &cli.Program{
+		Name:     "toolc",
+		Intro:    "toolc compiles and checks LLM tool contracts written in CUE.",
+		Outro:    []string{"Patterns are Go-style (./..., ./examples/weather); the default is ./...", "Run toolc help COMMAND (or toolc COMMAND -h) for what each flag does.", "Exit status: 0 no errors, 1 contract errors or breaking changes, 2 usage or I/O problems."},
+		Commands: commands,
+	}
+}
+
+func commands() []cli.Command {
+	return []cli.Command{
+		{Name: "check", Synopsis: "[--format text|json|github] {flags} [PATTERN...]", Doc: "Check the contracts against every rule.", Run: with(runCheck)},
+		{Name: "rules", Synopsis: "[--format text|json|markdown] {flags}", Doc: "List the rules that check applies.", Run: with(runRules)},
+		{Name: "init", Synopsis: "{flags} DIR", Doc: "Write a new project: a contract, its handler and a CUE module.", Run: with(runInit)},
+		{Name: "build", Synopsis: "[-o FILE] {flags} [PATTERN...]", Doc: "Compile the contracts into a catalog file.", Run: with(runBuild)},
+		{Name: "bundle", Synopsis: "-o DIR [--goos OS --goarch ARCH] {flags} [PATTERN...]", Doc: "Write a bundle: the catalog, each handler built for a platform, and their sha256 sums, for serve --bundle.", Run: with(runBundle)},
+		{Name: "serve", Synopsis: "[--stdio | --http ADDR] [--token T] {flags} [--bundle DIR | --catalog FILE | PATTERN...]", Doc: "Serve the tools over MCP and the function-call API.", Run: with(runServe), RawStderr: true},
+		{Name: "dev", Synopsis: "[--stdio | --http ADDR] [--token T] {flags} [PATTERN...]", Doc: "Serve the tools, and rebuild and reload them as their files change.", Run: with(runDev), RawStderr: true},
+		{Name: "call", Synopsis: "{flags} [--catalog FILE | PATTERN...] TOOL [JSON]", Doc: "Call one tool and print its result; JSON arguments from the command line or stdin.", Run: with(runCall), RawStderr: true},
+		{Name: "export", Synopsis: "--format openai-chat|openai-responses|anthropic|gemini|bedrock|mcp [--strict] [--tools a,b] {flags} [--catalog FILE | PATTERN...]", Doc: "Print the tool definitions in a model provider's format.", Run: with(runExport)},
+		{Name: "import", Synopsis: "mcp [--out DIR] {flags} (-- COMMAND [ARG...] | --url URL)", Doc: "Write a contract package, with its upstream block and toolc.lock, for an existing MCP server's tools.", Run: with(runImport), Sub: true, RawStderr: true},
+		{Name: "lock", Synopsis: "{flags} [PATTERN...]", Doc: "Record the contracts in toolc.lock, accepting every change since.", Run: with(runLock)},
+		{Name: "diff", Synopsis: "[--against FILE|GIT-REF | --upstream] [--format text|json|github] {flags} [PATTERN...]", Doc: "List the changes since toolc.lock, a file or a git revision, and which break it; or, with --upstream, how upstream servers differ from their contracts.", Run: with(runDiff)},
+		{Name: "gen", Synopsis: "go [--check] {flags} [PATTERN...]", Doc: "Generate each contract's Go types and interface into its handler directory.", Run: with(runGen), Sub: true},
+		{Name: "health", Synopsis: "{flags} [URL]", Doc: "Ask a server's /healthz whether it serves: exit 0 if so, 1 if not (a container's health check).", Run: with(runHealth)},
+		{Name: "install", Synopsis: clientconfig.IDs() + " {flags} [--bundle DIR | PATTERN...]", Doc: "Add the server to the MCP configuration of a desktop client, with absolute paths and the environment it needs.", Run: with(runInstall), Sub: true},
+		{Name: "version", Synopsis: "{flags}", Doc: "Print toolc's version, revision and Go version.", Run: with(runVersion)},
+		{Name: "help", Synopsis: "{flags} [COMMAND]", Doc: "List the commands, or say what one command and each of its flags do.", Run: with(runHelp)},
 	}
 }
 
@@ -192,155 +131,32 @@ func watchMemory(args []string, stderr io.Writer) (stop func()) {
 	})
 }
 
-func run(args []string, e env) (status int) {
-	defer func() {
-		// A bug must not show a user a Go stack trace.
-		if r := recover(); r != nil {
-			fmt.Fprintf(e.stderr, "toolc: internal error: %v\nPlease report this at https://github.com/toolc/toolc/issues with the command that caused it.\n", r)
-			status = exitUsage
-		}
-	}()
-	if len(args) == 0 {
-		printUsage(e.stderr)
-		return exitUsage
+func run(args []string, e env) int {
+	if len(args) > 0 && (args[0] == "-version" || args[0] == "--version") {
+		args = append([]string{"version"}, args[1:]...)
 	}
-	name := args[0]
-	switch name {
-	case "-h", "-help", "--help":
-		printUsage(e.stdout)
-		return exitOK
-	case "-version", "--version":
-		name = "version"
-	}
-	c, ok := lookup(name)
-	if !ok {
-		fmt.Fprintf(e.stderr, "toolc: unknown command %q%s\n", name, didYouMean(name))
-		printUsage(e.stderr)
-		return exitUsage
-	}
-	if c.sub && len(args) > 1 && !strings.HasPrefix(args[1], "-") {
-		name += " " + args[1]
-	}
-	if !c.rawStderr {
-		// Every line on standard error may carry a file name or contract
-		// text, from any package: clean them all in one place.
-		pw := diag.NewPrintableWriter(e.stderr)
-		defer pw.Flush()
-		e.stderr = pw
-	}
-	return exitStatus(e.stderr, name, c.run(e, args[1:]))
-}
-
-func lookup(name string) (command, bool) {
-	for _, c := range commands() {
-		if c.name == name {
-			return c, true
-		}
-	}
-	return command{}, false
-}
-
-// didYouMean suggests the command closest to an unknown name, when one is
-// close: `; did you mean "check"?`.
-func didYouMean(name string) string {
-	if len(name) > 32 {
-		return "" // no command is that long; and the distance costs len(name) x len(command)
-	}
-	var names []string
-	for _, c := range commands() {
-		names = append(names, c.name)
-	}
-	// A typo or two, not another word.
-	if best := editdist.Closest(name, names, 3); best != "" {
-		return fmt.Sprintf("; did you mean %q?", best)
-	}
-	return ""
-}
-
-func printUsage(w io.Writer) {
-	fmt.Fprintln(w, "toolc compiles and checks LLM tool contracts written in CUE.\n\nUsage:")
-	for _, c := range commands() {
-		fmt.Fprintf(w, "\ttoolc %s\n\t    %s\n", commandUsage(c), c.doc)
-	}
-	fmt.Fprintln(w, "\nPatterns are Go-style (./..., ./examples/weather); the default is ./...")
-	fmt.Fprintln(w, "Run toolc help COMMAND (or toolc COMMAND -h) for what each flag does.")
-	fmt.Fprintln(w, "Exit status: 0 no errors, 1 contract errors or breaking changes, 2 usage or I/O problems.")
-}
-
-// commandUsage is a command's usage line. The command makes it from its
-// own flag set, when asked for -h: every command answers -h before it
-// does anything else, so asking is free, and the line is the one that
-// `toolc COMMAND -h` prints.
-func commandUsage(c command) string {
-	var out strings.Builder
-	c.run(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: &out}, []string{"-h"})
-	line, _, _ := strings.Cut(out.String(), "\n")
-	return strings.TrimPrefix(line, "usage: toolc ")
+	return program().Run(args, cli.Env{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr})
 }
 
 // runHelp lists the commands, or prints what `toolc COMMAND -h` does, to
 // standard output: the usage line, what the command does, and each flag.
 func runHelp(e env, args []string) error {
-	fs := newFlags(e, "help")
-	rest, err := parseFlags(fs, args)
-	switch {
-	case err != nil:
-		return err
-	case len(rest) == 0:
-		printUsage(e.stdout)
-		return nil
-	case len(rest) > 1:
-		return usageLineErr(fs)
-	}
-	c, ok := lookup(rest[0])
-	if !ok {
-		return usagef("unknown command %q%s", rest[0], didYouMean(rest[0]))
-	}
-	c.run(env{stdin: strings.NewReader(""), stdout: io.Discard, stderr: e.stdout}, []string{"-h"})
-	return nil
+	return program().Help(cli.Env{Stdin: e.stdin, Stdout: e.stdout, Stderr: e.stderr}, newFlags(e, "help"), args)
 }
 
 // newFlags returns a flag set that reports to stderr and, on -h, prints
 // the command's usage line, what it does, and each of its flags.
-func newFlags(e env, name string) *flag.FlagSet {
-	fs := flag.NewFlagSet(name, flag.ContinueOnError)
-	fs.SetOutput(e.stderr)
-	fs.Usage = func() {
-		c, _ := lookup(name)
-		fmt.Fprintf(e.stderr, "usage: toolc %s\n\n%s\n", usageLine(fs), c.doc)
-		if hasFlags(fs) {
-			fmt.Fprintln(e.stderr, "\nFlags:")
-			cliflag.PrintDefaults(e.stderr, fs, c.synopsis)
-		}
-	}
-	return fs
-}
-
-func hasFlags(fs *flag.FlagSet) bool {
-	n := 0
-	fs.VisitAll(func(*flag.Flag) { n++ })
-	return n > 0
-}
+func newFlags(e env, name string) *flag.FlagSet { return program().NewFlags(e.stderr, name) }
 
 // usageLine is the usage line of the command whose flag set fs is.
-func usageLine(fs *flag.FlagSet) string {
-	c, _ := lookup(fs.Name())
-	return cliflag.UsageLine(fs, c.synopsis)
-}
+func usageLine(fs *flag.FlagSet) string { return program().UsageLine(fs) }
 
-// parseFlags parses flags anywhere among the arguments (see cliflag.Parse).
-// The error stops the command: -h (status 0) or a bad flag (status 2),
-// both of which the flag package has printed already.
-func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) {
-	rest, err := cliflag.Parse(fs, args)
-	switch {
-	case cliflag.IsHelp(err):
-		return nil, &exitError{status: exitOK}
-	case err != nil:
-		return nil, &exitError{status: exitUsage}
-	}
-	return rest, nil
-}
+// usageLineErr is the error of a command given arguments it does not take:
+// its usage line, and exit status 2.
+func usageLineErr(fs *flag.FlagSet) error { return program().UsageLineErr(fs) }
+
+// parseFlags parses flags anywhere among the arguments (see cli.Parse).
+func parseFlags(fs *flag.FlagSet, args []string) ([]string, error) { return cli.Parse(fs, args) }
 
 // parseNone parses the flags of a command that takes no other arguments.
 func parseNone(fs *flag.FlagSet, args []string) error {

@@ -287,17 +287,14 @@ func runServe(e env, args []string) error {
 		sf.opts.HTTP.Collectors = []prometheus.Collector{metrics}
 		return &serve.Tools{
 			Load: func(ctx context.Context) error {
-				if err := startAll(ctx, e, src, rt, sf.insecure, &running); err != nil {
-					return err
-				}
+				err := loadHandlers(ctx, e, src, rt, sf.insecure, &running)
 				metrics.Use(running.Upstreams())
-				if err := running.Serve(rt, src.Catalog); err != nil {
-					return failf("%w", err)
-				}
-				return nil
+				return err
 			},
 			ServeFailure: true,
-			Stop:         running.Stop,
+			// A stdio client initializes during the handlers' build.
+			Declared: mcpserver.FeaturesOf(src.Catalog),
+			Stop:     running.Stop,
 			// The handlers are stopped by the drain, or here if serving
 			// failed.
 			Close: func() { running.Stop("its handler was stopped") },
@@ -332,9 +329,10 @@ func loadServable(e env, cmd, dir, file string, patterns []string) (*host.Source
 	return &host.Source{Catalog: cat, Base: base}, nil
 }
 
-// startAll starts the handler plugins (building them unless they are a
-// bundle's) and the upstream servers of src's services, into hs.
-func startAll(ctx context.Context, e env, src *host.Source, rt *runtime.Runtime, insecure bool, hs *host.Handlers) error {
+// loadHandlers starts the handler plugins (building them unless they are
+// a bundle's) and the upstream servers of src's services into hs, and
+// swaps src's catalog into rt with them (host.Handlers.Load).
+func loadHandlers(ctx context.Context, e env, src *host.Source, rt *runtime.Runtime, insecure bool, hs *host.Handlers) error {
 	var cache string
 	if src.Binaries == nil {
 		var err error
@@ -342,12 +340,7 @@ func startAll(ctx context.Context, e env, src *host.Source, rt *runtime.Runtime,
 			return usageErr(err)
 		}
 	}
-	err := hs.Start(ctx, src, cache, host.Options{Stderr: e.stderr, Logger: logger(e)}, upstream.Options{
-		Base: src.Base, Stderr: e.stderr, Logger: logger(e), Insecure: insecure,
-		// A message may be a result and its encoding: twice the
-		// runtime's bound on a result, which it then enforces.
-		MaxMessageBytes: 2 * rt.Options().MaxResultBytes,
-	})
+	err := hs.Load(ctx, rt, src, cache, host.Options{Stderr: e.stderr, Logger: logger(e)}, upstream.Options{Stderr: e.stderr, Logger: logger(e), Insecure: insecure})
 	if err != nil {
 		return failf("%w", err)
 	}
@@ -407,13 +400,10 @@ func runCall(e env, args []string) error {
 	}
 	rt := runtime.New(runtime.Options{CallTimeout: *timeout, Logger: logger(e), TracerProvider: tp})
 	var running host.Handlers
-	if err := startAll(ctx, e, src, rt, *insecure, &running); err != nil {
-		return err
-	}
 	defer running.Stop("toolc call ended")
 	defer rpc.CleanupClients()
-	if err := running.Serve(rt, src.Catalog); err != nil {
-		return failf("%w", err)
+	if err := loadHandlers(ctx, e, src, rt, *insecure, &running); err != nil {
+		return err
 	}
 	res, err := rt.Call(ctx, tool, argsJSON)
 	if err != nil {

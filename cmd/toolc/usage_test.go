@@ -6,6 +6,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/toolc/toolc/internal/cli"
 	"github.com/toolc/toolc/internal/cliflag"
 )
 
@@ -31,38 +32,38 @@ func TestUsageListsEveryFlag(t *testing.T) {
 	flagLine := regexp.MustCompile(`(?m)^  --?(\S+)`)
 	readme := readmeSynopses(t)
 	for _, c := range commands() {
-		r := toolc(t, ".", c.name, "-h")
+		r := toolc(t, ".", c.Name, "-h")
 		if r.status != 0 {
-			t.Errorf("toolc %s -h: exit %d\n%s", c.name, r.status, r.stderr)
+			t.Errorf("toolc %s -h: exit %d\n%s", c.Name, r.status, r.stderr)
 			continue
 		}
 		first, defaults, _ := strings.Cut(r.stderr, "\n")
 		usage, ok := strings.CutPrefix(first, "usage: ")
 		if !ok {
-			t.Errorf("toolc %s -h does not begin with a usage line:\n%s", c.name, r.stderr)
+			t.Errorf("toolc %s -h does not begin with a usage line:\n%s", c.Name, r.stderr)
 			continue
 		}
 		words := strings.FieldsFunc(usage, func(r rune) bool { return strings.ContainsRune(" []|", r) })
 		for _, m := range flagLine.FindAllStringSubmatch(defaults, -1) {
 			if name := m[1]; !slices.Contains(words, cliflag.Dashes(name)+name) {
-				t.Errorf("toolc %s: usage %q does not name %s%s", c.name, usage, cliflag.Dashes(name), name)
+				t.Errorf("toolc %s: usage %q does not name %s%s", c.Name, usage, cliflag.Dashes(name), name)
 			}
 		}
 		for _, w := range words {
 			if strings.HasPrefix(w, "-") && !regexp.MustCompile(`(?m)^  --?`+regexp.QuoteMeta(strings.TrimLeft(w, "-"))+`\b`).MatchString(defaults) {
-				t.Errorf("toolc %s: usage %q names %s, which is not one of its flags", c.name, usage, w)
+				t.Errorf("toolc %s: usage %q names %s, which is not one of its flags", c.Name, usage, w)
 			}
 		}
-		if listed[c.name] != usage {
-			t.Errorf("toolc help lists\n\t%s\nbut toolc %s -h says\n\t%s", listed[c.name], c.name, usage)
+		if listed[c.Name] != usage {
+			t.Errorf("toolc help lists\n\t%s\nbut toolc %s -h says\n\t%s", listed[c.Name], c.Name, usage)
 		}
-		for _, s := range readme[c.name] {
+		for _, s := range readme[c.Name] {
 			if s != usage {
-				t.Errorf("README.md has the synopsis\n\t%s\nbut toolc %s -h says\n\t%s", s, c.name, usage)
+				t.Errorf("README.md has the synopsis\n\t%s\nbut toolc %s -h says\n\t%s", s, c.Name, usage)
 			}
 		}
-		if len(readme[c.name]) == 0 {
-			t.Errorf("README.md has no synopsis of toolc %s", c.name)
+		if len(readme[c.Name]) == 0 {
+			t.Errorf("README.md has no synopsis of toolc %s", c.Name)
 		}
 	}
 }
@@ -111,7 +112,7 @@ func readmeSynopses(t *testing.T) map[string][]string {
 }
 
 func isCommand(name string) bool {
-	return slices.ContainsFunc(commands(), func(c command) bool { return c.name == name })
+	return slices.ContainsFunc(commands(), func(c cli.Command) bool { return c.Name == name })
 }
 
 // TestFlagListSpellsUsage checks that the flag list under each usage line
@@ -120,16 +121,16 @@ func isCommand(name string) bool {
 func TestFlagListSpellsUsage(t *testing.T) {
 	entry := regexp.MustCompile(`(?m)^  (-\S+)( \S+)?$`)
 	for _, c := range commands() {
-		r := toolc(t, ".", c.name, "-h")
+		r := toolc(t, ".", c.Name, "-h")
 		first, defaults, _ := strings.Cut(r.stderr, "\n")
 		usage := strings.TrimPrefix(first, "usage: ")
 		entries := entry.FindAllStringSubmatch(defaults, -1)
 		if strings.Contains(usage, "-") && len(entries) == 0 {
-			t.Errorf("toolc %s -h lists no flags:\n%s", c.name, r.stderr)
+			t.Errorf("toolc %s -h lists no flags:\n%s", c.Name, r.stderr)
 		}
 		for _, m := range entries {
 			if !strings.Contains(usage, m[1]+m[2]) {
-				t.Errorf("toolc %s -h lists %q, which its usage line %q does not spell so", c.name, m[1]+m[2], usage)
+				t.Errorf("toolc %s -h lists %q, which its usage line %q does not spell so", c.Name, m[1]+m[2], usage)
 			}
 		}
 	}
@@ -141,20 +142,20 @@ func TestFlagListSpellsUsage(t *testing.T) {
 // mistyped command gets the closest one suggested.
 func TestHelpCommand(t *testing.T) {
 	for _, c := range commands() {
-		help, h := toolc(t, ".", "help", c.name), toolc(t, ".", c.name, "-h")
+		help, h := toolc(t, ".", "help", c.Name), toolc(t, ".", c.Name, "-h")
 		if help.status != 0 || help.stdout != h.stderr {
-			t.Errorf("toolc help %s (exit %d) says\n%s\nbut toolc %s -h says\n%s", c.name, help.status, help.stdout, c.name, h.stderr)
+			t.Errorf("toolc help %s (exit %d) says\n%s\nbut toolc %s -h says\n%s", c.Name, help.status, help.stdout, c.Name, h.stderr)
 		}
-		if c.doc == "" || !strings.Contains(help.stdout, "\n"+c.doc+"\n") {
-			t.Errorf("toolc help %s does not say what it does (%q):\n%s", c.name, c.doc, help.stdout)
+		if c.Doc == "" || !strings.Contains(help.stdout, "\n"+c.Doc+"\n") {
+			t.Errorf("toolc help %s does not say what it does (%q):\n%s", c.Name, c.Doc, help.stdout)
 		}
 	}
 	r := toolc(t, ".", "help", "diff")
 	wantMatch(t, r.stdout, `(?m)^  --against FILE\|GIT-REF\n    \tcompare with a lock file, a catalog file or a git revision`, "toolc help diff")
 	r = toolc(t, ".", "help")
 	for _, c := range commands() {
-		if !strings.Contains(r.stdout, "\n\t    "+c.doc+"\n") {
-			t.Errorf("toolc help does not say what %s does:\n%s", c.name, r.stdout)
+		if !strings.Contains(r.stdout, "\n\t    "+c.Doc+"\n") {
+			t.Errorf("toolc help does not say what %s does:\n%s", c.Name, r.stdout)
 		}
 	}
 	for _, tc := range []struct{ args, want string }{
