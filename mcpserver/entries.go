@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,6 +36,8 @@ type entries struct {
 	rt  *runtime.Runtime
 	srv *mcp.Server
 	ask *asker // the server's, for the questions of prompt handlers
+	ttl int    // ttlMs of the skills' results, as of the lists
+	log *slog.Logger
 	// dir is the directory that the services' directories are relative
 	// to: files beside a contract are read from there.
 	dir string
@@ -48,6 +51,7 @@ type entryIndex struct {
 	prompts   map[string]*servedPrompt
 	resources map[string]*servedResource // by URI
 	templates []*servedResource
+	skills    []*servedSkill
 }
 
 type servedPrompt struct {
@@ -64,7 +68,7 @@ type servedResource struct {
 }
 
 func newEntries(rt *runtime.Runtime, ask *asker, dir string) *entries {
-	e := &entries{rt: rt, ask: ask, dir: dir, served: map[string]string{}}
+	e := &entries{rt: rt, ask: ask, dir: dir, served: map[string]string{}, log: slog.New(slog.DiscardHandler)}
 	e.idx.Store(&entryIndex{prompts: map[string]*servedPrompt{}, resources: map[string]*servedResource{}})
 	return e
 }
@@ -97,6 +101,9 @@ func (e *entries) index(cat *catalog.Catalog) *entryIndex {
 			}
 			sr.tmpl, sr.vars = t, v
 			idx.templates = append(idx.templates, sr)
+		}
+		for _, sk := range s.Skills {
+			idx.skills = append(idx.skills, &servedSkill{svc: s, sk: sk})
 		}
 	}
 	return idx
@@ -132,6 +139,24 @@ func (e *entries) sync(snap *runtime.Snapshot) {
 			R   *catalog.Resource
 			Dir string
 		}{sr.r, sr.svc.Dir})
+	}
+	// A skill's SKILL.md is among the resources, named and described by
+	// its frontmatter, which is read here; its fingerprint covers every
+	// file's digest, so that an edit tells the SKILL.md's subscribers.
+	manifests := map[string]*mcp.Resource{}
+	for _, ss := range idx.skills {
+		sk, err := e.readSkill(ss)
+		if err != nil {
+			e.logf("skill %s is not served: %v", ss.sk.Name, err)
+			continue
+		}
+		res := skillManifestResource(ss, sk)
+		manifests[res.URI] = res
+		next["t:"+skillFilesTemplate(ss.sk).URITemplate] = "skill"
+		next["r:"+res.URI] = fingerprint(struct {
+			R     *mcp.Resource
+			Entry skillEntry
+		}{res, entryOf(ss, sk)})
 	}
 	var prompts, resources, templates []string
 	for key := range e.served {
@@ -172,6 +197,23 @@ func (e *entries) sync(snap *runtime.Snapshot) {
 			e.srv.AddResource(&mcp.Resource{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, URI: r.URI}, e.read)
 		}
 	}
+	for _, ss := range idx.skills {
+		res := manifests[ss.sk.URI()]
+		key := "r:" + ss.sk.URI()
+		if res == nil || next[key] == e.served[key] {
+			continue
+		}
+		if _, had := e.served[key]; had {
+			updated = append(updated, res.URI)
+		}
+		e.srv.AddResource(res, e.readSkillResource)
+	}
+	for _, ss := range idx.skills {
+		t := skillFilesTemplate(ss.sk)
+		if _, had := e.served["t:"+t.URITemplate]; !had {
+			e.srv.AddResourceTemplate(t, e.readSkillResource)
+		}
+	}
 	for _, r := range snap.Catalog.MCPResourceTemplates() {
 		key := "t:" + r.URITemplate
 		if _, ok := next[key]; ok && next[key] != e.served[key] {
@@ -197,8 +239,14 @@ func toMCPPrompt(p catalog.MCPPrompt) *mcp.Prompt {
 // found", as its capabilities say.
 func (e *entries) has() (prompts, resources bool) {
 	idx := e.idx.Load()
-	return len(idx.prompts) > 0, len(idx.resources)+len(idx.templates) > 0
+	return len(idx.prompts) > 0, len(idx.resources)+len(idx.templates)+len(idx.skills) > 0
 }
+
+// hasSkills reports whether the index serves skills, and so declares the
+// Skills extension.
+func (e *entries) hasSkills() bool { return len(e.idx.Load().skills) > 0 }
+
+func (e *entries) logf(format string, args ...any) { e.log.Warn(fmt.Sprintf(format, args...)) }
 
 // hasTemplates reports whether the index serves resource templates,
 // whose variables completion/complete may complete.

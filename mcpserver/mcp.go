@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"time"
@@ -103,25 +104,32 @@ func rejectUnserved(e *entries) mcp.Middleware {
 				}
 			}
 			res, err := rejectLongNames(next)(ctx, method, req)
-			if complete && err == nil {
-				// Waits for go-sdk: a completions capability that follows
-				// what there is to complete.
-				switch r := res.(type) {
-				case *mcp.InitializeResult:
-					if r.Capabilities != nil && r.Capabilities.Completions == nil {
-						out, caps := *r, *r.Capabilities
-						caps.Completions = &mcp.CompletionCapabilities{}
-						out.Capabilities = &caps
-						return &out, nil
-					}
-				case *mcp.DiscoverResult:
-					if r.Capabilities != nil && r.Capabilities.Completions == nil {
-						out, caps := *r, *r.Capabilities
-						caps.Completions = &mcp.CompletionCapabilities{}
-						out.Capabilities = &caps
-						return &out, nil
-					}
+			if err != nil || !complete && !e.hasSkills() {
+				return res, err
+			}
+			// Waits for go-sdk: capabilities that follow what the server
+			// serves: completions when there is something to complete, and
+			// the Skills extension (with directoryRead) when there are
+			// skills.
+			var caps **mcp.ServerCapabilities
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				out := *r
+				res, caps = &out, &out.Capabilities
+			case *mcp.DiscoverResult:
+				out := *r
+				res, caps = &out, &out.Capabilities
+			}
+			if caps != nil && *caps != nil {
+				c := **caps
+				if complete && c.Completions == nil {
+					c.Completions = &mcp.CompletionCapabilities{}
 				}
+				if e.hasSkills() {
+					c.Extensions = maps.Clone(c.Extensions)
+					c.AddExtension(skillsExtension, map[string]any{"directoryRead": true})
+				}
+				*caps = &c
 			}
 			return res, err
 		}
@@ -180,6 +188,7 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	logger = slog.New(newQuietUndelivered(logger.Handler()))
 	ask := newAsker(opts, logger)
 	ents := newEntries(rt, ask, opts.ContentDir)
+	ents.ttl, ents.log = ttl, logger
 	// Exactly what toolc serves: tools, whose list changes on a Swap, the
 	// log lines handlers send during a call, and tasks when it runs them;
 	// go-sdk adds prompts and resources (with subscribe) once the catalog
@@ -216,6 +225,7 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	// scopes filter it, and a hidden tool is refused before it could start
 	// a task.
 	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists)
+	ents.registerSkills(srv)
 	srv.AddReceivingMiddleware(s.callDeferred)
 	ents.srv = srv
 	rt.OnSwap(func(snap *runtime.Snapshot) {
