@@ -37,7 +37,11 @@ type entries struct {
 	srv *mcp.Server
 	ask *asker // the server's, for the questions of prompt handlers
 	ttl int    // ttlMs of the skills' results, as of the lists
-	log *slog.Logger
+	// declaredSkills: the server declares the Skills extension whether
+	// or not the catalog has skills (toolc dev, where an edit may bring
+	// some), and answers its methods with what there is.
+	declaredSkills bool
+	log            *slog.Logger
 	// dir is the directory that the services' directories are relative
 	// to: files beside a contract are read from there.
 	dir string

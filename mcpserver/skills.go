@@ -89,7 +89,8 @@ type readDirResult struct {
 
 // registerSkills adds the extension's methods to srv. Each answers
 // "method not found" while the catalog serves no skill, as the
-// capability, which follows the catalog, then does not declare it.
+// capability, which follows the catalog, then does not declare it
+// (unless Options.Declared says it does).
 func (e *entries) registerSkills(srv *mcp.Server) {
 	_ = mcp.AddReceivingCustomMethod(srv, methodListSkills, e.listSkills)
 	_ = mcp.AddReceivingCustomMethod(srv, methodGetSkill, e.getSkill)
@@ -116,7 +117,7 @@ func entryOf(ss *servedSkill, sk *skilldir.Skill) skillEntry {
 
 func (e *entries) listSkills(_ context.Context, _ *mcp.ServerSession, _ *listSkillsParams) (*listSkillsResult, error) {
 	idx := e.idx.Load()
-	if len(idx.skills) == 0 {
+	if len(idx.skills) == 0 && !e.declaredSkills {
 		return nil, noSkills(methodListSkills)
 	}
 	out := &listSkillsResult{ResultType: "complete", Skills: []skillEntry{}, TTLMs: e.ttl, CacheScope: "public"}
@@ -134,7 +135,7 @@ func (e *entries) listSkills(_ context.Context, _ *mcp.ServerSession, _ *listSki
 
 func (e *entries) getSkill(_ context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
 	idx := e.idx.Load()
-	if len(idx.skills) == 0 {
+	if len(idx.skills) == 0 && !e.declaredSkills {
 		return nil, noSkills(methodGetSkill)
 	}
 	i := slices.IndexFunc(idx.skills, func(ss *servedSkill) bool { return ss.sk.URI() == p.URI })
@@ -165,7 +166,7 @@ func (idx *entryIndex) skillOf(uri string) (*servedSkill, string, bool) {
 
 func (e *entries) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirParams) (*readDirResult, error) {
 	idx := e.idx.Load()
-	if len(idx.skills) == 0 {
+	if len(idx.skills) == 0 && !e.declaredSkills {
 		return nil, noSkills(methodReadDir)
 	}
 	notDir := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s is not a directory resource of this server", quoteURI(p.URI))}

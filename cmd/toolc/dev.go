@@ -52,6 +52,9 @@ func runDev(e env, args []string) error {
 				return nil
 			},
 			OpensGate: true,
+			// An edit may bring prompts, resources or skills to a session
+			// that initialized without them.
+			Declared: mcpserver.Features{Prompts: true, Resources: true, Completions: true, Skills: true},
 			// The daemon stops its own handlers when Run ends.
 			Follow: func(ctx context.Context) error {
 				err := d.Run(ctx)

@@ -48,11 +48,11 @@ type serveFlags struct {
 	authIssuer, authResource            string
 	timeout, grace                      time.Duration
 	taskStore                           string
+	taskTimeout, taskTTL                time.Duration
 	// contentDir is where the files that prompts, resources and skills
 	// serve are read from: a bundle's directory, or "" for the working
 	// directory (mcpserver.Options.ContentDir).
 	contentDir string
-	taskTimeout, taskTTL                time.Duration
 	// oauth is the verifier that checkAuth made for --auth-issuer.
 	oauth *oauth.Verifier
 	// tasks runs the calls of task tools (openTasks).
@@ -84,7 +84,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long")
 	fs.StringVar(&sf.authIssuer, "auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)")
 	fs.StringVar(&sf.authResource, "auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp")
-	fs.StringVar(&sf.taskStore, "task-store", "", "keep the tasks of task tools in `URL`: memory:, file:PATH or redis://HOST:PORT/DB (default: serve, a file in the state directory for its address; dev, memory:)")
+	fs.StringVar(&sf.taskStore, "task-store", "", "keep the tasks of task tools in `URL`: memory:, file:PATH or redis://HOST:PORT/DB (default: serve, a file in the state directory for its address; dev and --stdio, memory:)")
 	fs.DurationVar(&sf.taskTimeout, "task-timeout", tasks.DefaultTimeout, "bound on the call of a task, in place of --timeout")
 	fs.DurationVar(&sf.taskTTL, "task-ttl", tasks.DefaultTTL, "keep a task, and its result, this long after it starts")
 	fs.BoolVar(&sf.auditArgs, "audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)")
@@ -302,7 +302,9 @@ func runServe(e env, args []string) error {
 				return err
 			},
 			ServeFailure: true,
-			Stop:         running.Stop,
+			// A stdio client initializes during the handlers' build.
+			Declared: mcpserver.FeaturesOf(src.Catalog),
+			Stop:     running.Stop,
 			// The handlers are stopped by the drain, or here if serving
 			// failed.
 			Close: func() { running.Stop("its handler was stopped") },
