@@ -483,6 +483,13 @@ func (d *Daemon) classify(paths []string) change {
 			d.session.Invalidate(filepath.Dir(p))
 			continue
 		}
+		if d.servesContent(p) {
+			// A file that a prompt, resource or skill serves: the
+			// contracts are checked again (the file may now break a rule)
+			// and swapped in, which tells the subscribers of a resource
+			// whose content changed.
+			c.contracts = true
+		}
 		for svc, pkg := range d.pkgs {
 			moduleFile := base == "go.mod" || base == "go.sum" || base == "go.work"
 			if within(pkg, p) || moduleFile && within(filepath.Dir(p), pkg) {
@@ -496,6 +503,40 @@ func (d *Daemon) classify(paths []string) change {
 		}
 	}
 	return c
+}
+
+// servesContent reports whether p is a file that the served catalog's
+// prompts, resources or skills serve: a resource's or a message's file,
+// or anything in a skill's directory.
+func (d *Daemon) servesContent(p string) bool {
+	if d.cat == nil {
+		return false
+	}
+	for _, svc := range d.cat.Services {
+		dir := filepath.Join(d.wd, filepath.FromSlash(svc.Dir))
+		if !within(dir, p) {
+			continue
+		}
+		named := func(name string) bool { return name != "" && filepath.Join(dir, filepath.FromSlash(name)) == p }
+		for _, r := range svc.Resources {
+			if named(r.File) {
+				return true
+			}
+		}
+		for _, pr := range svc.Prompts {
+			for _, m := range pr.Messages {
+				if named(m.File) {
+					return true
+				}
+			}
+		}
+		for _, sk := range svc.Skills {
+			if within(filepath.Join(dir, filepath.FromSlash(sk.Dir)), p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reload brings the daemon up to date with the paths that changed (all of

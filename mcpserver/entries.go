@@ -3,6 +3,8 @@ package mcpserver
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
 	"log/slog"
@@ -134,9 +136,10 @@ func (e *entries) sync(snap *runtime.Snapshot) {
 	}
 	for uri, sr := range idx.resources {
 		next["r:"+uri] = fingerprint(struct {
-			R   *catalog.Resource
-			Dir string
-		}{sr.r, sr.svc.Dir})
+			R       *catalog.Resource
+			Dir     string
+			Content string
+		}{sr.r, sr.svc.Dir, e.fileDigest(sr)})
 	}
 	for _, sr := range idx.templates {
 		next["t:"+sr.r.URITemplate] = fingerprint(struct {
@@ -236,6 +239,22 @@ func toMCPPrompt(p catalog.MCPPrompt) *mcp.Prompt {
 		out.Arguments = append(out.Arguments, &mcp.PromptArgument{Name: a.Name, Description: a.Description, Required: a.Required})
 	}
 	return out
+}
+
+// fileDigest is the digest of the file a resource serves, as it is now,
+// or why it cannot be read, so that a swap after an edit of the file (toolc
+// dev reloads on one) tells the resource's subscribers; "" for a resource
+// without a file.
+func (e *entries) fileDigest(sr *servedResource) string {
+	if sr.r.File == "" {
+		return ""
+	}
+	data, err := e.readFile(sr.svc, sr.r.File)
+	if err != nil {
+		return err.Error()
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
 }
 
 // has reports whether the index serves prompts, and resources or
@@ -558,7 +577,11 @@ func (e *entries) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 // template matches; go-sdk keeps the subscribers, and sync tells them when
 // a reload changes the resource.
 func (e *entries) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	if sr, _ := e.idx.Load().lookup(req.Params.URI); sr == nil || !allows(callerOf(req), sr.r.Scopes) {
+	idx := e.idx.Load()
+	if _, _, ok := idx.skillOf(req.Params.URI); ok {
+		return nil // a skill's file; its SKILL.md is told of every edit of the skill
+	}
+	if sr, _ := idx.lookup(req.Params.URI); sr == nil || !allows(callerOf(req), sr.r.Scopes) {
 		return mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	return nil
