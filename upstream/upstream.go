@@ -418,8 +418,9 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 // flight: the call's own goroutine runs it (drive), outside the round's
 // context, so that it may wait for its caller's answers across rounds.
 func (s *Server) begin(ctx context.Context, sess *session, tool string, t *catalog.Tool, args json.RawMessage) *call {
-	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &call{tool: tool, sess: sess, cs: sess.cs, cancel: cancel, asks: make(chan *ask), done: make(chan outcome, 1), ended: make(chan struct{})}
+	c := &call{id: newQuestionID(), tool: tool, sess: sess, cs: sess.cs, asks: make(chan *ask), done: make(chan outcome, 1), ended: make(chan struct{})}
+	dctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), callKey{}, c))
+	c.cancel = cancel
 	params := &mcp.CallToolParams{Name: UpstreamName(t), Arguments: args}
 	token := "toolc-" + strconv.FormatUint(s.tokens.Add(1), 10)
 	s.progress.Store(token, c)
