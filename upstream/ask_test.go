@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -174,22 +175,7 @@ func TestUpstreamAskParked(t *testing.T) {
 			t.Errorf("question %+v", q)
 		}
 	}
-	answers := func(qs []plugins.InputRequest) *plugins.Input {
-		out := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
-		for _, q := range qs {
-			var r string
-			switch q.Method {
-			case plugins.MethodElicit:
-				r = `{"action":"accept","content":{"name":"Grace"}}`
-			case plugins.MethodCreateMessage:
-				r = `{"role":"assistant","model":"m","content":{"type":"text","text":"yo"}}`
-			case plugins.MethodListRoots:
-				r = `{"roots":[{"uri":"file:///r"}]}`
-			}
-			out.Answers = append(out.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: json.RawMessage(r)})
-		}
-		return out
-	}
+	answers := func(qs []plugins.InputRequest) *plugins.Input { return answersTo(qs, "Grace") }
 	// Answered in time, the call resumes and finishes.
 	res, err = f.rt.Call(plugins.WithInput(ctx, answers(res.InputRequests)), "ask", json.RawMessage(`{}`))
 	if err != nil || res.IsError || text(res) != "name=Grace model=yo root=file:///r" {
@@ -245,5 +231,64 @@ func TestUpstreamAskAmbiguous(t *testing.T) {
 	}
 	if err := <-slow; err != nil {
 		t.Errorf("the slow call: %v", err)
+	}
+}
+
+// answersTo answers the questions as a client would: the name, "yo", and
+// the root file:///r.
+func answersTo(qs []plugins.InputRequest, name string) *plugins.Input {
+	out := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+	for _, q := range qs {
+		var r string
+		switch q.Method {
+		case plugins.MethodElicit:
+			r = `{"action":"accept","content":{"name":"` + name + `"}}`
+		case plugins.MethodCreateMessage:
+			r = `{"role":"assistant","model":"m","content":{"type":"text","text":"yo"}}`
+		case plugins.MethodListRoots:
+			r = `{"roots":[{"uri":"file:///r"}]}`
+		}
+		out.Answers = append(out.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: json.RawMessage(r)})
+	}
+	return out
+}
+
+// TestUpstreamAskRelatedOverHTTP: over Streamable HTTP a 2025-11-25
+// server sends a call's questions on that call's own stream, so that with
+// several calls in flight each question reaches its own call's caller.
+func TestUpstreamAskRelatedOverHTTP(t *testing.T) {
+	rt, _ := httpAsker(t, "2025-11-25")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	names := []string{"Ada", "Grace", "Barbara"}
+	got := make([]string, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+			var all []plugins.Answer
+			for round := 0; round < 8; round++ {
+				res, err := rt.Call(plugins.WithInput(ctx, in), "ask", json.RawMessage(`{}`))
+				if err != nil {
+					got[i] = err.Error()
+					return
+				}
+				if len(res.InputRequests) == 0 {
+					got[i] = text(res)
+					return
+				}
+				all = append(all, answersTo(res.InputRequests, name).Answers...)
+				in = &plugins.Input{Elicitation: true, Sampling: true, Roots: true, Answers: all}
+			}
+			got[i] = "too many rounds"
+		}()
+	}
+	wg.Wait()
+	for i, name := range names {
+		if want := "name=" + name + " model=yo root=file:///r"; got[i] != want {
+			t.Errorf("call %d = %q, want %q", i, got[i], want)
+		}
 	}
 }
