@@ -297,3 +297,20 @@ func TestUpstreamAskRelatedOverHTTP(t *testing.T) {
 		}
 	}
 }
+
+// TestUpstreamAsksWithoutParams: a roots/list with no params at all, as
+// most servers send it, is passed on like any question.
+func TestUpstreamAsksWithoutParams(t *testing.T) {
+	f := start(t, "ask-2025-11-25", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	in := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+	res, err := f.rt.Call(plugins.WithInput(ctx, in), "roots", json.RawMessage(`{}`))
+	if err != nil || len(res.InputRequests) != 1 || res.InputRequests[0].Method != plugins.MethodListRoots {
+		t.Fatalf("first round = %+v, %v; want the roots question", res, err)
+	}
+	res, err = f.rt.Call(plugins.WithInput(ctx, answersTo(res.InputRequests, "")), "roots", json.RawMessage(`{}`))
+	if err != nil || res.IsError || text(res) != "file:///r" {
+		t.Errorf("second round = %+v, %v", res, err)
+	}
+}
