@@ -134,6 +134,9 @@ func CheckDir(dir string) error {
 // directory beside opts.Dir and renames it into place, so that a failed
 // or interrupted Write leaves opts.Dir as it was.
 func Write(ctx context.Context, cat *catalog.Catalog, opts Options) (*Written, error) {
+	if err := CheckUpstreams(cat); err != nil {
+		return nil, err
+	}
 	if err := CheckDir(opts.Dir); err != nil {
 		return nil, err
 	}
@@ -161,17 +164,6 @@ func Write(ctx context.Context, cat *catalog.Catalog, opts Options) (*Written, e
 		return nil, err
 	}
 
-	var ups []string
-	for _, svc := range cat.Services {
-		if svc.Upstream != nil {
-			ups = append(ups, svc.Name)
-		}
-	}
-	if len(ups) > 0 {
-		// An upstream's command, its working directory and its files are
-		// the machine's, not a build's: a bundle cannot carry them.
-		return nil, fmt.Errorf("services %s have an upstream MCP server, which a bundle cannot carry: a bundle holds Go handlers built for a platform; serve those contracts with toolc serve where their servers run", strings.Join(ups, ", "))
-	}
 	m := &Manifest{Format: Format, GOOS: target.GOOS, GOARCH: target.GOARCH, Toolc: opts.Toolc, Catalog: CatalogFile, Services: []Service{}}
 	sums := map[string][]byte{}
 	start := time.Now()
@@ -480,4 +472,46 @@ func OfCatalog(file string) (dir string, ok bool) {
 		return "", false
 	}
 	return dir, true
+}
+
+// UpstreamError refuses a catalog with services that an upstream MCP
+// server serves: a bundle carries Go handlers built for a platform, and an
+// upstream's command, the files it reads and the programs it starts
+// (npx, a Python environment) are its machine's, not a build's.
+type UpstreamError struct {
+	Services []*catalog.Service
+}
+
+func (e *UpstreamError) Error() string {
+	var b strings.Builder
+	for i, svc := range e.Services {
+		if i > 0 {
+			b.WriteString("\n")
+		}
+		what := "its url " + svc.Upstream.URL
+		if len(svc.Upstream.Command) > 0 {
+			what = "its command " + svc.Upstream.Command[0]
+		}
+		if pos, _ := svc.Pos.MarshalText(); len(pos) > 0 {
+			b.Write(pos)
+			b.WriteString(": ")
+		}
+		fmt.Fprintf(&b, "service %q is served by an upstream MCP server (%s), which a bundle cannot carry: a bundle holds Go handlers built for a platform; bundle the other services, and serve this contract with toolc serve where its server runs", svc.Name, what)
+	}
+	return b.String()
+}
+
+// CheckUpstreams returns an *UpstreamError when a service of cat has an
+// upstream, before anything is built or written.
+func CheckUpstreams(cat *catalog.Catalog) error {
+	var ups []*catalog.Service
+	for _, svc := range cat.Services {
+		if svc.Upstream != nil {
+			ups = append(ups, svc)
+		}
+	}
+	if len(ups) > 0 {
+		return &UpstreamError{Services: ups}
+	}
+	return nil
 }

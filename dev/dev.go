@@ -174,7 +174,7 @@ func upstreamKey(svc *catalog.Service) string {
 func (d *Daemon) swapLive(st liveState) error {
 	d.swapMu.Lock()
 	defer d.swapMu.Unlock()
-	if _, err := d.opts.Runtime.Swap(upstream.Filter(st.cat, st.servers), st.dispatchers); err != nil {
+	if _, err := upstream.Swap(d.opts.Runtime, st.cat, st.servers, st.dispatchers); err != nil {
 		return err
 	}
 	d.live = st
@@ -190,7 +190,7 @@ func (d *Daemon) reswap(srv *upstream.Server) {
 	if d.live.cat == nil || srv == nil || d.live.servers[srv.Service().Name] != srv {
 		return
 	}
-	if _, err := d.opts.Runtime.Swap(upstream.Filter(d.live.cat, d.live.servers), d.live.dispatchers); err != nil {
+	if _, err := upstream.Swap(d.opts.Runtime, d.live.cat, d.live.servers, d.live.dispatchers); err != nil {
 		fmt.Fprintf(d.opts.Status, "toolc dev: after an upstream's tools changed: %v\n", err)
 		return
 	}

@@ -112,6 +112,12 @@ func TestConnectionLimits(t *testing.T) {
 	})
 
 	t.Run("connection cap", func(t *testing.T) {
+		// A server of its own, whose read timeout outlasts the test:
+		// with 0.3 s, a held connection could be closed before the
+		// fifth was tried, on a loaded machine, and the fifth served.
+		capped := l
+		capped.ReadTimeout = time.Minute
+		addr := serveLimited(t, rt, httpapi.Options{}, capped)
 		var held []net.Conn
 		for range 4 {
 			conn, err := net.Dial("tcp", addr)
@@ -125,7 +131,7 @@ func TestConnectionLimits(t *testing.T) {
 			held = append(held, conn)
 		}
 		time.Sleep(50 * time.Millisecond)
-		c := &http.Client{Timeout: 150 * time.Millisecond}
+		c := &http.Client{Timeout: 500 * time.Millisecond}
 		if resp, err := c.Get("http://" + addr + "/healthz"); err == nil {
 			resp.Body.Close()
 			t.Error("a fifth connection was served while four were held, with MaxConns 4")

@@ -133,6 +133,7 @@ func soak(t *testing.T, rt *runtime.Runtime, size soakSize) soakFigures {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	var calls sync.WaitGroup
+	var answered atomic.Int64
 	for range size.busy {
 		client := mcp.NewClient(&mcp.Implementation{Name: "busy", Version: "1"}, nil)
 		s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: "http://" + addr + "/mcp", MaxRetries: -1, DisableStandaloneSSE: true},
@@ -145,12 +146,21 @@ func soak(t *testing.T, rt *runtime.Runtime, size soakSize) soakFigures {
 			defer calls.Done()
 			defer s.Close()
 			res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: runtimetest.MCPName(t, "sleep"), Arguments: map[string]any{"ms": 3000}})
+			answered.Add(1)
 			if err != nil || res.IsError {
 				lost.Add(1)
 			}
 		}()
 	}
-	time.Sleep(200 * time.Millisecond)
+	// The flood starts once every call is in flight (or answered): a
+	// session whose call had not reached the server yet is idle, and the
+	// oldest, so the first the cap would close; that happened to a -race
+	// run on a loaded machine after the fixed 200 ms this waited before.
+	for wait := time.Now().Add(time.Minute); rt.InFlight()+int(answered.Load()) < size.busy; time.Sleep(10 * time.Millisecond) {
+		if time.Now().After(wait) {
+			t.Fatalf("%d of %d calls reached the server in a minute", rt.InFlight()+int(answered.Load()), size.busy)
+		}
+	}
 
 	// Idle kept-alive connections, each after one request.
 	var idle []net.Conn

@@ -12,6 +12,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
@@ -127,6 +128,27 @@ func rejectUnserved(e *entries) mcp.Middleware {
 	}
 }
 
+// explainWithheld answers a tools/call of a tool that the runtime
+// withholds (an upstream tool that drifted from its contract) with the
+// error that says why, where go-sdk would say only "unknown tool"; a
+// caller whose token may not see the tool gets go-sdk's words.
+func explainWithheld(rt *runtime.Runtime) mcp.Middleware {
+	return func(next mcp.MethodHandler) mcp.MethodHandler {
+		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+			if p, ok := req.GetParams().(*mcp.CallToolParamsRaw); ok && method == "tools/call" && p != nil {
+				snap := rt.Snapshot()
+				if _, served := snap.Lookup(p.Name); !served {
+					var we *runtime.WithheldError
+					if err := snap.Unknown(callerOf(req), p.Name); errors.As(err, &we) {
+						return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
+					}
+				}
+			}
+			return next(ctx, method, req)
+		}
+	}
+}
+
 func rejectLongNames(next mcp.MethodHandler) mcp.MethodHandler {
 	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 		// go-sdk quotes an unknown tool's name whole; a name past the
@@ -192,7 +214,7 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	// span too. A list gets its tools' execution after the caller's
 	// scopes filter it, and a hidden tool is refused before it could start
 	// a task.
-	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents), s.listExecution, scopeFilter(rt), s.taskCalls, ents.filterLists)
+	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists)
 	srv.AddReceivingMiddleware(s.callDeferred)
 	ents.srv = srv
 	rt.OnSwap(func(snap *runtime.Snapshot) {

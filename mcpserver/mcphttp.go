@@ -190,7 +190,7 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			e.reject(w, r, http.StatusBadRequest, mcp.CodeHeaderMismatch, bad, nil)
 			return
 		}
-		if version >= modernRevision && e.serveTasks(w, r) {
+		if version >= modernRevision && (e.serveTasks(w, r) || e.listenTasks(w, r)) {
 			return
 		}
 		e.stateless.ServeHTTP(w, r)
@@ -200,7 +200,7 @@ func (e *mcpEndpoint) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		switch {
 		case !ok:
 		case version == "" && r.Header.Get("Mcp-Session-Id") == "" && msg.modern():
-			if e.serveTasks(w, r) {
+			if e.serveTasks(w, r) || e.listenTasks(w, r) {
 				return
 			}
 			e.stateless.ServeHTTP(w, r)

@@ -59,7 +59,7 @@ func TestSSEPolling(t *testing.T) {
 	}
 	handlers = append(handlers, plugins.Handle("plain", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
 		plugins.Progress(ctx, 1, 3, "started")
-		time.Sleep(400 * time.Millisecond)
+		time.Sleep(1500 * time.Millisecond)
 		plugins.Progress(ctx, 2, 3, "still going")
 		return plugins.Text("Hello, Ada!"), nil
 	}))
@@ -67,8 +67,11 @@ func TestSSEPolling(t *testing.T) {
 		t.Fatal(err)
 	}
 	ts := httptest.NewServer(httpapi.NewHandler(rt, mcpserver.New(rt, mcpserver.Options{}),
-		httpapi.Options{MCP: mcpserver.HTTPOptions{SSEPollAfter: 100 * time.Millisecond, SSEPollRetry: 10 * time.Millisecond}}))
+		httpapi.Options{MCP: mcpserver.HTTPOptions{SSEPollAfter: time.Second, SSEPollRetry: 10 * time.Millisecond}}))
 	t.Cleanup(ts.Close)
+	// The poll closes a stream after a second: plain runs for 1.5, past
+	// it, and greet (one elicitation) finishes well within it even in a
+	// -race run on a loaded machine, where 100 ms was too short for it.
 
 	for _, tc := range []struct {
 		revision, tool string

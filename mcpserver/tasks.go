@@ -263,48 +263,65 @@ func (e *mcpEndpoint) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 		e.reject(w, r, http.StatusBadRequest, jsonrpc.CodeInvalidParams, req.Method+" needs params.taskId", nil)
 		return true
 	}
-	id := *p.TaskID
-	if got := strings.TrimSpace(r.Header.Get("Mcp-Name")); got != id {
+	if got := strings.TrimSpace(r.Header.Get("Mcp-Name")); got != *p.TaskID {
 		e.reject(w, r, http.StatusBadRequest, mcp.CodeHeaderMismatch, "the Mcp-Name header must be the request's params.taskId", nil)
 		return true
 	}
+	result, rpcErr := taskRequest(r.Context(), e.tasks, ownerOf(oauth.CallerFrom(r.Context())), req.Method, p)
+	switch {
+	case rpcErr == nil:
+		e.respond(w, req.ID, result)
+	case rpcErr.Code == mcp.CodeMissingRequiredClientCapabilities:
+		e.reject(w, r, http.StatusBadRequest, int(rpcErr.Code), rpcErr.Message, rpcErr.Data)
+	default:
+		e.reject(w, r, http.StatusOK, int(rpcErr.Code), rpcErr.Message, rpcErr.Data)
+	}
+	return true
+}
+
+// declaresTasksIn reports whether a 2026-07-28 request's _meta declares
+// the extension in its clientCapabilities.
+func declaresTasksIn(meta map[string]json.RawMessage) bool {
 	var caps struct {
 		Extensions map[string]json.RawMessage `json:"extensions"`
 	}
-	json.Unmarshal(p.Meta[mcp.MetaKeyClientCapabilities], &caps)
-	if _, ok := caps.Extensions[tasksExtension]; !ok {
-		err := missingTasks(req.Method)
-		e.reject(w, r, http.StatusBadRequest, int(err.Code), err.Message, err.Data)
-		return true
+	json.Unmarshal(meta[mcp.MetaKeyClientCapabilities], &caps)
+	_, ok := caps.Extensions[tasksExtension]
+	return ok
+}
+
+// taskRequest answers a tasks/get, tasks/update or tasks/cancel of owner
+// whose params carry a taskId, over any transport: its result, or the
+// JSON-RPC error.
+func taskRequest(ctx context.Context, m *tasks.Manager, owner, method string, p taskParams) (any, *jsonrpc.Error) {
+	if !declaresTasksIn(p.Meta) {
+		return nil, missingTasks(method)
 	}
-	owner := ownerOf(oauth.CallerFrom(r.Context()))
-	ctx := r.Context()
+	id := *p.TaskID
 	var result any
 	var err error
-	switch req.Method {
+	switch method {
 	case "tasks/get":
 		var t *taskstore.Task
-		if t, err = e.tasks.Get(ctx, owner, id); err == nil {
+		if t, err = m.Get(ctx, owner, id); err == nil {
 			result, err = detailOf(t)
 		}
 	case "tasks/update":
-		err = e.tasks.Update(ctx, owner, id, answerFrom(p.InputResponses))
+		err = m.Update(ctx, owner, id, answerFrom(p.InputResponses))
 		result = ack
 	case "tasks/cancel":
-		err = e.tasks.Cancel(ctx, owner, id)
+		err = m.Cancel(ctx, owner, id)
 		result = ack
 	}
 	switch {
 	case errors.Is(err, taskstore.ErrNotFound):
 		// The same answer for a task of another caller, an expired one
 		// and one that never was.
-		e.reject(w, r, http.StatusOK, jsonrpc.CodeInvalidParams, "Failed to retrieve task: Task not found", nil)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "Failed to retrieve task: Task not found"}
 	case err != nil:
-		e.reject(w, r, http.StatusOK, jsonrpc.CodeInternalError, "the task store failed: "+err.Error(), nil)
-	default:
-		e.respond(w, req.ID, result)
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "the task store failed: " + err.Error()}
 	}
-	return true
+	return result, nil
 }
 
 // ack is the empty result of tasks/update and tasks/cancel.

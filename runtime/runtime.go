@@ -183,10 +183,15 @@ func (rt *Runtime) OnSwap(f func(*Snapshot)) {
 // service has no dispatcher or its dispatcher lacks a handler for one of
 // the service's tools. It returns the snapshot it replaced.
 func (rt *Runtime) Swap(cat *catalog.Catalog, dispatchers map[string]Dispatcher) (*Snapshot, error) {
+	return rt.swap(cat, dispatchers, nil)
+}
+
+func (rt *Runtime) swap(cat *catalog.Catalog, dispatchers map[string]Dispatcher, withheld []Withheld) (*Snapshot, error) {
 	s, err := newSnapshot(cat, dispatchers, rt)
 	if err != nil {
 		return nil, err
 	}
+	s.setWithheld(withheld)
 	rt.swapMu.Lock()
 	defer rt.swapMu.Unlock()
 	rt.mu.Lock()
@@ -227,6 +232,9 @@ type Snapshot struct {
 	// built-in tools reach (see deferred.go).
 	deferred bool
 	deferral deferral
+	// withheld are the tools the catalog leaves out that a call is told
+	// about, by function and MCP name (see SwapWithheld).
+	withheld map[string]*Withheld
 }
 
 type entry struct {
@@ -377,7 +385,7 @@ func (rt *Runtime) CallWithEvents(ctx context.Context, name string, args json.Ra
 		if t := snap.builtin(name); t != nil {
 			return rt.callBuiltin(ctx, snap, t, args, onEvent)
 		}
-		return nil, fmt.Errorf("%w %s", ErrUnknownTool, QuoteName(name))
+		return nil, snap.Unknown(caller.From(ctx), name)
 	}
 	if c := caller.From(ctx); c != nil {
 		switch AccessTo(c, e.ToolInfo) {

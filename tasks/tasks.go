@@ -263,11 +263,23 @@ func (m *Manager) Get(ctx context.Context, owner, id string) (*taskstore.Task, e
 				return nil
 			})
 			if err == nil {
+				// Said to every listener, wherever it is: this Get is
+				// the only place the task's end is noticed.
+				m.opts.Store.Publish(ctx, id)
 				return failed, nil
 			}
 		}
 	}
 	return t, nil
+}
+
+// Subscribe calls f with the id of each task that changes, on this
+// replica or any other sharing the store, until stop is called: a change
+// of status, status message, questions or result, or its end. f must not
+// block. A task whose replica died is seen to fail only by a Get (see
+// above), so a follower also polls.
+func (m *Manager) Subscribe(f func(id string)) (stop func()) {
+	return m.opts.Store.Subscribe(f)
 }
 
 // Answer is a function that turns the client's response to a question

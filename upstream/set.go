@@ -111,7 +111,7 @@ func (s *Set) Dispatchers() map[string]runtime.Dispatcher {
 func (s *Set) Serve(rt *runtime.Runtime, cat *catalog.Catalog, dispatchers map[string]runtime.Dispatcher) error {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if _, err := rt.Swap(Filter(cat, s.servers), dispatchers); err != nil {
+	if _, err := Swap(rt, cat, s.servers, dispatchers); err != nil {
 		return err
 	}
 	s.rt, s.cat, s.dispatchers = rt, cat, dispatchers
@@ -124,7 +124,7 @@ func (s *Set) reswap() {
 	if s.rt == nil {
 		return // Serve has not run yet: it filters with what is known then
 	}
-	if _, err := s.rt.Swap(Filter(s.cat, s.servers), s.dispatchers); err != nil {
+	if _, err := Swap(s.rt, s.cat, s.servers, s.dispatchers); err != nil {
 		s.logger(fmt.Errorf("after a change to an upstream's tools: %w", err))
 	}
 }

@@ -3,7 +3,7 @@
 // for a contract with an upstream block.
 //
 //	srv, err := upstream.Start(ctx, svc, upstream.Options{Base: ".", OnChange: reswap})
-//	rt.Swap(srv.Filter(cat), map[string]runtime.Dispatcher{svc.Name: srv})
+//	upstream.Swap(rt, cat, map[string]*upstream.Server{svc.Name: srv}, map[string]runtime.Dispatcher{svc.Name: srv})
 //
 // A Server is a runtime.Dispatcher. The runtime validates a call's
 // arguments against the contract (defaults applied, unknown fields
@@ -305,8 +305,7 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 		return nil, fmt.Errorf("service %q has no tool %q", s.svc.Name, tool)
 	}
 	if changes, ok := s.Withdrawn()[tool]; ok {
-		return plugins.Errorf("%s is withdrawn: its definition on the upstream server of service %q differs from the contract (%s); it is refused until the contract is updated or the server reverts",
-			tool, s.svc.Name, describe(changes)), nil
+		return plugins.Errorf("%s is withdrawn: %s", tool, withdrawnWhy(s.svc.Name, changes)), nil
 	}
 	parent := ctx
 	if s.spec.callTimeout > 0 {
@@ -641,6 +640,38 @@ func Filter(cat *catalog.Catalog, servers map[string]*Server) *catalog.Catalog {
 	}
 	sub.Seal()
 	return sub
+}
+
+// Withheld returns the tools of cat that the servers have withdrawn, each
+// with why, for runtime.SwapWithheld: a call to one is told that the
+// upstream changed, and how to see the difference.
+func Withheld(cat *catalog.Catalog, servers map[string]*Server) []runtime.Withheld {
+	var out []runtime.Withheld
+	for svc, t := range cat.Tools() {
+		srv := servers[svc.Name]
+		if srv == nil {
+			continue
+		}
+		if changes, ok := srv.Withdrawn()[t.Name]; ok {
+			out = append(out, runtime.Withheld{Service: svc, Tool: t, Why: withdrawnWhy(svc.Name, changes)})
+		}
+	}
+	return out
+}
+
+// withdrawnWhy says why a withdrawn tool is refused: the tool's
+// definition on the upstream differs from the contract, how, and what to
+// run to see it whole.
+func withdrawnWhy(service string, changes []lock.Change) string {
+	return fmt.Sprintf("the upstream server of service %q changed this tool, so it is not served until the contract is updated or the server reverts (%s); run toolc diff --upstream to see the difference",
+		service, truncate(describe(changes), 1000))
+}
+
+// Swap swaps cat into rt with the dispatchers (which must include the
+// servers'), without the tools the servers have withdrawn, whose calls
+// are refused saying why.
+func Swap(rt *runtime.Runtime, cat *catalog.Catalog, servers map[string]*Server, dispatchers map[string]runtime.Dispatcher) (*runtime.Snapshot, error) {
+	return rt.SwapWithheld(Filter(cat, servers), dispatchers, Withheld(cat, servers))
 }
 
 // Filter is the package's Filter for this server alone.

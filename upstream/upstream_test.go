@@ -110,7 +110,7 @@ func start(t *testing.T, mode string, tweak func(*catalog.Upstream, *upstream.Op
 		swapMu.Lock()
 		defer swapMu.Unlock()
 		if f.srv != nil {
-			if _, err := f.rt.Swap(f.srv.Filter(f.cat), map[string]runtime.Dispatcher{"up": f.srv}); err != nil {
+			if _, err := upstream.Swap(f.rt, f.cat, map[string]*upstream.Server{"up": f.srv}, map[string]runtime.Dispatcher{"up": f.srv}); err != nil {
 				t.Errorf("swap: %v", err)
 			}
 		}
@@ -122,7 +122,7 @@ func start(t *testing.T, mode string, tweak func(*catalog.Upstream, *upstream.Op
 	}
 	swapMu.Lock()
 	f.srv = srv
-	_, err = f.rt.Swap(srv.Filter(f.cat), map[string]runtime.Dispatcher{"up": srv})
+	_, err = upstream.Swap(f.rt, f.cat, map[string]*upstream.Server{"up": srv}, map[string]runtime.Dispatcher{"up": srv})
 	swapMu.Unlock()
 	if err != nil {
 		t.Fatal(err)
@@ -261,8 +261,19 @@ func TestDriftWithdrawsThenRestores(t *testing.T) {
 			f.waitWithdrawn(t, "echo", true)
 			// Gone from the list, refused by the runtime; and by the
 			// server itself for a snapshot taken before the swap.
-			if _, err := f.rt.Call(context.Background(), "echo", json.RawMessage(`{"text":"x"}`)); err == nil {
-				t.Error("a withdrawn tool was called")
+			// The refusal is an unknown tool's, to every transport, and
+			// says why, by either of the tool's names.
+			for _, name := range []string{"echo", "up_echo"} {
+				_, err := f.rt.Call(context.Background(), name, json.RawMessage(`{"text":"x"}`))
+				var we *runtime.WithheldError
+				if !errors.Is(err, runtime.ErrUnknownTool) || !errors.As(err, &we) {
+					t.Fatalf("call %s of a withdrawn tool: %v, want an unknown tool's error that says why", name, err)
+				}
+				for _, want := range []string{`unknown tool "` + name + `": withheld: the upstream server of service "up" changed this tool`, "description-changed", "toolc diff --upstream"} {
+					if !strings.Contains(err.Error(), want) {
+						t.Errorf("call %s of a withdrawn tool: %q lacks %q", name, err, want)
+					}
+				}
 			}
 			r, err := f.srv.Call(context.Background(), "echo", "c1", json.RawMessage(`{"text":"x"}`), nil)
 			if err != nil || !r.IsError || !strings.Contains(text(r), "withdrawn") || !strings.Contains(text(r), "description-changed") {

@@ -44,6 +44,11 @@ func runBundle(e env, args []string) error {
 	if err != nil {
 		return err
 	}
+	// A contract this command cannot carry is a contract problem: exit 1,
+	// before anything is built.
+	if err := bundle.CheckUpstreams(cat); err != nil {
+		return failf("%w\nnothing written", err)
+	}
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	w, err := bundle.Write(ctx, cat, bundle.Options{Dir: *out, Target: host.Target{GOOS: *goos, GOARCH: *goarch}, Toolc: buildinfo.String()})

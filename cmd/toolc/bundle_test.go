@@ -290,6 +290,33 @@ func TestBundleCommand(t *testing.T) {
 	}
 }
 
+// TestBundleRefusesUpstream: a bundle cannot carry a service that an
+// upstream MCP server serves; toolc bundle says which, at its contract's
+// position, exits 1 and writes nothing, before it builds any handler.
+func TestBundleRefusesUpstream(t *testing.T) {
+	t.Parallel()
+	dir := newDevProject(t)
+	writeDevFile(t, filepath.Join(dir, "docs", "docs.cue"), `package docs
+
+import "github.com/toolc/toolc/schema"
+
+schema.#Service & {
+	name: "docs", version: "1.0.0", description: "Docs from an existing MCP server"
+	tools: search: {description: "Search the docs", request: fields: {}}
+	upstream: command: ["docs-mcp", "--stdio"]
+}
+`)
+	out := filepath.Join(t.TempDir(), "b")
+	r := toolc(t, dir, "bundle", "-o", out, "./...")
+	want := `docs/docs.cue:5:1: service "docs" is served by an upstream MCP server (its command docs-mcp), which a bundle cannot carry`
+	if r.status != exitFail || !strings.Contains(r.stderr, want) || !strings.Contains(r.stderr, "nothing written") {
+		t.Errorf("toolc bundle with an upstream: %d\n%s\nwant exit 1 and %q", r.status, r.stderr, want)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Errorf("toolc bundle with an upstream made %s: %v", out, err)
+	}
+}
+
 // TestServeWithoutGo: toolc serve and toolc dev from sources, on a
 // machine without Go, tell the client why they have no tools: tools/list
 // is an error naming the missing go command, every time it is asked, and

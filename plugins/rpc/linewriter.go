@@ -18,26 +18,30 @@ type lineWriter struct {
 }
 
 // maxLine is where a line without a newline is cut, so that a plugin
-// cannot grow the buffer without bound.
+// cannot grow the buffer, or one line of the output, without bound.
 const maxLine = 64 << 10
 
 func (w *lineWriter) Write(p []byte) (int, error) {
-	w.buf = append(w.buf, p...)
-	for {
-		i := bytes.IndexByte(w.buf, '\n')
-		if i < 0 && len(w.buf) < maxLine {
-			return len(p), nil
+	n := len(p)
+	for len(p) > 0 {
+		// Take up to the next newline, and never more than the line has
+		// room for: one write of any size is cut into lines of maxLine.
+		take := min(len(p), maxLine-len(w.buf))
+		if i := bytes.IndexByte(p[:take], '\n'); i >= 0 {
+			take = i + 1
 		}
-		if i < 0 {
-			i = len(w.buf) - 1
+		w.buf = append(w.buf, p[:take]...)
+		p = p[take:]
+		if w.buf[len(w.buf)-1] != '\n' && len(w.buf) < maxLine {
+			continue
 		}
-		line := w.buf[:i+1]
 		w.mu.Lock()
-		_, err := io.WriteString(w.out, w.prefix+string(bytes.TrimSuffix(line, []byte("\n")))+"\n")
+		_, err := io.WriteString(w.out, w.prefix+string(bytes.TrimSuffix(w.buf, []byte("\n")))+"\n")
 		w.mu.Unlock()
-		w.buf = w.buf[i+1:]
+		w.buf = w.buf[:0]
 		if err != nil {
-			return len(p), err
+			return n, err
 		}
 	}
+	return n, nil
 }
