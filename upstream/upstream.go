@@ -99,6 +99,16 @@ type Options struct {
 	Environ func() []string
 }
 
+// For returns o for servers whose calls rt makes: unless o sets
+// MaxMessageBytes, twice rt's bound on a result, since a message may be a
+// result and its encoding, and rt then enforces its own bound.
+func (o Options) For(rt *runtime.Runtime) Options {
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = 2 * rt.Options().MaxResultBytes
+	}
+	return o
+}
+
 func (o Options) withDefaults() Options {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
