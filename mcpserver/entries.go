@@ -34,6 +34,7 @@ import (
 type entries struct {
 	rt  *runtime.Runtime
 	srv *mcp.Server
+	ask *asker // the server's, for the questions of prompt handlers
 	// dir is the directory that the services' directories are relative
 	// to: files beside a contract are read from there.
 	dir string
@@ -62,8 +63,8 @@ type servedResource struct {
 	vars *validate.Validator
 }
 
-func newEntries(rt *runtime.Runtime, dir string) *entries {
-	e := &entries{rt: rt, dir: dir, served: map[string]string{}}
+func newEntries(rt *runtime.Runtime, ask *asker, dir string) *entries {
+	e := &entries{rt: rt, ask: ask, dir: dir, served: map[string]string{}}
 	e.idx.Store(&entryIndex{prompts: map[string]*servedPrompt{}, resources: map[string]*servedResource{}})
 	return e
 }
@@ -237,13 +238,22 @@ func (e *entries) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 	}
 	res := &mcp.GetPromptResult{Description: sp.p.Description, Messages: []*mcp.PromptMessage{}}
 	if sp.p.Messages == nil {
+		// A prompt's handler may ask the client, as a tool's may: the
+		// same rounds under a requestState (bound to the prompt, so that
+		// no tool's state resumes it), or the same relay over a legacy
+		// session.
 		handler := plugins.PromptPrefix + sp.p.Name
-		out, err := e.runHandler(ctx, req, sp.svc, handler, checked)
-		switch {
-		case err != nil:
+		x := newExchange(req, "prompt", handler, raw, req.Params.RequestState, req.Params.InputResponses)
+		settled, err := e.ask.settle(ctx, x, func(ctx context.Context, in *plugins.Input) (*runtime.Result, error) {
+			return e.runHandler(plugins.WithInput(ctx, in), req, sp.svc, handler, checked)
+		})
+		if err != nil {
 			return nil, err
-		case len(out.InputRequests) > 0 || out.MissingCapability != "":
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("%s asked the client something; toolc relays the questions of tool handlers only, so far", handler)}
+		}
+		out := settled.res
+		switch {
+		case out == nil:
+			return &mcp.GetPromptResult{InputRequests: settled.questions, RequestState: settled.state}, nil
 		case out.IsError:
 			return nil, handlerFailed(handler, out)
 		}

@@ -178,7 +178,8 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 		logger = slog.New(slog.DiscardHandler)
 	}
 	logger = slog.New(newQuietUndelivered(logger.Handler()))
-	ents := newEntries(rt, opts.ContentDir)
+	ask := newAsker(opts, logger)
+	ents := newEntries(rt, ask, opts.ContentDir)
 	// Exactly what toolc serves: tools, whose list changes on a Swap, the
 	// log lines handlers send during a call, and tasks when it runs them;
 	// go-sdk adds prompts and resources (with subscribe) once the catalog
@@ -209,7 +210,7 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 			}
 		},
 	})
-	s := &mcpTools{rt: rt, srv: srv, tasks: opts.Tasks, served: map[string]string{}, ask: newAsker(opts, logger)}
+	s := &mcpTools{rt: rt, srv: srv, tasks: opts.Tasks, served: map[string]string{}, ask: ask}
 	// Tracing is outermost, so that a call refused by the others has its
 	// span too. A list gets its tools' execution after the caller's
 	// scopes filter it, and a hidden tool is refused before it could start

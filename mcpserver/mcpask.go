@@ -13,6 +13,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/internal/reqstate"
+	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
 )
@@ -65,30 +66,83 @@ func newAsker(opts Options, logger *slog.Logger) *asker {
 	return &asker{key: key, ttl: ttl, now: time.Now}
 }
 
-// clientInput is what a client can answer, by its declared capabilities.
-func clientInput(req *mcp.CallToolRequest) *plugins.Input {
+// exchange is one request whose handler may ask its client something: a
+// tools/call, or a prompts/get of a prompt served by a handler. Both ask
+// back the same way; what differs is what the request is about (subject)
+// and how its handler runs.
+type exchange struct {
+	// subject is what a requestState of the request is bound to: a
+	// tool's MCP name, or plugins.PromptPrefix and a prompt's name (no
+	// MCP name holds a colon), so that a tool's state never resumes a
+	// prompt of the same name.
+	subject   string
+	kind      string // "tool" or "prompt", for messages
+	args      json.RawMessage
+	version   string // the request's protocol revision
+	state     string // the requestState it carries
+	responses mcp.InputResponseMap
+	caller    *oauth.Caller
+	session   *mcp.ServerSession
+	in        *plugins.Input // what the client can answer, and the answers so far
+}
+
+// newExchange reads what asking back needs from a request of either kind.
+func newExchange[P mcp.Params](req *mcp.ServerRequest[P], kind, subject string, args json.RawMessage, state string, responses mcp.InputResponseMap) *exchange {
 	in := &plugins.Input{}
 	if caps := req.ClientCapabilities(); caps != nil {
 		in.Elicitation = caps.Elicitation != nil
 		in.Sampling = caps.Sampling != nil
 		in.Roots = caps.RootsV2 != nil
 	}
-	return in
+	return &exchange{
+		subject: subject, kind: kind, args: args, version: req.ProtocolVersion(), state: state, responses: responses,
+		caller: callerOf(req), session: req.Session, in: in,
+	}
+}
+
+// toolExchange is the exchange of a tools/call.
+func toolExchange(req *mcp.CallToolRequest, name string, args json.RawMessage) *exchange {
+	return newExchange(req, "tool", name, args, req.Params.RequestState, req.Params.InputResponses)
+}
+
+// asked is how an exchange ended: with the handler's result, or with the
+// questions to send back and the requestState that remembers them.
+type asked struct {
+	res       *runtime.Result
+	questions mcp.InputRequestMap
+	state     string
 }
 
 // call runs a tool for an MCP request, with as many rounds of questions
 // as the handler needs and the request's revision allows.
 func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
-	in := clientInput(req)
-	if req.ProtocolVersion() >= modernRevision {
-		return s.round(ctx, name, req, args, in, onEvent)
+	x := toolExchange(req, name, args)
+	out, err := s.ask.settle(ctx, x, func(ctx context.Context, in *plugins.Input) (*runtime.Result, error) {
+		return s.run(ctx, name, args, in, onEvent)
+	})
+	switch {
+	case err != nil:
+		return nil, err
+	case out.res != nil:
+		return toResult(out.res), nil
 	}
-	return s.relay(ctx, name, req, args, in, onEvent)
+	return &mcp.CallToolResult{InputRequests: out.questions, RequestState: out.state}, nil
 }
 
-// round serves one round of a 2026-07-28 call: it opens the requestState,
-// hands the handler the answers to the questions that state asked, and
-// answers with the result, or with the next questions and a new state.
+// settle runs a handler with as many rounds of questions as it needs and
+// the request's revision allows: a 2026-07-28 request in rounds under a
+// requestState, an older one over its session.
+func (k *asker) settle(ctx context.Context, x *exchange, run func(context.Context, *plugins.Input) (*runtime.Result, error)) (*asked, error) {
+	if x.version >= modernRevision {
+		return k.round(ctx, x, run)
+	}
+	return relay(ctx, x, run)
+}
+
+// round serves one round of a 2026-07-28 request: it opens the
+// requestState, hands the handler the answers to the questions that state
+// asked, and answers with the result, or with the next questions and a
+// new state.
 //
 // A response to a question the handler asks while serving this request
 // answers it too, without a state: a client may send the answer to a
@@ -100,48 +154,47 @@ func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolReque
 // answers one question once, and a response under the id of a question
 // the state carries is that question's, so a client cannot re-answer an
 // earlier round.
-func (s *mcpTools) round(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
-	used, err := s.openState(name, req, args, in)
+func (k *asker) round(ctx context.Context, x *exchange, run func(context.Context, *plugins.Input) (*runtime.Result, error)) (*asked, error) {
+	used, err := k.open(x)
 	if err != nil {
 		return nil, err
 	}
 	var res *runtime.Result
-	for run := 1; ; run++ {
+	for n := 1; ; n++ {
 		var err error
-		res, err = s.run(ctx, name, args, in, onEvent)
+		res, err = run(ctx, x.in)
 		if err != nil {
 			return nil, callError(err)
 		}
 		switch {
 		case res.MissingCapability != "":
-			return nil, missingCapability(res)
+			return nil, missingCapability(x.kind, res)
 		case len(res.InputRequests) == 0:
-			return toResult(res), nil
+			return &asked{res: res}, nil
 		}
 		// Every run but the last takes at least one response, so the
 		// runs of one request are bounded by its responses too.
-		if run == maxRelayRounds || !answerAsked(res.InputRequests, req.Params.InputResponses, used, in) {
+		if n == maxRelayRounds || !answerAsked(res.InputRequests, x.responses, used, x.in) {
 			break
 		}
 	}
-	return s.askBack(name, req, args, in, res)
+	return k.askBack(x, res), nil
 }
 
-// openState opens the requestState of a 2026-07-28 call, if it has one,
-// and puts in in the answers it carries and those of the call that answer
-// its questions. It returns the response keys that answered, or could
-// only answer, a question of the state.
-func (s *mcpTools) openState(name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input) (map[string]bool, error) {
+// open opens the requestState of a 2026-07-28 request, if it has one, and
+// puts in x.in the answers it carries and those of the request that
+// answer its questions. It returns the response keys that answered, or
+// could only answer, a question of the state.
+func (k *asker) open(x *exchange) (map[string]bool, error) {
 	used := map[string]bool{}
-	token := req.Params.RequestState
-	if token == "" {
+	if x.state == "" {
 		return used, nil
 	}
-	st, err := s.ask.key.Open(token, name, reqstate.ArgsDigest(args), callerDigest(req), s.ask.now())
+	st, err := k.key.Open(x.state, x.subject, reqstate.ArgsDigest(x.args), callerDigest(x.caller), k.now())
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: err.Error()}
 	}
-	in.Answers = answersOf(st, req.Params.InputResponses)
+	x.in.Answers = answersOf(st, x.responses)
 	for _, a := range st.Answers {
 		used[a.ID] = true
 	}
@@ -151,36 +204,36 @@ func (s *mcpTools) openState(name string, req *mcp.CallToolRequest, args json.Ra
 	return used, nil
 }
 
-// askBack answers a 2026-07-28 call whose handler asked questions with an
-// InputRequiredResult: the questions, and a new requestState that seals
-// them with the answers of the earlier rounds.
-func (s *mcpTools) askBack(name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, res *runtime.Result) (*mcp.CallToolResult, error) {
-	next := &reqstate.State{Tool: name, Args: reqstate.ArgsDigest(args), Caller: callerDigest(req), Expires: s.ask.now().Add(s.ask.ttl).Unix()}
-	for _, a := range in.Answers {
+// askBack ends a 2026-07-28 request whose handler asked questions: the
+// questions, and a new requestState that seals them with the answers of
+// the earlier rounds. A question MCP cannot carry, or a state that cannot
+// be sealed, ends it with the handler's error instead.
+func (k *asker) askBack(x *exchange, res *runtime.Result) *asked {
+	next := &reqstate.State{Tool: x.subject, Args: reqstate.ArgsDigest(x.args), Caller: callerDigest(x.caller), Expires: k.now().Add(k.ttl).Unix()}
+	for _, a := range x.in.Answers {
 		next.Answers = append(next.Answers, reqstate.Answer{ID: a.ID, Params: a.ParamsSHA256, Result: a.Result})
 	}
 	questions := mcp.InputRequestMap{}
 	for _, q := range res.InputRequests {
 		ir, err := toInputRequest(q)
 		if err != nil {
-			return toResult(plugins.Errorf("the handler of %s asked a question MCP cannot carry: %v", name, err)), nil
+			return &asked{res: plugins.Errorf("the handler of %s asked a question MCP cannot carry: %v", x.subject, err)}
 		}
 		questions[q.ID] = ir
 		asked := reqstate.Question{ID: q.ID, Method: q.Method, Params: q.ParamsHash()}
 		asked.Schema = formSchema(ir)
 		next.Asked = append(next.Asked, asked)
 	}
-	token, err := s.ask.key.Seal(next)
+	token, err := k.key.Seal(next)
 	if err != nil {
-		return toResult(plugins.Errorf("%s: %v", name, err)), nil
+		return &asked{res: plugins.Errorf("%s: %v", x.subject, err)}
 	}
-	return &mcp.CallToolResult{InputRequests: questions, RequestState: token}, nil
+	return &asked{questions: questions, state: token}
 }
 
-// callerDigest is the identity a requestState of req is bound to: its
-// OAuth caller's, or nil without OAuth (one --token is one caller).
-func callerDigest(req *mcp.CallToolRequest) []byte {
-	c := callerOf(req)
+// callerDigest is the identity a requestState is bound to: its OAuth
+// caller's, or nil without OAuth (one --token is one caller).
+func callerDigest(c *oauth.Caller) []byte {
 	if c == nil {
 		return nil
 	}
@@ -306,31 +359,31 @@ func toInputRequest(q plugins.InputRequest) (mcp.InputRequest, error) {
 	return ir, nil
 }
 
-// relay serves a call of a legacy session: it asks the client each
+// relay serves a request of a legacy session: it asks the client each
 // question over the session and runs the handler again with the answers.
-func (s *mcpTools) relay(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, in *plugins.Input, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
+func relay(ctx context.Context, x *exchange, run func(context.Context, *plugins.Input) (*runtime.Result, error)) (*asked, error) {
 	for round := 1; ; round++ {
-		res, err := s.rt.CallWithEvents(plugins.WithInput(ctx, in), name, args, onEvent)
+		res, err := run(ctx, x.in)
 		if err != nil {
 			return nil, callError(err)
 		}
 		switch {
 		case res.MissingCapability != "":
-			return nil, missingCapability(res)
+			return nil, missingCapability(x.kind, res)
 		case len(res.InputRequests) == 0:
-			return toResult(res), nil
+			return &asked{res: res}, nil
 		case round == maxRelayRounds:
-			return toResult(plugins.Errorf("%s asked its client questions in %d rounds without finishing", name, round)), nil
+			return &asked{res: plugins.Errorf("%s asked its client questions in %d rounds without finishing", x.subject, round)}, nil
 		}
 		for _, q := range res.InputRequests {
-			answer, err := askSession(ctx, req.Session, q)
+			answer, err := askSession(ctx, x.session, q)
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()
 				}
-				return toResult(plugins.Errorf("%s asked the client (%s %s), which did not answer: %v", name, q.Method, q.ID, err)), nil
+				return &asked{res: plugins.Errorf("%s asked the client (%s %s), which did not answer: %v", x.subject, q.Method, q.ID, err)}, nil
 			}
-			in.Answers = append(in.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: answer})
+			x.in.Answers = append(x.in.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: answer})
 		}
 	}
 }
@@ -368,13 +421,13 @@ func callError(err error) error {
 
 // missingCapability is MCP's MissingRequiredClientCapability error
 // (SEP-2575) for a handler that needed a capability the client lacks.
-func missingCapability(res *runtime.Result) error {
+func missingCapability(kind string, res *runtime.Result) error {
 	data, _ := json.Marshal(map[string]any{
 		"requiredCapabilities": map[string]any{res.MissingCapability: map[string]any{}},
 	})
 	return &jsonrpc.Error{
 		Code:    mcp.CodeMissingRequiredClientCapabilities,
-		Message: fmt.Sprintf("the tool needs the client's %s capability, which the client did not declare", res.MissingCapability),
+		Message: fmt.Sprintf("the %s needs the client's %s capability, which the client did not declare", kind, res.MissingCapability),
 		Data:    data,
 	}
 }

@@ -83,6 +83,14 @@ func (a *askers) handlers() []plugins.Handler {
 			a.answered.Add(1)
 			return plugins.Text(req.Greeting + ", " + nameOf(res) + "!"), nil
 		}),
+		plugins.HandlePrompt("welcome", func(ctx context.Context, args struct{ Tone string }) ([]plugins.PromptMessage, error) {
+			res, err := plugins.Elicit(ctx, "name", nameForm)
+			if err != nil {
+				return nil, err
+			}
+			a.answered.Add(1)
+			return []plugins.PromptMessage{{Role: "user", Content: plugins.TextContent("Write a " + args.Tone + " welcome for " + nameOf(res))}}, nil
+		}),
 		plugins.Handle("plain", func(context.Context, struct{}) (*plugins.Result, error) {
 			return plugins.Text("Hello, Ada!"), nil
 		}),
@@ -226,6 +234,85 @@ func TestAskRoundTrips(t *testing.T) {
 				t.Errorf("%d calls carried inputResponses, want %d", got, want)
 			}
 		})
+	}
+}
+
+// TestAskFromPrompt: a prompt's handler asks as a tool's does, in both
+// revisions: a 2026-07-28 prompts/get gets an InputRequiredResult and is
+// sent again with the answer, a 2025-11-25 one is asked over its session.
+func TestAskFromPrompt(t *testing.T) {
+	ts, a := serveAsk(t, mcpserver.Options{})
+	for _, rev := range runtimetest.Revisions {
+		t.Run(rev, func(t *testing.T) {
+			var asked atomic.Int64
+			rounds := &retries{next: http.DefaultTransport}
+			s := answeringClient(t, ts.URL, rev, &asked, rounds)
+			answered := a.answered.Load()
+			ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+			defer cancel()
+			res, err := s.GetPrompt(ctx, &mcp.GetPromptParams{Name: "welcome", Arguments: map[string]string{"tone": "dry"}})
+			if err != nil {
+				t.Fatalf("prompts/get welcome: %v", err)
+			}
+			if len(res.Messages) != 1 || res.Messages[0].Content.(*mcp.TextContent).Text != "Write a dry welcome for Ada" {
+				t.Errorf("prompts/get welcome = %+v", res.Messages)
+			}
+			if got := asked.Load(); got != 1 {
+				t.Errorf("the client answered %d questions, want 1", got)
+			}
+			if got := a.answered.Load() - answered; got != 1 {
+				t.Errorf("%d handler runs finished with the answer, want 1", got)
+			}
+			want := map[bool]int64{true: 1, false: 0}[rev >= "2026-07-28"]
+			if got := rounds.n.Load(); got != want {
+				t.Errorf("%d requests carried inputResponses, want %d", got, want)
+			}
+		})
+	}
+
+	// A requestState is bound to what it was issued for: a tool's state
+	// does not resume the prompt, nor the prompt's another argument.
+	url := ts.URL
+	getParams := func(args map[string]any, state string, responses map[string]any) map[string]any {
+		p := callParams("welcome", nil, state, responses)
+		delete(p, "arguments")
+		p["arguments"] = args
+		return p
+	}
+	r := runtimetest.RPC(t, url, "prompts/get", getParams(map[string]any{}, "", nil), v2026)
+	state, _ := r.Result["requestState"].(string)
+	if r.Error != nil || r.Result["resultType"] != "input_required" || state == "" {
+		t.Fatalf("round 1 = %d %+v %+v, want an InputRequiredResult with a requestState", r.Status, r.Result, r.Error)
+	}
+	r = runtimetest.RPC(t, url, "prompts/get", getParams(map[string]any{}, state, ada), v2026)
+	if r.Error != nil || r.Result["resultType"] != "complete" {
+		t.Fatalf("round 2 = %d %+v %+v, want the prompt", r.Status, r.Result, r.Error)
+	}
+	for name, p := range map[string]map[string]any{
+		"a tool's state":         getParams(map[string]any{}, firstRound(t, url, map[string]any{}), ada),
+		"another argument":       getParams(map[string]any{"tone": "cold"}, state, ada),
+		"a prompt's as a tool's": callParams("greet", map[string]any{}, state, ada),
+	} {
+		method := "prompts/get"
+		if p["name"] == "greet" {
+			method = "tools/call"
+		}
+		before := a.answered.Load()
+		r := runtimetest.RPC(t, url, method, p, v2026)
+		if r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams {
+			t.Errorf("%s: %s = %d %+v %+v, want -32602", name, method, r.Status, r.Result, r.Error)
+		}
+		if a.answered.Load() != before {
+			t.Errorf("%s: a handler ran with the answer", name)
+		}
+	}
+
+	// A client without elicitation is told what the prompt needs.
+	c := runtimetest.ConnectMCPAt(t, ts.URL, "2026-07-28")
+	_, err := c.Session.GetPrompt(context.Background(), &mcp.GetPromptParams{Name: "welcome"})
+	var rpcErr *jsonrpc.Error
+	if !errors.As(err, &rpcErr) || rpcErr.Code != mcp.CodeMissingRequiredClientCapabilities || !strings.Contains(rpcErr.Message, "the prompt needs") {
+		t.Errorf("prompts/get without elicitation = %v, want error %d", err, mcp.CodeMissingRequiredClientCapabilities)
 	}
 }
 

@@ -100,11 +100,11 @@ func (s *mcpTools) startTask(ctx context.Context, req *mcp.CallToolRequest, next
 	if extra := req.Extra; extra != nil && extra.Header != nil {
 		ctx = runtime.WithArgumentCheck(ctx, paramHeaderCheck(extra.Header, true))
 	}
-	in := clientInput(req)
-	if _, err := s.openState(name, req, args, in); err != nil {
+	x := toolExchange(req, name, args)
+	if _, err := s.ask.open(x); err != nil {
 		return nil, err
 	}
-	res, task, err := s.tasks.Start(ctx, tasks.Call{Owner: ownerOf(callerOf(req)), Tool: name, Args: args, Input: in, OnEvent: s.events(ctx, req)})
+	res, task, err := s.tasks.Start(ctx, tasks.Call{Owner: ownerOf(callerOf(req)), Tool: name, Args: args, Input: x.in, OnEvent: s.events(ctx, req)})
 	switch {
 	case errors.Is(err, tasks.ErrTooMany):
 		res, err = plugins.Errorf("%s was not run: %v", name, err), nil

@@ -85,7 +85,8 @@ func GenerateSecret() []byte {
 
 // State is what a call keeps between its rounds.
 type State struct {
-	// Tool is the tool's MCP name.
+	// Tool is the tool's MCP name, or for a prompt "prompt:" and its
+	// name (no MCP name holds a colon).
 	Tool string `json:"t"`
 	// Args is the SHA-256 of the call's arguments (see ArgsDigest).
 	Args []byte `json:"a"`
