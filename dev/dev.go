@@ -32,6 +32,7 @@ import (
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
 	"github.com/toolc/toolc/serve"
 	"github.com/toolc/toolc/upstream"
@@ -352,6 +353,9 @@ func (d *Daemon) Tools() serve.Tools {
 	return serve.Tools{
 		Load:      d.Start,
 		OpensGate: true,
+		// An edit may bring prompts or resources to a session that
+		// initialized without them.
+		Declared: mcpserver.Features{Prompts: true, Resources: true, Completions: true},
 		Follow: func(ctx context.Context) error {
 			err := d.Run(ctx)
 			if err != nil {

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	neturl "net/url"
 	"strings"
 	"time"
 )
@@ -21,7 +22,13 @@ const DefaultHealthURL = "http://127.0.0.1:8931/healthz"
 // health check. With wait, it asks again every tenth of a second until
 // the server says "ok" or wait has passed, for a script that has just
 // started one.
+//
+// url may name the server rather than its check: a URL without a path
+// (http://127.0.0.1:8931) and a bare host and port (127.0.0.1:8931) ask
+// that server's /healthz, since that is what a user who has just started
+// one knows, and a 404 from its root helps no one.
 func CheckHealth(ctx context.Context, url string, wait time.Duration) ([]byte, error) {
+	url = healthURL(url)
 	deadline := time.Now().Add(wait)
 	for {
 		body, err := checkHealth(ctx, url)
@@ -34,6 +41,20 @@ func CheckHealth(ctx context.Context, url string, wait time.Duration) ([]byte, e
 		case <-time.After(100 * time.Millisecond):
 		}
 	}
+}
+
+// healthURL is the URL of the health check that target names (see
+// CheckHealth).
+func healthURL(target string) string {
+	if !strings.Contains(target, "://") {
+		target = "http://" + target
+	}
+	u, err := neturl.Parse(target)
+	if err != nil || u.Host == "" || (u.Path != "" && u.Path != "/") || u.RawQuery != "" {
+		return target // as given: the request says what is wrong with it
+	}
+	u.Path = "/healthz"
+	return u.String()
 }
 
 func checkHealth(ctx context.Context, url string) ([]byte, error) {

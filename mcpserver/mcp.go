@@ -63,6 +63,36 @@ type Options struct {
 	// Manager in HTTPOptions.Tasks. Without it, an "optional" tool runs as
 	// a plain call and a "required" one is refused.
 	Tasks *tasks.Manager
+	// Declared are the features, besides tools, that the server declares
+	// at initialize and server/discover whether or not the catalog it has
+	// loaded serves them yet. A session's capabilities are fixed when it
+	// initializes, and a stdio client initializes at once, while the
+	// handlers build: toolc serve, which compiles its contract before
+	// serving, declares the contract's, so that a desktop client lists the
+	// prompts and resources that the load brings; toolc dev declares all
+	// of them, which an edit may add. A declared feature that the catalog
+	// does not serve answers its lists empty, not "method not found".
+	Declared Features
+}
+
+// Features are what an MCP server may serve besides tools.
+type Features struct {
+	Prompts, Resources, Completions bool
+}
+
+// FeaturesOf are the features that cat serves: completions complete the
+// arguments of prompts and the variables of resource templates.
+func FeaturesOf(cat *catalog.Catalog) Features {
+	var f Features
+	for _, s := range cat.Services {
+		f.Prompts = f.Prompts || len(s.Prompts) > 0
+		f.Resources = f.Resources || len(s.Resources) > 0
+		for _, r := range s.Resources {
+			f.Completions = f.Completions || r.IsTemplate()
+		}
+	}
+	f.Completions = f.Completions || f.Prompts
+	return f
 }
 
 // promptMethods and resourceMethods are the methods of the prompts and
@@ -84,11 +114,12 @@ var (
 	}
 )
 
-func rejectUnserved(e *entries) mcp.Middleware {
+func rejectUnserved(e *entries, declared Features) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			prompts, resources := e.has()
-			complete := prompts || e.hasTemplates()
+			complete := prompts || e.hasTemplates() || declared.Completions
+			prompts, resources = prompts || declared.Prompts, resources || declared.Resources
 			switch {
 			case promptMethods[method] && !prompts || resourceMethods[method] && !resources:
 				return nil, &jsonrpc.Error{Code: jsonrpc.CodeMethodNotFound, Message: fmt.Sprintf("method %q not found: this server serves no %s", method, strings.SplitN(method, "/", 2)[0])}
@@ -103,24 +134,41 @@ func rejectUnserved(e *entries) mcp.Middleware {
 				}
 			}
 			res, err := rejectLongNames(next)(ctx, method, req)
-			if complete && err == nil {
-				// Waits for go-sdk: a completions capability that follows
-				// what there is to complete.
-				switch r := res.(type) {
-				case *mcp.InitializeResult:
-					if r.Capabilities != nil && r.Capabilities.Completions == nil {
-						out, caps := *r, *r.Capabilities
-						caps.Completions = &mcp.CompletionCapabilities{}
-						out.Capabilities = &caps
-						return &out, nil
-					}
-				case *mcp.DiscoverResult:
-					if r.Capabilities != nil && r.Capabilities.Completions == nil {
-						out, caps := *r, *r.Capabilities
-						caps.Completions = &mcp.CompletionCapabilities{}
-						out.Capabilities = &caps
-						return &out, nil
-					}
+			if err != nil {
+				return res, err
+			}
+			// go-sdk declares prompts and resources once it serves some,
+			// which is after the load; the rest waits for go-sdk: a
+			// completions capability that follows what there is to
+			// complete.
+			declare := func(caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
+				if caps == nil || (caps.Completions != nil || !complete) && (caps.Prompts != nil || !prompts) && (caps.Resources != nil || !resources) {
+					return nil
+				}
+				out := *caps
+				if complete && out.Completions == nil {
+					out.Completions = &mcp.CompletionCapabilities{}
+				}
+				if prompts && out.Prompts == nil {
+					out.Prompts = &mcp.PromptCapabilities{ListChanged: true}
+				}
+				if resources && out.Resources == nil {
+					out.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
+				}
+				return &out
+			}
+			switch r := res.(type) {
+			case *mcp.InitializeResult:
+				if caps := declare(r.Capabilities); caps != nil {
+					out := *r
+					out.Capabilities = caps
+					return &out, nil
+				}
+			case *mcp.DiscoverResult:
+				if caps := declare(r.Capabilities); caps != nil {
+					out := *r
+					out.Capabilities = caps
+					return &out, nil
 				}
 			}
 			return res, err
@@ -215,7 +263,7 @@ func New(rt *runtime.Runtime, opts Options) *mcp.Server {
 	// span too. A list gets its tools' execution after the caller's
 	// scopes filter it, and a hidden tool is refused before it could start
 	// a task.
-	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists)
+	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents, opts.Declared), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists)
 	srv.AddReceivingMiddleware(s.callDeferred)
 	ents.srv = srv
 	rt.OnSwap(func(snap *runtime.Snapshot) {

@@ -145,7 +145,7 @@ func newMCPEndpoint(rt *runtime.Runtime, srv *mcp.Server, opts HTTPOptions) *mcp
 		Logger:       opts.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	})
-	blank.AddReceivingMiddleware(rejectUnserved(newEntries(rt, nil, "")), auditHidden(rt))
+	blank.AddReceivingMiddleware(rejectUnserved(newEntries(rt, nil, ""), Features{}), auditHidden(rt))
 	statelessServer := func(r *http.Request) *mcp.Server {
 		if r.Context().Value(hiddenCallKey{}) != nil {
 			return blank

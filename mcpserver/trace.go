@@ -13,30 +13,47 @@ import (
 )
 
 // traceCalls is the outermost receiving middleware of the MCP server: one
-// server span per tools/call (runtime.StartSpan), whatever answers it
-// (go-sdk for an unknown tool, the scope filter, the runtime).
+// server span per tools/call, prompts/get and resources/read
+// (runtime.StartSpan), whatever answers it (go-sdk for an unknown tool,
+// the scope filter, the runtime, a template or a file).
 func traceCalls(rt *runtime.Runtime) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		if !rt.Tracing() {
 			return next
 		}
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			p, ok := req.GetParams().(*mcp.CallToolParamsRaw)
-			if method != "tools/call" || !ok || p == nil {
+			st := runtime.SpanStart{Method: method, Caller: callerOf(req)}
+			var meta mcp.Meta
+			switch p := req.GetParams().(type) {
+			case *mcp.CallToolParamsRaw:
+				if method != "tools/call" || p == nil {
+					return next(ctx, method, req)
+				}
+				st.Tool, meta = p.Name, p.Meta
+			case *mcp.GetPromptParams:
+				if p == nil {
+					return next(ctx, method, req)
+				}
+				st.Tool, meta = p.Name, p.Meta
+			case *mcp.ReadResourceParams:
+				if p == nil {
+					return next(ctx, method, req)
+				}
+				st.URI, meta = p.URI, p.Meta
+			default:
 				return next(ctx, method, req)
 			}
-			st := runtime.SpanStart{Method: method, Tool: p.Name, Caller: callerOf(req)}
-			if p.Meta != nil {
-				st.Meta = metaCarrier(p.Meta)
+			if meta != nil {
+				st.Meta = metaCarrier(meta)
 			}
 			if extra := req.GetExtra(); extra != nil {
 				st.Header = extra.Header
 			}
-			if call, ok := req.(*mcp.CallToolRequest); ok {
-				st.ProtocolVersion = call.ProtocolVersion()
-				if call.Session != nil {
-					st.Session = call.Session.ID()
-				}
+			if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+				st.ProtocolVersion = r.ProtocolVersion()
+			}
+			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+				st.Session = ss.ID()
 			}
 			ctx, span := rt.StartSpan(ctx, st)
 			res, err := next(ctx, method, req)
@@ -46,17 +63,23 @@ func traceCalls(rt *runtime.Runtime) mcp.Middleware {
 	}
 }
 
-// endSpan ends the span of a tools/call with the answer the MCP server
-// sends.
+// endSpan ends the span of a tools/call, prompts/get or resources/read
+// with the answer the MCP server sends.
 func endSpan(span *runtime.Span, res mcp.Result, err error) {
 	var rpcErr *jsonrpc.Error
-	switch r, _ := res.(*mcp.CallToolResult); {
+	switch {
 	case errors.As(err, &rpcErr):
 		span.EndRPCError(rpcErr.Code, rpcErr.Message)
+		return
 	case err != nil:
 		span.End(nil, err)
-	case r != nil:
+		return
+	}
+	switch r := res.(type) {
+	case *mcp.CallToolResult:
 		span.EndResult(r.IsError, len(r.InputRequests) > 0)
+	case *mcp.GetPromptResult:
+		span.EndResult(false, len(r.InputRequests) > 0)
 	default:
 		span.EndResult(false, false)
 	}

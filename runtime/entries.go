@@ -46,6 +46,10 @@ func (rt *Runtime) CallEntry(ctx context.Context, service, handler string, args 
 	if d == nil || !slices.Contains(d.Tools(), handler) {
 		return nil, fmt.Errorf("%w for %s in service %q", ErrNoEntryHandler, handler, service)
 	}
+	if cs := spanFrom(ctx); cs != nil && !cs.claimed {
+		// The span of the prompts/get or resources/read this serves.
+		cs.entry(service, handler)
+	}
 	rt.inflight.Add(1)
 	defer rt.inflight.Add(-1)
 	if rt.draining.Load() {

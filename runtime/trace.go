@@ -33,6 +33,8 @@ import (
 // of a few strings.
 const (
 	attrToolName      = attribute.Key("gen_ai.tool.name")
+	attrPromptName    = attribute.Key("gen_ai.prompt.name")
+	attrResourceURI   = attribute.Key("mcp.resource.uri")
 	attrToolCallID    = attribute.Key("gen_ai.tool.call.id")
 	attrOperation     = attribute.Key("gen_ai.operation.name")
 	attrMCPMethod     = attribute.Key("mcp.method.name")
@@ -108,14 +110,19 @@ func spanFrom(ctx context.Context) *Span {
 // SpanStart is what a transport knows of a call as it starts the call's
 // span.
 type SpanStart struct {
-	// Method is the MCP method, "tools/call", or "" for a call of the
-	// function-call API (POST /v1/call), whose span is execute_tool.
+	// Method is the MCP method: "tools/call", "prompts/get" or
+	// "resources/read"; or "" for a call of the function-call API (POST
+	// /v1/call), whose span is execute_tool.
 	Method string
-	// Tool is the name the MCP request calls. The span is named after it
-	// only when the snapshot has a tool of that MCP name: else the caller
+	// Tool is the name the MCP request calls: the tool's, or the
+	// prompt's for prompts/get. The span is named after it only when the
+	// snapshot has a tool (prompt) of that MCP name: else the caller
 	// would choose the span's name. A /v1/call names its tool later, with
 	// SetTool.
 	Tool string
+	// URI is the URI a resources/read reads: an attribute, never in the
+	// span's name, which the conventions keep of low cardinality.
+	URI string
 	// Meta is the trace context of MCP's params._meta, if the request has
 	// one: the span's parent (SEP-414, and the conventions' choice).
 	Meta propagation.TextMapCarrier
@@ -149,19 +156,33 @@ func (rt *Runtime) StartSpan(ctx context.Context, st SpanStart) (context.Context
 		s.caller(st.Caller)
 		return ctx, s
 	}
-	tool := ""
-	if _, ok := rt.Snapshot().ByMCPName(st.Tool); ok {
-		tool = st.Tool
+	snap := rt.Snapshot()
+	name, nameAttr := "", attrToolName
+	switch st.Method {
+	case "prompts/get":
+		nameAttr = attrPromptName
+		if snap.hasPrompt(st.Tool) {
+			name = st.Tool
+		}
+	case "resources/read":
+		nameAttr = ""
+	default:
+		if _, ok := snap.ByMCPName(st.Tool); ok {
+			name = st.Tool
+		}
 	}
-	ctx, s := tr.start(ctx, st.Method, tool, st.Meta, st.Header, trace.SpanKindServer)
+	ctx, s := tr.start(ctx, st.Method, name, st.Meta, st.Header, trace.SpanKindServer)
 	if s.recording {
 		transport := "pipe" // stdio
 		if st.Header != nil {
 			transport = "tcp"
 		}
 		s.span.SetAttributes(attrTransport.String(transport))
-		if tool == "" {
-			s.span.SetAttributes(attrToolName.String(truncate(st.Tool, MaxCallName)))
+		switch {
+		case nameAttr == "":
+			s.span.SetAttributes(attrResourceURI.String(truncate(st.URI, MaxURI)))
+		case name == "":
+			s.span.SetAttributes(nameAttr.String(truncate(st.Tool, MaxCallName)))
 		}
 		if st.ProtocolVersion != "" {
 			s.span.SetAttributes(attrMCPProtocol.String(st.ProtocolVersion))
@@ -172,6 +193,22 @@ func (rt *Runtime) StartSpan(ctx context.Context, st SpanStart) (context.Context
 		s.caller(st.Caller)
 	}
 	return ctx, s
+}
+
+// MaxURI bounds the resource URI a span records: a client chooses it, and
+// no resource's is longer.
+const MaxURI = 2048
+
+// hasPrompt reports whether the snapshot serves a prompt of that name.
+func (s *Snapshot) hasPrompt(name string) bool {
+	for _, svc := range s.Catalog.Services {
+		for _, p := range svc.Prompts {
+			if p.Name == name {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // start starts the server span of a call of tool (empty when not known
@@ -199,15 +236,35 @@ func (tr *tracing) start(ctx context.Context, method, tool string, meta propagat
 	ctx, span := tr.tracer.Start(parent, name, trace.WithSpanKind(kind), trace.WithLinks(links...))
 	s := &Span{span: span, recording: span.IsRecording()}
 	if s.recording {
-		span.SetAttributes(attrOperation.String(operationExecTool))
-		if method == "tools/call" {
+		switch method {
+		case "prompts/get":
 			span.SetAttributes(attrMCPMethod.String(method))
-		}
-		if tool != "" {
-			span.SetAttributes(attrToolName.String(tool))
+			if tool != "" {
+				span.SetAttributes(attrPromptName.String(tool))
+			}
+		case "resources/read":
+			span.SetAttributes(attrMCPMethod.String(method))
+		default:
+			span.SetAttributes(attrOperation.String(operationExecTool))
+			if method == "tools/call" {
+				span.SetAttributes(attrMCPMethod.String(method))
+			}
+			if tool != "" {
+				span.SetAttributes(attrToolName.String(tool))
+			}
 		}
 	}
 	return context.WithValue(ctx, spanKey{}, s), s
+}
+
+// entry records the service and handler that serve a prompt or resource
+// (toolc.tool is then "prompt:NAME" or "resource:NAME"); every round of a
+// prompts/get that asks back runs the same one.
+func (s *Span) entry(service, handler string) {
+	if s == nil || !s.recording {
+		return
+	}
+	s.span.SetAttributes(attrService.String(service), attrTool.String(handler))
 }
 
 // caller records the OAuth caller's subject and client.

@@ -4,8 +4,12 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -18,6 +22,7 @@ import (
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/toolc/toolc/compiler"
 	"github.com/toolc/toolc/httpapi"
 	"github.com/toolc/toolc/internal/otlptest"
 	"github.com/toolc/toolc/internal/runtimetest"
@@ -439,5 +444,141 @@ func TestTraceNestedCall(t *testing.T) {
 	}
 	if inner.Parent().SpanID() != outer.SpanContext().SpanID() {
 		t.Errorf("the nested call's span has parent %s, want the call's %s", inner.Parent().SpanID(), outer.SpanContext().SpanID())
+	}
+}
+
+// TestTracePromptsAndResources: prompts/get and resources/read get their
+// server spans as tools/call does, named and attributed as the conventions
+// have it ("prompts/get NAME" with gen_ai.prompt.name; "resources/read"
+// with mcp.resource.uri, which stays out of the name), the child of the
+// client's trace context, with the handler that served them and how they
+// ended: a template, a handler, a round that asks back, an error.
+func TestTracePromptsAndResources(t *testing.T) {
+	dir := t.TempDir()
+	contract := `package notes
+
+import "github.com/toolc/toolc/schema"
+
+schema.#Service & {
+	name:        "notes"
+	version:     "1.0.0"
+	description: "Notes"
+	tools: {}
+	prompts: hello: {
+		description: "Say hello"
+		messages: [{role: "user", text: "Hello"}]
+	}
+	prompts: welcome: {
+		description: "Ask a name, then welcome its owner"
+	}
+	resources: readme: {uri: "notes://readme", description: "The readme", text: "# Notes"}
+	resources: note: {
+		uriTemplate: "notes://n/{id}"
+		description: "A note"
+		mimeType:    "text/markdown"
+		variables: id: {type: "string", description: "The note", pattern: "^[0-9]+$"}
+	}
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "notes.cue"), []byte(contract), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Compile(compiler.Config{Dir: dir}, ".")
+	if err != nil || res.HasErrors() {
+		t.Fatalf("compile: %v %v", err, res.Diagnostics)
+	}
+	welcome := plugins.HandlePrompt("welcome", func(ctx context.Context, _ struct{}) ([]plugins.PromptMessage, error) {
+		r, err := plugins.Elicit(ctx, "name", plugins.Form{Message: "Your name?", Schema: []byte(`{"type":"object","properties":{"name":{"type":"string"}}}`)})
+		if err != nil {
+			return nil, err
+		}
+		var v struct{ Name string }
+		_ = r.Decode(&v)
+		return []plugins.PromptMessage{{Role: "user", Content: plugins.TextContent("Welcome " + v.Name)}}, nil
+	})
+	note := plugins.HandleResource("note", func(ctx context.Context, req plugins.ResourceRequest[struct{ ID string }]) ([]plugins.ResourceContents, error) {
+		if req.Variables.ID == "8" {
+			return nil, errors.New("note 8 is locked")
+		}
+		return []plugins.ResourceContents{{Text: "# Note " + req.Variables.ID}}, nil
+	})
+	tp, rec := recordSpans(t)
+	rt := runtime.New(runtime.Options{TracerProvider: tp})
+	srv := mcpserver.New(rt, mcpserver.Options{ContentDir: dir})
+	if _, err := rt.Swap(res.Catalog, map[string]runtime.Dispatcher{"notes": runtime.Local(welcome, note)}); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(mcpserver.NewHTTPHandler(rt, srv, mcpserver.HTTPOptions{}))
+	t.Cleanup(ts.Close)
+
+	for _, rev := range runtimetest.Revisions {
+		t.Run(rev, func(t *testing.T) {
+			client := mcp.NewClient(&mcp.Implementation{Name: "test-client", Version: "1"}, &mcp.ClientOptions{
+				ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+					return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"name": "Ada"}}, nil
+				},
+			})
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: rev})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer session.Close()
+			seen := len(rec.Ended())
+			session_ := "!"
+			if rev < "2026-07-28" {
+				session_ = session.ID()
+			}
+
+			parent := newTraceparent(t)
+			meta := mcp.Meta{"traceparent": parent.header}
+			if _, err := session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "hello", Meta: meta}); err != nil {
+				t.Fatal(err)
+			}
+			wantSpan(t, onlySpan(t, rec, &seen), "prompts/get hello", trace.SpanKindServer, &parent, map[attribute.Key]string{
+				"mcp.method.name": "prompts/get", "gen_ai.prompt.name": "hello", "gen_ai.operation.name": "!", "gen_ai.tool.name": "!",
+				"mcp.protocol.version": rev, "mcp.session.id": session_, "network.transport": "tcp",
+				"toolc.tool": "!", "toolc.outcome": "ok", "error.type": "!"})
+
+			// A handler's prompt: at 2026-07-28 one span per round, the
+			// first ending with the question.
+			if _, err := session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "welcome", Meta: meta}); err != nil {
+				t.Fatal(err)
+			}
+			if rev >= "2026-07-28" {
+				// go-sdk's client sends the second round before GetPrompt
+				// returns: the first span has ended by then.
+				seen++
+				wantSpan(t, rec.Ended()[seen-1], "prompts/get welcome", trace.SpanKindServer, &parent, map[attribute.Key]string{
+					"toolc.service": "notes", "toolc.tool": "prompt:welcome", "toolc.outcome": "input_required", "error.type": "!"})
+			}
+			wantSpan(t, onlySpan(t, rec, &seen), "prompts/get welcome", trace.SpanKindServer, &parent, map[attribute.Key]string{
+				"toolc.service": "notes", "toolc.tool": "prompt:welcome", "toolc.outcome": "ok", "error.type": "!"})
+
+			// An unknown prompt does not name the span.
+			if _, err := session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "no_such_prompt", Meta: meta}); err == nil {
+				t.Fatal("an unknown prompt answered")
+			}
+			wantSpan(t, onlySpan(t, rec, &seen), "prompts/get", trace.SpanKindServer, &parent, map[attribute.Key]string{
+				"gen_ai.prompt.name": "no_such_prompt", "toolc.outcome": "protocol_error", "error.type": "-32602", "rpc.response.status_code": "-32602"})
+
+			if _, err := session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://readme", Meta: meta}); err != nil {
+				t.Fatal(err)
+			}
+			wantSpan(t, onlySpan(t, rec, &seen), "resources/read", trace.SpanKindServer, &parent, map[attribute.Key]string{
+				"mcp.method.name": "resources/read", "mcp.resource.uri": "notes://readme", "gen_ai.operation.name": "!",
+				"mcp.session.id": session_, "toolc.tool": "!", "toolc.outcome": "ok", "error.type": "!"})
+			if _, err := session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://n/7", Meta: meta}); err != nil {
+				t.Fatal(err)
+			}
+			wantSpan(t, onlySpan(t, rec, &seen), "resources/read", trace.SpanKindServer, &parent, map[attribute.Key]string{
+				"mcp.resource.uri": "notes://n/7", "toolc.service": "notes", "toolc.tool": "resource:note", "toolc.outcome": "ok", "error.type": "!"})
+			if _, err := session.ReadResource(ctx, &mcp.ReadResourceParams{URI: "notes://n/8", Meta: meta}); err == nil {
+				t.Fatal("a locked note was read")
+			}
+			wantSpan(t, onlySpan(t, rec, &seen), "resources/read", trace.SpanKindServer, &parent, map[attribute.Key]string{
+				"mcp.resource.uri": "notes://n/8", "toolc.tool": "resource:note", "toolc.outcome": "protocol_error", "error.type": "-32603"})
+		})
 	}
 }

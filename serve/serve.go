@@ -55,6 +55,10 @@ type Tools struct {
 	// Close, if set, releases what Load started, once Run is over: toolc
 	// serve's plugins are stopped by the drain, or here if serving failed.
 	Close func()
+	// Declared are the prompts, resources and completions that the tools
+	// will serve, declared to the clients that initialize before Load is
+	// over (mcpserver.Options.Declared), with those of Options.MCP.
+	Declared mcpserver.Features
 }
 
 // Options configure Run.
@@ -115,7 +119,10 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	if gate == nil {
 		gate = mcpserver.NewGate()
 	}
-	srv := mcpserver.New(rt, opts.MCP)
+	mo := opts.MCP
+	d := &mo.Declared
+	d.Prompts, d.Resources, d.Completions = d.Prompts || t.Declared.Prompts, d.Resources || t.Declared.Resources, d.Completions || t.Declared.Completions
+	srv := mcpserver.New(rt, mo)
 	srv.AddReceivingMiddleware(gate.Hold)
 	shutdown := opts.Shutdown
 	shutdown.StopHandlers = t.Stop

@@ -58,6 +58,7 @@ func testTools() []*mcp.Tool {
 		{Name: "env", Description: "List the environment", InputSchema: schema(``)},
 		{Name: "stats", Description: "Count the calls and cancellations seen", InputSchema: schema(``)},
 		{Name: "meta", Description: "Return the call's traceparent", InputSchema: schema(``)},
+		{Name: "ask", Description: "Ask the client for a name, a completion and its roots", InputSchema: schema(``)},
 		{Name: "mutate", Description: "Change echo's description", InputSchema: schema(`"description":{"type":"string","description":"The new description"},"notify":{"type":"boolean","description":"Whether to send list_changed"}`, "description", "notify")},
 	}
 }
@@ -73,9 +74,13 @@ func newTestServer(mode string) *mcp.Server {
 	var calls, cancels atomic.Int64
 	var mu sync.Mutex
 	echoDesc := "Echo a text back"
-	srv := mcp.NewServer(&mcp.Implementation{Name: "test-upstream", Version: "1.0.0"}, &mcp.ServerOptions{
-		HasTools: true,
-	})
+	opts := &mcp.ServerOptions{HasTools: true}
+	if mode == "ask-2025-11-25" {
+		// The server speaks 2025-11-25 at most; by default, go-sdk's
+		// speaks 2026-07-28.
+		opts.SupportedProtocolVersions = []string{"2025-11-25"}
+	}
+	srv := mcp.NewServer(&mcp.Implementation{Name: "test-upstream", Version: "1.0.0"}, opts)
 	// The description of echo as listed is read at each tools/list, so
 	// that mutate can change it with or without a notification.
 	srv.AddReceivingMiddleware(func(next mcp.MethodHandler) mcp.MethodHandler {
@@ -175,6 +180,40 @@ func newTestServer(mode string) *mcp.Server {
 		"meta": func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			tp, _ := r.Params.Meta["traceparent"].(string)
 			return text(tp), nil
+		},
+		// ask asks its three questions as go-sdk's servers do: as an
+		// InputRequiredResult at 2026-07-28, which go-sdk turns into
+		// elicitation/create, sampling/createMessage and roots/list over
+		// the session of an older revision.
+		"ask": func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			ir := r.Params.InputResponses
+			if len(ir) < 3 {
+				return &mcp.CallToolResult{InputRequests: mcp.InputRequestMap{
+					"name":  &mcp.ElicitParams{Message: "Your name?", RequestedSchema: schema(`"name":{"type":"string","description":"Your name"}`, "name")},
+					"model": &mcp.CreateMessageParams{MaxTokens: 10, Messages: []*mcp.SamplingMessage{{Role: "user", Content: &mcp.TextContent{Text: "Say hi"}}}},
+					"roots": &mcp.ListRootsParams{},
+				}}, nil
+			}
+			var name, said, root string
+			if e, ok := ir["name"].(*mcp.ElicitResult); ok && e.Action == "accept" {
+				name = fmt.Sprint(e.Content["name"])
+			}
+			switch m := ir["model"].(type) {
+			case *mcp.CreateMessageResult:
+				if t, ok := m.Content.(*mcp.TextContent); ok {
+					said = t.Text
+				}
+			case *mcp.CreateMessageWithToolsResult:
+				if len(m.Content) > 0 {
+					if t, ok := m.Content[0].(*mcp.TextContent); ok {
+						said = t.Text
+					}
+				}
+			}
+			if l, ok := ir["roots"].(*mcp.ListRootsResult); ok && len(l.Roots) > 0 {
+				root = l.Roots[0].URI
+			}
+			return text(fmt.Sprintf("name=%s model=%s root=%s", name, said, root)), nil
 		},
 		"mutate": func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct {

@@ -97,6 +97,10 @@ type Options struct {
 	// Environ is toolc's environment, which env values are read from and
 	// the inherited variables come from. Default os.Environ.
 	Environ func() []string
+	// AnswerTimeout is how long a call whose server asked its client a
+	// question waits for the answer between rounds; default
+	// DefaultAnswerTimeout.
+	AnswerTimeout time.Duration
 }
 
 // For returns o for servers whose calls rt makes: unless o sets
@@ -156,9 +160,18 @@ type Server struct {
 	// tap, set by List, keeps the schemas as the server wrote them.
 	tap *schemaTap
 
-	progress sync.Map // progress token -> func(plugins.Event)
+	progress sync.Map // progress token -> *call
 	tokens   atomic.Uint64
-	check    chan struct{}
+
+	// calls are the calls in flight, which a server's request over its
+	// session is related to (see ask.go).
+	callsMu sync.Mutex
+	calls   map[*call]struct{}
+	// parked are the calls waiting for their caller's answers, by the id
+	// of each question they wait on.
+	parkMu sync.Mutex
+	parked map[string]*parked
+	check  chan struct{}
 }
 
 var _ runtime.Dispatcher = (*Server)(nil)
@@ -244,7 +257,8 @@ func newServer(ctx context.Context, svc *catalog.Service, opts Options, tap *sch
 		sp.httpClient.Transport.(*headerTransport).tap = tap
 	}
 	s := &Server{svc: svc, opts: opts, spec: sp, tap: tap, byKey: map[string]*catalog.Tool{},
-		drift: map[[2]string]int64{}, check: make(chan struct{}, 1)}
+		drift: map[[2]string]int64{}, check: make(chan struct{}, 1),
+		calls: map[*call]struct{}{}, parked: map[string]*parked{}}
 	for _, t := range svc.Tools {
 		s.tools = append(s.tools, t.Name)
 		s.byKey[t.Name] = t
@@ -253,14 +267,22 @@ func newServer(ctx context.Context, svc *catalog.Service, opts Options, tap *sch
 	none := map[string][]lock.Change{}
 	s.withdrawn.Store(&none)
 	s.client = mcp.NewClient(&mcp.Implementation{Name: "toolc", Version: buildinfo.Version()}, &mcp.ClientOptions{
-		// No roots, sampling or elicitation: toolc cannot yet carry a
-		// server's question to its own client in the middle of a call,
-		// so it offers none, and a server that asks anyway is refused.
-		Capabilities:                &mcp.ClientCapabilities{},
+		// toolc offers what its callers may answer, and passes each
+		// question to the caller of the call it is for (ask.go); a caller
+		// that cannot answer it makes the question an error. It answers
+		// a 2026-07-28 InputRequiredResult itself, in the call, rather
+		// than with go-sdk's handlers, which know no call.
+		Capabilities: &mcp.ClientCapabilities{
+			RootsV2:     &mcp.RootCapabilities{},
+			Sampling:    &mcp.SamplingCapabilities{},
+			Elicitation: &mcp.ElicitationCapabilities{Form: &mcp.FormElicitationCapabilities{}},
+		},
+		MultiRoundTrip:              &mcp.MultiRoundTripOptions{Disabled: true},
 		ToolListChangedHandler:      func(context.Context, *mcp.ToolListChangedRequest) { s.checkSoon() },
 		ProgressNotificationHandler: s.onProgress,
 		LoggingMessageHandler:       s.onLog,
 	})
+	s.client.AddReceivingMiddleware(s.askMiddleware)
 	sess, err := s.connect(ctx)
 	if err != nil {
 		return nil, fmt.Errorf("starting the upstream of service %q: %w", svc.Name, err)
@@ -299,6 +321,19 @@ func (s *Server) Tools() []string { return s.tools }
 // changes that withdrew each.
 func (s *Server) Withdrawn() map[string][]lock.Change { return *s.withdrawn.Load() }
 
+// ProtocolVersion returns the MCP revision the server speaks now, or ""
+// while it is down.
+func (s *Server) ProtocolVersion() string {
+	sess := s.sup.Current()
+	if sess == nil {
+		return ""
+	}
+	if ir := sess.cs.InitializeResult(); ir != nil {
+		return ir.ProtocolVersion
+	}
+	return ""
+}
+
 // Pid returns the process ID of a command's server, or 0.
 func (s *Server) Pid() int {
 	sess := s.sup.Current()
@@ -329,34 +364,47 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 	ownTimeout := func() bool {
 		return errors.Is(ctx.Err(), context.DeadlineExceeded) && parent.Err() == nil
 	}
-	sess, err := s.sup.Acquire(ctx)
-	if err != nil {
-		if ownTimeout() {
-			return plugins.Errorf("%s was not run: the upstream server of service %q did not come back within %s, its callTimeout", tool, s.svc.Name, s.spec.callTimeout), nil
+	in := plugins.InputOf(ctx)
+	// A round that brings the answers to an upstream's questions resumes
+	// the call that asked them.
+	c, res := s.resume(tool, in)
+	if res != nil {
+		return res, nil
+	}
+	if c == nil {
+		sess, err := s.sup.Acquire(ctx)
+		if err != nil {
+			if ownTimeout() {
+				return plugins.Errorf("%s was not run: the upstream server of service %q did not come back within %s, its callTimeout", tool, s.svc.Name, s.spec.callTimeout), nil
+			}
+			return nil, err
 		}
-		return nil, err
+		c = s.begin(ctx, sess, tool, t, args)
 	}
-	defer s.sup.Release()
-
-	params := &mcp.CallToolParams{Name: UpstreamName(t), Arguments: args}
-	meta := mcp.Meta{}
+	c.input.Store(in)
 	if onEvent != nil {
-		token := "toolc-" + strconv.FormatUint(s.tokens.Add(1), 10)
-		s.progress.Store(token, onEvent)
-		defer s.progress.Delete(token)
-		meta["progressToken"] = token
+		c.onEvent.Store(&onEvent)
+	} else {
+		c.onEvent.Store(nil)
 	}
-	carrier := propagation.MapCarrier{}
-	propagation.TraceContext{}.Inject(ctx, carrier)
-	for k, v := range carrier {
-		meta[k] = v
+	out, asked := s.await(ctx, c)
+	if asked != nil {
+		return asked, nil
 	}
-	if len(meta) > 0 {
-		params.Meta = meta
-	}
-	res, err := sess.cs.CallTool(ctx, params)
+	res2, err := out.res, out.err
 	if err != nil {
-		if why := sess.why.Load(); why != nil {
+		var missing *plugins.MissingCapabilityError
+		if errors.As(err, &missing) {
+			return &plugins.Result{MissingCapability: missing.Capability, IsError: true,
+				Content: []plugins.Content{plugins.TextContent(fmt.Sprintf("the upstream server of service %q asked the client a question: %v", s.svc.Name, missing))}}, nil
+		}
+		var failed *askError
+		if errors.As(err, &failed) && ctx.Err() == nil {
+			// The call's questions could not be asked or went
+			// unanswered; the session is fine.
+			return plugins.Errorf("%s: %v", tool, truncate(err.Error(), 2000)), nil
+		}
+		if why := c.sess.why.Load(); why != nil {
 			return nil, errors.New(*why)
 		}
 		if ownTimeout() {
@@ -366,7 +414,7 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 			return nil, ctx.Err()
 		}
 		var wire *jsonrpc.Error
-		if errors.As(err, &wire) && !sess.ended() {
+		if errors.As(err, &wire) && !c.sess.ended() {
 			// A JSON-RPC error from the server: the model reads it, as
 			// it reads a tool error.
 			return plugins.Errorf("the upstream server of service %q refused the call: %s", s.svc.Name, truncate(err.Error(), 2000)), nil
@@ -374,10 +422,34 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 		// Anything else is the connection failing (the process exited,
 		// wrote what is not JSON-RPC, or sent a message over the limit):
 		// the session is done for, and a new one is started.
-		return nil, s.endedDuringCall(sess, err)
+		return nil, s.endedDuringCall(c.sess, err)
 	}
 	s.sup.Answered() // a server that answers starts a fresh backoff
-	return convertResult(res)
+	return convertResult(res2)
+}
+
+// begin starts the upstream call of tool on sess, which Acquire counted
+// in flight: the call's own goroutine runs it (drive), outside the round's
+// context, so that it may wait for its caller's answers across rounds.
+func (s *Server) begin(ctx context.Context, sess *session, tool string, t *catalog.Tool, args json.RawMessage) *call {
+	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	c := &call{tool: tool, sess: sess, cs: sess.cs, cancel: cancel, asks: make(chan *ask), done: make(chan outcome, 1), ended: make(chan struct{})}
+	params := &mcp.CallToolParams{Name: UpstreamName(t), Arguments: args}
+	token := "toolc-" + strconv.FormatUint(s.tokens.Add(1), 10)
+	s.progress.Store(token, c)
+	meta := mcp.Meta{"progressToken": token}
+	carrier := propagation.MapCarrier{}
+	propagation.TraceContext{}.Inject(ctx, carrier)
+	for k, v := range carrier {
+		meta[k] = v
+	}
+	params.Meta = meta
+	s.register(c)
+	go func() {
+		defer s.progress.Delete(token)
+		s.drive(dctx, c, params)
+	}()
+	return c
 }
 
 // endedDuringCall says that the session ended under a call, and what
@@ -595,8 +667,12 @@ func listTools(ctx context.Context, cs *mcp.ClientSession) ([]*mcp.Tool, error) 
 // onProgress passes a server's progress to the call that asked for it.
 func (s *Server) onProgress(_ context.Context, req *mcp.ProgressNotificationClientRequest) {
 	tok, _ := req.Params.ProgressToken.(string)
-	if f, ok := s.progress.Load(tok); ok {
-		f.(func(plugins.Event))(plugins.Event{Progress: &plugins.ProgressEvent{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message}})
+	c, ok := s.progress.Load(tok)
+	if !ok {
+		return
+	}
+	if f := c.(*call).onEvent.Load(); f != nil {
+		(*f)(plugins.Event{Progress: &plugins.ProgressEvent{Progress: req.Params.Progress, Total: req.Params.Total, Message: req.Params.Message}})
 	}
 }
 

@@ -435,9 +435,15 @@ func TestHealth(t *testing.T) {
 	t.Parallel()
 	b := sharedBundle(t)
 	_, url, _ := startServeHTTP(t, "--bundle", b)
-	r := toolc(t, ".", "health", url+"/healthz")
-	if r.status != 0 || !strings.Contains(r.stdout, `"status":"ok"`) {
-		t.Errorf("toolc health of a serving server: %d %q %q", r.status, r.stdout, r.stderr)
+	// The check's URL, the server's, and the server's host and port.
+	for _, target := range []string{url + "/healthz", url, url + "/", strings.TrimPrefix(url, "http://")} {
+		r := toolc(t, ".", "health", target)
+		if r.status != 0 || !strings.Contains(r.stdout, `"status":"ok"`) {
+			t.Errorf("toolc health %s of a serving server: %d %q %q", target, r.status, r.stdout, r.stderr)
+		}
+	}
+	if r := toolc(t, ".", "health", url+"/mcp"); r.status != exitFail || !strings.Contains(r.stderr, "not as a toolc health check does") {
+		t.Errorf("toolc health of another path: %d %q", r.status, r.stderr)
 	}
 
 	// A server whose handlers cannot be built: up, and failed.
@@ -445,7 +451,7 @@ func TestHealth(t *testing.T) {
 	cmd := exec.Command(toolcBin, "serve", "--http", "127.0.0.1:0", "./...")
 	cmd.Dir, cmd.Env = dir, append(noGoEnv(t), "TOOLC_CACHE="+t.TempDir())
 	failed, _ := startServeCmd(t, cmd)
-	r = toolc(t, ".", "health", failed+"/healthz")
+	r := toolc(t, ".", "health", failed+"/healthz")
 	if r.status != exitFail || !strings.Contains(r.stderr, "/healthz: failed (503 Service Unavailable)") {
 		t.Errorf("toolc health of a server with no tools: %d %q", r.status, r.stderr)
 	}

@@ -292,7 +292,9 @@ func runServe(e env, args []string) error {
 				return err
 			},
 			ServeFailure: true,
-			Stop:         running.Stop,
+			// A stdio client initializes during the handlers' build.
+			Declared: mcpserver.FeaturesOf(src.Catalog),
+			Stop:     running.Stop,
 			// The handlers are stopped by the drain, or here if serving
 			// failed.
 			Close: func() { running.Stop("its handler was stopped") },

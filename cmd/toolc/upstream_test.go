@@ -81,7 +81,7 @@ func TestUpstreamNPMServers(t *testing.T) {
 		call     []string // tool, arguments
 		want     string
 	}{
-		{"everything", "mcp-server-everything", nil, 13, []string{"echo", `{"message":"hi"}`}, "Echo: hi"},
+		{"everything", "mcp-server-everything", nil, 16, []string{"echo", `{"message":"hi"}`}, "Echo: hi"},
 		{"filesystem", "mcp-server-filesystem", []string{files}, 14, []string{"read_text_file", `{"path":"` + filepath.Join(files, "a.txt") + `"}`}, "hello from a file"},
 		{"memory", "mcp-server-memory", []string{"--env", "MEMORY_FILE_PATH"}, 9, []string{"create_entities", `{"entities":[{"name":"toolc","entityType":"project","observations":["compiles contracts"]}]}`}, `"name": "toolc"`},
 	} {
@@ -140,7 +140,16 @@ func TestUpstreamNPMServers(t *testing.T) {
 		url, stderr := startServeCmd(t, cmd)
 		ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 		defer cancel()
-		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+		// The client answers the questions server-everything asks in
+		// the middle of a call, which reach it through toolc.
+		client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, &mcp.ClientOptions{
+			CreateMessageHandler: func(context.Context, *mcp.CreateMessageRequest) (*mcp.CreateMessageResult, error) {
+				return &mcp.CreateMessageResult{Role: "assistant", Model: "test-model", Content: &mcp.TextContent{Text: "sampled through toolc"}}, nil
+			},
+			ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+				return &mcp.ElicitResult{Action: "decline"}, nil
+			},
+		})
 		session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp"}, nil)
 		if err != nil {
 			t.Fatal(err)
@@ -154,8 +163,24 @@ func TestUpstreamNPMServers(t *testing.T) {
 		for _, tool := range list.Tools {
 			names = append(names, tool.Name)
 		}
-		if len(names) != 12 || strings.Contains(strings.Join(names, " "), "everything_echo") {
-			t.Errorf("served tools = %v, want the 12 besides the withdrawn echo", names)
+		// 16 with the three that ask toolc's client, which toolc offers
+		// elicitation, sampling and roots.
+		if len(names) != 15 || strings.Contains(strings.Join(names, " "), "everything_echo") {
+			t.Errorf("served tools = %v, want the 15 besides the withdrawn echo", names)
+		}
+		for _, ask := range []struct{ tool, args, want string }{
+			{"everything_trigger-sampling-request", `{"prompt":"hi"}`, "sampled through toolc"},
+			{"everything_trigger-elicitation-request", `{}`, "declined"},
+		} {
+			var args map[string]any
+			json.Unmarshal([]byte(ask.args), &args)
+			res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: ask.tool, Arguments: args})
+			if err != nil || res.IsError || len(res.Content) == 0 {
+				t.Fatalf("%s: %v %+v", ask.tool, err, res)
+			}
+			if text := res.Content[0].(*mcp.TextContent).Text; !strings.Contains(text, ask.want) {
+				t.Errorf("%s = %q, want the client's answer (%q)", ask.tool, text, ask.want)
+			}
 		}
 		res, err := session.CallTool(ctx, &mcp.CallToolParams{Name: "everything_get-sum", Arguments: map[string]any{"a": 2, "b": 3}})
 		if err != nil || res.IsError {
@@ -220,7 +245,7 @@ func TestREADMEUpstream(t *testing.T) {
 	if err != nil {
 		t.Fatalf("the README's commands, run as printed: %v\n%s", err, out)
 	}
-	for _, want := range []string{"imported 13 tools: 12 unchanged, 1 with a change, 0 left out", "toolc check: 1 package, 13 tools: 0 errors", `"text": "Echo: hi"`, "the upstream servers match their contracts"} {
+	for _, want := range []string{"imported 16 tools: 15 unchanged, 1 with a change, 0 left out", "toolc check: 1 package, 16 tools: 0 errors", `"text": "Echo: hi"`, "the upstream servers match their contracts"} {
 		if !strings.Contains(string(out), want) {
 			t.Errorf("the README's commands did not print %q:\n%s", want, out)
 		}
