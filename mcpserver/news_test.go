@@ -39,7 +39,7 @@ func TestStdioListChangedOnlyOnChange(t *testing.T) {
 			served := make(chan struct{})
 			go func() {
 				defer close(served)
-				ServeStdio(ctx, rt, srv, serverIn, serverOut, runtime.ShutdownOptions{})
+				ServeStdio(ctx, rt, srv, serverIn, serverOut, StdioOptions{})
 			}()
 			var changed atomic.Int32
 			client := mcp.NewClient(&mcp.Implementation{Name: "desktop", Version: "1"}, &mcp.ClientOptions{

@@ -10,6 +10,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/tasks"
 )
 
 // drainAnswerWait bounds how long a session that drained waits for the
@@ -18,19 +19,30 @@ import (
 // go-sdk never answers must not hold up the exit.
 const drainAnswerWait = time.Second
 
+// StdioOptions configure ServeStdio.
+type StdioOptions struct {
+	// Shutdown says how rt drains when ctx ends.
+	Shutdown runtime.ShutdownOptions
+	// Tasks, if set, serves MCP's Tasks extension: the Manager of
+	// Options.Tasks, whose tasks/* requests are answered over stdio as
+	// over HTTP (see stdiotasks.go).
+	Tasks *tasks.Manager
+}
+
 // ServeStdio serves srv, the MCP server of rt, over in and out (the
 // standard input and output of a process that an MCP client started)
 // until the client hangs up or ctx ends. When ctx ends it drains rt first
-// (rt.Shutdown with shutdown), so that the session stays open until the
+// (rt.Shutdown with opts.Shutdown), so that the session stays open until the
 // calls in flight are answered, and then ends the session. It returns
 // once the session is over, and the drain too if one began. A transport
 // that fails ends the session as a client that hangs up does: there is no
 // one left to tell.
-func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *mcp.Server, in io.Reader, out io.Writer, shutdown runtime.ShutdownOptions) {
+func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *mcp.Server, in io.Reader, out io.Writer, opts StdioOptions) {
+	shutdown := opts.Shutdown
 	// The session outlives ctx: it ends once the drain is over.
 	session, endSession := context.WithCancel(context.Background())
 	defer endSession()
-	transport, filter := newStdioTransport(in, out)
+	transport, filter := newStdioTransport(session, in, out, opts.Tasks)
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)

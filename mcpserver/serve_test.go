@@ -42,7 +42,7 @@ func TestServeStdioAnswersBeforeEnding(t *testing.T) {
 	served := make(chan struct{})
 	go func() {
 		defer close(served)
-		mcpserver.ServeStdio(ctx, rt, srv, in, out, runtime.ShutdownOptions{Grace: time.Second})
+		mcpserver.ServeStdio(ctx, rt, srv, in, out, mcpserver.StdioOptions{Shutdown: runtime.ShutdownOptions{Grace: time.Second}})
 	}()
 	io.WriteString(client, strings.Join([]string{
 		`{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"raw","version":"1"}}}`,

@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -12,6 +13,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/tasks"
 )
 
 // MaxStdioLine bounds one line of MCP over stdio, as go-sdk's own default
@@ -32,19 +35,24 @@ const MaxStdioLine = mcp.DefaultMaxLineLength
 // answers a batch that holds a notification, and answers the requests it
 // has read when its input ends (see stdioFilter).
 func NewStdioTransport(in io.Reader, out io.Writer) mcp.Transport {
-	t, _ := newStdioTransport(in, out)
+	t, _ := newStdioTransport(context.Background(), in, out, nil)
 	return t
 }
 
 // newStdioTransport is NewStdioTransport, and the filter under it, which
-// knows which requests go-sdk has not answered yet.
-func newStdioTransport(in io.Reader, out io.Writer) (mcp.Transport, *stdioFilter) {
+// knows which requests go-sdk has not answered yet, and serves the Tasks
+// extension with m, if set, for the session of ctx.
+func newStdioTransport(ctx context.Context, in io.Reader, out io.Writer, m *tasks.Manager) (mcp.Transport, *stdioFilter) {
 	w := &lockedWriter{w: out}
 	f := &stdioFilter{
 		in: bufio.NewReaderSize(in, 64<<10), out: w, batchIDs: map[any]bool{},
 		inflight: map[any]int{}, closed: make(chan struct{}),
 	}
 	w.onWrite = f.written
+	if m != nil {
+		f.tasks = &stdioTasks{m: m, out: w, ctx: ctx, listens: map[string]*stdioListen{}}
+		w.edit = f.tasks.edit
+	}
 	// The filter bounds lines; go-sdk's own limit would count its
 	// decoder's read-ahead too.
 	return &mcp.IOTransport{Reader: f, Writer: w, MaxLineLength: -1}, f
@@ -56,17 +64,47 @@ type lockedWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
 	onWrite func(line []byte) // sees go-sdk's lines, not the filter's
+	// edit, if set, is what each of go-sdk's lines becomes before it is
+	// written (stdioTasks.edit); nil holds it back, for release.
+	edit func(line []byte) []byte
 }
 
 // Write is go-sdk's: one message, or one batch, and its newline.
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	n, err := w.w.Write(p)
+	out := p
+	if w.edit != nil {
+		if out = w.edit(p); out == nil {
+			return len(p), nil
+		}
+	}
+	n, err := w.w.Write(out)
 	if w.onWrite != nil {
 		w.onWrite(p)
 	}
+	if err == nil {
+		n = len(p)
+	}
 	return n, err
+}
+
+// release writes a line of go-sdk's that edit held back.
+func (w *lockedWriter) release(p []byte) {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, _ = w.w.Write(p)
+	if w.onWrite != nil {
+		w.onWrite(p)
+	}
+}
+
+// line writes one of toolc's own messages, and its newline.
+func (w *lockedWriter) line(msg []byte) error {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	_, err := w.w.Write(append(bytes.Clone(msg), '\n'))
+	return err
 }
 
 // answer writes one of the filter's own lines.
@@ -83,6 +121,7 @@ func (w *lockedWriter) Close() error { return nil }
 // stdioFilter is the io.Reader that go-sdk's transport decodes: the input
 // with every line that go-sdk would fail on taken out and answered.
 type stdioFilter struct {
+	tasks   *stdioTasks // nil: no Tasks extension
 	in      *bufio.Reader
 	out     *lockedWriter
 	pending []byte // the rest of the current valid line, with its newline
@@ -317,6 +356,11 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 			// request in flight twice; the answer names no id either, as
 			// the id is the other request's.
 			return rpcError(nil, -32600, fmt.Sprintf("Invalid Request: request ID %v is in use by a request in flight", req.ID.Raw())), nil
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && f.tasks != nil {
+			if answer, ok := f.tasks.request(req, line); ok {
+				return answer, nil
+			}
 		}
 		f.note(msg)
 		f.track(msg)

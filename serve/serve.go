@@ -140,7 +140,7 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	served := make(chan error, 1)
 	go func() {
 		if opts.Listener == nil {
-			mcpserver.ServeStdio(ctx, rt, srv, opts.Stdin, opts.Stdout, shutdown)
+			mcpserver.ServeStdio(ctx, rt, srv, opts.Stdin, opts.Stdout, mcpserver.StdioOptions{Shutdown: shutdown, Tasks: opts.MCP.Tasks})
 			served <- nil
 		} else {
 			h := opts.HTTP

@@ -80,7 +80,7 @@ func addServeFlags(fs *flag.FlagSet) *serveFlags {
 	fs.DurationVar(&limits.IdleTimeout, "idle-timeout", httpapi.DefaultIdleTimeout, "close a kept-alive connection idle for this long")
 	fs.StringVar(&sf.authIssuer, "auth-issuer", "", "take OAuth access tokens from the authorization server `ISSUER` (with --auth-resource; not with --token)")
 	fs.StringVar(&sf.authResource, "auth-resource", "", "this server's OAuth resource identifier `RESOURCE`, the URL clients connect to, such as https://tools.example.com/mcp")
-	fs.StringVar(&sf.taskStore, "task-store", "", "keep the tasks of task tools in `URL`: memory:, file:PATH or redis://HOST:PORT/DB (default: serve, a file in the state directory for its address; dev, memory:)")
+	fs.StringVar(&sf.taskStore, "task-store", "", "keep the tasks of task tools in `URL`: memory:, file:PATH or redis://HOST:PORT/DB (default: serve, a file in the state directory for its address; dev and --stdio, memory:)")
 	fs.DurationVar(&sf.taskTimeout, "task-timeout", tasks.DefaultTimeout, "bound on the call of a task, in place of --timeout")
 	fs.DurationVar(&sf.taskTTL, "task-ttl", tasks.DefaultTTL, "keep a task, and its result, this long after it starts")
 	fs.BoolVar(&sf.auditArgs, "audit-args", false, "with --auth-issuer, add each call's arguments to its audit line (they are the users' data: off by default)")

@@ -14,17 +14,12 @@ import (
 // openTasks opens the task store that --task-store names, and the Manager
 // that runs the calls of task tools on it, into sf.tasks; it returns what
 // closes them. Without --task-store, toolc serve keeps its tasks on disk
-// (open.Default), and toolc dev in memory. Over stdio there are no
-// tasks: MCP's tasks/* methods are served over HTTP, so an "optional"
-// tool runs as a plain call, and a "required" one is refused.
+// (open.Default), and toolc dev in memory, as toolc serve --stdio does:
+// its tasks cannot outlive its one client, which started it.
 func openTasks(e env, cmd string, rt *runtime.Runtime, sf *serveFlags, ln net.Listener) (func(), error) {
 	url := sf.taskStore
 	switch {
-	case sf.stdio && url != "":
-		return nil, usagef("--task-store: tasks are served over HTTP, not with --stdio")
-	case sf.stdio:
-		return func() {}, nil
-	case url == "" && cmd == "serve":
+	case url == "" && cmd == "serve" && !sf.stdio:
 	case url == "":
 		url = "memory:"
 	}

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -10,6 +11,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/taskstore/boltstore"
@@ -90,5 +94,166 @@ func TestTasksSurviveRestart(t *testing.T) {
 	if got["status"] != "failed" || errObj["message"] != boltstore.Interrupted || errObj["code"] != float64(-32603) {
 		b, _ := json.Marshal(got)
 		t.Errorf("a task running at SIGKILL, after the restart = %s, want failed: %s", b, boltstore.Interrupted)
+	}
+}
+
+// stdioPeer is a raw 2026-07-28 client over go-sdk's command transport:
+// go-sdk's clients know no tasks/* methods, so the test speaks them
+// itself, over go-sdk's framing of stdio.
+type stdioPeer struct {
+	t    *testing.T
+	conn mcp.Connection
+	next int64
+	// msgs are the messages read that no call has taken yet.
+	msgs chan jsonrpc.Message
+}
+
+func newStdioPeer(t *testing.T, args ...string) *stdioPeer {
+	t.Helper()
+	cmd := toolcCmd(t, append([]string{"serve", "--stdio"}, args...)...)
+	cmd.Stderr = os.Stderr
+	ctx, cancel := context.WithCancel(context.Background())
+	conn, err := (&mcp.CommandTransport{Command: cmd}).Connect(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &stdioPeer{t: t, conn: conn, msgs: make(chan jsonrpc.Message, 256)}
+	go func() {
+		defer close(p.msgs)
+		for {
+			m, err := conn.Read(ctx)
+			if err != nil {
+				return
+			}
+			p.msgs <- m
+		}
+	}()
+	t.Cleanup(func() { conn.Close(); cancel() })
+	return p
+}
+
+// send writes a request with the Tasks extension declared, and returns
+// its id.
+func (p *stdioPeer) send(method string, params map[string]any) jsonrpc.ID {
+	p.t.Helper()
+	meta := runtimetest.Meta2026("2026-07-28")
+	meta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"extensions": map[string]any{"io.modelcontextprotocol/tasks": map[string]any{}}}
+	params["_meta"] = meta
+	raw, _ := json.Marshal(params)
+	p.next++
+	id, err := jsonrpc.MakeID(fmt.Sprintf("r%d", p.next))
+	if err != nil {
+		p.t.Fatal(err)
+	}
+	if err := p.conn.Write(context.Background(), &jsonrpc.Request{ID: id, Method: method, Params: raw}); err != nil {
+		p.t.Fatal(err)
+	}
+	return id
+}
+
+// read returns the next message, within three minutes (the first call
+// waits for the plugin's build, on a loaded machine).
+func (p *stdioPeer) read() jsonrpc.Message {
+	p.t.Helper()
+	select {
+	case m, ok := <-p.msgs:
+		if !ok {
+			p.t.Fatal("toolc serve --stdio hung up")
+		}
+		return m
+	case <-time.After(3 * time.Minute):
+		p.t.Fatal("no message from toolc serve --stdio in three minutes")
+	}
+	return nil
+}
+
+// call sends a request and returns its result, skipping notifications.
+func (p *stdioPeer) call(method string, params map[string]any) map[string]any {
+	p.t.Helper()
+	id := p.send(method, params)
+	for {
+		if r, ok := p.read().(*jsonrpc.Response); ok && r.ID == id {
+			if r.Error != nil {
+				p.t.Fatalf("%s: %v", method, r.Error)
+			}
+			var out map[string]any
+			json.Unmarshal(r.Result, &out)
+			return out
+		}
+	}
+}
+
+// TestTasksOverStdio: toolc serve --stdio serves the Tasks extension: a
+// slow call becomes a task, polled with tasks/get to its result, another
+// is cancelled, and a subscriptions/listen naming a task is told its
+// status on the session until it ends.
+func TestTasksOverStdio(t *testing.T) {
+	t.Parallel()
+	p := newStdioPeer(t, "./examples/conformance")
+	start := func(seconds int) string {
+		t.Helper()
+		r := p.call("tools/call", map[string]any{"name": "slow_compute", "arguments": map[string]any{"seconds": seconds}})
+		id, _ := r["taskId"].(string)
+		if r["resultType"] != "task" || id == "" {
+			t.Fatalf("slow_compute %d s over stdio = %v, want a task", seconds, r)
+		}
+		return id
+	}
+	id := start(1)
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		r := p.call("tasks/get", map[string]any{"taskId": id})
+		if r["status"] == "completed" {
+			if !strings.Contains(fmt.Sprint(r["result"]), `computed "" in 1 s`) {
+				t.Errorf("completed task = %v, want its result", r)
+			}
+			break
+		}
+		if r["status"] != "working" || time.Now().After(deadline) {
+			t.Fatalf("tasks/get = %v", r)
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+
+	// A listen for a long task: acknowledged for it, told it is working,
+	// then cancelled (by tasks/cancel on the same session), then the
+	// listen's result.
+	id = start(60)
+	listen := p.send("subscriptions/listen", map[string]any{"notifications": map[string]any{"taskIds": []string{id, "nope"}}})
+	var told []string
+	acked, cancelled := false, false
+	for {
+		m := p.read()
+		if r, ok := m.(*jsonrpc.Response); ok {
+			if r.ID == listen {
+				break
+			}
+			continue // tasks/cancel's ack
+		}
+		req := m.(*jsonrpc.Request)
+		var params map[string]any
+		json.Unmarshal(req.Params, &params)
+		switch req.Method {
+		case "notifications/subscriptions/acknowledged":
+			if fmt.Sprint(params["notifications"]) != fmt.Sprint(map[string]any{"taskIds": []any{id}}) {
+				t.Fatalf("acknowledgement = %v, want taskIds [%s]", params, id)
+			}
+			acked = true
+		case "notifications/tasks":
+			if !acked || params["taskId"] != id {
+				t.Fatalf("notification %v before the acknowledgement, or of another task", params)
+			}
+			told = append(told, params["status"].(string))
+			if !cancelled {
+				cancelled = true
+				p.send("tasks/cancel", map[string]any{"taskId": id})
+			}
+		}
+	}
+	if fmt.Sprint(told) != "[working cancelled]" {
+		t.Errorf("statuses told over stdio = %v, want [working cancelled]", told)
+	}
+	if r := p.call("tasks/get", map[string]any{"taskId": id}); r["status"] != "cancelled" {
+		t.Errorf("tasks/get after tasks/cancel = %v", r)
 	}
 }

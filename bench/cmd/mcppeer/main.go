@@ -80,7 +80,7 @@ func run(ctx context.Context, server, addr string, stdio bool, catFile string) e
 		}
 		h = httpapi.NewHandler(rt, srv, httpapi.Options{})
 		serveStdio = func(ctx context.Context) error {
-			mcpserver.ServeStdio(ctx, rt, srv, os.Stdin, os.Stdout, runtime.ShutdownOptions{})
+			mcpserver.ServeStdio(ctx, rt, srv, os.Stdin, os.Stdout, mcpserver.StdioOptions{})
 			return nil
 		}
 	default:
