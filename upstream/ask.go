@@ -29,10 +29,11 @@ import (
 // The server asks in one of two ways:
 //
 //   - at 2025-11-25 and before, as a request over the session
-//     (elicitation/create, sampling/createMessage, roots/list). MCP relates
-//     no such request to the call it is for, over stdio at all; toolc
-//     passes it to the one call in flight on the session, and refuses it,
-//     saying why, when several are;
+//     (elicitation/create, sampling/createMessage, roots/list). Over
+//     Streamable HTTP the server sends it on the call's own stream, which
+//     toolc reads to relate it (related.go); over stdio nothing relates
+//     it to a call, and toolc passes it to the one call in flight on the
+//     session, and refuses it, saying why, when several are;
 //   - at 2026-07-28, as an InputRequiredResult of the call itself, which
 //     toolc answers by calling again with the responses and the server's
 //     requestState (multi round-trip requests).
@@ -58,6 +59,9 @@ const (
 // call is one call of an upstream tool, which may span several rounds of
 // its caller's.
 type call struct {
+	// id marks the server's questions on the call's own stream (see
+	// related.go).
+	id   string
 	tool string
 	sess *session
 	cs   *mcp.ClientSession
@@ -160,6 +164,18 @@ func (s *Server) unregister(c *call) {
 	s.callsMu.Unlock()
 }
 
+// callByID returns the call in flight with the id, or nil.
+func (s *Server) callByID(id string) *call {
+	s.callsMu.Lock()
+	defer s.callsMu.Unlock()
+	for c := range s.calls {
+		if c.id == id {
+			return c
+		}
+	}
+	return nil
+}
+
 // callOf returns the call a request of the server over cs is for: the
 // one call in flight on cs.
 func (s *Server) callOf(cs *mcp.ClientSession, method string) (*call, error) {
@@ -179,7 +195,7 @@ func (s *Server) callOf(cs *mcp.ClientSession, method string) (*call, error) {
 	case 0:
 		return nil, fmt.Errorf("toolc passes %s on to the client of a call in flight, and none of this server's is", method)
 	}
-	return nil, fmt.Errorf("toolc cannot tell which of its %d calls in flight to this server asks %s: MCP at this revision relates a server's request to no call; answer at 2026-07-28 (an InputRequiredResult), or ask while one call runs", n, method)
+	return nil, fmt.Errorf("toolc cannot tell which of its %d calls in flight to this server asks %s: the request came on no call's own stream (over stdio MCP relates a server's request to no call); ask at 2026-07-28 (an InputRequiredResult), over Streamable HTTP on the call's stream, or while one call runs", n, method)
 }
 
 // askMiddleware answers the server's requests to its client by passing
@@ -198,9 +214,18 @@ func (s *Server) askMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 			return next(ctx, method, req)
 		}
 		cs, _ := req.GetSession().(*mcp.ClientSession)
-		c, err := s.callOf(cs, method)
-		if err != nil {
-			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+		var c *call
+		if meta := req.GetParams().GetMeta(); meta != nil {
+			if id, ok := meta[relatedKey].(string); ok {
+				c = s.callByID(id)
+			}
+			delete(meta, relatedKey) // toolc's, not the question's
+		}
+		if c == nil {
+			var err error
+			if c, err = s.callOf(cs, method); err != nil {
+				return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidRequest, Message: err.Error()}
+			}
 		}
 		params, err := json.Marshal(req.GetParams())
 		if err != nil {

@@ -6,6 +6,7 @@ import (
 	"net/http"
 	"net/http/httptest"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
@@ -161,7 +162,10 @@ func textOf(res *mcp.CallToolResult) string {
 // it is cancelled, and a round that brings an answer then, or to a call
 // this process never parked (another replica's), is told why.
 func TestUpstreamAskParked(t *testing.T) {
-	f := start(t, "ask-2026-07-28", func(_ *catalog.Upstream, o *upstream.Options) { o.AnswerTimeout = 300 * time.Millisecond })
+	// Long enough for the test's next round under load, short enough to
+	// wait out.
+	const answerTimeout = 3 * time.Second
+	f := start(t, "ask-2026-07-28", func(_ *catalog.Upstream, o *upstream.Options) { o.AnswerTimeout = answerTimeout })
 	in := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -174,22 +178,7 @@ func TestUpstreamAskParked(t *testing.T) {
 			t.Errorf("question %+v", q)
 		}
 	}
-	answers := func(qs []plugins.InputRequest) *plugins.Input {
-		out := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
-		for _, q := range qs {
-			var r string
-			switch q.Method {
-			case plugins.MethodElicit:
-				r = `{"action":"accept","content":{"name":"Grace"}}`
-			case plugins.MethodCreateMessage:
-				r = `{"role":"assistant","model":"m","content":{"type":"text","text":"yo"}}`
-			case plugins.MethodListRoots:
-				r = `{"roots":[{"uri":"file:///r"}]}`
-			}
-			out.Answers = append(out.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: json.RawMessage(r)})
-		}
-		return out
-	}
+	answers := func(qs []plugins.InputRequest) *plugins.Input { return answersTo(qs, "Grace") }
 	// Answered in time, the call resumes and finishes.
 	res, err = f.rt.Call(plugins.WithInput(ctx, answers(res.InputRequests)), "ask", json.RawMessage(`{}`))
 	if err != nil || res.IsError || text(res) != "name=Grace model=yo root=file:///r" {
@@ -200,7 +189,7 @@ func TestUpstreamAskParked(t *testing.T) {
 	if err != nil || len(res.InputRequests) != 3 {
 		t.Fatalf("first round = %+v, %v", res, err)
 	}
-	time.Sleep(600 * time.Millisecond)
+	time.Sleep(answerTimeout + time.Second)
 	for _, tc := range []struct {
 		name string
 		qs   []plugins.InputRequest
@@ -225,9 +214,12 @@ func TestUpstreamAskAmbiguous(t *testing.T) {
 	f := start(t, "ask-2025-11-25", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// The slow call runs until the test ends it.
+	slowCtx, endSlow := context.WithCancel(ctx)
+	defer endSlow()
 	slow := make(chan error, 1)
 	go func() {
-		_, err := f.rt.Call(ctx, "slow", json.RawMessage(`{"ms":3000}`))
+		_, err := f.rt.Call(slowCtx, "slow", json.RawMessage(`{"ms":60000}`))
 		slow <- err
 	}()
 	// The slow call is in flight once the server has counted it.
@@ -243,7 +235,65 @@ func TestUpstreamAskAmbiguous(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(text(res), "cannot tell which of its 2 calls in flight") {
 		t.Errorf("ask beside another call = %+v, %v", res, err)
 	}
-	if err := <-slow; err != nil {
-		t.Errorf("the slow call: %v", err)
+	endSlow()
+	<-slow
+}
+
+// answersTo answers the questions as a client would: the name, "yo", and
+// the root file:///r.
+func answersTo(qs []plugins.InputRequest, name string) *plugins.Input {
+	out := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+	for _, q := range qs {
+		var r string
+		switch q.Method {
+		case plugins.MethodElicit:
+			r = `{"action":"accept","content":{"name":"` + name + `"}}`
+		case plugins.MethodCreateMessage:
+			r = `{"role":"assistant","model":"m","content":{"type":"text","text":"yo"}}`
+		case plugins.MethodListRoots:
+			r = `{"roots":[{"uri":"file:///r"}]}`
+		}
+		out.Answers = append(out.Answers, plugins.Answer{ID: q.ID, ParamsSHA256: q.ParamsHash(), Result: json.RawMessage(r)})
+	}
+	return out
+}
+
+// TestUpstreamAskRelatedOverHTTP: over Streamable HTTP a 2025-11-25
+// server sends a call's questions on that call's own stream, so that with
+// several calls in flight each question reaches its own call's caller.
+func TestUpstreamAskRelatedOverHTTP(t *testing.T) {
+	rt, _ := httpAsker(t, "2025-11-25")
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	names := []string{"Ada", "Grace", "Barbara"}
+	got := make([]string, len(names))
+	var wg sync.WaitGroup
+	for i, name := range names {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			in := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+			var all []plugins.Answer
+			for round := 0; round < 8; round++ {
+				res, err := rt.Call(plugins.WithInput(ctx, in), "ask", json.RawMessage(`{}`))
+				if err != nil {
+					got[i] = err.Error()
+					return
+				}
+				if len(res.InputRequests) == 0 {
+					got[i] = text(res)
+					return
+				}
+				all = append(all, answersTo(res.InputRequests, name).Answers...)
+				in = &plugins.Input{Elicitation: true, Sampling: true, Roots: true, Answers: all}
+			}
+			got[i] = "too many rounds"
+		}()
+	}
+	wg.Wait()
+	for i, name := range names {
+		if want := "name=" + name + " model=yo root=file:///r"; got[i] != want {
+			t.Errorf("call %d = %q, want %q", i, got[i], want)
+		}
 	}
 }

@@ -218,6 +218,9 @@ func (t *headerTransport) RoundTrip(req *http.Request) (*http.Response, error) {
 	if t.tap != nil {
 		resp.Body = &tapBody{ReadCloser: resp.Body, t: t.tap}
 	}
+	if id := callIDOf(req.Context()); id != "" && req.Method == http.MethodPost && strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+		resp.Body = newRelatedBody(resp.Body, id)
+	}
 	return resp, nil
 }
 

@@ -123,6 +123,32 @@ func TestFigures(t *testing.T) {
 		}
 		return err
 	}
+	// The same two at 2025-11-25, the revision the direct client speaks
+	// to the go-sdk server (a stateful go-sdk server answers no
+	// server/discover, and its clients fall back), where the two above
+	// speak 2026-07-28 to toolc's endpoint.
+	legacy := &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"}
+	ts25, err := direct.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: toolc.URL + "/mcp"}, legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ts25.Close()
+	ls25, err := direct.Connect(context.Background(), &mcp.StreamableClientTransport{Endpoint: ltoolc.URL + "/mcp"}, legacy)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ls25.Close()
+	t.Logf("revisions: HTTP direct %s; toolc serve's handler %s and %s", hs.InitializeResult().ProtocolVersion,
+		ts.InitializeResult().ProtocolVersion, ts25.InitializeResult().ProtocolVersion)
+	callOn := func(cs *mcp.ClientSession, name string) func() error {
+		return func() error {
+			r, err := cs.CallTool(context.Background(), &mcp.CallToolParams{Name: name, Arguments: args})
+			if err == nil && r.IsError {
+				err = fmt.Errorf("tool error")
+			}
+			return err
+		}
+	}
 	viaToolcHTTP := func() error {
 		r, err := ts.CallTool(context.Background(), &mcp.CallToolParams{Name: "up_echo", Arguments: args})
 		if err == nil && r.IsError {
@@ -156,6 +182,8 @@ func TestFigures(t *testing.T) {
 			}},
 			{"HTTP, through toolc serve's handler", viaToolcHTTP},
 			{"HTTP, toolc serve's handler, in-process echo", viaToolcLocal},
+			{"HTTP, toolc serve's handler, 2025-11-25", callOn(ts25, "up_echo")},
+			{"HTTP, toolc serve's handler, in-process echo, 2025-11-25", callOn(ls25, "loc_lecho")},
 		}
 		res := make([][]time.Duration, len(rows))
 		rates := make([][]float64, len(rows))
@@ -169,7 +197,7 @@ func TestFigures(t *testing.T) {
 		for i, r := range rows {
 			slices.Sort(res[i])
 			slices.Sort(rates[i])
-			t.Logf("%d clients  %-38s p50 %8s  %8.0f calls/s", clients, r.name, res[i][1].Round(time.Microsecond), rates[i][1])
+			t.Logf("%d clients  %-56s p50 %8s  %8.0f calls/s", clients, r.name, res[i][1].Round(time.Microsecond), rates[i][1])
 		}
 	}
 

@@ -25,6 +25,12 @@
 // Filter leaves it out of the catalog the runtime serves, calls to it are
 // refused, and a log line and the Drift counts name it and the difference.
 // It is restored when it matches again.
+//
+// A server that asks its client something in the middle of a call
+// (elicitation, sampling, roots), at either revision, asks the call's
+// caller: the round ends with the questions as its InputRequests, as a Go
+// handler's do, and the call waits, parked in this process, for the round
+// that brings the answers (see ask.go).
 package upstream
 
 import (
@@ -379,7 +385,7 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 			}
 			return nil, err
 		}
-		c = s.begin(ctx, sess, tool, t, args)
+		c = s.begin(ctx, sess, tool, t, args, onEvent != nil)
 	}
 	c.input.Store(in)
 	if onEvent != nil {
@@ -431,22 +437,33 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 // begin starts the upstream call of tool on sess, which Acquire counted
 // in flight: the call's own goroutine runs it (drive), outside the round's
 // context, so that it may wait for its caller's answers across rounds.
-func (s *Server) begin(ctx context.Context, sess *session, tool string, t *catalog.Tool, args json.RawMessage) *call {
-	dctx, cancel := context.WithCancel(context.WithoutCancel(ctx))
-	c := &call{tool: tool, sess: sess, cs: sess.cs, cancel: cancel, asks: make(chan *ask), done: make(chan outcome, 1), ended: make(chan struct{})}
+func (s *Server) begin(ctx context.Context, sess *session, tool string, t *catalog.Tool, args json.RawMessage, progress bool) *call {
+	c := &call{id: newQuestionID(), tool: tool, sess: sess, cs: sess.cs, asks: make(chan *ask), done: make(chan outcome, 1), ended: make(chan struct{})}
+	dctx, cancel := context.WithCancel(context.WithValue(context.WithoutCancel(ctx), callKey{}, c))
+	c.cancel = cancel
 	params := &mcp.CallToolParams{Name: UpstreamName(t), Arguments: args}
-	token := "toolc-" + strconv.FormatUint(s.tokens.Add(1), 10)
-	s.progress.Store(token, c)
-	meta := mcp.Meta{"progressToken": token}
+	meta := mcp.Meta{}
+	token := ""
+	if progress {
+		// Only a caller that takes events gets the server's progress,
+		// as before questions: a call without them carries no token.
+		token = "toolc-" + strconv.FormatUint(s.tokens.Add(1), 10)
+		s.progress.Store(token, c)
+		meta["progressToken"] = token
+	}
 	carrier := propagation.MapCarrier{}
 	propagation.TraceContext{}.Inject(ctx, carrier)
 	for k, v := range carrier {
 		meta[k] = v
 	}
-	params.Meta = meta
+	if len(meta) > 0 {
+		params.Meta = meta
+	}
 	s.register(c)
 	go func() {
-		defer s.progress.Delete(token)
+		if token != "" {
+			defer s.progress.Delete(token)
+		}
 		s.drive(dctx, c, params)
 	}()
 	return c

@@ -10,6 +10,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -219,7 +220,77 @@ func TestUpstreamNPMServers(t *testing.T) {
 		if err := json.Unmarshal([]byte(r.stdout), &out); err != nil || len(out) != 1 || out[0]["tool"] != "echo" {
 			t.Errorf("diff --upstream --format json = %s (%v)", r.stdout, err)
 		}
+
+		// The TypeScript SDK's client calls through toolc serve over
+		// HTTP and through toolc serve --stdio, and, for comparison,
+		// server-everything itself over stdio.
+		t.Run("typescript client", func(t *testing.T) {
+			timed := 20
+			if v := os.Getenv("TOOLC_TS_TIMED"); v != "" {
+				fmt.Sscan(v, &timed)
+			}
+			bin := npmServer(t, "mcp-server-everything")
+			for _, tc := range []struct {
+				name   string
+				prefix string
+				target []string
+			}{
+				{"through toolc serve over HTTP", "everything_", []string{url + "/mcp"}},
+				{"through toolc serve --stdio", "everything_", []string{toolcBin, "serve", "--stdio", "./everything"}},
+				{"server-everything directly over stdio", "", []string{bin}},
+			} {
+				steps := tsUpstream(t, root, env, timed, [][2]any{
+					{tc.prefix + "get-sum", map[string]any{"a": 2, "b": 3}},
+					{tc.prefix + "trigger-sampling-request", map[string]any{"prompt": "hi"}},
+				}, tc.target...)
+				if len(steps) != 3 || !strings.Contains(steps[0]["text"].(string), "5") || steps[0]["isError"] != false ||
+					!strings.Contains(steps[1]["text"].(string), "sampled by the TypeScript client") || steps[1]["isError"] != false || steps[2]["event"] != "timed" {
+					t.Fatalf("%s: the TypeScript client's steps = %v", tc.name, steps)
+				}
+				t.Logf("%s: get-sum p50 %.0f µs, p90 %.0f µs over %v calls", tc.name, steps[2]["p50"], steps[2]["p90"], steps[2]["n"])
+			}
+		})
 	})
+}
+
+// tsUpstream runs testdata/tsupstream.mjs against target (a URL, or a
+// command that speaks MCP on stdio), with the calls and timed calls of
+// the first, and returns its steps.
+func tsUpstream(t *testing.T, dir string, env []string, timed int, calls [][2]any, target ...string) []map[string]any {
+	t.Helper()
+	node, sdk := tsSDK(t)
+	script, err := filepath.Abs("testdata/tsupstream.mjs")
+	if err != nil {
+		t.Fatal(err)
+	}
+	callsJSON, _ := json.Marshal(calls)
+	cmd := exec.Command(node, append([]string{script}, target...)...)
+	cmd.Dir = dir
+	cmd.Env = append(slices.Clone(env), "TOOLC_TS_SDK="+sdk, "TOOLC_TS_CALLS="+string(callsJSON), fmt.Sprintf("TOOLC_TS_TIMED=%d", timed))
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	done := make(chan error, 1)
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	go func() { done <- cmd.Wait() }()
+	select {
+	case err = <-done:
+	case <-time.After(2 * time.Minute):
+		cmd.Process.Kill()
+		err = <-done
+	}
+	var steps []map[string]any
+	for _, line := range strings.Split(strings.TrimSpace(stdout.String()), "\n") {
+		var step map[string]any
+		if json.Unmarshal([]byte(line), &step) == nil {
+			steps = append(steps, step)
+		}
+	}
+	if err != nil {
+		t.Fatalf("the TypeScript client: %v\n%s\n%s", err, stdout.String(), stderr.String())
+	}
+	return steps
 }
 
 // TestREADMEUpstream runs the README's commands that put
