@@ -262,8 +262,7 @@ func (s *Server) askMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // drive runs the upstream call of c until it has a result, answering its
 // InputRequiredResults through c, and hands the outcome to c.done.
 func (s *Server) drive(ctx context.Context, c *call, params *mcp.CallToolParams) {
-	defer s.inflight.Done()
-	defer s.busy.Add(-1)
+	defer s.sup.Release()
 	defer close(c.ended)
 	defer s.unregister(c)
 	defer c.cancel()

@@ -523,3 +523,14 @@ func TestTraceContextPassesThrough(t *testing.T) {
 		t.Errorf("the server saw traceparent %q, want one of trace %s", got, want)
 	}
 }
+
+// TestOptionsFor: a server's messages are bounded at twice the runtime's
+// bound on a result, unless the options set a bound of their own.
+func TestOptionsFor(t *testing.T) {
+	rt := runtime.New(runtime.Options{MaxResultBytes: 1000})
+	for _, tt := range []struct{ set, want int }{{0, 2000}, {500, 500}} {
+		if got := (upstream.Options{MaxMessageBytes: tt.set}).For(rt).MaxMessageBytes; got != tt.want {
+			t.Errorf("MaxMessageBytes %d, for a runtime bounding results at 1000: %d, want %d", tt.set, got, tt.want)
+		}
+	}
+}
