@@ -32,7 +32,9 @@ import (
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/serve"
 	"github.com/toolc/toolc/upstream"
 	"github.com/toolc/toolc/watch"
 )
@@ -54,7 +56,8 @@ type Options struct {
 	// Host configures plugin processes.
 	Host host.Options
 	// Upstream configures the upstream MCP servers of the services that
-	// have one; its OnChange is the daemon's.
+	// have one, bounded for Runtime (upstream.Options.For); its OnChange
+	// is the daemon's.
 	Upstream upstream.Options
 	// Debounce and Poll configure the watcher (see watch.Options).
 	Debounce, Poll time.Duration
@@ -224,7 +227,7 @@ func (d *Daemon) startUpstreams(ctx context.Context, next *catalog.Catalog) (map
 		if u := d.upstreams[svc.Name]; u != nil && u.key == key {
 			continue
 		}
-		opts := d.opts.Upstream
+		opts := d.opts.Upstream.For(d.opts.Runtime)
 		opts.Base = d.wd
 		var self atomic.Pointer[upstream.Server]
 		opts.OnChange = func(string) { d.reswap(self.Load()) }
@@ -338,6 +341,29 @@ func (d *Daemon) watch(pkgs map[string]string) (*watch.Watcher, error) {
 		Poll:     d.opts.Poll,
 		Ignore:   d.ignore,
 	})
+}
+
+// Tools is how serve.Run drives the daemon, the start-up that toolc dev
+// shares with toolc serve: Start is the first load, which opens the
+// server's gate itself (Options.Loaded: until a reload succeeds, clients
+// are told why the last one failed), and Run follows the edits once it is
+// over, stopping the daemon's own handlers as it ends; an error that ends
+// Run is said on Status.
+func (d *Daemon) Tools() serve.Tools {
+	return serve.Tools{
+		Load:      d.Start,
+		OpensGate: true,
+		// An edit may bring prompts, resources or skills to a session
+		// that initialized without them.
+		Declared: mcpserver.Features{Prompts: true, Resources: true, Completions: true, Skills: true},
+		Follow: func(ctx context.Context) error {
+			err := d.Run(ctx)
+			if err != nil {
+				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
+			}
+			return err
+		},
+	}
 }
 
 // Run watches the contracts and handlers and reloads after every change

@@ -419,11 +419,10 @@ func runCall(e env, args []string) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	out := httpapi.CallResponse{Content: mcpserver.ToContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	enc.Encode(out)
+	enc.Encode(httpapi.ResponseOf(res))
 	if res.IsError {
 		return exitWith(exitFail)
 	}
