@@ -12,6 +12,8 @@
 //	manifest.json       format, goos, goarch, the toolc that wrote it, each service's handler
 //	catalog.json        the catalog, as toolc build writes it
 //	handlers/SERVICE    each service's handler, built by host.BuildFile
+//	content/SERVICE/... the files beside each contract that its prompts, resources
+//	                    and skills serve; the catalog's service directory is content/SERVICE
 //	SHA256SUMS          the sha256 of every other file, as sha256sum writes them
 //
 // Writing the same sources with the same toolc and go command gives the
@@ -41,8 +43,10 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/host"
+	"github.com/toolc/toolc/internal/contentfile"
 	"github.com/toolc/toolc/internal/inputfile"
 	"github.com/toolc/toolc/internal/jsonfile"
+	"github.com/toolc/toolc/internal/skilldir"
 )
 
 // Format is the manifest's format: the layout of the bundle.
@@ -54,6 +58,7 @@ const (
 	CatalogFile  = "catalog.json"
 	SumsFile     = "SHA256SUMS"
 	handlersDir  = "handlers"
+	contentDir   = "content"
 )
 
 // Manifest describes a bundle.
@@ -205,6 +210,9 @@ func Write(ctx context.Context, cat *catalog.Catalog, opts Options) (*Written, e
 	if err != nil {
 		return nil, err
 	}
+	if data, err = writeContent(tmp, base, data, sums); err != nil {
+		return nil, err
+	}
 	if err := writeFile(tmp, CatalogFile, data, sums); err != nil {
 		return nil, err
 	}
@@ -226,6 +234,79 @@ func Write(ctx context.Context, cat *catalog.Catalog, opts Options) (*Written, e
 		return nil, err
 	}
 	return &Written{Manifest: m, Took: took}, nil
+}
+
+// writeContent copies into the bundle the files beside each contract that
+// its prompts, resources and skills serve (read as the server reads them,
+// through contentfile and skilldir), under content/SERVICE, and returns
+// the catalog with each such service's directory there: a server of the
+// bundle reads them relative to the bundle (ContentDir), with no sources.
+// A service's directory is not part of its fingerprint, so the catalog's
+// fingerprints are those of the sources.
+func writeContent(tmp, base string, catData []byte, sums map[string][]byte) ([]byte, error) {
+	cat, err := catalog.Parse(catData)
+	if err != nil {
+		return nil, err
+	}
+	moved := false
+	for _, svc := range cat.Services {
+		names, err := contentFiles(base, svc)
+		if err != nil {
+			return nil, fmt.Errorf("service %q: %v", svc.Name, err)
+		}
+		if len(names) == 0 {
+			continue
+		}
+		src := filepath.Join(base, filepath.FromSlash(svc.Dir))
+		for _, name := range names {
+			data, err := contentfile.Read(src, name)
+			if err != nil {
+				return nil, fmt.Errorf("service %q: %v", svc.Name, err)
+			}
+			rel := path.Join(contentDir, svc.Name, name)
+			if err := os.MkdirAll(filepath.Join(tmp, filepath.Dir(filepath.FromSlash(rel))), 0o755); err != nil {
+				return nil, err
+			}
+			if err := writeFile(tmp, rel, data, sums); err != nil {
+				return nil, err
+			}
+		}
+		svc.Dir = path.Join(contentDir, svc.Name)
+		moved = true
+	}
+	if !moved {
+		return catData, nil
+	}
+	return cat.Marshal()
+}
+
+// contentFiles are the files, relative to svc's directory, that its
+// prompts, resources and skills serve, each once.
+func contentFiles(base string, svc *catalog.Service) ([]string, error) {
+	var names []string
+	add := func(name string) {
+		if name != "" && !slices.Contains(names, name) {
+			names = append(names, name)
+		}
+	}
+	for _, r := range svc.Resources {
+		add(r.File)
+	}
+	for _, p := range svc.Prompts {
+		for _, m := range p.Messages {
+			add(m.File)
+		}
+	}
+	for _, sk := range svc.Skills {
+		read, err := skilldir.Read(filepath.Join(base, filepath.FromSlash(svc.Dir)), sk.Dir)
+		if err != nil {
+			return nil, fmt.Errorf("skill %s: %v", sk.Name, err)
+		}
+		for _, f := range read.Files {
+			add(path.Join(sk.Dir, f.Path))
+		}
+	}
+	return names, nil
 }
 
 // handlerPath is where a bundle for target holds a service's handler.
@@ -352,6 +433,14 @@ func load(dir string) (*Bundle, error) {
 	}
 	for name := range handlers {
 		return nil, fmt.Errorf("%s names a handler for service %q, which its catalog does not have", ManifestFile, name)
+	}
+	// The content files, which the server reads when it serves them.
+	for name := range sums {
+		if strings.HasPrefix(name, contentDir+"/") {
+			if _, err := checkFile(dir, name, sums); err != nil {
+				return nil, err
+			}
+		}
 	}
 	return b, nil
 }

@@ -39,6 +39,9 @@ type Service struct {
 	// the order the contract declares them.
 	Prompts   []*Prompt   `json:"prompts,omitempty"`
 	Resources []*Resource `json:"resources,omitempty"`
+	// Skills are the service's Agent Skills (MCP's Skills extension), in
+	// the order the contract declares them.
+	Skills []*Skill `json:"skills,omitempty"`
 	// Groups are the service's groups of tools, in the contract's order.
 	Groups []*Group `json:"groups,omitempty"`
 	// Upstream, when set, is the existing MCP server that serves the

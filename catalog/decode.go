@@ -751,6 +751,8 @@ func (d *decoder) service(s *Service) bool {
 			return d.once(&seen, 1<<11) && d.viaJSON(&s.Prompts) && normalizeEntries(s) == nil
 		case "resources":
 			return d.once(&seen, 1<<12) && d.viaJSON(&s.Resources) && normalizeEntries(s) == nil
+		case "skills":
+			return d.once(&seen, 1<<13) && d.viaJSON(&s.Skills) && normalizeEntries(s) == nil
 		}
 		return false
 	})

@@ -484,6 +484,14 @@ func (w *writer) serviceHead(s *Service, canon bool) {
 			w.compactJSON(s.Resources)
 		}
 	}
+	if len(s.Skills) > 0 {
+		w.key("skills")
+		if canon {
+			w.compactJSON(blankSkills(s.Skills))
+		} else {
+			w.compactJSON(s.Skills)
+		}
+	}
 	if len(s.Groups) > 0 {
 		w.key("groups")
 		w.elems(len(s.Groups), func(i int) {

@@ -167,6 +167,12 @@ func stdFingerprints(t *testing.T, c *catalog.Catalog) (string, map[*catalog.Too
 			rc.Pos, rc.Variables = catalog.Pos{}, stripFields(r.Variables)
 			cp.Resources = append(cp.Resources, &rc)
 		}
+		cp.Skills = nil
+		for _, sk := range s.Skills {
+			sc := *sk
+			sc.Pos = catalog.Pos{}
+			cp.Skills = append(cp.Skills, &sc)
+		}
 		// "tools" is the service's last key: put the fingerprints there.
 		head, ok := bytes.CutSuffix(stdCompact(t, &cp), []byte(`"tools":null}`))
 		if !ok {

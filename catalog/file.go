@@ -381,6 +381,11 @@ func normalizeEntries(s *Service) error {
 			return fmt.Errorf("resource: %v", err)
 		}
 	}
+	for _, sk := range s.Skills {
+		if sk == nil {
+			return fmt.Errorf("service %q: a skill is null", s.Name)
+		}
+	}
 	return nil
 }
 

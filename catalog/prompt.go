@@ -73,6 +73,27 @@ type Resource struct {
 	Scopes []string `json:"scopes,omitempty"`
 }
 
+// Skill is an Agent Skill that the service serves (MCP's Skills
+// extension, SEP-2640): a directory beside the contract with a SKILL.md
+// whose frontmatter names the skill Name. Its files are read when they
+// are served, as a resource's file is, so that every digest a client is
+// given is of the bytes it then reads.
+type Skill struct {
+	Name string `json:"name"`
+	Pos  Pos    `json:"pos"`
+	// Dir is the skill's directory, relative to the service's directory.
+	Dir string `json:"dir"`
+}
+
+// SkillScheme is the URI scheme of the files of skills.
+const SkillScheme = "skill://"
+
+// URI is the URI of the skill's SKILL.md, which names it in skills/get.
+func (s *Skill) URI() string { return SkillScheme + s.Name + "/SKILL.md" }
+
+// Root is the URI of the skill's directory: its files' URIs are below it.
+func (s *Skill) Root() string { return SkillScheme + s.Name }
+
 // IsTemplate reports whether the resource is a resource template.
 func (r *Resource) IsTemplate() bool { return r.URITemplate != "" }
 
@@ -109,6 +130,16 @@ func blankResources(rs []*Resource) []*Resource {
 		cp := *r
 		cp.Pos = Pos{}
 		cp.Variables = blankFields(r.Variables)
+		out[i] = &cp
+	}
+	return out
+}
+
+func blankSkills(ss []*Skill) []*Skill {
+	out := make([]*Skill, len(ss))
+	for i, sk := range ss {
+		cp := *sk
+		cp.Pos = Pos{}
 		out[i] = &cp
 	}
 	return out

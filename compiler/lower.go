@@ -54,6 +54,11 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 			s.Resources = append(s.Resources, r)
 		}
 	}
+	for _, n := range root.get("skills").structFields() {
+		if n.kind == kStruct {
+			s.Skills = append(s.Skills, &catalog.Skill{Name: n.label, Pos: l.pos(n.pos), Dir: skillDir(n)})
+		}
+	}
 	for _, g := range root.get("groups").structFields() {
 		if g.kind == kStruct {
 			s.Groups = append(s.Groups, &catalog.Group{Name: g.label, Description: stringAt(g, "description"), Deferred: boolAt(g, "defer")})

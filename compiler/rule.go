@@ -69,6 +69,7 @@ func rules(cfg Config, patterns []string) []*Rule {
 		authScopeRule,
 		promptRule,
 		resourceRule,
+		skillRule,
 		taskSupportRule,
 		handlerRule,
 		groupRule,

@@ -117,7 +117,7 @@ func joinEntries(ps []place, kind string) string {
 // and resources that share a uri or a uriTemplate, across the catalog: MCP
 // lists them under one server, by name and by URI, with no service prefix.
 func reportEntryCollisions(p *Pass) {
-	for _, kind := range []struct{ key, what string }{{"prompts", "prompt"}, {"resources", "resource"}} {
+	for _, kind := range []struct{ key, what string }{{"prompts", "prompt"}, {"resources", "resource"}, {"skills", "skill"}} {
 		byName := map[string][]place{}
 		var keys []string
 		for e := range p.entries(kind.key) {

@@ -125,6 +125,7 @@ var (
 		"tools":       {kinds: strukt},
 		"prompts":     {kinds: strukt},
 		"resources":   {kinds: strukt},
+		"skills":      {kinds: strukt},
 		"handler":     {kinds: str},
 		"mcp":         {kinds: strukt, sub: shape{what: "service mcp", keys: map[string]keySpec{"title": {kinds: str}}}},
 		"auth":        {kinds: strukt, sub: authShape},

@@ -32,7 +32,9 @@ import (
 	"github.com/toolc/toolc/host"
 	"github.com/toolc/toolc/internal/graceful"
 	"github.com/toolc/toolc/lock"
+	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/runtime"
+	"github.com/toolc/toolc/serve"
 	"github.com/toolc/toolc/upstream"
 	"github.com/toolc/toolc/watch"
 )
@@ -54,7 +56,8 @@ type Options struct {
 	// Host configures plugin processes.
 	Host host.Options
 	// Upstream configures the upstream MCP servers of the services that
-	// have one; its OnChange is the daemon's.
+	// have one, bounded for Runtime (upstream.Options.For); its OnChange
+	// is the daemon's.
 	Upstream upstream.Options
 	// Debounce and Poll configure the watcher (see watch.Options).
 	Debounce, Poll time.Duration
@@ -224,7 +227,7 @@ func (d *Daemon) startUpstreams(ctx context.Context, next *catalog.Catalog) (map
 		if u := d.upstreams[svc.Name]; u != nil && u.key == key {
 			continue
 		}
-		opts := d.opts.Upstream
+		opts := d.opts.Upstream.For(d.opts.Runtime)
 		opts.Base = d.wd
 		var self atomic.Pointer[upstream.Server]
 		opts.OnChange = func(string) { d.reswap(self.Load()) }
@@ -338,6 +341,29 @@ func (d *Daemon) watch(pkgs map[string]string) (*watch.Watcher, error) {
 		Poll:     d.opts.Poll,
 		Ignore:   d.ignore,
 	})
+}
+
+// Tools is how serve.Run drives the daemon, the start-up that toolc dev
+// shares with toolc serve: Start is the first load, which opens the
+// server's gate itself (Options.Loaded: until a reload succeeds, clients
+// are told why the last one failed), and Run follows the edits once it is
+// over, stopping the daemon's own handlers as it ends; an error that ends
+// Run is said on Status.
+func (d *Daemon) Tools() serve.Tools {
+	return serve.Tools{
+		Load:      d.Start,
+		OpensGate: true,
+		// An edit may bring prompts, resources or skills to a session
+		// that initialized without them.
+		Declared: mcpserver.Features{Prompts: true, Resources: true, Completions: true, Skills: true},
+		Follow: func(ctx context.Context) error {
+			err := d.Run(ctx)
+			if err != nil {
+				fmt.Fprintf(d.opts.Status, "toolc dev: %v\n", err)
+			}
+			return err
+		},
+	}
 }
 
 // Run watches the contracts and handlers and reloads after every change
@@ -483,6 +509,13 @@ func (d *Daemon) classify(paths []string) change {
 			d.session.Invalidate(filepath.Dir(p))
 			continue
 		}
+		if d.servesContent(p) {
+			// A file that a prompt, resource or skill serves: the
+			// contracts are checked again (the file may now break a rule)
+			// and swapped in, which tells the subscribers of a resource
+			// whose content changed.
+			c.contracts = true
+		}
 		for svc, pkg := range d.pkgs {
 			moduleFile := base == "go.mod" || base == "go.sum" || base == "go.work"
 			if within(pkg, p) || moduleFile && within(filepath.Dir(p), pkg) {
@@ -496,6 +529,40 @@ func (d *Daemon) classify(paths []string) change {
 		}
 	}
 	return c
+}
+
+// servesContent reports whether p is a file that the served catalog's
+// prompts, resources or skills serve: a resource's or a message's file,
+// or anything in a skill's directory.
+func (d *Daemon) servesContent(p string) bool {
+	if d.cat == nil {
+		return false
+	}
+	for _, svc := range d.cat.Services {
+		dir := filepath.Join(d.wd, filepath.FromSlash(svc.Dir))
+		if !within(dir, p) {
+			continue
+		}
+		named := func(name string) bool { return name != "" && filepath.Join(dir, filepath.FromSlash(name)) == p }
+		for _, r := range svc.Resources {
+			if named(r.File) {
+				return true
+			}
+		}
+		for _, pr := range svc.Prompts {
+			for _, m := range pr.Messages {
+				if named(m.File) {
+					return true
+				}
+			}
+		}
+		for _, sk := range svc.Skills {
+			if within(filepath.Join(dir, filepath.FromSlash(sk.Dir)), p) {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 // reload brings the daemon up to date with the paths that changed (all of

@@ -82,15 +82,12 @@ func (h *Handlers) Start(ctx context.Context, src *Source, cacheDir string, opts
 }
 
 // Load is how toolc serve and toolc call get src's tools running in rt:
-// it starts the handlers (Start), the upstream servers with src's Base
-// and, unless up sets one, a bound on their messages of twice rt's bound
-// on a result (a message may be a result and its encoding; rt then
-// enforces its own), and swaps src's catalog into rt with them (Serve).
+// it starts the handlers (Start), and the upstream servers with src's
+// Base and bounded for rt (upstream.Options.For), and swaps src's catalog
+// into rt with them (Serve).
 func (h *Handlers) Load(ctx context.Context, rt *runtime.Runtime, src *Source, cacheDir string, opts Options, up upstream.Options) error {
+	up = up.For(rt)
 	up.Base = src.Base
-	if up.MaxMessageBytes == 0 {
-		up.MaxMessageBytes = 2 * rt.Options().MaxResultBytes
-	}
 	if err := h.Start(ctx, src, cacheDir, opts, up); err != nil {
 		return err
 	}

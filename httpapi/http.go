@@ -299,6 +299,12 @@ type CallResponse struct {
 	IsError           bool          `json:"isError"`
 }
 
+// ResponseOf is res as POST /v1/call answers it, a task's result as
+// /v1/tasks gives it, and toolc call prints it.
+func ResponseOf(res *runtime.Result) CallResponse {
+	return CallResponse{Content: mcpserver.ToContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError}
+}
+
 // envelopeSlack is what the body of POST /v1/call may hold besides its
 // arguments' own bytes: the name, the keys, white space.
 const envelopeSlack = 64 << 10
@@ -412,7 +418,7 @@ func callHandler(rt *runtime.Runtime, envelope *validate.Validator, verifier *oa
 			cs.End(nil, err)
 			return
 		}
-		httpjson.Write(w, http.StatusOK, CallResponse{Content: mcpserver.ToContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError})
+		httpjson.Write(w, http.StatusOK, ResponseOf(res))
 		cs.End(res, nil)
 	})
 }

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/toolc/toolc/internal/httpjson"
-	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -53,7 +52,8 @@ func taskResponse(t *taskstore.Task) (*TaskResponse, error) {
 		if err := json.Unmarshal(t.Result, &res); err != nil {
 			return nil, fmt.Errorf("reading the task's result: %w", err)
 		}
-		out.Result = &CallResponse{Content: mcpserver.ToContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError}
+		r := ResponseOf(&res)
+		out.Result = &r
 	}
 	return out, nil
 }

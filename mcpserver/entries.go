@@ -3,8 +3,11 @@ package mcpserver
 import (
 	"cmp"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"slices"
 	"strings"
@@ -35,6 +38,12 @@ type entries struct {
 	rt  *runtime.Runtime
 	srv *mcp.Server
 	ask *asker // the server's, for the questions of prompt handlers
+	ttl int    // ttlMs of the skills' results, as of the lists
+	// declaredSkills: the server declares the Skills extension whether
+	// or not the catalog has skills (toolc dev, where an edit may bring
+	// some), and answers its methods with what there is.
+	declaredSkills bool
+	log            *slog.Logger
 	// dir is the directory that the services' directories are relative
 	// to: files beside a contract are read from there.
 	dir string
@@ -48,6 +57,7 @@ type entryIndex struct {
 	prompts   map[string]*servedPrompt
 	resources map[string]*servedResource // by URI
 	templates []*servedResource
+	skills    []*servedSkill
 }
 
 type servedPrompt struct {
@@ -64,7 +74,7 @@ type servedResource struct {
 }
 
 func newEntries(rt *runtime.Runtime, ask *asker, dir string) *entries {
-	e := &entries{rt: rt, ask: ask, dir: dir, served: map[string]string{}}
+	e := &entries{rt: rt, ask: ask, dir: dir, served: map[string]string{}, log: slog.New(slog.DiscardHandler)}
 	e.idx.Store(&entryIndex{prompts: map[string]*servedPrompt{}, resources: map[string]*servedResource{}})
 	return e
 }
@@ -98,6 +108,9 @@ func (e *entries) index(cat *catalog.Catalog) *entryIndex {
 			sr.tmpl, sr.vars = t, v
 			idx.templates = append(idx.templates, sr)
 		}
+		for _, sk := range s.Skills {
+			idx.skills = append(idx.skills, &servedSkill{svc: s, sk: sk})
+		}
 	}
 	return idx
 }
@@ -123,15 +136,34 @@ func (e *entries) sync(snap *runtime.Snapshot) {
 	}
 	for uri, sr := range idx.resources {
 		next["r:"+uri] = fingerprint(struct {
-			R   *catalog.Resource
-			Dir string
-		}{sr.r, sr.svc.Dir})
+			R       *catalog.Resource
+			Dir     string
+			Content string
+		}{sr.r, sr.svc.Dir, e.fileDigest(sr)})
 	}
 	for _, sr := range idx.templates {
 		next["t:"+sr.r.URITemplate] = fingerprint(struct {
 			R   *catalog.Resource
 			Dir string
 		}{sr.r, sr.svc.Dir})
+	}
+	// A skill's SKILL.md is among the resources, named and described by
+	// its frontmatter, which is read here; its fingerprint covers every
+	// file's digest, so that an edit tells the SKILL.md's subscribers.
+	manifests := map[string]*mcp.Resource{}
+	for _, ss := range idx.skills {
+		sk, err := e.readSkill(ss)
+		if err != nil {
+			e.logf("skill %s is not served: %v", ss.sk.Name, err)
+			continue
+		}
+		res := skillManifestResource(ss, sk)
+		manifests[res.URI] = res
+		next["t:"+skillFilesTemplate(ss.sk).URITemplate] = "skill"
+		next["r:"+res.URI] = fingerprint(struct {
+			R     *mcp.Resource
+			Entry skillEntry
+		}{res, entryOf(ss, sk)})
 	}
 	var prompts, resources, templates []string
 	for key := range e.served {
@@ -172,6 +204,23 @@ func (e *entries) sync(snap *runtime.Snapshot) {
 			e.srv.AddResource(&mcp.Resource{Name: r.Name, Title: r.Title, Description: r.Description, MIMEType: r.MIMEType, URI: r.URI}, e.read)
 		}
 	}
+	for _, ss := range idx.skills {
+		res := manifests[ss.sk.URI()]
+		key := "r:" + ss.sk.URI()
+		if res == nil || next[key] == e.served[key] {
+			continue
+		}
+		if _, had := e.served[key]; had {
+			updated = append(updated, res.URI)
+		}
+		e.srv.AddResource(res, e.readSkillResource)
+	}
+	for _, ss := range idx.skills {
+		t := skillFilesTemplate(ss.sk)
+		if _, had := e.served["t:"+t.URITemplate]; !had {
+			e.srv.AddResourceTemplate(t, e.readSkillResource)
+		}
+	}
 	for _, r := range snap.Catalog.MCPResourceTemplates() {
 		key := "t:" + r.URITemplate
 		if _, ok := next[key]; ok && next[key] != e.served[key] {
@@ -192,13 +241,35 @@ func toMCPPrompt(p catalog.MCPPrompt) *mcp.Prompt {
 	return out
 }
 
+// fileDigest is the digest of the file a resource serves, as it is now,
+// or why it cannot be read, so that a swap after an edit of the file (toolc
+// dev reloads on one) tells the resource's subscribers; "" for a resource
+// without a file.
+func (e *entries) fileDigest(sr *servedResource) string {
+	if sr.r.File == "" {
+		return ""
+	}
+	data, err := e.readFile(sr.svc, sr.r.File)
+	if err != nil {
+		return err.Error()
+	}
+	sum := sha256.Sum256(data)
+	return hex.EncodeToString(sum[:])
+}
+
 // has reports whether the index serves prompts, and resources or
 // templates: a server without them answers their methods "method not
 // found", as its capabilities say.
 func (e *entries) has() (prompts, resources bool) {
 	idx := e.idx.Load()
-	return len(idx.prompts) > 0, len(idx.resources)+len(idx.templates) > 0
+	return len(idx.prompts) > 0, len(idx.resources)+len(idx.templates)+len(idx.skills) > 0
 }
+
+// hasSkills reports whether the index serves skills, and so declares the
+// Skills extension.
+func (e *entries) hasSkills() bool { return len(e.idx.Load().skills) > 0 }
+
+func (e *entries) logf(format string, args ...any) { e.log.Warn(fmt.Sprintf(format, args...)) }
 
 // hasTemplates reports whether the index serves resource templates,
 // whose variables completion/complete may complete.
@@ -506,7 +577,11 @@ func (e *entries) complete(ctx context.Context, req *mcp.CompleteRequest) (*mcp.
 // template matches; go-sdk keeps the subscribers, and sync tells them when
 // a reload changes the resource.
 func (e *entries) subscribe(ctx context.Context, req *mcp.SubscribeRequest) error {
-	if sr, _ := e.idx.Load().lookup(req.Params.URI); sr == nil || !allows(callerOf(req), sr.r.Scopes) {
+	idx := e.idx.Load()
+	if _, _, ok := idx.skillOf(req.Params.URI); ok {
+		return nil // a skill's file; its SKILL.md is told of every edit of the skill
+	}
+	if sr, _ := idx.lookup(req.Params.URI); sr == nil || !allows(callerOf(req), sr.r.Scopes) {
 		return mcp.ResourceNotFoundError(req.Params.URI)
 	}
 	return nil

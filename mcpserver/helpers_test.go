@@ -163,7 +163,9 @@ func postMCP(t testing.TB, url, body string, header http.Header) answer {
 	}
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("Content-Type", "application/json")
-	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	// A bound on a hang, not a measure: a 512 KiB request under -race on
+	// a loaded machine (load 26, TestSessionKeepsLittle) took over 10 s.
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()
 	resp, err := http.DefaultClient.Do(req.WithContext(ctx))
 	if err != nil {

@@ -15,6 +15,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"maps"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -79,6 +80,9 @@ type Options struct {
 // Features are what an MCP server may serve besides tools.
 type Features struct {
 	Prompts, Resources, Completions bool
+	// Skills declares MCP's Skills extension (SEP-2640), whose files
+	// are resources.
+	Skills bool
 }
 
 // FeaturesOf are the features that cat serves: completions complete the
@@ -87,7 +91,8 @@ func FeaturesOf(cat *catalog.Catalog) Features {
 	var f Features
 	for _, s := range cat.Services {
 		f.Prompts = f.Prompts || len(s.Prompts) > 0
-		f.Resources = f.Resources || len(s.Resources) > 0
+		f.Resources = f.Resources || len(s.Resources) > 0 || len(s.Skills) > 0
+		f.Skills = f.Skills || len(s.Skills) > 0
 		for _, r := range s.Resources {
 			f.Completions = f.Completions || r.IsTemplate()
 		}
@@ -141,9 +146,11 @@ func rejectUnserved(e *entries, declared Features) mcp.Middleware {
 			// go-sdk declares prompts and resources once it serves some,
 			// which is after the load; the rest waits for go-sdk: a
 			// completions capability that follows what there is to
-			// complete.
+			// complete, and the Skills extension (with directoryRead)
+			// when there are skills.
+			skills := declared.Skills || e.hasSkills()
 			declare := func(caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
-				if caps == nil || (caps.Completions != nil || !complete) && (caps.Prompts != nil || !prompts) && (caps.Resources != nil || !resources) {
+				if caps == nil || (caps.Completions != nil || !complete) && (caps.Prompts != nil || !prompts) && (caps.Resources != nil || !resources) && (!skills || caps.Extensions[skillsExtension] != nil) {
 					return nil
 				}
 				out := *caps
@@ -155,6 +162,10 @@ func rejectUnserved(e *entries, declared Features) mcp.Middleware {
 				}
 				if resources && out.Resources == nil {
 					out.Resources = &mcp.ResourceCapabilities{ListChanged: true, Subscribe: true}
+				}
+				if skills && out.Extensions[skillsExtension] == nil {
+					out.Extensions = maps.Clone(out.Extensions)
+					out.AddExtension(skillsExtension, map[string]any{"directoryRead": true})
 				}
 				return &out
 			}
@@ -259,6 +270,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	logger = slog.New(newQuietUndelivered(logger.Handler()))
 	ask := newAsker(opts, logger)
 	ents := newEntries(rt, ask, opts.ContentDir)
+	ents.ttl, ents.log, ents.declaredSkills = ttl, logger, opts.Declared.Skills
 	// Exactly what toolc serves: tools, whose list changes on a Swap, the
 	// log lines handlers send during a call, and tasks when it runs them;
 	// go-sdk adds prompts and resources (with subscribe) once the catalog
@@ -296,6 +308,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	// scopes filter it, and a hidden tool is refused before it could start
 	// a task.
 	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents, opts.Declared), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists)
+	ents.registerSkills(srv)
 	srv.AddReceivingMiddleware(s.callDeferred)
 	ents.srv = srv
 	rt.OnSwap(func(snap *runtime.Snapshot) {

@@ -246,7 +246,7 @@ func plainMessage(data []byte) bool {
 	}
 	s := plainScan{data: data}
 	s.space()
-	return s.data[s.i] == '{' && s.object(true, 1)
+	return s.data[s.i] == '{' && s.object(messageObject, 1)
 }
 
 // plainScan walks JSON that json.Valid has accepted.
@@ -264,10 +264,21 @@ func (s *plainScan) space() {
 	}
 }
 
-// object reads the object at s.i, the message itself if message; false
-// where plainMessage gives no verdict. depth bounds the nesting well
-// inside findAmbiguous's maxMCPDepth.
-func (s *plainScan) object(message bool, depth int) bool {
+// Where an object is, for plainScan: the message itself, whose params
+// it reads as such; the message's params, whose arguments it skips (the
+// argument validator reads them); or anywhere else.
+type objectKind int
+
+const (
+	anyObject objectKind = iota
+	messageObject
+	paramsObject
+)
+
+// object reads the object at s.i, of kind; false where plainMessage
+// gives no verdict. depth bounds the nesting well inside findAmbiguous's
+// maxMCPDepth.
+func (s *plainScan) object(kind objectKind, depth int) bool {
 	if depth > maxMCPDepth/2 {
 		return false
 	}
@@ -297,53 +308,17 @@ func (s *plainScan) object(message bool, depth int) bool {
 		s.space()
 		s.i++ // :
 		s.space()
-		if message && string(key) == "params" && s.data[s.i] == '{' {
-			if !s.params(depth + 1) {
+		switch c := s.data[s.i]; {
+		case kind == messageObject && string(key) == "params" && c == '{':
+			if !s.object(paramsObject, depth+1) {
 				return false
 			}
-			continue
-		}
-		if !s.value(depth) {
-			return false
-		}
-	}
-}
-
-// params reads the message's params, whose arguments it skips: the
-// argument validator reads them.
-func (s *plainScan) params(depth int) bool {
-	s.i++ // {
-	first := len(s.keys)
-	defer func() { s.keys = s.keys[:first] }()
-	for {
-		s.space()
-		switch s.data[s.i] {
-		case '}':
-			s.i++
-			return true
-		case ',':
-			s.i++
-			s.space()
-		}
-		key, ok := s.key()
-		if !ok || len(s.keys)-first >= 64 {
-			return false
-		}
-		for _, k := range s.keys[first:] {
-			if bytes.EqualFold(k, key) {
-				return false
-			}
-		}
-		s.keys = append(s.keys, key)
-		s.space()
-		s.i++ // :
-		s.space()
-		if c := s.data[s.i]; string(key) == "arguments" && (c == '{' || c == '[') {
+		case kind == paramsObject && string(key) == "arguments" && (c == '{' || c == '['):
 			s.skip()
-			continue
-		}
-		if !s.value(depth) {
-			return false
+		default:
+			if !s.value(depth) {
+				return false
+			}
 		}
 	}
 }
@@ -352,7 +327,7 @@ func (s *plainScan) params(depth int) bool {
 func (s *plainScan) value(depth int) bool {
 	switch s.data[s.i] {
 	case '{':
-		return s.object(false, depth+1)
+		return s.object(anyObject, depth+1)
 	case '[':
 		if depth+1 > maxMCPDepth/2 {
 			return false

@@ -290,6 +290,8 @@ var serverMethods = map[string]bool{
 	"resources/list": true, "resources/templates/list": true, "resources/read": true,
 	"resources/subscribe": true, "resources/unsubscribe": true,
 	"server/discover": true, "subscriptions/listen": true,
+	// The Skills extension's, which toolc registers as custom methods.
+	methodListSkills: true, methodGetSkill: true, methodReadDir: true,
 }
 
 // peek returns the request in a POST body (read once, by readMCPBody),

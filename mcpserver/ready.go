@@ -81,6 +81,7 @@ var held = map[string]bool{
 	"prompts/list": true, "prompts/get": true, "completion/complete": true,
 	"resources/list": true, "resources/templates/list": true, "resources/read": true,
 	"resources/subscribe": true, "resources/unsubscribe": true,
+	methodListSkills: true, methodGetSkill: true, methodReadDir: true,
 }
 
 // Hold is the middleware that holds the held methods until Open, or until

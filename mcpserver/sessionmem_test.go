@@ -57,8 +57,11 @@ func TestSessionKeepsLittle(t *testing.T) {
 	r.take() // what the test's handler recorded is the test's
 	per := (liveHeap() - before) / n
 	t.Logf("each idle session keeps %d KiB", per>>10)
-	if per > 64<<10 {
-		t.Errorf("each idle session keeps %d KiB after a 512 KiB initialize and a 512 KiB call, want under 64 KiB", per>>10)
+	// About 45 KiB alone; the bound is well under the 512 KiB that a kept
+	// body costs, and above what -race and other tests' garbage add to the
+	// measure in a loaded run of the whole package (71 KiB once).
+	if per > 128<<10 {
+		t.Errorf("each idle session keeps %d KiB after a 512 KiB initialize and a 512 KiB call, want under 128 KiB", per>>10)
 	}
 	sessions, sid := 0, ""
 	for ss := range srv.Sessions() {

@@ -85,7 +85,8 @@ func TestTaskStatusNotifications(t *testing.T) {
 	// acknowledged for the first alone, which is told working, then
 	// completed with its result, after which the stream ends with the
 	// listen's result.
-	id := start(600)
+	// 2 s: the listen must open while the task works, on a loaded machine.
+	id := start(2000)
 	_, ch := listenEvents(t, ctx, url, map[string]any{"taskIds": []string{id, "no-such-task"}}, true)
 	ack := next(t, ch)
 	if ack["method"] != "notifications/subscriptions/acknowledged" || fmt.Sprint(ack["params"].(map[string]any)["notifications"]) != fmt.Sprint(map[string]any{"taskIds": []any{id}}) {
@@ -105,7 +106,7 @@ func TestTaskStatusNotifications(t *testing.T) {
 			t.Fatalf("notification = %v, want notifications/tasks of %s with the listen's id", m, id)
 		}
 		statuses = append(statuses, p["status"].(string))
-		if p["status"] == "completed" && !strings.Contains(fmt.Sprint(p["result"]), "must worked 600 ms") {
+		if p["status"] == "completed" && !strings.Contains(fmt.Sprint(p["result"]), "must worked 2000 ms") {
 			t.Errorf("completed notification = %v, want the result", p)
 		}
 	}

@@ -122,6 +122,7 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	mo := opts.MCP
 	d := &mo.Declared
 	d.Prompts, d.Resources, d.Completions = d.Prompts || t.Declared.Prompts, d.Resources || t.Declared.Resources, d.Completions || t.Declared.Completions
+	d.Skills = d.Skills || t.Declared.Skills
 	srv := mcpserver.New(rt, mo)
 	srv.Hold(gate)
 	shutdown := opts.Shutdown

@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"sync/atomic"
 	"time"
 
@@ -164,6 +165,18 @@ func (s *Server) unregister(c *call) {
 	s.callsMu.Unlock()
 }
 
+// metaOf returns the _meta of a request's params, which may be a nil
+// pointer: roots/list, above all, comes with no params.
+func metaOf(p mcp.Params) map[string]any {
+	if p == nil {
+		return nil
+	}
+	if v := reflect.ValueOf(p); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nil
+	}
+	return p.GetMeta()
+}
+
 // callByID returns the call in flight with the id, or nil.
 func (s *Server) callByID(id string) *call {
 	s.callsMu.Lock()
@@ -215,7 +228,7 @@ func (s *Server) askMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 		}
 		cs, _ := req.GetSession().(*mcp.ClientSession)
 		var c *call
-		if meta := req.GetParams().GetMeta(); meta != nil {
+		if meta := metaOf(req.GetParams()); meta != nil {
 			if id, ok := meta[relatedKey].(string); ok {
 				c = s.callByID(id)
 			}
@@ -249,8 +262,7 @@ func (s *Server) askMiddleware(next mcp.MethodHandler) mcp.MethodHandler {
 // drive runs the upstream call of c until it has a result, answering its
 // InputRequiredResults through c, and hands the outcome to c.done.
 func (s *Server) drive(ctx context.Context, c *call, params *mcp.CallToolParams) {
-	defer s.inflight.Done()
-	defer s.busy.Add(-1)
+	defer s.sup.Release()
 	defer close(c.ended)
 	defer s.unregister(c)
 	defer c.cancel()

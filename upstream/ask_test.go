@@ -162,7 +162,10 @@ func textOf(res *mcp.CallToolResult) string {
 // it is cancelled, and a round that brings an answer then, or to a call
 // this process never parked (another replica's), is told why.
 func TestUpstreamAskParked(t *testing.T) {
-	f := start(t, "ask-2026-07-28", func(_ *catalog.Upstream, o *upstream.Options) { o.AnswerTimeout = 300 * time.Millisecond })
+	// Long enough for the test's next round under load, short enough to
+	// wait out.
+	const answerTimeout = 3 * time.Second
+	f := start(t, "ask-2026-07-28", func(_ *catalog.Upstream, o *upstream.Options) { o.AnswerTimeout = answerTimeout })
 	in := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -186,7 +189,7 @@ func TestUpstreamAskParked(t *testing.T) {
 	if err != nil || len(res.InputRequests) != 3 {
 		t.Fatalf("first round = %+v, %v", res, err)
 	}
-	time.Sleep(600 * time.Millisecond)
+	time.Sleep(answerTimeout + time.Second)
 	for _, tc := range []struct {
 		name string
 		qs   []plugins.InputRequest
@@ -211,9 +214,12 @@ func TestUpstreamAskAmbiguous(t *testing.T) {
 	f := start(t, "ask-2025-11-25", nil)
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
+	// The slow call runs until the test ends it.
+	slowCtx, endSlow := context.WithCancel(ctx)
+	defer endSlow()
 	slow := make(chan error, 1)
 	go func() {
-		_, err := f.rt.Call(ctx, "slow", json.RawMessage(`{"ms":3000}`))
+		_, err := f.rt.Call(slowCtx, "slow", json.RawMessage(`{"ms":60000}`))
 		slow <- err
 	}()
 	// The slow call is in flight once the server has counted it.
@@ -229,9 +235,8 @@ func TestUpstreamAskAmbiguous(t *testing.T) {
 	if err != nil || !res.IsError || !strings.Contains(text(res), "cannot tell which of its 2 calls in flight") {
 		t.Errorf("ask beside another call = %+v, %v", res, err)
 	}
-	if err := <-slow; err != nil {
-		t.Errorf("the slow call: %v", err)
-	}
+	endSlow()
+	<-slow
 }
 
 // answersTo answers the questions as a client would: the name, "yo", and
@@ -290,5 +295,22 @@ func TestUpstreamAskRelatedOverHTTP(t *testing.T) {
 		if want := "name=" + name + " model=yo root=file:///r"; got[i] != want {
 			t.Errorf("call %d = %q, want %q", i, got[i], want)
 		}
+	}
+}
+
+// TestUpstreamAsksWithoutParams: a roots/list with no params at all, as
+// most servers send it, is passed on like any question.
+func TestUpstreamAsksWithoutParams(t *testing.T) {
+	f := start(t, "ask-2025-11-25", nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	in := &plugins.Input{Elicitation: true, Sampling: true, Roots: true}
+	res, err := f.rt.Call(plugins.WithInput(ctx, in), "roots", json.RawMessage(`{}`))
+	if err != nil || len(res.InputRequests) != 1 || res.InputRequests[0].Method != plugins.MethodListRoots {
+		t.Fatalf("first round = %+v, %v; want the roots question", res, err)
+	}
+	res, err = f.rt.Call(plugins.WithInput(ctx, answersTo(res.InputRequests, "")), "roots", json.RawMessage(`{}`))
+	if err != nil || res.IsError || text(res) != "file:///r" {
+		t.Errorf("second round = %+v, %v", res, err)
 	}
 }

@@ -274,6 +274,9 @@ type session struct {
 	gone chan struct{} // closed when the session has ended
 }
 
+// Ended reports whether the session has ended, for the supervisor.
+func (s *session) Ended() bool { return s.ended() }
+
 func (s *session) ended() bool {
 	select {
 	case <-s.gone:

@@ -59,6 +59,7 @@ func testTools() []*mcp.Tool {
 		{Name: "stats", Description: "Count the calls and cancellations seen", InputSchema: schema(``)},
 		{Name: "meta", Description: "Return the call's traceparent", InputSchema: schema(``)},
 		{Name: "ask", Description: "Ask the client for a name, a completion and its roots", InputSchema: schema(``)},
+		{Name: "roots", Description: "Ask the client for its roots over the session, with no params", InputSchema: schema(``)},
 		{Name: "mutate", Description: "Change echo's description", InputSchema: schema(`"description":{"type":"string","description":"The new description"},"notify":{"type":"boolean","description":"Whether to send list_changed"}`, "description", "notify")},
 	}
 }
@@ -214,6 +215,16 @@ func newTestServer(mode string) *mcp.Server {
 				root = l.Roots[0].URI
 			}
 			return text(fmt.Sprintf("name=%s model=%s root=%s", name, said, root)), nil
+		},
+		"roots": func(ctx context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
+			res, err := r.Session.ListRoots(ctx, nil)
+			if err != nil {
+				return text("error: " + err.Error()), nil
+			}
+			if len(res.Roots) == 0 {
+				return text("no roots"), nil
+			}
+			return text(res.Roots[0].URI), nil
 		},
 		"mutate": func(_ context.Context, r *mcp.CallToolRequest) (*mcp.CallToolResult, error) {
 			var a struct {

@@ -55,7 +55,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/buildinfo"
 	"github.com/toolc/toolc/internal/cutshort"
-	"github.com/toolc/toolc/internal/graceful"
+	"github.com/toolc/toolc/internal/supervise"
 	"github.com/toolc/toolc/lock"
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/runtime"
@@ -72,9 +72,6 @@ const (
 	MaxTools = 10000
 	// maxPages bounds the pages of one tools/list.
 	maxPages = 1000
-
-	minRestartDelay = 100 * time.Millisecond
-	maxRestartDelay = 10 * time.Second
 )
 
 // Options configure how upstream servers are started and held.
@@ -112,6 +109,16 @@ type Options struct {
 	AnswerTimeout time.Duration
 }
 
+// For returns o for servers whose calls rt makes: unless o sets
+// MaxMessageBytes, twice rt's bound on a result, since a message may be a
+// result and its encoding, and rt then enforces its own bound.
+func (o Options) For(rt *runtime.Runtime) Options {
+	if o.MaxMessageBytes == 0 {
+		o.MaxMessageBytes = 2 * rt.Options().MaxResultBytes
+	}
+	return o
+}
+
 func (o Options) withDefaults() Options {
 	if o.Stderr == nil {
 		o.Stderr = os.Stderr
@@ -144,16 +151,9 @@ type Server struct {
 	tools  []string // contract keys, sorted
 	byKey  map[string]*catalog.Tool
 
-	mu         sync.Mutex
-	sess       *session
-	failures   int
-	nextStart  time.Time
-	restarting chan struct{}
-	restartErr error
-	closed     bool
-
-	inflight sync.WaitGroup
-	busy     atomic.Int64
+	// sup restarts the server's session when it ends, with backoff, and
+	// stops it after the calls in flight.
+	sup *supervise.Supervisor[*session]
 
 	// withdrawn maps a contract key to the changes that withdrew it.
 	withdrawn atomic.Pointer[map[string][]lock.Change]
@@ -178,7 +178,6 @@ type Server struct {
 	parkMu sync.Mutex
 	parked map[string]*parked
 	check  chan struct{}
-	done   chan struct{}
 }
 
 var _ runtime.Dispatcher = (*Server)(nil)
@@ -222,7 +221,8 @@ func List(ctx context.Context, svc *catalog.Service, opts Options) (*Listing, er
 		return nil, err
 	}
 	defer s.Close(time.Second)
-	tools, err := listTools(ctx, s.sess.cs)
+	sess := s.sup.Current()
+	tools, err := listTools(ctx, sess.cs)
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +243,7 @@ func List(ctx context.Context, svc *catalog.Service, opts Options) (*Listing, er
 		}
 	}
 	out := &Listing{Tools: tools}
-	if ir := s.sess.cs.InitializeResult(); ir != nil {
+	if ir := sess.cs.InitializeResult(); ir != nil {
 		out.Server, out.Instructions = ir.ServerInfo, ir.Instructions
 	}
 	return out, nil
@@ -263,7 +263,7 @@ func newServer(ctx context.Context, svc *catalog.Service, opts Options, tap *sch
 		sp.httpClient.Transport.(*headerTransport).tap = tap
 	}
 	s := &Server{svc: svc, opts: opts, spec: sp, tap: tap, byKey: map[string]*catalog.Tool{},
-		drift: map[[2]string]int64{}, check: make(chan struct{}, 1), done: make(chan struct{}),
+		drift: map[[2]string]int64{}, check: make(chan struct{}, 1),
 		calls: map[*call]struct{}{}, parked: map[string]*parked{}}
 	for _, t := range svc.Tools {
 		s.tools = append(s.tools, t.Name)
@@ -293,7 +293,25 @@ func newServer(ctx context.Context, svc *catalog.Service, opts Options, tap *sch
 	if err != nil {
 		return nil, fmt.Errorf("starting the upstream of service %q: %w", svc.Name, err)
 	}
-	s.sess = sess
+	s.sup = supervise.New(sess, supervise.Config[*session]{
+		Start: s.start,
+		Kill:  func(sess *session) { sess.close(0) },
+		Lost: func(sess *session) {
+			opts.Logger.Warn("upstream server went away", "service", svc.Name, "status", sess.exitStatus())
+		},
+		Restarted: func(sess *session, err error) {
+			if err != nil {
+				opts.Logger.Warn("upstream restart failed", "service", svc.Name, "error", err)
+				return
+			}
+			opts.Logger.Info("upstream restarted", "service", svc.Name, "pid", sess.proc.pid())
+			s.checkSoon() // the new process may serve other tools
+		},
+		Stopped: fmt.Errorf("the upstream server of service %q has been stopped", svc.Name),
+		Waiting: func(err error) error {
+			return fmt.Errorf("the upstream server of service %q is restarting: %w", svc.Name, err)
+		},
+	})
 	return s, nil
 }
 
@@ -312,12 +330,11 @@ func (s *Server) Withdrawn() map[string][]lock.Change { return *s.withdrawn.Load
 // ProtocolVersion returns the MCP revision the server speaks now, or ""
 // while it is down.
 func (s *Server) ProtocolVersion() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sess == nil {
+	sess := s.sup.Current()
+	if sess == nil {
 		return ""
 	}
-	if ir := s.sess.cs.InitializeResult(); ir != nil {
+	if ir := sess.cs.InitializeResult(); ir != nil {
 		return ir.ProtocolVersion
 	}
 	return ""
@@ -325,12 +342,11 @@ func (s *Server) ProtocolVersion() string {
 
 // Pid returns the process ID of a command's server, or 0.
 func (s *Server) Pid() int {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.sess == nil || s.sess.proc == nil {
+	sess := s.sup.Current()
+	if sess == nil || sess.proc == nil {
 		return 0
 	}
-	return s.sess.proc.pid()
+	return sess.proc.pid()
 }
 
 // Call forwards a call whose arguments the runtime has validated.
@@ -362,7 +378,7 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 		return res, nil
 	}
 	if c == nil {
-		sess, err := s.live(ctx)
+		sess, err := s.sup.Acquire(ctx)
 		if err != nil {
 			if ownTimeout() {
 				return plugins.Errorf("%s was not run: the upstream server of service %q did not come back within %s, its callTimeout", tool, s.svc.Name, s.spec.callTimeout), nil
@@ -414,14 +430,12 @@ func (s *Server) Call(ctx context.Context, tool, callID string, args json.RawMes
 		// the session is done for, and a new one is started.
 		return nil, s.endedDuringCall(c.sess, err)
 	}
-	s.mu.Lock()
-	s.failures = 0 // a server that answers starts a fresh backoff
-	s.mu.Unlock()
+	s.sup.Answered() // a server that answers starts a fresh backoff
 	return convertResult(res2)
 }
 
-// begin starts the upstream call of tool on sess, which live counted in
-// flight: the call's own goroutine runs it (drive), outside the round's
+// begin starts the upstream call of tool on sess, which Acquire counted
+// in flight: the call's own goroutine runs it (drive), outside the round's
 // context, so that it may wait for its caller's answers across rounds.
 func (s *Server) begin(ctx context.Context, sess *session, tool string, t *catalog.Tool, args json.RawMessage, progress bool) *call {
 	c := &call{id: newQuestionID(), tool: tool, sess: sess, cs: sess.cs, asks: make(chan *ask), done: make(chan outcome, 1), ended: make(chan struct{})}
@@ -459,7 +473,7 @@ func (s *Server) begin(ctx context.Context, sess *session, tool string, t *catal
 // happens next.
 func (s *Server) endedDuringCall(sess *session, cause error) error {
 	sess.close(0)
-	restarting := s.lost(sess)
+	restarting := s.sup.Lost(sess)
 	how := ""
 	if st := sess.exitStatus(); st != "" {
 		how = " (" + st + ")"
@@ -472,113 +486,13 @@ func (s *Server) endedDuringCall(sess *session, cause error) error {
 	return fmt.Errorf("the upstream server of service %q went away during the call%s; it is being restarted, so the call can be retried", s.svc.Name, how)
 }
 
-// live returns a running session, counted in flight, restarting the
-// server first when it is down, for as long as ctx allows.
-func (s *Server) live(ctx context.Context) (*session, error) {
-	for {
-		s.mu.Lock()
-		if s.closed {
-			s.mu.Unlock()
-			return nil, fmt.Errorf("the upstream server of service %q has been stopped", s.svc.Name)
-		}
-		if s.sess != nil && !s.sess.ended() {
-			s.inflight.Add(1)
-			s.busy.Add(1)
-			sess := s.sess
-			s.mu.Unlock()
-			return sess, nil
-		}
-		if s.sess != nil {
-			s.recordLoss()
-		}
-		wait := s.beginRestart()
-		s.mu.Unlock()
-		select {
-		case <-wait:
-		case <-ctx.Done():
-			return nil, fmt.Errorf("the upstream server of service %q is restarting: %w", s.svc.Name, ctx.Err())
-		}
-		s.mu.Lock()
-		up := s.sess != nil && !s.sess.ended()
-		err := s.restartErr
-		s.mu.Unlock()
-		if !up && err != nil {
-			return nil, err
-		}
-	}
-}
-
-// beginRestart starts a restart unless one is under way. s.mu is held.
-func (s *Server) beginRestart() chan struct{} {
-	if s.restarting == nil {
-		s.restarting = make(chan struct{})
-		go s.restart(s.restarting, time.Until(s.nextStart))
-	}
-	return s.restarting
-}
-
-func (s *Server) restart(done chan struct{}, delay time.Duration) {
-	if delay > 0 {
-		select {
-		case <-time.After(delay):
-		case <-s.done:
-		}
-	}
+// start connects to the server again, for a restart.
+func (s *Server) start() (*session, error) {
 	sess, err := s.connect(context.Background())
 	if err != nil {
-		err = fmt.Errorf("restarting the upstream server of service %q: %w", s.svc.Name, err)
+		return nil, fmt.Errorf("restarting the upstream server of service %q: %w", s.svc.Name, err)
 	}
-	s.mu.Lock()
-	s.restarting = nil
-	s.restartErr = err
-	switch {
-	case err != nil:
-		s.failures++
-		s.nextStart = time.Now().Add(s.delay())
-		s.opts.Logger.Warn("upstream restart failed", "service", s.svc.Name, "error", err)
-	case s.closed:
-		sess.close(0)
-		s.restartErr = fmt.Errorf("the upstream server of service %q has been stopped", s.svc.Name)
-	default:
-		s.opts.Logger.Info("upstream restarted", "service", s.svc.Name, "pid", sess.proc.pid())
-		s.sess = sess
-	}
-	s.mu.Unlock()
-	close(done)
-	if err == nil {
-		s.checkSoon() // the new process may serve other tools
-	}
-}
-
-// lost records that sess ended, unless it was replaced already, and
-// starts a restart. It reports whether one is under way.
-func (s *Server) lost(sess *session) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.closed {
-		return false
-	}
-	if s.sess == sess {
-		s.recordLoss()
-	}
-	if s.sess == nil {
-		s.beginRestart()
-	}
-	return true
-}
-
-// recordLoss drops the current session. s.mu is held.
-func (s *Server) recordLoss() {
-	s.opts.Logger.Warn("upstream server went away", "service", s.svc.Name, "status", s.sess.exitStatus())
-	s.sess.close(0)
-	s.sess = nil
-	s.failures++
-	s.nextStart = time.Now().Add(s.delay())
-}
-
-func (s *Server) delay() time.Duration {
-	d := minRestartDelay << min(max(s.failures-1, 0), 10)
-	return min(d, maxRestartDelay)
+	return sess, nil
 }
 
 // checkSoon asks the watcher for a pin check.
@@ -600,7 +514,7 @@ func (s *Server) watch() {
 	defer pin.Stop()
 	for {
 		select {
-		case <-s.done:
+		case <-s.sup.Done():
 			return
 		case <-health.C:
 			s.ping()
@@ -622,14 +536,12 @@ func (s *Server) runCheck() {
 
 // ping checks that the server answers, and restarts one that does not.
 func (s *Server) ping() {
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
+	sess := s.sup.Current()
 	if sess == nil {
 		return
 	}
 	if sess.ended() {
-		s.lost(sess)
+		s.sup.Lost(sess)
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), s.opts.HealthTimeout)
@@ -642,7 +554,7 @@ func (s *Server) ping() {
 	sess.why.CompareAndSwap(nil, &why)
 	s.opts.Logger.Warn("upstream server failed its ping; restarting it", "service", s.svc.Name, "error", err)
 	sess.close(0)
-	s.lost(sess)
+	s.sup.Lost(sess)
 }
 
 // Check compares the server's live tools with the contract now, and
@@ -652,9 +564,7 @@ func (s *Server) ping() {
 func (s *Server) Check(ctx context.Context) error {
 	s.checkMu.Lock()
 	defer s.checkMu.Unlock()
-	s.mu.Lock()
-	sess := s.sess
-	s.mu.Unlock()
+	sess := s.sup.Current()
 	if sess == nil || sess.ended() {
 		return fmt.Errorf("the server is not running")
 	}
@@ -799,18 +709,11 @@ func (s *Server) Close(grace time.Duration) {
 // Stop is Close, with the reason a call still running after grace is
 // given.
 func (s *Server) Stop(grace time.Duration, reason string) {
-	s.mu.Lock()
-	if !s.closed {
-		s.closed = true
-		close(s.done)
-	}
-	sess := s.sess
-	idle := s.busy.Load() == 0
-	s.mu.Unlock()
+	sess, overdue := s.sup.Stop(grace)
 	if sess == nil {
 		return
 	}
-	if !idle && !graceful.Wait(&s.inflight, grace) {
+	if overdue {
 		why := fmt.Sprintf("the upstream server of service %q was stopped before the call finished: %s", s.svc.Name, reason)
 		sess.why.CompareAndSwap(nil, &why)
 	}

@@ -220,7 +220,7 @@ func TestProgressAndCancellationPassThrough(t *testing.T) {
 	if _, err := f.rt.Call(ctx, "slow", json.RawMessage(`{"ms":60000}`)); err == nil {
 		t.Fatal("a cancelled call returned no error")
 	}
-	deadline := time.Now().Add(5 * time.Second)
+	deadline := time.Now().Add(30 * time.Second) // a bound on a hang, long for -race at load 30
 	for !strings.Contains(text(f.call(t, "stats", `{}`)), "cancels=1") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server never saw the cancellation: %s", text(f.call(t, "stats", `{}`)))
@@ -393,7 +393,7 @@ func TestFaultsAreContained(t *testing.T) {
 		if r := f.call(t, "flood", `{"lines":5000}`); r.IsError {
 			t.Fatalf("flood = %q", text(r))
 		}
-		deadline := time.Now().Add(5 * time.Second)
+		deadline := time.Now().Add(30 * time.Second) // a bound on a hang, long for -race at load 30
 		for !strings.Contains(f.stderr.String(), "[up] nnnn") && time.Now().Before(deadline) {
 			time.Sleep(10 * time.Millisecond)
 		}
@@ -521,5 +521,16 @@ func TestTraceContextPassesThrough(t *testing.T) {
 	want := "00-" + spans[0].SpanContext().TraceID().String() + "-"
 	if got := text(res); !strings.HasPrefix(got, want) {
 		t.Errorf("the server saw traceparent %q, want one of trace %s", got, want)
+	}
+}
+
+// TestOptionsFor: a server's messages are bounded at twice the runtime's
+// bound on a result, unless the options set a bound of their own.
+func TestOptionsFor(t *testing.T) {
+	rt := runtime.New(runtime.Options{MaxResultBytes: 1000})
+	for _, tt := range []struct{ set, want int }{{0, 2000}, {500, 500}} {
+		if got := (upstream.Options{MaxMessageBytes: tt.set}).For(rt).MaxMessageBytes; got != tt.want {
+			t.Errorf("MaxMessageBytes %d, for a runtime bounding results at 1000: %d, want %d", tt.set, got, tt.want)
+		}
 	}
 }

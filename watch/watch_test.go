@@ -87,52 +87,57 @@ func TestSavePatterns(t *testing.T) {
 		name string
 		save func(t *testing.T, dir string)
 		want []string // nil: no batch at all
+		// debounce, if set, replaces the default 50 ms: two writes
+		// that must fall within one debounce may be further apart
+		// than 50 ms in a -race run on a loaded machine (a clean-clone
+		// CI run got two batches).
+		debounce time.Duration
 	}{
 		{"write", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 2\n")
-		}, []string{"a.cue"}},
+		}, []string{"a.cue"}, 0},
 		{"atomic save", func(t *testing.T, dir string) {
 			tmp := filepath.Join(dir, ".a.cue.swp-tmp")
 			write(t, tmp, "package a\nx: 3\n")
 			if err := os.Rename(tmp, filepath.Join(dir, "a.cue")); err != nil {
 				t.Fatal(err)
 			}
-		}, []string{"a.cue"}},
+		}, []string{"a.cue"}, 0},
 		{"sed -i", func(t *testing.T, dir string) {
 			run(t, dir, "sed", "-i", "s/x: 1/x: 4/", "a.cue")
-		}, []string{"a.cue"}},
+		}, []string{"a.cue"}, 0},
 		{"touch", func(t *testing.T, dir string) {
 			now := time.Now().Add(time.Hour)
 			os.Chtimes(filepath.Join(dir, "a.cue"), now, now)
-		}, nil},
+		}, nil, 0},
 		{"chmod", func(t *testing.T, dir string) {
 			os.Chmod(filepath.Join(dir, "a.cue"), 0o600)
-		}, nil},
+		}, nil, 0},
 		{"same bytes", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 1\n")
-		}, nil},
+		}, nil, 0},
 		{"write twice quickly", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 5\n")
 			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 6\n")
-		}, []string{"a.cue"}},
+		}, []string{"a.cue"}, time.Second},
 		{"hidden directory", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, ".git", "HEAD"), "ref: refs/heads/x\n")
-		}, nil},
+		}, nil, 0},
 		{"editor backup", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "a.cue~"), "old\n")
-		}, nil},
+		}, nil, 0},
 		{"new directory", func(t *testing.T, dir string) {
 			write(t, filepath.Join(dir, "sub", "deep", "b.cue"), "package b\n")
-		}, []string{"sub/deep/b.cue"}},
+		}, []string{"sub/deep/b.cue"}, 0},
 		{"remove file", func(t *testing.T, dir string) {
 			os.Remove(filepath.Join(dir, "a.cue"))
-		}, []string{"a.cue"}},
+		}, []string{"a.cue"}, 0},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			dir := t.TempDir()
 			write(t, filepath.Join(dir, "a.cue"), "package a\nx: 1\n")
-			w := start(t, dir, Options{})
+			w := start(t, dir, Options{Debounce: tt.debounce})
 			tt.save(t, dir)
 			want := 1
 			if tt.want == nil {

@@ -572,3 +572,81 @@ func TestServeTaskStoreUnwritable(t *testing.T) {
 		t.Errorf("toolc serve --task-store of a path that cannot be made: %d %q", r.status, r.stderr)
 	}
 }
+
+// TestBundleCarriesContent: a bundle carries the files that its prompts,
+// resources and skills serve, and a server of the bundle in a directory
+// with no sources and no go command serves them, each as it was.
+func TestBundleCarriesContent(t *testing.T) {
+	t.Parallel()
+	dir := newDevProject(t)
+	files := map[string]string{
+		"api/content.cue": `package api
+
+resources: guide: {uri: "docs://guide", description: "The guide", file: "guide.md"}
+prompts: logo: {
+	description: "Look at the logo"
+	messages: [{role: "user", image: "assets/logo.png"}]
+}
+skills: "git-flow": {}
+`,
+		"api/guide.md":                            "# Guide\n",
+		"api/assets/logo.png":                     "\x89PNG\r\n\x1a\nlogo",
+		"api/skills/git-flow/SKILL.md":            "---\nname: git-flow\ndescription: Branch and merge as the team does\n---\n# Git flow\n",
+		"api/skills/git-flow/references/MERGE.md": "Squash, then merge.\n",
+	}
+	for name, data := range files {
+		writeDevFile(t, filepath.Join(dir, filepath.FromSlash(name)), data)
+	}
+	out := filepath.Join(t.TempDir(), "bundle")
+	cmd := exec.Command(toolcBin, "bundle", "-o", out, "./...")
+	cmd.Dir = dir
+	if b, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("toolc bundle: %v\n%s", err, b)
+	}
+	for _, name := range []string{"content/svc/guide.md", "content/svc/assets/logo.png", "content/svc/skills/git-flow/SKILL.md", "content/svc/skills/git-flow/references/MERGE.md"} {
+		if _, err := os.Stat(filepath.Join(out, filepath.FromSlash(name))); err != nil {
+			t.Errorf("the bundle lacks %s: %v", name, err)
+		}
+	}
+
+	url, stderr := startServeCmd(t, noGoCmd(t, "serve", "--http", "127.0.0.1:0", "--bundle", out))
+	client := mcp.NewClient(&mcp.Implementation{Name: "bundle-test", Version: "1"}, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}, nil)
+	if err != nil {
+		t.Fatalf("connect: %v\n%s", err, stderr)
+	}
+	defer session.Close()
+	for uri, want := range map[string]string{
+		"docs://guide":                         files["api/guide.md"],
+		"skill://git-flow/SKILL.md":            files["api/skills/git-flow/SKILL.md"],
+		"skill://git-flow/references/MERGE.md": files["api/skills/git-flow/references/MERGE.md"],
+	} {
+		r, err := session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(r.Contents) != 1 || r.Contents[0].Text != want {
+			t.Errorf("resources/read %s = %+v, %v; want %q\n%s", uri, r, err, want, stderr)
+		}
+	}
+	p, err := session.GetPrompt(ctx, &mcp.GetPromptParams{Name: "logo"})
+	if err != nil || len(p.Messages) != 1 {
+		t.Fatalf("prompts/get logo = %+v, %v\n%s", p, err, stderr)
+	}
+	if img, ok := p.Messages[0].Content.(*mcp.ImageContent); !ok || string(img.Data) != files["api/assets/logo.png"] || img.MIMEType != "image/png" {
+		t.Errorf("prompts/get logo = %+v, want the logo", p.Messages[0].Content)
+	}
+
+	// A content file changed after toolc bundle is refused, as a handler
+	// is.
+	damaged := filepath.Join(t.TempDir(), "bundle")
+	if err := os.CopyFS(damaged, os.DirFS(out)); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(damaged, "content/svc/guide.md"), []byte("# Not the guide\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	b, err := noGoCmd(t, "serve", "--http", "127.0.0.1:0", "--bundle", damaged).CombinedOutput()
+	if !strings.Contains(string(b), "content/svc/guide.md has sha256") {
+		t.Errorf("toolc serve of a bundle with a changed content file: %v\n%s", err, b)
+	}
+}

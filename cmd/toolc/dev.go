@@ -2,7 +2,6 @@ package main
 
 import (
 	"context"
-	"fmt"
 
 	"github.com/toolc/toolc/dev"
 	"github.com/toolc/toolc/host"
@@ -29,7 +28,7 @@ func runDev(e env, args []string) error {
 			Runtime:  rt,
 			Status:   e.stderr,
 			Host:     host.Options{Stderr: e.stderr, Logger: logger(e)},
-			Upstream: upstream.Options{Stderr: e.stderr, Logger: logger(e), Insecure: sf.insecure, MaxMessageBytes: 2 * rt.Options().MaxResultBytes},
+			Upstream: upstream.Options{Stderr: e.stderr, Logger: logger(e), Insecure: sf.insecure},
 			Poll:     *poll,
 			Grace:    sf.grace,
 			Logger:   logger(e),
@@ -40,29 +39,9 @@ func runDev(e env, args []string) error {
 		if err != nil {
 			return nil, usageErr(err)
 		}
-		return &serve.Tools{
-			// Contracts or handlers that do not build are told to the
-			// clients (Loaded) until a reload succeeds; a first load
-			// that cannot start (patterns that name no contract) is a
-			// usage error.
-			Load: func(ctx context.Context) error {
-				if err := d.Start(ctx); err != nil {
-					return usageErr(err)
-				}
-				return nil
-			},
-			OpensGate: true,
-			// An edit may bring prompts or resources to a session that
-			// initialized without them.
-			Declared: mcpserver.Features{Prompts: true, Resources: true, Completions: true},
-			// The daemon stops its own handlers when Run ends.
-			Follow: func(ctx context.Context) error {
-				err := d.Run(ctx)
-				if err != nil {
-					fmt.Fprintf(e.stderr, "toolc dev: %v\n", err)
-				}
-				return err
-			},
-		}, nil
+		// A first load that cannot start (patterns that name no
+		// contract) is a usage error, exit status 2.
+		t := d.Tools()
+		return &t, nil
 	})
 }

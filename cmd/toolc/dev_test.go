@@ -550,3 +550,74 @@ func TestDevPatternsMatchNothing(t *testing.T) {
 		}
 	}
 }
+
+// TestDevContentEdits: under toolc dev, an edit of a file that a resource
+// or a skill serves reaches the clients subscribed to it as
+// notifications/resources/updated (go-sdk at 2025-11-25, the last
+// revision with resources/subscribe), and the next read has the new
+// content; the contract is not touched.
+func TestDevContentEdits(t *testing.T) {
+	t.Parallel()
+	dir := newDevProject(t)
+	writeDevFile(t, filepath.Join(dir, "api", "content.cue"), `package api
+
+resources: guide: {uri: "docs://guide", description: "The guide", file: "guide.md"}
+skills: "git-flow": {}
+`)
+	writeDevFile(t, filepath.Join(dir, "api", "guide.md"), "# Guide v1\n")
+	writeDevFile(t, filepath.Join(dir, "api", "skills", "git-flow", "SKILL.md"), "---\nname: git-flow\ndescription: Branch as the team does\n---\nv1\n")
+	s := startDev(t, dir)
+
+	updated := make(chan string, 100)
+	client := mcp.NewClient(&mcp.Implementation{Name: "subscriber", Version: "1"}, &mcp.ClientOptions{
+		ResourceUpdatedHandler: func(_ context.Context, req *mcp.ResourceUpdatedNotificationRequest) {
+			updated <- req.Params.URI
+		},
+	})
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	session, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: s.url, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer session.Close()
+	for _, uri := range []string{"docs://guide", "skill://git-flow/SKILL.md"} {
+		// Held until the first load is over.
+		if err := session.Subscribe(ctx, &mcp.SubscribeParams{URI: uri}); err != nil {
+			t.Fatalf("subscribe %s: %v\n%s", uri, err, s.stderr)
+		}
+	}
+	read := func(uri string) string {
+		r, err := session.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(r.Contents) != 1 {
+			t.Fatalf("resources/read %s: %+v %v\n%s", uri, r, err, s.stderr)
+		}
+		return r.Contents[0].Text
+	}
+	if got := read("docs://guide"); got != "# Guide v1\n" {
+		t.Fatalf("docs://guide = %q", got)
+	}
+	waitUpdated := func(want string) {
+		t.Helper()
+		for {
+			select {
+			case uri := <-updated:
+				if uri == want {
+					return
+				}
+			case <-ctx.Done():
+				t.Fatalf("no notifications/resources/updated for %s\n%s", want, s.stderr)
+			}
+		}
+	}
+	for _, tc := range []struct{ file, uri, content string }{
+		{"api/guide.md", "docs://guide", "# Guide v2\n"},
+		{"api/skills/git-flow/SKILL.md", "skill://git-flow/SKILL.md", "---\nname: git-flow\ndescription: Branch as the team does\n---\nv2\n"},
+	} {
+		writeDevFile(t, filepath.Join(dir, filepath.FromSlash(tc.file)), tc.content)
+		waitUpdated(tc.uri)
+		if got := read(tc.uri); got != tc.content {
+			t.Errorf("after the edit, %s = %q, want %q", tc.uri, got, tc.content)
+		}
+	}
+}

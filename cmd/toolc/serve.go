@@ -49,6 +49,10 @@ type serveFlags struct {
 	timeout, grace                      time.Duration
 	taskStore                           string
 	taskTimeout, taskTTL                time.Duration
+	// contentDir is where the files that prompts, resources and skills
+	// serve are read from: a bundle's directory, or "" for the working
+	// directory (mcpserver.Options.ContentDir).
+	contentDir string
 	// oauth is the verifier that checkAuth made for --auth-issuer.
 	oauth *oauth.Verifier
 	// tasks runs the calls of task tools (openTasks).
@@ -218,7 +222,7 @@ func serveTools(e env, cmd string, sf *serveFlags, listTTL time.Duration, start 
 	}
 	o := &sf.opts
 	o.Listener, o.Stdin, o.Stdout, o.Gate, o.Tools = ln, e.stdin, e.stdout, gate, *t
-	o.MCP = mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret, Tasks: sf.tasks}
+	o.MCP = mcpserver.Options{Version: moduleVersion(), Logger: logger(e), ListTTL: listTTL, StateSecret: secret, Tasks: sf.tasks, ContentDir: sf.contentDir}
 	o.HTTP.MCP.Tasks = sf.tasks
 	o.HTTP.Token, o.HTTP.OAuth, o.HTTP.AllowedOrigins, o.HTTP.Logger = sf.token, sf.oauth, cliflag.List(sf.allowOrigins), logger(e)
 	o.HTTP.MCP.StreamWriteTimeout, o.Limits.CallTimeout = o.Limits.WriteTimeout, sf.timeout
@@ -273,6 +277,12 @@ func runServe(e env, args []string) error {
 		return usagef("give --bundle, --catalog or patterns: one of them")
 	}
 	tokenFromEnv(fs, sf)
+	// A bundle carries the files its prompts, resources and skills serve,
+	// relative to itself.
+	sf.contentDir = *bundleDir
+	if d, ok := bundle.OfCatalog(*catalogFile); ok && *catalogFile != "" {
+		sf.contentDir = d
+	}
 	// The catalog is fixed for the life of the process: clients may keep
 	// the tool list for an hour (see mcpserver.Options.ListTTL).
 	return serveTools(e, "serve", sf, serveListTTL, func(ctx context.Context, rt *runtime.Runtime, _ *mcpserver.Gate) (*serve.Tools, error) {
@@ -409,11 +419,10 @@ func runCall(e env, args []string) error {
 	if err != nil {
 		return usageErr(err)
 	}
-	out := httpapi.CallResponse{Content: mcpserver.ToContent(res.Content), StructuredContent: res.StructuredContent, IsError: res.IsError}
 	enc := json.NewEncoder(e.stdout)
 	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
-	enc.Encode(out)
+	enc.Encode(httpapi.ResponseOf(res))
 	if res.IsError {
 		return exitWith(exitFail)
 	}

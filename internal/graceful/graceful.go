@@ -16,7 +16,7 @@ import (
 // A d of zero or less waits for nothing and reports false: a
 // sync.WaitGroup cannot say, without waiting, that it is at zero, so a
 // caller that must tell an idle plugin from a busy one counts its work
-// itself (as host.Plugin does).
+// itself (as internal/supervise does).
 func Wait(inflight *sync.WaitGroup, d time.Duration) bool {
 	if d <= 0 {
 		return false

@@ -38,13 +38,15 @@ func URL(ctx context.Context, url string) (taskstore.Store, error) {
 }
 
 // Default opens the store of a server on addr that was given no URL: the
-// file DefaultFile names. Where that file cannot be made (a container
-// without $HOME, or with a read-only file system), it returns a store in
-// memory, and why: the server is served anyway, and says so.
+// file DefaultFile names, made by the server's first task (a server whose
+// calls never become tasks leaves no file), or opened at once if it
+// exists. Where that file cannot be made (a container without $HOME, or
+// with a read-only file system), it returns a store in memory, and why:
+// the server is served anyway, and says so.
 func Default(addr net.Addr) (store taskstore.Store, inMemory error) {
 	file, err := DefaultFile(addr)
 	if err == nil {
-		if store, err = boltstore.Open(file); err == nil {
+		if store, err = lazy(file); err == nil {
 			return store, nil
 		}
 	}

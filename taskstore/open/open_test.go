@@ -2,15 +2,18 @@ package open_test
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"net"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/toolc/toolc/taskstore"
 	"github.com/toolc/toolc/taskstore/open"
+	"github.com/toolc/toolc/taskstore/storetest"
 )
 
 func TestURL(t *testing.T) {
@@ -56,10 +59,43 @@ func TestDefault(t *testing.T) {
 	if inMemory != nil {
 		t.Fatalf("Default fell back to memory: %v", inMemory)
 	}
-	s.Close()
-	if _, err := os.Stat(file); err != nil {
-		t.Errorf("Default made no file: %v", err)
+	// No file until the first task: a server none of whose calls becomes
+	// a task leaves none.
+	ctx := context.Background()
+	if _, err := s.Get(ctx, "x"); !errors.Is(err, taskstore.ErrNotFound) {
+		t.Errorf("Get before any task = %v, want ErrNotFound", err)
 	}
+	if _, err := os.Stat(file); !errors.Is(err, os.ErrNotExist) {
+		t.Errorf("Default made %s before any task (%v)", file, err)
+	}
+	seen := make(chan string, 1)
+	stop := s.Subscribe(func(id string) { seen <- id })
+	now := time.Now()
+	task := &taskstore.Task{ID: "t1", Status: taskstore.Working, CreatedAt: now, UpdatedAt: now, TTL: time.Hour}
+	if err := s.Create(ctx, task, taskstore.Limits{}); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(file); err != nil {
+		t.Errorf("Default made no file at the first task: %v", err)
+	}
+	if got, err := s.Get(ctx, "t1"); err != nil || got.Status != taskstore.Working {
+		t.Errorf("Get after Create = %v, %v", got, err)
+	}
+	s.Publish(ctx, "t1")
+	if id := <-seen; id != "t1" {
+		t.Errorf("a subscriber from before the file saw %q", id)
+	}
+	stop()
+	s.Close()
+	// A file there already is opened at once, and keeps its tasks.
+	s, inMemory = open.Default(addr)
+	if inMemory != nil {
+		t.Fatal(inMemory)
+	}
+	if got, err := s.Get(ctx, "t1"); err != nil || got.ID != "t1" {
+		t.Errorf("the task after a reopen = %v, %v", got, err)
+	}
+	s.Close()
 
 	// A state directory that cannot hold the file: memory, and why.
 	blocker := filepath.Join(t.TempDir(), "file")
@@ -75,4 +111,18 @@ func TestDefault(t *testing.T) {
 		t.Errorf("Default's fallback is %s, want taskstore.NewMemory's", got)
 	}
 	s.Close()
+}
+
+// TestDefaultStore holds the default store, made lazily, to the contract
+// every store keeps.
+func TestDefaultStore(t *testing.T) {
+	storetest.Run(t, func(t *testing.T) taskstore.Store {
+		t.Setenv("XDG_STATE_HOME", t.TempDir())
+		s, inMemory := open.Default(&net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 8931})
+		if inMemory != nil {
+			t.Fatal(inMemory)
+		}
+		t.Cleanup(func() { s.Close() })
+		return s
+	})
 }

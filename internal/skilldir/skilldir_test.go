@@ -1,0 +1,102 @@
+package skilldir
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"reflect"
+	"strings"
+	"testing"
+)
+
+func write(t *testing.T, dir string, files map[string]string) {
+	t.Helper()
+	for name, data := range files {
+		p := filepath.Join(dir, filepath.FromSlash(name))
+		if err := os.MkdirAll(filepath.Dir(p), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(data), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+}
+
+const manifest = "---\nname: pdf\ndescription: Fill PDF forms\nmetadata: {version: 2, beta: true, tags: [a, b], at: 2026-09-01}\n---\n# PDF\n"
+
+func TestRead(t *testing.T) {
+	base := t.TempDir()
+	write(t, base, map[string]string{"skills/pdf/SKILL.md": manifest, "skills/pdf/b/x.md": "x", "skills/pdf/a.txt": "a"})
+	sk, err := Read(base, "skills/pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if sk.Name != "pdf" || sk.Description != "Fill PDF forms" {
+		t.Errorf("name %q, description %q", sk.Name, sk.Description)
+	}
+	want := map[string]any{"name": "pdf", "description": "Fill PDF forms", "metadata": map[string]any{"version": int64(2), "beta": true, "tags": []any{"a", "b"}, "at": "2026-09-01"}}
+	if !reflect.DeepEqual(sk.Frontmatter, want) {
+		t.Errorf("frontmatter %#v, want %#v", sk.Frontmatter, want)
+	}
+	var paths []string
+	for _, f := range sk.Files {
+		paths = append(paths, fmt.Sprintf("%s %d", f.Path, f.Size))
+	}
+	if got := strings.Join(paths, ", "); got != fmt.Sprintf("SKILL.md %d, a.txt 1, b/x.md 1", len(manifest)) {
+		t.Errorf("files %s", got)
+	}
+	// sha256 of "a"
+	if sk.Files[1].Digest != "sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb" {
+		t.Errorf("digest of a.txt %s", sk.Files[1].Digest)
+	}
+}
+
+func TestReadRefuses(t *testing.T) {
+	outside := t.TempDir()
+	write(t, outside, map[string]string{"secret.md": "secret"})
+	for _, tc := range []struct {
+		name  string
+		setup func(t *testing.T, base string)
+		want  string
+	}{
+		{"no SKILL.md", func(t *testing.T, base string) { write(t, base, map[string]string{"skills/pdf/x.md": "x"}) }, "has no SKILL.md"},
+		{"a symbolic link out", func(t *testing.T, base string) {
+			write(t, base, map[string]string{"skills/pdf/SKILL.md": manifest})
+			if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(base, "skills/pdf/secret.md")); err != nil {
+				t.Fatal(err)
+			}
+		}, "is not a regular file"},
+		{"a directory linked out", func(t *testing.T, base string) {
+			os.MkdirAll(filepath.Join(base, "skills"), 0o755)
+			if err := os.Symlink(outside, filepath.Join(base, "skills/pdf")); err != nil {
+				t.Fatal(err)
+			}
+		}, "pdf"},
+		{"too many files", func(t *testing.T, base string) {
+			files := map[string]string{"skills/pdf/SKILL.md": manifest}
+			for i := range MaxFiles {
+				files[fmt.Sprintf("skills/pdf/f%d", i)] = "x"
+			}
+			write(t, base, files)
+		}, "more than 512 files"},
+		{"too large", func(t *testing.T, base string) {
+			files := map[string]string{"skills/pdf/SKILL.md": manifest}
+			for i := range 5 {
+				files[fmt.Sprintf("skills/pdf/f%d", i)] = strings.Repeat("x", 4<<20)
+			}
+			write(t, base, files)
+		}, "more than 16 MiB"},
+		{"an alias", func(t *testing.T, base string) {
+			write(t, base, map[string]string{"skills/pdf/SKILL.md": "---\nname: &n pdf\ndescription: *n\n---\n"})
+		}, "alias"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			base := t.TempDir()
+			tc.setup(t, base)
+			_, err := Read(base, "skills/pdf")
+			if err == nil || !strings.Contains(err.Error(), tc.want) {
+				t.Errorf("Read = %v, want an error saying %q", err, tc.want)
+			}
+		})
+	}
+}
