@@ -32,6 +32,20 @@ func TestInspectorCLI(t *testing.T) {
 	}
 	_, url, _ := startServeHTTP(t, "./examples/issuetracker")
 	cache, state := t.TempDir(), t.TempDir()
+	// Its skills/list --verify reads every file of every skill and checks
+	// it against the digests that skills/list gave (SEP-2640).
+	t.Run("skills", func(t *testing.T) {
+		ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+		defer cancel()
+		cmd := exec.CommandContext(ctx, node, inspector, "--cli", "--method", "skills/list", "--verify",
+			"-e", "TOOLC_CACHE="+cache, "-e", "XDG_STATE_HOME="+state, "--cwd", root,
+			"--", toolcBin, "serve", "--stdio", "./examples/conformance")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), `"name":"pdf-processing"`) || !strings.Contains(string(out), `"outcome":"verified"`) ||
+			!strings.Contains(string(out), "no conformance errors") {
+			t.Errorf("inspector skills/list --verify: %v\n%s", err, out)
+		}
+	})
 	for _, tc := range []struct {
 		name   string
 		target []string

@@ -249,14 +249,19 @@ func TestUnboundedInputs(t *testing.T) {
 	const overLimit = `is over the (64MiB|1MiB) limit on input \(set TOOLC_MAX_INPUT to raise it, as in TOOLC_MAX_INPUT=(256MiB|4MiB)\)`
 	run := func(env []string, stdin io.Reader, args ...string) result {
 		t.Helper()
+		// toolc serve's task file is named for its address, in the state
+		// directory: another toolc serve of the machine's (a test beside
+		// this one) could hold the default one, and add a line to stderr.
+		env = append(env, "XDG_STATE_HOME="+t.TempDir())
 		return toolcRun(t, runOpts{dir: dir, env: env, stdinR: stdin, timeout: 30 * time.Second, memKiB: 2 << 20}, args...)
 	}
 	for _, tt := range []struct {
 		args []string
 		want string // regexp of stderr
 	}{
-		{[]string{"serve", "--catalog", "/dev/zero"}, `^toolc serve: /dev/zero ` + notRegular + `\n$`},
-		{[]string{"serve", "--catalog", fifo}, `^toolc serve: .*fifo.json ` + notRegular + `\n$`},
+		// Port 0: the default port may be another test's.
+		{[]string{"serve", "--http", "127.0.0.1:0", "--catalog", "/dev/zero"}, `^toolc serve: /dev/zero ` + notRegular + `\n$`},
+		{[]string{"serve", "--http", "127.0.0.1:0", "--catalog", fifo}, `^toolc serve: .*fifo.json ` + notRegular + `\n$`},
 		{[]string{"call", "--catalog", "/dev/zero", "ping", "{}"}, `^toolc call: /dev/zero ` + notRegular},
 		{[]string{"call", "--catalog", fifo, "ping", "{}"}, `^toolc call: .*fifo.json ` + notRegular},
 		{[]string{"export", "--format", "mcp", "--catalog", "/dev/zero"}, `^toolc export: /dev/zero ` + notRegular},
