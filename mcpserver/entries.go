@@ -610,6 +610,9 @@ func (e *entries) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListResourcesResult:
 			out := *list
 			out.Resources = slices.DeleteFunc(slices.Clone(list.Resources), func(r *mcp.Resource) bool {
+				if ss, _, ok := idx.skillOf(r.URI); ok { // a skill's SKILL.md
+					return !allows(c, ss.svc.Scopes)
+				}
 				sr := idx.resources[r.URI]
 				return sr == nil || !allows(c, sr.r.Scopes)
 			})
@@ -617,6 +620,9 @@ func (e *entries) filterLists(next mcp.MethodHandler) mcp.MethodHandler {
 		case *mcp.ListResourceTemplatesResult:
 			out := *list
 			out.ResourceTemplates = slices.DeleteFunc(slices.Clone(list.ResourceTemplates), func(t *mcp.ResourceTemplate) bool {
+				if ss, _, ok := idx.skillOf(strings.TrimSuffix(t.URITemplate, "/{+path}")); ok { // a skill's files
+					return !allows(c, ss.svc.Scopes)
+				}
 				i := slices.IndexFunc(idx.templates, func(sr *servedResource) bool { return sr.r.URITemplate == t.URITemplate })
 				return i < 0 || !allows(c, idx.templates[i].r.Scopes)
 			})

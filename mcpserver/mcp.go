@@ -307,7 +307,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	// span too. A list gets its tools' execution after the caller's
 	// scopes filter it, and a hidden tool is refused before it could start
 	// a task.
-	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents, opts.Declared), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists)
+	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents, opts.Declared), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists, withCaller)
 	ents.registerSkills(srv)
 	srv.AddReceivingMiddleware(s.callDeferred)
 	ents.srv = srv

@@ -15,6 +15,7 @@ import (
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/contentfile"
 	"github.com/toolc/toolc/internal/skilldir"
+	"github.com/toolc/toolc/oauth"
 )
 
 // The Skills extension (SEP-2640): each skill of the catalog is a
@@ -115,13 +116,44 @@ func entryOf(ss *servedSkill, sk *skilldir.Skill) skillEntry {
 	return out
 }
 
-func (e *entries) listSkills(_ context.Context, _ *mcp.ServerSession, _ *listSkillsParams) (*listSkillsResult, error) {
+// A skill is its service's: an OAuth caller sees and reads it only with
+// the service's auth.scopes, as it sees the service's tools, and one
+// without them is answered as for a skill that does not exist. The
+// extension's methods are go-sdk custom methods, whose handlers get no
+// request, so withCaller passes the caller in their context.
+type callerKey struct{}
+
+// withCaller is MCP middleware that puts an OAuth caller in the context of
+// the extension's methods (see callerKey).
+func withCaller(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		if c := callerOf(req); c != nil && (method == methodListSkills || method == methodGetSkill || method == methodReadDir) {
+			ctx = context.WithValue(ctx, callerKey{}, c)
+		}
+		return next(ctx, method, req)
+	}
+}
+
+// mayRead reports whether the caller of ctx (none without OAuth) may see
+// and read the served skill.
+func mayRead(ctx context.Context, ss *servedSkill) bool {
+	c, _ := ctx.Value(callerKey{}).(*oauth.Caller)
+	return allows(c, ss.svc.Scopes)
+}
+
+func (e *entries) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *listSkillsParams) (*listSkillsResult, error) {
 	idx := e.idx.Load()
 	if len(idx.skills) == 0 && !e.declaredSkills {
 		return nil, noSkills(methodListSkills)
 	}
 	out := &listSkillsResult{ResultType: "complete", Skills: []skillEntry{}, TTLMs: e.ttl, CacheScope: "public"}
+	if _, ok := ctx.Value(callerKey{}).(*oauth.Caller); ok {
+		out.CacheScope = "private" // the caller's own list, as for tools
+	}
 	for _, ss := range idx.skills {
+		if !mayRead(ctx, ss) {
+			continue
+		}
 		sk, err := e.readSkill(ss)
 		if err != nil {
 			// A listing may be partial; skills/get of it says why.
@@ -133,12 +165,12 @@ func (e *entries) listSkills(_ context.Context, _ *mcp.ServerSession, _ *listSki
 	return out, nil
 }
 
-func (e *entries) getSkill(_ context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
+func (e *entries) getSkill(ctx context.Context, _ *mcp.ServerSession, p *getSkillParams) (*getSkillResult, error) {
 	idx := e.idx.Load()
 	if len(idx.skills) == 0 && !e.declaredSkills {
 		return nil, noSkills(methodGetSkill)
 	}
-	i := slices.IndexFunc(idx.skills, func(ss *servedSkill) bool { return ss.sk.URI() == p.URI })
+	i := slices.IndexFunc(idx.skills, func(ss *servedSkill) bool { return ss.sk.URI() == p.URI && mayRead(ctx, ss) })
 	if i < 0 {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("no skill is served at %s", quoteURI(p.URI))}
 	}
@@ -164,14 +196,14 @@ func (idx *entryIndex) skillOf(uri string) (*servedSkill, string, bool) {
 	return nil, "", false
 }
 
-func (e *entries) readDir(_ context.Context, _ *mcp.ServerSession, p *readDirParams) (*readDirResult, error) {
+func (e *entries) readDir(ctx context.Context, _ *mcp.ServerSession, p *readDirParams) (*readDirResult, error) {
 	idx := e.idx.Load()
 	if len(idx.skills) == 0 && !e.declaredSkills {
 		return nil, noSkills(methodReadDir)
 	}
 	notDir := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s is not a directory resource of this server", quoteURI(p.URI))}
 	ss, dir, ok := idx.skillOf(strings.TrimSuffix(p.URI, "/"))
-	if !ok {
+	if !ok || !mayRead(ctx, ss) {
 		return nil, notDir
 	}
 	sk, err := e.readSkill(ss)
@@ -254,7 +286,7 @@ func skillFilesTemplate(sk *catalog.Skill) *mcp.ResourceTemplate {
 
 // readSkillResource is the read handler of skills' resources.
 func (e *entries) readSkillResource(_ context.Context, req *mcp.ReadResourceRequest) (*mcp.ReadResourceResult, error) {
-	if ss, file, ok := e.idx.Load().skillOf(req.Params.URI); ok {
+	if ss, file, ok := e.idx.Load().skillOf(req.Params.URI); ok && allows(callerOf(req), ss.svc.Scopes) {
 		return e.readSkillFile(ss, req.Params.URI, file)
 	}
 	return nil, mcp.ResourceNotFoundError(req.Params.URI)
