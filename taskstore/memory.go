@@ -13,8 +13,7 @@ type memory struct {
 	mu      sync.Mutex
 	tasks   map[string]*memTask
 	byOwner map[string]int
-	subs    map[int]func(string)
-	nextSub int
+	subs    Subscribers
 	sweep   time.Time // when expired tasks were last dropped
 }
 
@@ -29,7 +28,7 @@ var _ Store = (*memory)(nil)
 // NewMemory returns a Store that keeps its tasks in this process, for
 // tests and toolc dev: they are lost when the process ends.
 func NewMemory() Store {
-	return &memory{now: time.Now, tasks: map[string]*memTask{}, byOwner: map[string]int{}, subs: map[int]func(string){}}
+	return &memory{now: time.Now, tasks: map[string]*memTask{}, byOwner: map[string]int{}}
 }
 
 func (m *memory) Create(_ context.Context, t *Task, lim Limits) error {
@@ -118,29 +117,10 @@ func (m *memory) Update(_ context.Context, id string, lim Limits, change func(*T
 }
 
 func (m *memory) Publish(_ context.Context, id string) error {
-	m.mu.Lock()
-	subs := make([]func(string), 0, len(m.subs))
-	for _, f := range m.subs {
-		subs = append(subs, f)
-	}
-	m.mu.Unlock()
-	for _, f := range subs {
-		f(id)
-	}
+	m.subs.Tell(id)
 	return nil
 }
 
-func (m *memory) Subscribe(f func(id string)) (stop func()) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	n := m.nextSub
-	m.nextSub++
-	m.subs[n] = f
-	return func() {
-		m.mu.Lock()
-		delete(m.subs, n)
-		m.mu.Unlock()
-	}
-}
+func (m *memory) Subscribe(f func(id string)) (stop func()) { return m.subs.Add(f) }
 
 func (m *memory) Close() error { return nil }

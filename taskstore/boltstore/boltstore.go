@@ -17,7 +17,6 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
-	"sync"
 	"time"
 
 	bolt "go.etcd.io/bbolt"
@@ -43,11 +42,9 @@ type store struct {
 	db  *bolt.DB
 	now func() time.Time
 
-	mu      sync.Mutex
-	subs    map[int]func(string)
-	nextSub int
-	stop    chan struct{}
-	done    chan struct{}
+	subs taskstore.Subscribers
+	stop chan struct{}
+	done chan struct{}
 }
 
 var _ taskstore.Store = (*store)(nil)
@@ -66,7 +63,7 @@ func Open(path string) (taskstore.Store, error) {
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", path, err)
 	}
-	s := &store{db: db, now: time.Now, subs: map[int]func(string){}, stop: make(chan struct{}), done: make(chan struct{})}
+	s := &store{db: db, now: time.Now, stop: make(chan struct{}), done: make(chan struct{})}
 	if err := s.recover(); err != nil {
 		db.Close()
 		return nil, fmt.Errorf("%s: %w", path, err)
@@ -270,30 +267,11 @@ func (s *store) Update(_ context.Context, id string, lim taskstore.Limits, chang
 }
 
 func (s *store) Publish(_ context.Context, id string) error {
-	s.mu.Lock()
-	subs := make([]func(string), 0, len(s.subs))
-	for _, f := range s.subs {
-		subs = append(subs, f)
-	}
-	s.mu.Unlock()
-	for _, f := range subs {
-		f(id)
-	}
+	s.subs.Tell(id)
 	return nil
 }
 
-func (s *store) Subscribe(f func(id string)) (stop func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.nextSub
-	s.nextSub++
-	s.subs[n] = f
-	return func() {
-		s.mu.Lock()
-		delete(s.subs, n)
-		s.mu.Unlock()
-	}
-}
+func (s *store) Subscribe(f func(id string)) (stop func()) { return s.subs.Add(f) }
 
 func (s *store) Close() error {
 	close(s.stop)

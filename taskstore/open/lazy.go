@@ -21,9 +21,9 @@ type lazyFile struct {
 
 	mu     sync.Mutex
 	store  taskstore.Store // nil until the first Create
-	subs   map[int]func(string)
-	next   int
 	closed bool
+
+	subs taskstore.Subscribers
 }
 
 var _ taskstore.Store = (*lazyFile)(nil)
@@ -46,7 +46,7 @@ func lazy(path string) (taskstore.Store, error) {
 	}
 	probe.Close()
 	os.Remove(probe.Name())
-	return &lazyFile{path: path, subs: map[int]func(string){}}, nil
+	return &lazyFile{path: path}, nil
 }
 
 // opened returns the file's store, opening it if create is set.
@@ -63,22 +63,9 @@ func (l *lazyFile) opened(create bool) (taskstore.Store, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.Subscribe(l.relay) // stopped by s.Close
+	s.Subscribe(l.subs.Tell) // stopped by s.Close
 	l.store = s
 	return s, nil
-}
-
-// relay hands a change the file's store publishes to the subscribers.
-func (l *lazyFile) relay(id string) {
-	l.mu.Lock()
-	subs := make([]func(string), 0, len(l.subs))
-	for _, f := range l.subs {
-		subs = append(subs, f)
-	}
-	l.mu.Unlock()
-	for _, f := range subs {
-		f(id)
-	}
 }
 
 func (l *lazyFile) Create(ctx context.Context, t *taskstore.Task, lim taskstore.Limits) error {
@@ -109,22 +96,11 @@ func (l *lazyFile) Publish(ctx context.Context, id string) error {
 	if s, _ := l.opened(false); s != nil {
 		return s.Publish(ctx, id)
 	}
-	l.relay(id)
+	l.subs.Tell(id)
 	return nil
 }
 
-func (l *lazyFile) Subscribe(f func(id string)) (stop func()) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	n := l.next
-	l.next++
-	l.subs[n] = f
-	return func() {
-		l.mu.Lock()
-		delete(l.subs, n)
-		l.mu.Unlock()
-	}
-}
+func (l *lazyFile) Subscribe(f func(id string)) (stop func()) { return l.subs.Add(f) }
 
 func (l *lazyFile) Close() error {
 	l.mu.Lock()

@@ -20,7 +20,6 @@ import (
 	"net/url"
 	"strconv"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/redis/go-redis/v9"
@@ -40,11 +39,9 @@ type store struct {
 	rdb *redis.Client
 	now func() time.Time
 
-	mu      sync.Mutex
-	subs    map[int]func(string)
-	nextSub int
-	pubsub  *redis.PubSub
-	done    chan struct{}
+	subs   taskstore.Subscribers
+	pubsub *redis.PubSub
+	done   chan struct{}
 }
 
 var _ taskstore.Store = (*store)(nil)
@@ -75,7 +72,7 @@ func Open(ctx context.Context, rawURL string) (taskstore.Store, error) {
 		rdb.Close()
 		return nil, fmt.Errorf("%s: %w", u.Redacted(), err)
 	}
-	s := &store{rdb: rdb, now: time.Now, subs: map[int]func(string){}, done: make(chan struct{})}
+	s := &store{rdb: rdb, now: time.Now, done: make(chan struct{})}
 	s.pubsub = rdb.Subscribe(ctx, channel)
 	if _, err := s.pubsub.Receive(pctx); err != nil { // the subscription's confirmation
 		rdb.Close()
@@ -89,15 +86,7 @@ func Open(ctx context.Context, rawURL string) (taskstore.Store, error) {
 func (s *store) relay() {
 	defer close(s.done)
 	for msg := range s.pubsub.Channel() {
-		s.mu.Lock()
-		subs := make([]func(string), 0, len(s.subs))
-		for _, f := range s.subs {
-			subs = append(subs, f)
-		}
-		s.mu.Unlock()
-		for _, f := range subs {
-			f(msg.Payload)
-		}
+		s.subs.Tell(msg.Payload)
 	}
 }
 
@@ -199,18 +188,7 @@ func (s *store) Publish(ctx context.Context, id string) error {
 	return s.rdb.Publish(ctx, channel, id).Err()
 }
 
-func (s *store) Subscribe(f func(id string)) (stop func()) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	n := s.nextSub
-	s.nextSub++
-	s.subs[n] = f
-	return func() {
-		s.mu.Lock()
-		delete(s.subs, n)
-		s.mu.Unlock()
-	}
-}
+func (s *store) Subscribe(f func(id string)) (stop func()) { return s.subs.Add(f) }
 
 // Renew renews the lease of a replica for ttl (taskstore.Leases).
 func (s *store) Renew(ctx context.Context, replica string, ttl time.Duration) error {
