@@ -299,15 +299,7 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 		return q, false
 	}
 	// The message, as go-sdk reads it (message.go).
-	b, ok := r.Body.(*mcpBody)
-	if !ok {
-		return q, false
-	}
-	msgs, batch, ok := b.messages()
-	if !ok || batch || len(msgs) != 1 {
-		return q, false
-	}
-	req, ok := msgs[0].(*jsonrpc.Request)
+	req, ok := single(r).(*jsonrpc.Request)
 	if !ok || !req.IsCall() || h.Get("Mcp-Method") != req.Method {
 		return q, false
 	}

@@ -70,6 +70,21 @@ type mcpBody struct {
 
 // messages returns the body's messages (decodeMessages), decoding them on
 // first use: the checks of one request share one reading.
+// single returns the one message of r's body, as go-sdk reads it, or nil
+// for a body that is a batch, holds no message or was not read by
+// rejectAmbiguous.
+func single(r *http.Request) jsonrpc.Message {
+	b, ok := r.Body.(*mcpBody)
+	if !ok {
+		return nil
+	}
+	msgs, batch, ok := b.messages()
+	if !ok || batch || len(msgs) != 1 {
+		return nil
+	}
+	return msgs[0]
+}
+
 func (b *mcpBody) messages() (msgs []jsonrpc.Message, batch, ok bool) {
 	if !b.decoded {
 		b.decoded = true

@@ -320,15 +320,11 @@ func (e *mcpEndpoint) peek(w http.ResponseWriter, r *http.Request) (msg *peeked,
 // (runtime.ArgumentCheck) still holds the call that runs, should a reload
 // come between the two.
 func (e *mcpEndpoint) badParamHeader(r *http.Request) string {
-	b, ok := r.Body.(*mcpBody) // every POST passed rejectAmbiguous
-	if !ok {
-		return ""
-	}
-	msgs, batch, ok := b.messages()
-	if !ok || batch || len(msgs) != 1 {
+	m := single(r) // every POST passed rejectAmbiguous
+	if m == nil {
 		return "" // go-sdk refuses a batch, or no message, in 2026-07-28
 	}
-	p, ok := callParams(msgs[0])
+	p, ok := callParams(m)
 	if !ok {
 		return ""
 	}

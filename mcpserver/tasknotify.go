@@ -234,15 +234,7 @@ func (e *mcpEndpoint) listenTasks(w http.ResponseWriter, r *http.Request) bool {
 	if e.tasks == nil || r.Method != http.MethodPost {
 		return false
 	}
-	b, ok := r.Body.(*mcpBody)
-	if !ok {
-		return false
-	}
-	msgs, batch, ok := b.messages()
-	if !ok || batch || len(msgs) != 1 {
-		return false
-	}
-	req, _ := msgs[0].(*jsonrpc.Request)
+	req, _ := single(r).(*jsonrpc.Request)
 	ids, meta := taskIDsOf(req)
 	if len(ids) == 0 {
 		return false
@@ -257,7 +249,7 @@ func (e *mcpEndpoint) listenTasks(w http.ResponseWriter, r *http.Request) bool {
 	}
 	ctx := r.Context()
 	owner := ownerOf(oauth.CallerFrom(ctx))
-	lw := &listenWriter{ResponseWriter: w, id: idOf(b.data), agreed: agreeTasks(ctx, e.tasks, owner, ids), acked: make(chan struct{})}
+	lw := &listenWriter{ResponseWriter: w, id: idOf(r.Body.(*mcpBody).data), agreed: agreeTasks(ctx, e.tasks, owner, ids), acked: make(chan struct{})}
 	fctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	followed := make(chan struct{})

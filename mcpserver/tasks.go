@@ -231,15 +231,7 @@ func (e *mcpEndpoint) serveTasks(w http.ResponseWriter, r *http.Request) bool {
 	if e.tasks == nil || r.Method != http.MethodPost {
 		return false
 	}
-	b, ok := r.Body.(*mcpBody)
-	if !ok {
-		return false
-	}
-	msgs, batch, ok := b.messages()
-	if !ok || batch || len(msgs) != 1 {
-		return false
-	}
-	req, ok := msgs[0].(*jsonrpc.Request)
+	req, ok := single(r).(*jsonrpc.Request)
 	if !ok || !taskMethods[req.Method] || !req.IsCall() {
 		return false
 	}
