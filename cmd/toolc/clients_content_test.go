@@ -429,15 +429,19 @@ func goSDKContentClient(t *testing.T, revision string, transport mcp.Transport) 
 		t.Errorf("go-sdk %s speaks %s", revision, got)
 	}
 	calls := map[string]func(context.Context, json.RawMessage) (any, error){
-		"prompts/list": func(ctx context.Context, p json.RawMessage) (any, error) { return viaGoSDK(ctx, p, session.ListPrompts) },
-		"prompts/get":  func(ctx context.Context, p json.RawMessage) (any, error) { return viaGoSDK(ctx, p, session.GetPrompt) },
+		"prompts/list": func(ctx context.Context, p json.RawMessage) (any, error) {
+			return viaGoSDK(ctx, p, session.ListPrompts)
+		},
+		"prompts/get": func(ctx context.Context, p json.RawMessage) (any, error) { return viaGoSDK(ctx, p, session.GetPrompt) },
 		"resources/list": func(ctx context.Context, p json.RawMessage) (any, error) {
 			return viaGoSDK(ctx, p, session.ListResources)
 		},
 		"resources/templates/list": func(ctx context.Context, p json.RawMessage) (any, error) {
 			return viaGoSDK(ctx, p, session.ListResourceTemplates)
 		},
-		"resources/read":      func(ctx context.Context, p json.RawMessage) (any, error) { return viaGoSDK(ctx, p, session.ReadResource) },
+		"resources/read": func(ctx context.Context, p json.RawMessage) (any, error) {
+			return viaGoSDK(ctx, p, session.ReadResource)
+		},
 		"completion/complete": func(ctx context.Context, p json.RawMessage) (any, error) { return viaGoSDK(ctx, p, session.Complete) },
 	}
 	return &contentClient{
