@@ -112,7 +112,7 @@ type contentClient struct {
 	// it, marshalled again: what the client drops is not there. A
 	// JSON-RPC error is an *rpcError.
 	call func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error)
-	// skills says why the client cannot send the Skills extension's
+	// noSkills says why the client cannot send the Skills extension's
 	// methods, or is empty when it can.
 	noSkills string
 }
@@ -196,7 +196,8 @@ func contentSteps(t *testing.T) []contentStep {
 	pixel := base64.StdEncoding.EncodeToString(file("examples/conformance/pixel.png"))
 	forms := file("examples/conformance/skills/pdf-processing/references/FORMS.md")
 	formsDigest := sha256.Sum256(forms)
-	// text returns the text of the only contents of a read.
+	// only returns the text and blob of a read whose one contents are
+	// uri's, of mimeType.
 	only := func(t *testing.T, r contentResult, uri, mimeType string) (text, blob string) {
 		t.Helper()
 		if len(r.Contents) != 1 || r.Contents[0].URI != uri || r.Contents[0].MimeType != mimeType {
@@ -428,31 +429,28 @@ func goSDKContentClient(t *testing.T, revision string, transport mcp.Transport) 
 	if got := session.InitializeResult().ProtocolVersion; got != revision {
 		t.Errorf("go-sdk %s speaks %s", revision, got)
 	}
-	calls := map[string]func(context.Context, json.RawMessage) (any, error){
-		"prompts/list": func(ctx context.Context, p json.RawMessage) (any, error) {
+	call := func(ctx context.Context, method string, p json.RawMessage) (any, error) {
+		switch method {
+		case "prompts/list":
 			return viaGoSDK(ctx, p, session.ListPrompts)
-		},
-		"prompts/get": func(ctx context.Context, p json.RawMessage) (any, error) { return viaGoSDK(ctx, p, session.GetPrompt) },
-		"resources/list": func(ctx context.Context, p json.RawMessage) (any, error) {
+		case "prompts/get":
+			return viaGoSDK(ctx, p, session.GetPrompt)
+		case "resources/list":
 			return viaGoSDK(ctx, p, session.ListResources)
-		},
-		"resources/templates/list": func(ctx context.Context, p json.RawMessage) (any, error) {
+		case "resources/templates/list":
 			return viaGoSDK(ctx, p, session.ListResourceTemplates)
-		},
-		"resources/read": func(ctx context.Context, p json.RawMessage) (any, error) {
+		case "resources/read":
 			return viaGoSDK(ctx, p, session.ReadResource)
-		},
-		"completion/complete": func(ctx context.Context, p json.RawMessage) (any, error) { return viaGoSDK(ctx, p, session.Complete) },
+		case "completion/complete":
+			return viaGoSDK(ctx, p, session.Complete)
+		}
+		return nil, fmt.Errorf("go-sdk: no call for %s", method)
 	}
 	return &contentClient{
 		name:     "go-sdk " + revision,
 		noSkills: "the go-sdk client (v1.8.0) sends only the methods it knows: an unknown one is jsonrpc2.ErrNotHandled",
 		call: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
-			f := calls[method]
-			if f == nil {
-				return nil, fmt.Errorf("go-sdk: no call for %s", method)
-			}
-			res, err := f(ctx, params)
+			res, err := call(ctx, method, params)
 			if wire := (*jsonrpc.Error)(nil); errors.As(err, &wire) {
 				return nil, &rpcError{Code: wire.Code, Message: wire.Message, Data: wire.Data}
 			}
