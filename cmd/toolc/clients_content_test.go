@@ -101,6 +101,10 @@ func TestRealClientsContent(t *testing.T) {
 	})
 }
 
+// elicitedContext is what every client's elicitation handler answers
+// the conformance prompt that asks for a context.
+const elicitedContext = "the 2.0 release notes"
+
 // contentPatterns are what the content tests serve.
 var contentPatterns = []string{"./examples/issuetracker", "./examples/conformance"}
 
@@ -267,6 +271,15 @@ func contentSteps(t *testing.T) []contentStep {
 					t.Errorf("messages %+v; want pixel.png, then text", r.Messages)
 				}
 			}},
+		// The prompt's handler asks the user for a context before it
+		// writes its message: a 2026-07-28 client answers in a second
+		// round (InputRequiredResult), a legacy one over its session.
+		{name: "prompts/get that asks the user", method: "prompts/get", params: `{"name": "test_input_required_result_prompt"}`,
+			check: func(t *testing.T, r contentResult) {
+				if len(r.Messages) != 1 || r.Messages[0].Content.Text != "Use this context: "+elicitedContext {
+					t.Errorf("messages %+v; want the context the client's elicitation handler gave", r.Messages)
+				}
+			}},
 		{name: "resources/list", method: "resources/list", params: `{}`, check: func(t *testing.T, r contentResult) {
 			got := map[string]string{}
 			for _, res := range r.Resources {
@@ -418,7 +431,11 @@ func viaGoSDK[P, R any](ctx context.Context, params json.RawMessage, f func(cont
 // goSDKContentClient connects a go-sdk client that asks for revision.
 func goSDKContentClient(t *testing.T, revision string, transport mcp.Transport) *contentClient {
 	t.Helper()
-	client := mcp.NewClient(&mcp.Implementation{Name: "toolc-content", Version: "1"}, nil)
+	client := mcp.NewClient(&mcp.Implementation{Name: "toolc-content", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"context": elicitedContext}}, nil
+		},
+	})
 	ctx, cancel := context.WithTimeout(context.Background(), devWait)
 	defer cancel()
 	session, err := client.Connect(ctx, transport, &mcp.ClientSessionOptions{ProtocolVersion: revision})
@@ -466,6 +483,7 @@ func goSDKContentClient(t *testing.T, revision string, transport mcp.Transport) 
 // with its default options.
 func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
 	t.Helper()
+	mcpgo.WithElicitationHandler(answerContext{})(client)
 	ctx, cancel := context.WithTimeout(context.Background(), devWait)
 	defer cancel()
 	if err := client.Start(ctx); err != nil {
@@ -529,6 +547,16 @@ func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
 	}
 }
 
+// answerContext is mcp-go's elicitation handler: the context is
+// elicitedContext.
+type answerContext struct{}
+
+func (answerContext) Elicit(context.Context, mcpgotypes.ElicitationRequest) (*mcpgotypes.ElicitationResult, error) {
+	return &mcpgotypes.ElicitationResult{ElicitationResponse: mcpgotypes.ElicitationResponse{
+		Action: mcpgotypes.ElicitationResponseActionAccept, Content: map[string]any{"context": elicitedContext},
+	}}, nil
+}
+
 // mcpGoResult calls f once the params decoded.
 func mcpGoResult(decode error, f func() (any, error)) (any, error) {
 	if decode != nil {
@@ -549,7 +577,8 @@ func tsContentClient(t *testing.T, args ...string) *contentClient {
 	}
 	cmd := exec.Command(node, append([]string{script}, args...)...)
 	cmd.Dir = repoRoot
-	cmd.Env = append(os.Environ(), "TOOLC_TS_SDK="+sdk, "TOOLC_CACHE="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir())
+	cmd.Env = append(os.Environ(), "TOOLC_TS_SDK="+sdk, "TOOLC_CACHE="+t.TempDir(), "XDG_STATE_HOME="+t.TempDir(),
+		"TOOLC_ELICITED_CONTEXT="+elicitedContext)
 	stderr := &lockedBuffer{}
 	cmd.Stderr = stderr
 	in, err := cmd.StdinPipe()

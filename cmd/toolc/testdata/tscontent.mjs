@@ -7,7 +7,8 @@
 // listResourceTemplates, readResource, complete; the Skills extension's
 // methods (skills/list, skills/get, resources/directory/read), which the SDK
 // has no call of its own for, go through its generic request with the
-// loose result schema. It reports each step as one JSON line on stdout:
+// loose result schema. Its elicitation handler accepts with
+// {"context": $TOOLC_ELICITED_CONTEXT}. It reports each step as one JSON line on stdout:
 // {"event": "connected", "protocol"}, then {"event": "result", "result"} or
 // {"event": "error", "code", "message", "data"} per request, in order.
 // TOOLC_TS_SDK is the directory of the @modelcontextprotocol/sdk package.
@@ -17,14 +18,16 @@ const sdk = process.env.TOOLC_TS_SDK;
 const { Client } = await import(`${sdk}/dist/esm/client/index.js`);
 const { StreamableHTTPClientTransport } = await import(`${sdk}/dist/esm/client/streamableHttp.js`);
 const { StdioClientTransport } = await import(`${sdk}/dist/esm/client/stdio.js`);
-const { ResultSchema } = await import(`${sdk}/dist/esm/types.js`);
+const { ResultSchema, ElicitRequestSchema } = await import(`${sdk}/dist/esm/types.js`);
 
 const say = (event, data) => console.log(JSON.stringify({ event, ...data }));
 const [target, ...rest] = process.argv.slice(2);
 const transport = target.startsWith("http")
 	? new StreamableHTTPClientTransport(new URL(target))
 	: new StdioClientTransport({ command: target, args: rest, env: process.env, stderr: "inherit" });
-const client = new Client({ name: "toolc-ts-content", version: "1" });
+const client = new Client({ name: "toolc-ts-content", version: "1" }, { capabilities: { elicitation: {} } });
+// A prompt's handler may ask the user; the answer is TOOLC_ELICITED_CONTEXT.
+client.setRequestHandler(ElicitRequestSchema, () => ({ action: "accept", content: { context: process.env.TOOLC_ELICITED_CONTEXT } }));
 
 const calls = {
 	"prompts/list": (p) => client.listPrompts(p),
