@@ -38,7 +38,8 @@ import (
 // sends what the contract does not allow and gets the documented errors.
 //
 //   - the go-sdk client at 2026-07-28 and at 2025-11-25;
-//   - mark3labs/mcp-go v1.2.1, which speaks 2026-07-28;
+//   - mark3labs/mcp-go v1.2.1 at 2026-07-28, its default, and over HTTP
+//     at 2025-11-25 too;
 //   - the official TypeScript SDK (testdata/tscontent.mjs), 2025-11-25.
 //
 // Of the Skills extension's methods (skills/list, skills/get,
@@ -64,14 +65,19 @@ func TestRealClientsContent(t *testing.T) {
 				t.Logf("toolc serve's stderr:\n%s", stderr)
 			}
 		})
-		mcpGoHTTP, err := mcpgo.NewStreamableHttpClient(url + "/mcp")
-		if err != nil {
-			t.Fatal(err)
+		mcpGoHTTP := func() *mcpgo.Client {
+			c, err := mcpgo.NewStreamableHttpClient(url + "/mcp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
 		}
 		clients := []*contentClient{
 			goSDKContentClient(t, "2026-07-28", &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}),
 			goSDKContentClient(t, "2025-11-25", &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}),
-			mcpGoContentClient(t, mcpGoHTTP),
+			mcpGoContentClient(t, mcpGoHTTP(), "2026-07-28"),
+			// A session, which only HTTP has.
+			mcpGoContentClient(t, mcpGoHTTP(), "2025-11-25"),
 		}
 		if withTS {
 			clients = append(clients, tsContentClient(t, url+"/mcp"))
@@ -92,7 +98,7 @@ func TestRealClientsContent(t *testing.T) {
 		clients := []*contentClient{
 			goSDKContentClient(t, "2026-07-28", &mcp.CommandTransport{Command: serve(io.Discard)}),
 			goSDKContentClient(t, "2025-11-25", &mcp.CommandTransport{Command: serve(io.Discard)}),
-			mcpGoContentClient(t, mcpGoStdio),
+			mcpGoContentClient(t, mcpGoStdio, "2026-07-28"),
 		}
 		if withTS {
 			clients = append(clients, tsContentClient(t, append([]string{toolcBin, "serve", "--stdio"}, contentPatterns...)...))
@@ -480,8 +486,8 @@ func goSDKContentClient(t *testing.T, revision string, transport mcp.Transport) 
 }
 
 // mcpGoContentClient starts and initializes a mark3labs/mcp-go client
-// with its default options.
-func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
+// that asks for revision, with its default options otherwise.
+func mcpGoContentClient(t *testing.T, client *mcpgo.Client, revision string) *contentClient {
 	t.Helper()
 	mcpgo.WithElicitationHandler(answerContext{})(client)
 	ctx, cancel := context.WithTimeout(context.Background(), devWait)
@@ -492,11 +498,12 @@ func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
 	t.Cleanup(func() { client.Close() })
 	var init mcpgotypes.InitializeRequest
 	init.Params.ClientInfo = mcpgotypes.Implementation{Name: "toolc-content", Version: "1"}
+	init.Params.ProtocolVersion = revision
 	if _, err := client.Initialize(ctx, init); err != nil {
-		t.Fatalf("mcp-go initialize: %v", err)
+		t.Fatalf("mcp-go %s initialize: %v", revision, err)
 	}
-	if got := client.ProtocolVersion(); got != "2026-07-28" {
-		t.Errorf("mcp-go speaks %s, want 2026-07-28", got)
+	if got := client.ProtocolVersion(); got != revision {
+		t.Errorf("mcp-go speaks %s, want %s", got, revision)
 	}
 	call := func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		switch method {
@@ -530,7 +537,7 @@ func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
 		mcpgotypes.ErrInternalError:    -32603,
 	}
 	return &contentClient{
-		name:     "mcp-go",
+		name:     "mcp-go " + revision,
 		noSkills: "mcp-go's client (v1.2.1) has no public call for a method it does not know, and its transport's SendRequest would skip the _meta of a 2026-07-28 request",
 		call: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			res, err := call(ctx, method, params)
