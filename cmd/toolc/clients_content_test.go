@@ -164,8 +164,10 @@ type contentResult struct {
 	Completion struct {
 		Values []string
 	}
-	Skills []contentSkill
-	Skill  contentSkill
+	Skills  []contentSkill
+	Skill   contentSkill
+	IsError bool
+	Content []struct{ Text string }
 }
 
 type contentSkill struct {
@@ -324,6 +326,23 @@ func contentSteps(t *testing.T) []contentStep {
 				t.Errorf("text %q; want issue 1042 as Markdown", text)
 			}
 		}},
+		// A tool changes what the plugin reads: the next read shows it
+		// (a 2026-07-28 client keeps a read for its ttlMs, which for a
+		// handler's read must be 0).
+		{name: "tools/call that closes the issue", method: "tools/call", params: `{"name": "issue-tracker_close_issue", "arguments": {"number": 1042}}`,
+			check: func(t *testing.T, r contentResult) {
+				if r.IsError || len(r.Content) == 0 {
+					t.Errorf("close_issue: %+v", r)
+				}
+			}},
+		{name: "resources/read after the tool's change", method: "resources/read", params: `{"uri": "issues://issues/1042"}`, check: issueState("closed")},
+		{name: "tools/call that reopens the issue", method: "tools/call", params: `{"name": "issue-tracker_reopen_issue", "arguments": {"number": 1042}}`,
+			check: func(t *testing.T, r contentResult) {
+				if r.IsError || len(r.Content) == 0 {
+					t.Errorf("reopen_issue: %+v", r)
+				}
+			}},
+		{name: "resources/read after the reopen", method: "resources/read", params: `{"uri": "issues://issues/1042"}`, check: issueState("open")},
 		{name: "resources/read of a template, by the contract", method: "resources/read", params: `{"uri": "test://template/abc/data"}`, check: func(t *testing.T, r contentResult) {
 			if text, _ := only(t, r, "test://template/abc/data", "application/json"); text != `{"id":"abc","templateTest":true,"data":"Data for ID: abc"}` {
 				t.Errorf("text %q; want the contract's text with id abc", text)
@@ -381,7 +400,18 @@ func contentSteps(t *testing.T) []contentStep {
 	}
 }
 
-// runContentSteps runs every step through every client.
+// issueState checks that a read of issue 1042 says it is in state.
+func issueState(state string) func(*testing.T, contentResult) {
+	return func(t *testing.T, r contentResult) {
+		if len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, "\n- state: "+state+"\n") {
+			t.Errorf("contents %+v; want issue 1042, %s", r.Contents, state)
+		}
+	}
+}
+
+// runContentSteps runs every step through every client. The steps of a
+// client run in order, and the clients one after the other: a tool's
+// change is undone before the next client starts.
 func runContentSteps(t *testing.T, clients []*contentClient, steps []contentStep) {
 	t.Helper()
 	for _, c := range clients {
@@ -466,6 +496,8 @@ func goSDKContentClient(t *testing.T, revision string, transport mcp.Transport) 
 			return viaGoSDK(ctx, p, session.ReadResource)
 		case "completion/complete":
 			return viaGoSDK(ctx, p, session.Complete)
+		case "tools/call":
+			return viaGoSDK(ctx, p, session.CallTool)
 		}
 		return nil, fmt.Errorf("go-sdk: no call for %s", method)
 	}
@@ -525,6 +557,9 @@ func mcpGoContentClient(t *testing.T, client *mcpgo.Client, revision string) *co
 		case "completion/complete":
 			var req mcpgotypes.CompleteRequest
 			return mcpGoResult(json.Unmarshal(params, &req.Params), func() (any, error) { return client.Complete(ctx, req) })
+		case "tools/call":
+			var req mcpgotypes.CallToolRequest
+			return mcpGoResult(json.Unmarshal(params, &req.Params), func() (any, error) { return client.CallTool(ctx, req) })
 		}
 		return nil, fmt.Errorf("mcp-go: no call for %s", method)
 	}
