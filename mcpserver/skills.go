@@ -190,8 +190,9 @@ func (e *entries) listSkills(ctx context.Context, _ *mcp.ServerSession, p *listS
 		if !ok {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: pass the nextCursor of a skills/list result as it was, or none for the first page"}
 		}
-		start, _ = slices.BinarySearchFunc(idx.skills, after, func(ss *servedSkill, uri string) int { return cmp.Compare(ss.sk.URI(), uri) })
-		if start < len(idx.skills) && idx.skills[start].sk.URI() == after {
+		var found bool
+		start, found = slices.BinarySearchFunc(idx.skills, after, func(ss *servedSkill, uri string) int { return cmp.Compare(ss.sk.URI(), uri) })
+		if found {
 			start++
 		}
 	}
