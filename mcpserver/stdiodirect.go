@@ -31,13 +31,16 @@ import (
 // side: a tools/call of a tool that go-sdk serves with the handler alone
 // (as for HTTP: no task, deferred or x-mcp-header tool), with an id that
 // is a number or a string and no other request of the session's holds or
-// may still hold, once go-sdk has initialized the session, from a client
-// that declared no capability a handler could ask something of (roots,
-// sampling, elicitation), that has not set a log level, on a server
-// without tracing, middleware added after New or a closed gate. Of a
-// session of 2025-06-18 or 2025-11-25, a request with no _meta; of a
-// session of 2026-07-28, the plain _meta of a client that can answer
-// nothing (plainMeta). Everything else is go-sdk's, as before.
+// may still hold, once go-sdk has initialized the session and written its
+// initialize answer, on a server without tracing, middleware added after
+// New or a closed gate. Of a session of 2025-06-18 or 2025-11-25, a
+// request with no _meta, from a client that declared no capability a
+// handler could ask something of over the session (roots, sampling,
+// elicitation) and has not set a log level; of a session of 2026-07-28,
+// a request whose _meta is the plain one direct.go takes (plainMeta: the
+// revision, the client, its capabilities, which the handler's questions
+// read from the request on either path). Everything else is go-sdk's, as
+// before.
 //
 // A call on the path runs on a goroutine of its own, as go-sdk runs each
 // call, so that the session reads on: a notifications/cancelled that
@@ -115,7 +118,7 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 		return c, false
 	}
 	ss := d.session.Load()
-	if ss == nil || d.levelSet.Load() || d.srv.added.Load() || d.rt.Tracing() {
+	if ss == nil || d.srv.added.Load() || d.rt.Tracing() {
 		return c, false
 	}
 	if g := d.srv.gate.Load(); g != nil {
@@ -130,7 +133,8 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 	if init == nil {
 		return c, false
 	}
-	if caps := init.Capabilities; caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil) {
+	modern := init.ProtocolVersion >= modernRevision
+	if caps := init.Capabilities; !modern && caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil) {
 		return c, false
 	}
 	switch req.ID.Raw().(type) {
@@ -145,12 +149,11 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 	if json.Unmarshal(req.Params, &params) != nil {
 		return c, false
 	}
-	modern := init.ProtocolVersion >= modernRevision
 	meta, hasMeta := params["_meta"]
 	switch {
 	case modern && hasMeta && plainMeta(meta):
 		c.info = d.srv.impl
-	case !modern && !hasMeta:
+	case !modern && !hasMeta && !d.levelSet.Load():
 	default:
 		return c, false
 	}
@@ -215,10 +218,15 @@ func (d *stdioDirect) call(ctx context.Context, c stdioCall) []byte {
 		req.Session = d.session.Load()
 		onEvent = d.srv.tools.events(ctx, req)
 	} else {
-		// A 2026-07-28 request: as direct.go's, the client declared no
-		// capabilities, which a request without the key declares too, and
-		// asked for no progress and no log lines.
-		delete(c.params.Meta, mcp.MetaKeyClientCapabilities)
+		// A 2026-07-28 request, as direct.go serves one: no session (the
+		// handler's questions go back in the result, and read the
+		// capabilities from the request), no progress and no log lines
+		// asked for. Capabilities declared empty are what a request
+		// without the key declares, which go-sdk reads without
+		// re-encoding and decoding the empty object.
+		if caps, ok := c.params.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok && len(caps) == 0 {
+			delete(c.params.Meta, mcp.MetaKeyClientCapabilities)
+		}
 		onEvent = func(runtime.Event) {}
 	}
 	res, err := d.srv.tools.callTool(ctx, c.params.Name, req, onEvent)

@@ -26,6 +26,7 @@ import (
 type stdioScripted struct {
 	scripted
 	release chan struct{}
+	started chan struct{} // a block call is running
 }
 
 func (s stdioScripted) Tools() []string {
@@ -35,6 +36,7 @@ func (s stdioScripted) Tools() []string {
 func (s stdioScripted) Call(ctx context.Context, tool, id string, args json.RawMessage, onEvent func(runtime.Event)) (*runtime.Result, error) {
 	switch tool {
 	case "block":
+		s.started <- struct{}{}
 		<-ctx.Done()
 		<-s.release
 		return nil, ctx.Err()
@@ -69,7 +71,7 @@ type stdioStep struct {
 // server wrote and how many calls the path answered.
 func stdioRun(t testing.TB, rt *runtime.Runtime, srv *Server, d *stdioScripted, steps []stdioStep, direct bool, eofWait time.Duration) ([]string, uint64) {
 	t.Helper()
-	d.release = make(chan struct{})
+	d.release, d.started = make(chan struct{}), make(chan struct{}, 8)
 	released := false
 	release := func() {
 		if !released {
@@ -128,6 +130,14 @@ func stdioRun(t testing.TB, rt *runtime.Runtime, srv *Server, d *stdioScripted, 
 		mu.Unlock()
 		if s.line == "release" {
 			release()
+		} else if s.line == "started" {
+			// A cancellation that comes before the handler starts is
+			// seen before it runs, or not, as the runtime's select picks.
+			select {
+			case <-d.started:
+			case <-time.After(20 * time.Second):
+				t.Fatal("the block call did not start")
+			}
 		} else if _, err := io.WriteString(inW, s.line+"\n"); err != nil {
 			t.Fatalf("writing %s: %v", s.line, err)
 		}
@@ -217,20 +227,25 @@ var goSDKLegacyCalls = []stdioStep{
 	call("30", modernCall("30", "d_echo", `{}`)), // a 2026-07-28 request in a 2025-11-25 session
 }
 
-// cancelSteps cancel a call while it runs, reuse its id before it has
-// answered (go-sdk drops that request), and then let it answer.
+// cancelSteps cancel calls while they run: the cancellation reaches the
+// handler, whose answer comes when it returns, on either path; a request
+// that reuses the id of a cancelled call before that is dropped.
 var cancelSteps = []stdioStep{
 	{legacyCall("40", "d_block", `{}`), nil},
+	{"started", nil},
 	{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":40,"reason":"enough"}}`, nil},
+	// Its id, while it runs cancelled: go-sdk drops the request.
 	{legacyCall("40", "d_echo", `{"text":"again"}`), nil},
 	call("41", `{"jsonrpc":"2.0","id":41,"method":"ping"}`),
 	{"release", []string{"40"}},
 	call("42", legacyCall("42", "d_echo", `{"text":"after"}`)),
 	// A call in flight is in use: the filter refuses its id.
 	{legacyCall("43", "d_block", `{}`), nil},
+	{"started", nil},
 	call("null", legacyCall("43", "d_echo", `{}`)),
-	{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":43}}`, nil},
-	{"release", []string{"43"}},
+	{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":"43"}}`, nil}, // not 43
+	call("44", legacyCall("44", "d_echo", `{}`)),
+	{`{"jsonrpc":"2.0","method":"notifications/cancelled","params":{"requestId":43.0}}`, []string{"43"}},
 }
 
 func seq(parts ...[]stdioStep) []stdioStep { return slices.Concat(parts...) }
@@ -242,7 +257,7 @@ var stdioCases = []struct {
 }{
 	{"2025-11-25", seq([]stdioStep{call("0", legacyInit), {initedNote, nil}}, plainLegacyCalls, goSDKLegacyCalls), len(plainLegacyCalls)},
 	{"2025-11-25, no initialized", seq([]stdioStep{call("0", legacyInit)}, plainLegacyCalls[:3]), 3},
-	{"2025-11-25, cancelled", seq([]stdioStep{call("0", legacyInit), {initedNote, nil}}, cancelSteps), 3},
+	{"2025-11-25, cancelled", seq([]stdioStep{call("0", legacyInit), {initedNote, nil}}, cancelSteps), 4},
 	{"2025-06-18", seq([]stdioStep{call("0", strings.Replace(legacyInit, "2025-11-25", "2025-06-18", 1))}, plainLegacyCalls[:3]), 3},
 	{"2025-11-25, piped", []stdioStep{{legacyInit, nil}, {initedNote, nil}, call("1", legacyCall("1", "d_echo", `{}`))}, -1},
 	{"before initialize", []stdioStep{call("1", legacyCall("1", "d_echo", `{}`)), call("0", legacyInit), call("2", legacyCall("2", "d_echo", `{}`))}, 1},
@@ -268,12 +283,19 @@ var stdioCases = []struct {
 		call("20", legacyCall("20", "d_echo", `{}`)),
 		call("21", modernCall("21", "nope", `{}`)),
 		call("22", callOf("22", "d_echo", `{}`, `{"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`)),
-		call("23", callOf("23", "d_ask", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`)),
 		call("24", `{"jsonrpc":"2.0","id":24,"method":"tools/list","params":{"_meta":`+plainMeta2026+`}}`),
 		call("25", callOf("25", "d_echo", `{}`, strings.Replace(plainMeta2026, "2026-07-28", "2099-01-01", 1))),
 		call("26", `{"jsonrpc":"2.0","id":26,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`),
 		call("27", modernCall("27", "d_echo", `{}`)),
 	}, 11},
+	{"2026-07-28, capabilities", []stdioStep{
+		call("1", callOf("1", "d_echo", `{}`, strings.Replace(plainMeta2026, `clientCapabilities":{}`, `clientCapabilities":{"roots":{}}`, 1))),
+		call("2", callOf("2", "d_ask", `{}`, strings.Replace(plainMeta2026, `clientCapabilities":{}`, `clientCapabilities":{"elicitation":{}}`, 1))),
+		call("3", callOf("3", "d_missing", `{}`, strings.Replace(plainMeta2026, `clientCapabilities":{}`, `clientCapabilities":{"elicitation":{},"sampling":{}}`, 1))),
+		call("4", modernCall("4", "d_missing", `{}`)),
+		call("5", modernCall("5", "d_ask", `{}`)),
+		call("6", callOf("6", "d_ask", `{}`, strings.Replace(plainMeta2026, `clientCapabilities":{}`, `clientCapabilities":{"elicitation":"yes"}`, 1))),
+	}, 4},
 	{"end of input", []stdioStep{call("0", legacyInit), call("1", legacyCall("1", "d_echo", `{}`)), {legacyCall("2", "d_rich", `{}`), nil}}, 2},
 }
 
@@ -310,7 +332,7 @@ func TestStdioDirectIsGoSDK(t *testing.T) {
 func FuzzStdioDirect(f *testing.F) {
 	for _, tc := range stdioCases {
 		for _, s := range tc.steps {
-			if s.line != "release" && !strings.Contains(s.line, "d_block") {
+			if s.line != "release" && s.line != "started" && !strings.Contains(s.line, "d_block") {
 				f.Add(s.line, strings.Contains(s.line, "2026-07-28"))
 			}
 		}
