@@ -355,7 +355,7 @@ func (d *Daemon) Tools() serve.Tools {
 		OpensGate: true,
 		// An edit may bring prompts, resources or skills to a session
 		// that initialized without them.
-		Declared: mcpserver.Features{Prompts: true, Resources: true, Completions: true, Skills: true},
+		Declared: mcpserver.Features{Prompts: true, Resources: true, Completions: true, Skills: true, Tasks: true},
 		Follow: func(ctx context.Context) error {
 			err := d.Run(ctx)
 			if err != nil {

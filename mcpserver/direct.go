@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"errors"
 	"mime"
@@ -36,8 +35,8 @@ import (
 // errs on go-sdk's side: a POST of one tools/call or tools/list request,
 // with the headers every 2026-07-28 client sends and nothing that makes
 // go-sdk answer otherwise (no OAuth, no tracing, no progress token or log
-// level, no requestState, no client capabilities that would let a
-// handler ask the client something, no task tool, no deferred tool, no
+// level, no requestState or input responses, no capabilities beyond those
+// of plainCapabilities, no task tool, no deferred tool, no
 // x-mcp-header arguments, no cursor, no middleware added to the server
 // after New, a gate that is open). Everything else is go-sdk's, as
 // before: sessions, errors of the request itself, every other method.
@@ -79,7 +78,7 @@ func (d *directPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		return false
 	}
 	if q.req.Method == "tools/list" {
-		result, ok := d.toolList(r.Context())
+		result, ok := d.toolList(r)
 		if !ok {
 			return false
 		}
@@ -88,12 +87,15 @@ func (d *directPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	d.answered.Add(1)
-	// The client declared no capabilities (plainMeta), which is what a
-	// request without the key declares too: without it, go-sdk's reading
-	// of the capabilities (ClientCapabilities, for the questions a handler
-	// may ask) finds none without re-encoding and decoding the empty
-	// object, which costs it a 32 KiB decoder buffer on every call.
-	delete(q.params.Meta, mcp.MetaKeyClientCapabilities)
+	// A client that declared no capabilities declares what a request
+	// without the key declares: without it, go-sdk's reading of the
+	// capabilities (ClientCapabilities, for the questions a handler may
+	// ask) finds none without re-encoding and decoding the empty object,
+	// which costs it a 32 KiB decoder buffer on every call. Capabilities
+	// stay, for the handler's questions to read as go-sdk's would.
+	if caps, ok := q.params.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok && len(caps) == 0 {
+		delete(q.params.Meta, mcp.MetaKeyClientCapabilities)
+	}
 	req := &mcp.CallToolRequest{Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
 	// No progress token and no log level: go-sdk sends neither progress
 	// nor log lines for this request, and nor does the path.
@@ -210,7 +212,10 @@ func writeSSE(w http.ResponseWriter, resp *jsonrpc.Response) {
 // toolList returns go-sdk's tools/list result for a 2026-07-28 request
 // without a cursor: kept from the last time go-sdk made it, or made by
 // go-sdk now and kept, for as long as the tools are the same generation.
-func (d *directPath) toolList(ctx context.Context) (json.RawMessage, bool) {
+// go-sdk makes it for a request of r's context and Host, which accept
+// has checked as go-sdk checks them: on a loopback listener, go-sdk's
+// DNS rebinding protection refuses a request of another Host.
+func (d *directPath) toolList(r *http.Request) (json.RawMessage, bool) {
 	// The generation is read before go-sdk makes the list: a list made
 	// while a sync ran is kept under the generation before the sync's,
 	// and never served after it.
@@ -220,10 +225,11 @@ func (d *directPath) toolList(ctx context.Context) (json.RawMessage, bool) {
 	}
 	body := `{"jsonrpc":"2.0","id":1,"method":"tools/list","params":{"_meta":{"` + mcp.MetaKeyProtocolVersion + `":"` + modernRevision + `","` +
 		mcp.MetaKeyClientCapabilities + `":{}}}}`
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, "/mcp", strings.NewReader(body))
+	req, err := http.NewRequestWithContext(r.Context(), http.MethodPost, "/mcp", strings.NewReader(body))
 	if err != nil {
 		return nil, false
 	}
+	req.Host = r.Host
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set("Accept", "application/json, text/event-stream")
 	req.Header.Set("MCP-Protocol-Version", modernRevision)
@@ -371,16 +377,15 @@ func (d *directPath) plainTool(name string) bool {
 }
 
 // plainMeta reports whether a request's _meta is the plain one of a
-// 2026-07-28 client that can answer no question: the revision, the
-// client's name and version, and no capabilities. A progress token, a log
-// level, a trace context, a capability, or a value go-sdk might read
-// otherwise, is go-sdk's.
+// 2026-07-28 client: the revision, the client's name and version, and its
+// capabilities (plainCapabilities). A progress token, a log level, a
+// trace context, or a value go-sdk might read otherwise, is go-sdk's.
 func plainMeta(raw json.RawMessage) bool {
 	var meta map[string]json.RawMessage
 	if json.Unmarshal(raw, &meta) != nil {
 		return false
 	}
-	if string(meta[mcp.MetaKeyProtocolVersion]) != `"`+modernRevision+`"` || string(bytes.TrimSpace(meta[mcp.MetaKeyClientCapabilities])) != "{}" {
+	if string(meta[mcp.MetaKeyProtocolVersion]) != `"`+modernRevision+`"` || !plainCapabilities(meta[mcp.MetaKeyClientCapabilities]) {
 		return false
 	}
 	for k, v := range meta {
@@ -401,6 +406,41 @@ func plainMeta(raw json.RawMessage) bool {
 		}
 	}
 	return true
+}
+
+// plainCapabilities reports whether a request's clientCapabilities are
+// ones go-sdk reads as the path does: an object of the capabilities a
+// client of tools declares (roots, sampling, elicitation, extensions,
+// experimental), each of the type go-sdk decodes it into. Real clients
+// declare some: go-sdk's own client declares roots. What they declare
+// changes no answer the path makes itself; a handler's questions read
+// them from the request, on either path (mcpask.go), and a task tool,
+// whose calls the Tasks extension changes, is go-sdk's.
+func plainCapabilities(raw json.RawMessage) bool {
+	raw = bytes.TrimSpace(raw)
+	if string(raw) == "{}" {
+		return true
+	}
+	var caps map[string]json.RawMessage
+	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &caps) != nil {
+		return false
+	}
+	for k, v := range caps {
+		switch k {
+		case "roots", "sampling", "elicitation", "extensions", "experimental":
+		default:
+			return false
+		}
+		if v = bytes.TrimSpace(v); len(v) == 0 || v[0] != '{' {
+			return false
+		}
+	}
+	// The shape go-sdk decodes them into (its clientCapabilitiesV2).
+	var typed struct {
+		mcp.ClientCapabilities
+		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
+	}
+	return json.Unmarshal(raw, &typed) == nil
 }
 
 // plainString reports a JSON string without escapes or bytes beyond

@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
@@ -162,6 +163,11 @@ func callOf(id, name, args, meta string) string {
 	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `,"_meta":` + meta + `}}`
 }
 
+// metaWithCapabilities is plainMeta2026 with the client capabilities caps.
+func metaWithCapabilities(caps string) string {
+	return strings.Replace(plainMeta2026, `"io.modelcontextprotocol/clientCapabilities":{}`, `"io.modelcontextprotocol/clientCapabilities":`+caps, 1)
+}
+
 const plainMeta2026 = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientInfo":{"name":"c","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
 
 // directCases are requests the comparison sends, and whether the direct
@@ -195,7 +201,18 @@ var directCases = []struct {
 	{"call, task tool", modernHeader("tools/call", "d_job"), callOf("1", "d_job", `{}`, plainMeta2026), false},
 	{"call, progress token", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, `{"progressToken":1,"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), false},
 	{"call, log level", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, `{"io.modelcontextprotocol/logLevel":"debug","io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), false},
-	{"call, capabilities", modernHeader("tools/call", "d_ask"), callOf("1", "d_ask", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{"elicitation":{}}}`), false},
+	{"call, questions to a client that can answer", modernHeader("tools/call", "d_ask"), callOf("1", "d_ask", `{}`, metaWithCapabilities(`{"elicitation":{}}`)), true},
+	{"call, go-sdk's client (roots)", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{"text":"a"}`, metaWithCapabilities(`{"roots":{"listChanged":true}}`)), true},
+	{"call, every capability", modernHeader("tools/call", "d_ask"), callOf("1", "d_ask", `{}`, metaWithCapabilities(`{"roots":{},"sampling":{"tools":{}},"elicitation":{"form":{},"url":{}},"extensions":{"io.x/y":{}},"experimental":{"z":{}}}`)), true},
+	{"call, missing capability, with roots", modernHeader("tools/call", "d_missing"), callOf("1", "d_missing", `{}`, metaWithCapabilities(`{"roots":{}}`)), true},
+	{"list, go-sdk's client (roots)", modernHeader("tools/list", ""), `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":` + metaWithCapabilities(`{"roots":{"listChanged":true}}`) + `}}`, true},
+	{"call, capability of the wrong type", modernHeader("tools/call", "d_ask"), callOf("1", "d_ask", `{}`, metaWithCapabilities(`{"elicitation":5}`)), false},
+	{"call, capability member of the wrong type", modernHeader("tools/call", "d_ask"), callOf("1", "d_ask", `{}`, metaWithCapabilities(`{"elicitation":{"form":5}}`)), false},
+	{"call, roots of the wrong type", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"roots":{"listChanged":"yes"}}`)), false},
+	{"call, unknown capability", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"telepathy":{}}`)), false},
+	{"call, capabilities not an object", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`[]`)), false},
+	{"call, tasks extension, plain tool", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)), true},
+	{"call, tasks extension, task tool", modernHeader("tools/call", "d_job"), callOf("1", "d_job", `{}`, metaWithCapabilities(`{"extensions":{"io.modelcontextprotocol/tasks":{}}}`)), false},
 	{"call, no capabilities", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28"}`), false},
 	{"call, other revision in _meta", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, strings.Replace(plainMeta2026, "2026-07-28", "2025-11-25", 1)), false},
 	{"call, requestState", modernHeader("tools/call", "d_echo"), `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","requestState":"x","_meta":` + plainMeta2026 + `}}`, false},
@@ -372,4 +389,33 @@ func FuzzDirectPath(f *testing.F) {
 		}
 		compare(t, direct, sdk, d, h, body)
 	})
+}
+
+// TestDirectPathServesRealClients: go-sdk's client, with its default
+// options (it declares roots), gets its 2026-07-28 tools/call and
+// tools/list answered on the direct path, over a loopback listener.
+func TestDirectPathServesRealClients(t *testing.T) {
+	direct, _, d := directPair(t)
+	// A loopback listener, where go-sdk guards against DNS rebinding.
+	ts := httptest.NewServer(direct)
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	client := mcp.NewClient(&mcp.Implementation{Name: "real", Version: "1"}, nil)
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2026-07-28"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	before := d.answered.Load()
+	if _, err := s.ListTools(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "d_echo", Arguments: map[string]any{"text": "hi"}})
+	if err != nil || res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"text":"hi"`) {
+		t.Fatalf("tools/call = %+v, %v", res, err)
+	}
+	if n := d.answered.Load() - before; n != 2 {
+		t.Errorf("the direct path answered %d of the client's 2 requests", n)
+	}
 }

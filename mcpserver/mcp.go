@@ -83,6 +83,10 @@ type Features struct {
 	// Skills declares MCP's Skills extension (SEP-2640), whose files
 	// are resources.
 	Skills bool
+	// Tasks declares MCP's Tasks extension (SEP-2663) when the server
+	// runs tasks (Options.Tasks): a tool with task: "optional" or
+	// "required" makes one.
+	Tasks bool
 }
 
 // FeaturesOf are the features that cat serves: completions complete the
@@ -95,6 +99,9 @@ func FeaturesOf(cat *catalog.Catalog) Features {
 		f.Skills = f.Skills || len(s.Skills) > 0
 		for _, r := range s.Resources {
 			f.Completions = f.Completions || r.IsTemplate()
+		}
+		for _, t := range s.Tools {
+			f.Tasks = f.Tasks || t.Task != ""
 		}
 	}
 	f.Completions = f.Completions || f.Prompts
@@ -120,7 +127,7 @@ var (
 	}
 )
 
-func rejectUnserved(e *entries, declared Features) mcp.Middleware {
+func rejectUnserved(rt *runtime.Runtime, e *entries, declared Features, runsTasks bool) mcp.Middleware {
 	return func(next mcp.MethodHandler) mcp.MethodHandler {
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
 			prompts, resources := e.has()
@@ -147,10 +154,17 @@ func rejectUnserved(e *entries, declared Features) mcp.Middleware {
 			// which is after the load; the rest waits for go-sdk: a
 			// completions capability that follows what there is to
 			// complete, and the Skills extension (with directoryRead)
-			// when there are skills.
+			// when there are skills, and the Tasks extension when a tool
+			// runs as a task (a client that sees it declared may send
+			// task-augmented calls and tasks/* requests, which a server
+			// of no task tool has no use for).
 			skills := declared.Skills || e.hasSkills()
+			if method != "initialize" && method != "server/discover" {
+				return res, err
+			}
+			tasks := runsTasks && (declared.Tasks || hasTaskTool(rt.Snapshot()))
 			declare := func(caps *mcp.ServerCapabilities) *mcp.ServerCapabilities {
-				if caps == nil || (caps.Completions != nil || !complete) && (caps.Prompts != nil || !prompts) && (caps.Resources != nil || !resources) && (!skills || caps.Extensions[skillsExtension] != nil) {
+				if caps == nil || (caps.Completions != nil || !complete) && (caps.Prompts != nil || !prompts) && (caps.Resources != nil || !resources) && (!skills || caps.Extensions[skillsExtension] != nil) && (!tasks || caps.Extensions[tasksExtension] != nil) {
 					return nil
 				}
 				out := *caps
@@ -166,6 +180,10 @@ func rejectUnserved(e *entries, declared Features) mcp.Middleware {
 				if skills && out.Extensions[skillsExtension] == nil {
 					out.Extensions = maps.Clone(out.Extensions)
 					out.AddExtension(skillsExtension, map[string]any{"directoryRead": true})
+				}
+				if tasks && out.Extensions[tasksExtension] == nil {
+					out.Extensions = maps.Clone(out.Extensions)
+					out.AddExtension(tasksExtension, map[string]any{})
 				}
 				return &out
 			}
@@ -186,6 +204,16 @@ func rejectUnserved(e *entries, declared Features) mcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// hasTaskTool reports whether snap serves a tool that runs as a task.
+func hasTaskTool(snap *runtime.Snapshot) bool {
+	for _, t := range snap.Tools() {
+		if t.Tool.Task != "" {
+			return true
+		}
+	}
+	return false
 }
 
 // explainWithheld answers a tools/call of a tool that the runtime
@@ -280,9 +308,6 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 		Tools:   &mcp.ToolCapabilities{ListChanged: true},
 		Logging: &mcp.LoggingCapabilities{},
 	}
-	if opts.Tasks != nil {
-		caps.AddExtension(tasksExtension, map[string]any{})
-	}
 	impl := &mcp.Implementation{Name: opts.Name, Version: opts.Version}
 	srv := mcp.NewServer(impl, &mcp.ServerOptions{
 		Instructions:       opts.Instructions,
@@ -307,7 +332,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	// span too. A list gets its tools' execution after the caller's
 	// scopes filter it, and a hidden tool is refused before it could start
 	// a task.
-	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(ents, opts.Declared), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists, withCaller)
+	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(rt, ents, opts.Declared, opts.Tasks != nil), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists, withCaller)
 	ents.registerSkills(srv)
 	srv.AddReceivingMiddleware(s.callDeferred)
 	ents.srv = srv

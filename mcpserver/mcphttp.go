@@ -155,7 +155,7 @@ func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpE
 		Logger:       opts.Logger,
 		Capabilities: &mcp.ServerCapabilities{Tools: &mcp.ToolCapabilities{ListChanged: true}, Logging: &mcp.LoggingCapabilities{}},
 	})
-	blank.AddReceivingMiddleware(rejectUnserved(newEntries(rt, nil, ""), Features{}), auditHidden(rt))
+	blank.AddReceivingMiddleware(rejectUnserved(rt, newEntries(rt, nil, ""), Features{}, false), auditHidden(rt))
 	statelessServer := func(r *http.Request) *mcp.Server {
 		if r.Context().Value(hiddenCallKey{}) != nil {
 			return blank

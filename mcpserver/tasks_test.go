@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-jose/go-jose/v4"
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/httpapi"
@@ -207,5 +208,72 @@ func TestTasksBelongToTheirCaller(t *testing.T) {
 	}
 	if got := taskRPC(t, url, "tasks/get", id, true, as(alice)); got.Result["status"] != "cancelled" {
 		t.Errorf("alice's task after her cancel = %v", got.Result["status"])
+	}
+}
+
+// TestTasksExtensionFollowsTools: a server with a task Manager declares
+// the Tasks extension when a tool runs as a task, or when its options
+// declare it (toolc dev, whose next load may bring one), and not
+// otherwise, at server/discover and at a session's initialize.
+func TestTasksExtensionFollowsTools(t *testing.T) {
+	tool := func(name, task string) *catalog.Tool {
+		return &catalog.Tool{Name: name, Description: name, Task: task, MCPName: name}
+	}
+	catalogOf := func(tools ...*catalog.Tool) *catalog.Catalog {
+		cat := &catalog.Catalog{Services: []*catalog.Service{{Name: "jobs", Version: "1.0.0", Description: "Jobs", Handler: ".", Tools: tools}}}
+		cat.Seal()
+		return cat
+	}
+	done := plugins.Handle("plain", func(context.Context, struct{}) (*plugins.Result, error) { return plugins.Text("ok"), nil })
+	jobs := map[string]runtime.Dispatcher{"jobs": runtime.Local(done, plugins.Handle("job", func(context.Context, struct{}) (*plugins.Result, error) { return plugins.Text("ok"), nil }))}
+	plain, withJob := catalogOf(tool("plain", "")), catalogOf(tool("plain", ""), tool("job", catalog.TaskOptional))
+
+	if mcpserver.FeaturesOf(plain).Tasks || !mcpserver.FeaturesOf(withJob).Tasks {
+		t.Errorf("FeaturesOf: Tasks = %v without a task tool and %v with one; want false, true", mcpserver.FeaturesOf(plain).Tasks, mcpserver.FeaturesOf(withJob).Tasks)
+	}
+	for _, tc := range []struct {
+		name     string
+		cat      *catalog.Catalog
+		declared bool
+		manager  bool
+		want     bool
+	}{
+		{"no task tool", plain, false, true, false},
+		{"a task tool", withJob, false, true, true},
+		{"declared", plain, true, true, true},
+		{"a task tool, no manager", withJob, true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			rt := runtime.New(runtime.Options{})
+			if _, err := rt.Swap(tc.cat, jobs); err != nil {
+				t.Fatal(err)
+			}
+			opts := mcpserver.Options{Declared: mcpserver.Features{Tasks: tc.declared}}
+			if tc.manager {
+				m := tasks.New(rt, tasks.Options{Store: taskstore.NewMemory()})
+				t.Cleanup(m.Close)
+				opts.Tasks = m
+			}
+			ts := httptest.NewServer(mcpserver.NewHTTPHandler(rt, mcpserver.New(rt, opts), mcpserver.HTTPOptions{Tasks: opts.Tasks}))
+			t.Cleanup(ts.Close)
+
+			r := runtimetest.RPC(t, ts.URL+"/mcp", "server/discover", taskParams(false), map[string]string{"MCP-Protocol-Version": "2026-07-28"})
+			ext, _ := r.Result["capabilities"].(map[string]any)["extensions"].(map[string]any)
+			if got := ext[tasksExt] != nil; got != tc.want {
+				t.Errorf("server/discover: extensions[%q] declared = %v, want %v (capabilities %v)", tasksExt, got, tc.want, r.Result["capabilities"])
+			}
+			ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			client := mcp.NewClient(&mcp.Implementation{Name: "test", Version: "1"}, nil)
+			s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL + "/mcp", MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer s.Close()
+			_, got := s.InitializeResult().Capabilities.Extensions[tasksExt]
+			if got != tc.want {
+				t.Errorf("initialize: extensions[%q] declared = %v, want %v", tasksExt, got, tc.want)
+			}
+		})
 	}
 }

@@ -55,8 +55,8 @@ type Tools struct {
 	// Close, if set, releases what Load started, once Run is over: toolc
 	// serve's plugins are stopped by the drain, or here if serving failed.
 	Close func()
-	// Declared are the prompts, resources and completions that the tools
-	// will serve, declared to the clients that initialize before Load is
+	// Declared are the prompts, resources, completions, skills and task
+	// tools that the tools will serve, declared to the clients that initialize before Load is
 	// over (mcpserver.Options.Declared), with those of Options.MCP.
 	Declared mcpserver.Features
 }
@@ -122,7 +122,7 @@ func Run(ctx context.Context, rt *runtime.Runtime, opts Options) error {
 	mo := opts.MCP
 	d := &mo.Declared
 	d.Prompts, d.Resources, d.Completions = d.Prompts || t.Declared.Prompts, d.Resources || t.Declared.Resources, d.Completions || t.Declared.Completions
-	d.Skills = d.Skills || t.Declared.Skills
+	d.Skills, d.Tasks = d.Skills || t.Declared.Skills, d.Tasks || t.Declared.Tasks
 	srv := mcpserver.New(rt, mo)
 	srv.Hold(gate)
 	shutdown := opts.Shutdown

@@ -12,10 +12,10 @@ import (
 )
 
 // TestInspectorCLI: the MCP Inspector's CLI, the client a developer points
-// at a server first, lists and calls issuetracker's tools and lists and
-// gets its prompt and resource, over Streamable HTTP and over stdio, where
-// it initializes while the handler builds (see TestStdioDeclaresBeforeLoad:
-// it showed no prompts then). Node and the Inspector come from
+// at a server first, lists and calls issuetracker's tools, lists and gets
+// its prompt, and lists and reads its resource and its template, over
+// Streamable HTTP and over stdio, where it initializes while the handler
+// builds (see TestStdioDeclaresBeforeLoad: it showed no prompts then). Node and the Inspector come from
 // scripts/conformance, as for the TypeScript SDK's tests.
 func TestInspectorCLI(t *testing.T) {
 	node, inspector := os.Getenv("TOOLC_NODE"), os.Getenv("TOOLC_INSPECTOR")
@@ -121,12 +121,38 @@ func TestInspectorCLI(t *testing.T) {
 				t.Errorf("prompts/get triage_issue: %+v", prompt.Messages)
 			}
 
+			var resources struct {
+				Resources []struct{ URI, MimeType string }
+			}
+			inspect(&resources, "--method", "resources/list")
+			if len(resources.Resources) != 1 || resources.Resources[0].URI != "issues://labels" || resources.Resources[0].MimeType != "text/markdown" {
+				t.Errorf("resources/list: %+v, want issues://labels", resources.Resources)
+			}
 			var read struct {
 				Contents []struct{ URI, MimeType, Text string }
 			}
 			inspect(&read, "--method", "resources/read", "--uri", "issues://labels")
 			if len(read.Contents) != 1 || read.Contents[0].MimeType != "text/markdown" || !strings.HasPrefix(read.Contents[0].Text, "# Labels") {
 				t.Errorf("resources/read issues://labels: %+v", read.Contents)
+			}
+
+			// The template, and an issue read through it by the plugin.
+			// (The Inspector's CLI has no completion/complete:
+			// TestRealClientsContent completes with the other clients.)
+			var templates struct {
+				ResourceTemplates []struct{ URITemplate, MimeType string }
+			}
+			inspect(&templates, "--method", "resources/templates/list")
+			if len(templates.ResourceTemplates) != 1 || templates.ResourceTemplates[0].URITemplate != "issues://issues/{number}" {
+				t.Errorf("resources/templates/list: %+v, want issues://issues/{number}", templates.ResourceTemplates)
+			}
+			var issue struct {
+				Contents []struct{ URI, MimeType, Text string }
+			}
+			inspect(&issue, "--method", "resources/read", "--uri", "issues://issues/1042")
+			if len(issue.Contents) != 1 || issue.Contents[0].URI != "issues://issues/1042" || issue.Contents[0].MimeType != "text/markdown" ||
+				!strings.HasPrefix(issue.Contents[0].Text, "# #1042 Login page rejects passwords that contain a space\n") {
+				t.Errorf("resources/read issues://issues/1042: %+v", issue.Contents)
 			}
 		})
 	}
