@@ -3,6 +3,7 @@ package mcpserver
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"net/http"
 	"sync/atomic"
@@ -41,9 +42,13 @@ import (
 //     returned). The idle timeout is the cap's, so that a call on the path
 //     keeps the session alive as one through go-sdk would.
 //   - initialize has been handled (go-sdk answers calls from then on), at
-//     a revision before 2026-07-28, and the client declared no capability
-//     (so that no handler can ask it anything, which would go out on the
-//     session's streams);
+//     a revision before 2026-07-28. The handler reads the client's
+//     capabilities from the session, as on go-sdk's path; but a question
+//     to the client goes out on the call's own stream, which only go-sdk
+//     can route the answer back to: a handler that asks one ends the call
+//     on the path before anything is written, and go-sdk serves the call
+//     from the start (its first round runs again, as every round of a
+//     handler that asks runs again).
 //   - no logging/setLevel was seen (a log level makes a handler's log
 //     lines go out); the request has no _meta (no progress token);
 //   - no call with the same ID is in flight at go-sdk (which answers
@@ -95,7 +100,7 @@ func (p *sessionPath) serve(c *sessionCap, u *sessionUse, id string, w http.Resp
 	var ss *mcp.ServerSession
 	if ok {
 		ss = p.session(c, u, id)
-		ok = ss != nil && plainSession(ss)
+		ok = ss != nil && initialized(ss)
 	}
 	c.mu.Lock()
 	st := &u.path
@@ -117,14 +122,19 @@ func (p *sessionPath) serve(c *sessionCap, u *sessionUse, id string, w http.Resp
 		}
 		st.direct[q.req.ID] = call
 		c.mu.Unlock()
-		p.answered.Add(1)
-		p.call(ctx, w, r, ss, q)
+		answered := p.call(ctx, w, r, ss, q)
 		cancel()
 		c.mu.Lock()
 		delete(st.direct, q.req.ID)
-		c.mu.Unlock()
-		close(call.done)
-		return
+		if answered {
+			c.mu.Unlock()
+			close(call.done)
+			return
+		}
+		// The handler asked the client a question: go-sdk serves the call
+		// from the start. The ID passes to go-sdk's calls in flight before
+		// any request that waits for it goes on.
+		defer close(call.done)
 	}
 	// go-sdk's. A call whose ID is in flight on the path waits for it.
 	ids := callIDs(msgs)
@@ -301,37 +311,45 @@ func (c *sessionCap) gone(id string, u *sessionUse) {
 	}
 }
 
-// plainSession reports whether go-sdk answers a call in ss as the path
-// does: initialize handled, at a legacy revision, and no capability a
-// handler could use to ask the client something.
-func plainSession(ss *mcp.ServerSession) bool {
+// initialized reports whether go-sdk answers calls in ss as the path
+// does: initialize handled, at a legacy revision.
+func initialized(ss *mcp.ServerSession) bool {
 	ip := ss.InitializeParams()
-	if ip == nil || ip.ProtocolVersion >= modernRevision {
-		return false
-	}
-	caps := ip.Capabilities
-	return caps == nil || caps.Experimental == nil && caps.Extensions == nil && !caps.Roots.ListChanged &&
-		caps.RootsV2 == nil && caps.Sampling == nil && caps.Elicitation == nil
+	return ip != nil && ip.ProtocolVersion < modernRevision
 }
 
+// noQuestionsKey marks the context of a call on the session path: a
+// handler's question to the client, which go-sdk sends on the call's own
+// stream, ends the call with errWouldAsk instead (relay, mcpask.go).
+type noQuestionsKey struct{}
+
+var errWouldAsk = errors.New("the handler asks the client a question")
+
 // call runs the call q of the session ss and answers it as go-sdk's
-// session answers it.
-func (p *sessionPath) call(ctx context.Context, w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, q directRequest) {
+// session answers it, or reports false, having written nothing, when the
+// handler asks the client a question: go-sdk serves such a call (its
+// first round runs again there).
+func (p *sessionPath) call(ctx context.Context, w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, q directRequest) bool {
+	// The handler reads the client's capabilities from the session, as on
+	// go-sdk's path.
 	req := &mcp.CallToolRequest{Session: ss, Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
-	// No progress token, no log level and no capabilities: go-sdk sends
-	// nothing else for this request, and nor does the path.
-	res, err := p.d.srv.tools.callTool(ctx, q.params.Name, req, func(runtime.Event) {})
-	if err != nil {
+	// No progress token and no log level: go-sdk sends nothing else for
+	// this request, and nor does the path.
+	res, err := p.d.srv.tools.callTool(context.WithValue(ctx, noQuestionsKey{}, true), q.params.Name, req, func(runtime.Event) {})
+	if errors.Is(err, errWouldAsk) {
+		return false
+	}
+	p.answered.Add(1) // before the answer, which the client may act on
+	switch {
+	case err != nil:
 		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Error: err})
-		return
-	}
-	if res == nil {
+		return true
+	case res == nil:
 		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Result: json.RawMessage("null")})
-		return
-	}
-	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
+		return true
+	case res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil):
 		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}})
-		return
+		return true
 	}
 	out := *res
 	if out.Content == nil {
@@ -340,9 +358,10 @@ func (p *sessionPath) call(ctx context.Context, w http.ResponseWriter, r *http.R
 	data, err := marshalNoEscape(&out)
 	if err != nil {
 		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Error: err})
-		return
+		return true
 	}
 	writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Result: data})
+	return true
 }
 
 // duplicate answers a call whose ID is in flight in the session, as

@@ -10,8 +10,11 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
+
+	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/plugins"
@@ -133,13 +136,20 @@ var sessionCases = []sessionCase{
 	{name: "call, rich result", body: legacyCall("1", "d_rich", `{"text":"<x>"}`), direct: true},
 	{name: "call, handler fails", body: legacyCall("1", "d_fail", `{}`), direct: true},
 	{name: "call, empty result", body: legacyCall("1", "d_empty", `{}`), direct: true},
-	{name: "call, questions without capabilities", body: legacyCall("1", "d_ask", `{}`), direct: true},
+
 	{name: "call, missing capability", body: legacyCall("1", "d_missing", `{}`), direct: true},
 	{name: "call, 2025-06-18", revision: "2025-06-18", header: func(h http.Header) { h.Set("MCP-Protocol-Version", "2025-06-18") }, body: legacyCall("1", "d_echo", `{}`), direct: true},
 	{name: "call, 2025-03-26", revision: "2025-03-26", header: func(h http.Header) { h.Set("MCP-Protocol-Version", "2025-03-26") }, body: legacyCall("1", "d_echo", `{}`), direct: true},
 	{name: "call, before initialized", setup: []string{}, body: legacyCall("1", "d_echo", `{}`), direct: true},
 	{name: "call, Mcp-Name of another tool", header: func(h http.Header) { h.Set("Mcp-Name", "d_rich") }, body: legacyCall("1", "d_echo", `{}`), direct: true},
+	{name: "elicitation", caps: `{"elicitation":{}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
+	{name: "sampling", caps: `{"sampling":{}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
+	{name: "roots", caps: `{"roots":{"listChanged":true}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
+	{name: "experimental", caps: `{"experimental":{"x":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
+	{name: "sampling, missing capability", caps: `{"sampling":{}}`, body: legacyCall("1", "d_missing", `{}`), direct: true},
 	// go-sdk's.
+	{name: "call, questions", body: legacyCall("1", "d_ask", `{}`)},
+	{name: "call, questions the client cannot answer", caps: `{"sampling":{}}`, body: legacyCall("1", "d_ask", `{}`)},
 	{name: "call, progress token", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","arguments":{},"_meta":{"progressToken":1}}}`},
 	{name: "call, empty _meta", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","arguments":{},"_meta":{}}}`},
 	{name: "call, 2026-07-28 _meta", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","arguments":{},"_meta":` + plainMeta2026 + `}}`},
@@ -161,10 +171,6 @@ var sessionCases = []sessionCase{
 	{name: "unknown session", header: func(h http.Header) { h.Set("Mcp-Session-Id", "nope") }, body: legacyCall("1", "d_echo", `{}`)},
 	{name: "closed session", setup: []string{"DELETE"}, body: legacyCall("1", "d_echo", `{}`)},
 	{name: "log level", setup: []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`}, body: legacyCall("1", "d_echo", `{}`)},
-	{name: "elicitation", caps: `{"elicitation":{}}`, body: legacyCall("1", "d_echo", `{}`)}, // d_ask would wait for the answer
-	{name: "sampling", caps: `{"sampling":{}}`, body: legacyCall("1", "d_echo", `{}`)},
-	{name: "roots", caps: `{"roots":{}}`, body: legacyCall("1", "d_echo", `{}`)},
-	{name: "experimental", caps: `{"experimental":{"x":{}}}`, body: legacyCall("1", "d_echo", `{}`)},
 	{name: "initialize at 2026-07-28", revision: "2026-07-28", body: legacyCall("1", "d_echo", `{}`)},
 	{name: "failed initialize", caps: `5`, body: legacyCall("1", "d_echo", `{}`)},
 }
@@ -390,4 +396,47 @@ func FuzzSessionPath(f *testing.F) {
 		}}
 		compareSession(t, direct, sdk, p, tc)
 	})
+}
+
+// TestSessionPathServesRealClients: go-sdk's client, in a 2025-11-25
+// session over a loopback listener and declaring elicitation, has its
+// plain calls answered on the path, and a call whose handler asks it a
+// question answered by go-sdk, which asks it.
+func TestSessionPathServesRealClients(t *testing.T) {
+	direct, _, p, _ := sessionPair(t, HTTPOptions{})
+	ts := httptest.NewServer(direct)
+	t.Cleanup(ts.Close)
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	var asked atomic.Int32
+	client := mcp.NewClient(&mcp.Implementation{Name: "real", Version: "1"}, &mcp.ClientOptions{
+		ElicitationHandler: func(context.Context, *mcp.ElicitRequest) (*mcp.ElicitResult, error) {
+			asked.Add(1)
+			return &mcp.ElicitResult{Action: "accept", Content: map[string]any{"a": "x"}}, nil
+		},
+	})
+	s, err := client.Connect(ctx, &mcp.StreamableClientTransport{Endpoint: ts.URL, MaxRetries: -1}, &mcp.ClientSessionOptions{ProtocolVersion: "2025-11-25"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	for i := range 3 {
+		res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "d_echo", Arguments: map[string]any{"text": "hi"}})
+		if err != nil || res.IsError || len(res.Content) != 1 || !strings.Contains(res.Content[0].(*mcp.TextContent).Text, `"text":"hi"`) {
+			t.Fatalf("tools/call %d = %+v, %v", i, res, err)
+		}
+	}
+	if n := p.answered.Load(); n != 3 {
+		t.Errorf("the session path answered %d of the client's 3 calls", n)
+	}
+	res, err := s.CallTool(ctx, &mcp.CallToolParams{Name: "d_ask", Arguments: map[string]any{}})
+	if err != nil || res == nil {
+		t.Fatalf("tools/call d_ask = %+v, %v", res, err)
+	}
+	if asked.Load() == 0 {
+		t.Error("the client was asked no question")
+	}
+	if n := p.answered.Load(); n != 3 {
+		t.Errorf("the session path answered a call that asks the client (%d answers)", n)
+	}
 }
