@@ -413,6 +413,13 @@ func (idx *entryIndex) lookup(uri string) (*servedResource, uritemplate.Values) 
 	return nil, nil
 }
 
+// handled says whether a handler reads uri: its contents change when the
+// handler's data does, with no notifications/resources/updated.
+func (e *entries) handled(uri string) bool {
+	sr, _ := e.idx.Load().lookup(uri)
+	return sr != nil && !sr.r.Static()
+}
+
 // read serves resources/read of a static resource or template: a URI that
 // no resource has, or that no template matches, is "Resource not found"
 // (-32602, SEP-2164); a template's variables are held to their fields.
