@@ -42,13 +42,16 @@ import (
 //     returned). The idle timeout is the cap's, so that a call on the path
 //     keeps the session alive as one through go-sdk would.
 //   - initialize has been handled (go-sdk answers calls from then on), at
-//     a revision before 2026-07-28. The handler reads the client's
-//     capabilities from the session, as on go-sdk's path; but a question
-//     to the client goes out on the call's own stream, which only go-sdk
-//     can route the answer back to: a handler that asks one ends the call
-//     on the path before anything is written, and go-sdk serves the call
-//     from the start (its first round runs again, as every round of a
-//     handler that asks runs again).
+//     a revision before 2026-07-28, and the client declared no capability
+//     a handler's question needs (elicitation, sampling, roots): a
+//     question goes out on the call's own stream, and only go-sdk can
+//     route its answer back. A handler that asks such a client anyway
+//     (well-behaved ones, the plugin SDK's and the upstream bridge,
+//     return MissingCapability) ends the call on the path before anything
+//     is written, and go-sdk serves the call from the start: its first
+//     round runs again, as every round of a handler that asks runs again.
+//     Not for a client that can answer: its handler may hold state across
+//     the rounds (an upstream server's own call, waiting for the answer).
 //   - no logging/setLevel was seen (a log level makes a handler's log
 //     lines go out); the request has no _meta (no progress token);
 //   - no call with the same ID is in flight at go-sdk (which answers
@@ -100,7 +103,7 @@ func (p *sessionPath) serve(c *sessionCap, u *sessionUse, id string, w http.Resp
 	var ss *mcp.ServerSession
 	if ok {
 		ss = p.session(c, u, id)
-		ok = ss != nil && initialized(ss)
+		ok = ss != nil && initialized(ss) && asksNothing(ss)
 	}
 	c.mu.Lock()
 	st := &u.path
@@ -316,6 +319,17 @@ func (c *sessionCap) gone(id string, u *sessionUse) {
 func initialized(ss *mcp.ServerSession) bool {
 	ip := ss.InitializeParams()
 	return ip != nil && ip.ProtocolVersion < modernRevision
+}
+
+// asksNothing reports whether the client of ss declared no capability
+// that a handler's question needs (elicitation, sampling, roots): a
+// handler asks such a client nothing, and returns MissingCapability
+// instead (as the plugin SDK and the upstream bridge do). A client that
+// declared one is go-sdk's, whose session routes the question and its
+// answer.
+func asksNothing(ss *mcp.ServerSession) bool {
+	caps := ss.InitializeParams().Capabilities
+	return caps == nil || !caps.Roots.ListChanged && caps.RootsV2 == nil && caps.Sampling == nil && caps.Elicitation == nil
 }
 
 // noQuestionsKey marks the context of a call on the session path: a
