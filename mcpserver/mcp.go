@@ -256,6 +256,7 @@ func rejectLongNames(next mcp.MethodHandler) mcp.MethodHandler {
 type Server struct {
 	*mcp.Server
 	tools *mcpTools
+	ents  *entries
 	impl  *mcp.Implementation // the serverInfo of every 2026-07-28 result
 	gate  atomic.Pointer[Gate]
 	// added is set once middleware is added after New: the direct path
@@ -347,7 +348,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 		s.sync(snap)
 		ents.sync(snap)
 	})
-	return &Server{Server: srv, tools: s, impl: impl}
+	return &Server{Server: srv, tools: s, ents: ents, impl: impl}
 }
 
 // mcpTools keeps the server's tool list in step with the snapshot.
