@@ -83,6 +83,10 @@ type Skill struct {
 	Pos  Pos    `json:"pos"`
 	// Dir is the skill's directory, relative to the service's directory.
 	Dir string `json:"dir"`
+	// Description is its SKILL.md's frontmatter description as the
+	// compiler read it: what toolc.lock records and toolc diff compares.
+	// The server reads SKILL.md afresh whenever it serves the skill.
+	Description string `json:"description,omitempty"`
 }
 
 // SkillScheme is the URI scheme of the files of skills.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/internal/contentfile"
+	"github.com/toolc/toolc/internal/skilldir"
 )
 
 // lowerer turns checked nodes into catalog IR. It is lenient: what the
@@ -56,7 +57,10 @@ func (l lowerer) service(pkg *Package) *catalog.Service {
 	}
 	for _, n := range root.get("skills").structFields() {
 		if n.kind == kStruct {
-			s.Skills = append(s.Skills, &catalog.Skill{Name: n.label, Pos: l.pos(n.pos), Dir: skillDir(n)})
+			// The skill rule reports a SKILL.md that cannot be read; the
+			// description is then left empty.
+			desc, _ := skilldir.Describe(pkg.Dir, skillDir(n))
+			s.Skills = append(s.Skills, &catalog.Skill{Name: n.label, Pos: l.pos(n.pos), Dir: skillDir(n), Description: desc})
 		}
 	}
 	for _, g := range root.get("groups").structFields() {

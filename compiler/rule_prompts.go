@@ -15,12 +15,37 @@ import (
 	"github.com/toolc/toolc/internal/contentfile"
 )
 
-// A prompt or a resource: one entry of a service's prompts or resources.
+// One entry of a service's prompts, resources or skills.
 type entry struct {
 	service
 	node *node
 }
 
+// checkEntryName reports the name of a prompt or resource that is not
+// one a tool could have: clients list them beside tools, by name.
+func checkEntryName(p *Pass, n *node, kind string) {
+	if !toolNameRE.MatchString(n.label) {
+		p.reportf(n.pos, "%s name %q must start with a lower-case letter and hold only letters, digits, underscores and hyphens, at most 64 characters%s", kind, n.label, try(n.label, suggestName(n.label, '_')))
+	}
+}
+
+// entryStruct reports whether n, an entry of a service (a prompt, a
+// resource, a skill), is a struct, and checks its keys against sh; an
+// entry of another kind is reported as not what it must be (want),
+// unless CUE has reported it already.
+func entryStruct(p *Pass, n *node, where, want string, sh shape) bool {
+	if n.kind != kStruct {
+		if n.kind != kError && n.kind != kIncomplete {
+			p.reportf(n.pos, "%s must be %s; it is %s", where, want, n.kind)
+		}
+		return false
+	}
+	checkShape(p, n, sh, where)
+	return true
+}
+
+// entries yields the entries under key (prompts, resources, skills) of
+// every service, in order.
 func (p *Pass) entries(key string) func(yield func(entry) bool) {
 	return func(yield func(entry) bool) {
 		for s := range p.services() {
@@ -81,16 +106,10 @@ var promptRule = &Rule{
 		for e := range p.entries("prompts") {
 			n := e.node
 			where := fmt.Sprintf("prompt %q", n.label)
-			if !toolNameRE.MatchString(n.label) {
-				p.reportf(n.pos, "prompt name %q must start with a lower-case letter and hold only letters, digits, underscores and hyphens, at most 64 characters%s", n.label, try(n.label, suggestName(n.label, '_')))
-			}
-			if n.kind != kStruct {
-				if n.kind != kError && n.kind != kIncomplete {
-					p.reportf(n.pos, "%s must be a struct with a description, arguments and messages; it is %s", where, n.kind)
-				}
+			checkEntryName(p, n, "prompt")
+			if !entryStruct(p, n, where, "a struct with a description, arguments and messages", promptShape) {
 				continue
 			}
-			checkShape(p, n, promptShape, where)
 			checkBlank(p, n.get("title"), "title of "+where)
 			args := checkStringFields(p, n.get("arguments"), "argument", where)
 			msgs := n.get("messages")
@@ -277,16 +296,10 @@ var resourceRule = &Rule{
 		for e := range p.entries("resources") {
 			n := e.node
 			where := fmt.Sprintf("resource %q", n.label)
-			if !toolNameRE.MatchString(n.label) {
-				p.reportf(n.pos, "resource name %q must start with a lower-case letter and hold only letters, digits, underscores and hyphens, at most 64 characters%s", n.label, try(n.label, suggestName(n.label, '_')))
-			}
-			if n.kind != kStruct {
-				if n.kind != kError && n.kind != kIncomplete {
-					p.reportf(n.pos, "%s must be a struct with a uri and a description; it is %s", where, n.kind)
-				}
+			checkEntryName(p, n, "resource")
+			if !entryStruct(p, n, where, "a struct with a uri and a description", resourceShape) {
 				continue
 			}
-			checkShape(p, n, resourceShape, where)
 			checkBlank(p, n.get("title"), "title of "+where)
 			checkMIMEType(p, n.get("mimeType"), where)
 			uri, tmpl, vars := n.get("uri"), n.get("uriTemplate"), n.get("variables")

@@ -37,13 +37,9 @@ var skillRule = &Rule{
 				p.reportf(n.pos, "%v", err)
 				continue
 			}
-			if n.kind != kStruct {
-				if n.kind != kError && n.kind != kIncomplete {
-					p.reportf(n.pos, "%s must be a struct such as {dir: \"skills/%s\"}; it is %s", where, n.label, n.kind)
-				}
+			if !entryStruct(p, n, where, fmt.Sprintf("a struct such as {dir: \"skills/%s\"}", n.label), skillShape) {
 				continue
 			}
-			checkShape(p, n, skillShape, where)
 			pos := n.pos
 			if d := n.get("dir"); d != nil {
 				if d.kind != kString {

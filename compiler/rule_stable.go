@@ -22,7 +22,7 @@ import (
 func stableNameRule(l *lock.Lock, patterns []string) *Rule {
 	return &Rule{
 		ID:       "stable-name",
-		Doc:      "against toolc.lock: no tool or field removed or renamed, no MCP name changed, no request made stricter, no response field removed or changed, unless the service's major version went up",
+		Doc:      "against toolc.lock: no tool, field, prompt, resource or skill removed or renamed, no MCP name or resource URI changed, no request or prompt argument made stricter, no response field removed or changed, no scope added, unless the service's major version went up",
 		Severity: diag.Error,
 		Check: func(p *Pass) {
 			if l == nil {

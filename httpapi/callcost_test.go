@@ -87,8 +87,8 @@ func TestCallAllocBudget(t *testing.T) {
 	}{
 		{"runtime.Call/in-process", 22, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`)) }},
 		{"runtime.Call/plugin", 55, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "say", `{"text":"hi"}`)) }},
-		{"mcp-2025-11-25/in-process", 172, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
-		{"mcp-2025-11-25/plugin", 208, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
+		{"mcp-2025-11-25/in-process", 134, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
+		{"mcp-2025-11-25/plugin", 168, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
 		{"mcp-2026-07-28/in-process", 186, func() {
 			modern.Set("Mcp-Name", add)
 			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(meta)))

@@ -71,7 +71,11 @@ type Service struct {
 	// leaves them out of the file.
 	Prompts   []*Prompt   `json:"prompts,omitempty"`
 	Resources []*Resource `json:"resources,omitempty"`
-	Pos       catalog.Pos `json:"-"`
+	// Skills are sorted by name, and left out as prompts are: a lock
+	// written before toolc recorded skills still reads, as a service
+	// without any.
+	Skills []*Skill    `json:"skills,omitempty"`
+	Pos    catalog.Pos `json:"-"`
 }
 
 // Tool is one tool: its function name and the MCP name that clients see,
@@ -150,7 +154,7 @@ func FromCatalog(c *catalog.Catalog) *Lock {
 	l := &Lock{Services: []*Service{}, source: c}
 	for _, s := range c.Services {
 		ls := &Service{Name: s.Name, Version: s.Version, Dir: s.Dir, Tools: []*Tool{}, Pos: s.Pos,
-			Prompts: fromPrompts(s.Prompts), Resources: fromResources(s.Resources)}
+			Prompts: fromPrompts(s.Prompts), Resources: fromResources(s.Resources), Skills: fromSkills(s)}
 		for _, t := range s.Tools {
 			lt := &Tool{
 				Name:        t.Name,
@@ -419,6 +423,11 @@ func (l *Lock) check() error {
 		for _, r := range s.Resources {
 			if r == nil || r.Name == "" || r.Variables != nil && slices.Contains(r.Variables.Fields, nil) {
 				return fmt.Errorf("service %q: a resource or one of its variables has no name", s.Name)
+			}
+		}
+		for _, sk := range s.Skills {
+			if sk == nil || sk.Name == "" {
+				return fmt.Errorf("service %q: a skill has no name", s.Name)
 			}
 		}
 		for _, t := range s.Tools {

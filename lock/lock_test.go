@@ -24,7 +24,14 @@ func testCatalog() *catalog.Catalog {
 	return &catalog.Catalog{Services: []*catalog.Service{
 		{
 			Name: "weather-service", Version: "1.2.0", Description: "Weather", Dir: "examples/weather", Handler: ".",
-			Pos: catalog.Pos{File: "examples/weather/weather.cue", Line: 5, Column: 1},
+			Pos:    catalog.Pos{File: "examples/weather/weather.cue", Line: 5, Column: 1},
+			Scopes: []string{"weather:read"},
+			// Skills: the lock keeps their names, URIs and descriptions,
+			// and the service's scopes; not their directories.
+			Skills: []*catalog.Skill{
+				{Name: "storm-warnings", Dir: "guides/storms", Description: "Explain a storm warning <to the public>"},
+				{Name: "forecast-reading", Dir: "skills/forecast-reading", Description: "Read a forecast aloud"},
+			},
 			Tools: []*catalog.Tool{{
 				Name: "query_weather", Description: "Query the weather <forecast> for a city", Title: "Weather",
 				Annotations: catalog.Annotations{ReadOnly: ptr(true), OpenWorld: ptr(true)},
@@ -93,6 +100,7 @@ func TestStable(t *testing.T) {
 	c := testCatalog()
 	slices.Reverse(c.Services)
 	for _, s := range c.Services {
+		slices.Reverse(s.Skills)
 		slices.Reverse(s.Tools)
 		for _, tl := range s.Tools {
 			slices.Reverse(tl.Request.Fields)
@@ -323,5 +331,87 @@ func TestCatalog(t *testing.T) {
 	}
 	if stripped, exact := l.Strip().Catalog(); exact || stripped.Services[0].Tools[0].Strict {
 		t.Error("Strip kept the catalog")
+	}
+}
+
+// TestSkills: a lock records each skill as a client sees it, reads back
+// what it wrote, and a lock written before toolc recorded skills still
+// loads, against which every skill is new and nothing else changed.
+func TestSkills(t *testing.T) {
+	l, err := lock.Parse(lock.FromCatalog(testCatalog()).Marshal())
+	if err != nil {
+		t.Fatal(err)
+	}
+	sks := l.Services[1].Skills
+	if len(sks) != 2 || sks[0].Name != "forecast-reading" || sks[1].URI != "skill://storm-warnings/SKILL.md" ||
+		sks[1].Description != "Explain a storm warning <to the public>" || !slices.Equal(sks[1].Scopes, []string{"weather:read"}) {
+		t.Errorf("skills after Parse: %+v %+v", sks[0], sks[1])
+	}
+	if changes := lock.Diff(l, lock.FromCatalog(testCatalog())); len(changes) != 0 {
+		t.Errorf("a lock and its own catalog differ: %+v", changes)
+	}
+
+	// testdata/before-skills.lock is testCatalog's lock as toolc wrote
+	// it before it recorded skills (and before the service had a scope).
+	data, err := os.ReadFile(filepath.Join("testdata", "before-skills.lock"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	old, err := lock.Parse(data)
+	if err != nil {
+		t.Fatalf("a lock without skills: %v", err)
+	}
+	c := testCatalog()
+	c.Services[0].Scopes = nil
+	var got []string
+	for _, ch := range lock.Diff(old, lock.FromCatalog(c)) {
+		got = append(got, ch.Kind()+" "+ch.Rule+" "+ch.Tool)
+	}
+	want := []string{"compatible skill-added forecast-reading", "compatible skill-added storm-warnings"}
+	if !slices.Equal(got, want) {
+		t.Errorf("against a lock without skills: %q, want %q", got, want)
+	}
+}
+
+// TestSkillChanges diffs locks that differ in one skill, including what
+// no contract edit can make today: a skill whose URI is not the one its
+// name gives.
+func TestSkillChanges(t *testing.T) {
+	svc := func(sks ...*lock.Skill) *lock.Lock {
+		return &lock.Lock{Services: []*lock.Service{{Name: "docs", Version: "1.0.0", Dir: "docs", Tools: []*lock.Tool{}, Skills: sks}}}
+	}
+	sk := func(name, uri, desc string, scopes ...string) *lock.Skill {
+		return &lock.Skill{Name: name, URI: uri, Description: desc, Scopes: scopes}
+	}
+	pdf := sk("pdf", "skill://pdf/SKILL.md", "Fill PDF forms")
+	tests := []struct {
+		name     string
+		old, new *lock.Lock
+		want     []string
+	}{
+		{"same", svc(pdf), svc(sk("pdf", "skill://pdf/SKILL.md", "Fill PDF forms")), nil},
+		{"removed", svc(pdf), svc(), []string{"breaking skill-removed"}},
+		{"added", svc(), svc(pdf), []string{"compatible skill-added"}},
+		{"description", svc(pdf), svc(sk("pdf", "skill://pdf/SKILL.md", "Fill and sign PDF forms")), []string{"compatible description-changed"}},
+		{"uri", svc(pdf), svc(sk("pdf", "skills://pdf/SKILL.md", "Fill PDF forms")), []string{"breaking resource-uri-changed"}},
+		{"scope added", svc(pdf), svc(sk("pdf", "skill://pdf/SKILL.md", "Fill PDF forms", "docs:read")), []string{"breaking scope-added"}},
+		{"scope removed", svc(sk("pdf", "skill://pdf/SKILL.md", "Fill PDF forms", "docs:read")), svc(pdf), []string{"compatible scope-removed"}},
+		{"renamed", svc(pdf), svc(sk("pdf-forms", "skill://pdf-forms/SKILL.md", "Fill PDF forms")), []string{"breaking skill-removed", "compatible skill-added"}},
+		{"service gone", svc(pdf), &lock.Lock{Services: []*lock.Service{}}, []string{"breaking skill-removed"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			var got []string
+			for _, c := range lock.Diff(tt.old, tt.new) {
+				got = append(got, c.Kind()+" "+c.Rule)
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("Diff = %q, want %q", got, tt.want)
+			}
+		})
+	}
+	// A skill without a name is no lock that toolc writes.
+	if _, err := lock.Parse(svc(sk("", "skill:///SKILL.md", "x")).Marshal()); err == nil || !strings.Contains(err.Error(), `service "docs": a skill has no name`) {
+		t.Errorf("Parse of a nameless skill: %v", err)
 	}
 }

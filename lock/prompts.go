@@ -35,6 +35,33 @@ type Resource struct {
 	Pos         catalog.Pos `json:"-"`
 }
 
+// Skill is one Agent Skill (MCP's Skills extension): what a client
+// depends on, which is its name, the URI of its SKILL.md (skills/get and
+// resources/read take it) and the frontmatter description by which a
+// host decides when to load it, and the scopes a caller needs to see it.
+//
+// The lock holds no digest of the skill's files and not its directory:
+// the files are content, as a resource's text is, and editing them (or
+// moving the directory the contract names) changes no call a client
+// makes; skills/list gives clients the digests to notice new bytes.
+type Skill struct {
+	Name        string      `json:"name"`
+	URI         string      `json:"uri"`
+	Description string      `json:"description"`
+	Scopes      []string    `json:"scopes,omitempty"`
+	Pos         catalog.Pos `json:"-"`
+}
+
+// fromSkills records a service's skills. A skill is its service's: a
+// caller needs the service's auth.scopes to see it (see mcpserver).
+func fromSkills(s *catalog.Service) []*Skill {
+	var out []*Skill
+	for _, sk := range s.Skills {
+		out = append(out, &Skill{Name: sk.Name, URI: sk.URI(), Description: sk.Description, Scopes: slices.Clone(s.Scopes), Pos: sk.Pos})
+	}
+	return out
+}
+
 func fromPrompts(ps []*catalog.Prompt) []*Prompt {
 	var out []*Prompt
 	for _, p := range ps {
@@ -67,6 +94,7 @@ func fromResources(rs []*catalog.Resource) []*Resource {
 func (s *Service) sortEntries() {
 	slices.SortStableFunc(s.Prompts, func(a, b *Prompt) int { return cmp.Compare(a.Name, b.Name) })
 	slices.SortStableFunc(s.Resources, func(a, b *Resource) int { return cmp.Compare(a.Name, b.Name) })
+	slices.SortStableFunc(s.Skills, func(a, b *Skill) int { return cmp.Compare(a.Name, b.Name) })
 	for _, p := range s.Prompts {
 		p.Arguments.sort()
 		p.Arguments.Fingerprint = p.Arguments.fingerprint()
@@ -79,18 +107,21 @@ func (s *Service) sortEntries() {
 	}
 }
 
-// entries diffs the prompts and resources of the services that match,
-// by name: a prompt or resource is the same one while its name is.
+// entries diffs the prompts, resources and skills of the services that
+// match, by name: a prompt, resource or skill is the same one while its
+// name is.
 func (d *differ) entries(old, new *Lock) {
 	for _, n := range new.Services {
 		o := d.oldService[n]
 		var oldPrompts []*Prompt
 		var oldResources []*Resource
+		var oldSkills []*Skill
 		if o != nil {
-			oldPrompts, oldResources = o.Prompts, o.Resources
+			oldPrompts, oldResources, oldSkills = o.Prompts, o.Resources, o.Skills
 		}
 		d.prompts(n, oldPrompts, n.Prompts)
 		d.resources(n, oldResources, n.Resources)
+		d.skills(n, oldSkills, n.Skills)
 	}
 	for _, o := range old.Services {
 		if d.newService[o] != nil {
@@ -103,6 +134,10 @@ func (d *differ) entries(old, new *Lock) {
 		for _, r := range o.Resources {
 			d.changes = append(d.changes, Change{Rule: "resource-removed", Breaking: true, Service: o.Name, Tool: r.Name,
 				Message: fmt.Sprintf("resource %q (%s) was removed with its service %q, which was in %s; clients that read it break", r.Name, r.uri(), o.Name, o.Dir)})
+		}
+		for _, sk := range o.Skills {
+			d.changes = append(d.changes, Change{Rule: "skill-removed", Breaking: true, Service: o.Name, Tool: sk.Name,
+				Message: fmt.Sprintf("skill %q (%s) was removed with its service %q, which was in %s; hosts that load it break", sk.Name, sk.URI, o.Name, o.Dir)})
 		}
 	}
 }
@@ -175,6 +210,43 @@ func (d *differ) resources(s *Service, old, new []*Resource) {
 		if byName[o.Name] != nil {
 			d.add(entryAt(s, o.Name, s.Pos), "resource-removed", nil, s.Pos,
 				"resource %q (%s) was removed from service %q; clients that read it, and links to it, break", o.Name, o.uri(), s.Name)
+		}
+	}
+}
+
+// skills compares a service's skills by name. A skill's URI follows from
+// its name, so a renamed skill is one removed and one added.
+func (d *differ) skills(s *Service, old, new []*Skill) {
+	byName := map[string]*Skill{}
+	for _, sk := range old {
+		byName[sk.Name] = sk
+	}
+	for _, n := range new {
+		at := entryAt(s, n.Name, n.Pos)
+		path := func(keys ...string) []string { return append([]string{"skills", n.Name}, keys...) }
+		o := byName[n.Name]
+		delete(byName, n.Name)
+		if o == nil {
+			d.add(at, "skill-added", path(), n.Pos, "skill %q (%s) was added to service %q", n.Name, n.URI, s.Name)
+			continue
+		}
+		what := fmt.Sprintf("skill %q", n.Name)
+		if o.URI != n.URI {
+			d.add(at, "resource-uri-changed", path(), n.Pos, "the URI of %s changed from %q to %q; hosts that load %q break", what, o.URI, n.URI, o.URI)
+		}
+		// A skill has no title, and its scopes are its service's: a
+		// scope's change is at the service's auth.scopes.
+		d.text(at, func(keys ...string) []string {
+			if len(keys) > 0 && keys[0] == "auth" {
+				return keys
+			}
+			return path(keys...)
+		}, what, "", "", o.Description, n.Description, o.Scopes, n.Scopes)
+	}
+	for _, o := range old {
+		if byName[o.Name] != nil {
+			d.add(entryAt(s, o.Name, s.Pos), "skill-removed", nil, s.Pos,
+				"skill %q (%s) was removed from service %q; hosts that load it, and users who invoke it by name, break: keep it until they no longer do", o.Name, o.URI, s.Name)
 		}
 	}
 }

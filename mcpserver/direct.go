@@ -296,32 +296,8 @@ const maxDirectDepth = 64
 // request that fails any goes to go-sdk.
 func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 	var q directRequest
-	// What the server is: no middleware beyond New's, an open gate, no
-	// spans to record.
-	if d.srv.added.Load() || d.rt.Tracing() {
-		return q, false
-	}
-	if g := d.srv.gate.Load(); g != nil {
-		if open, err := g.State(); !open || err != nil {
-			return q, false
-		}
-	}
-	// The HTTP request, as go-sdk's handler checks it.
 	h := r.Header
-	if r.Method != http.MethodPost || h.Get("MCP-Protocol-Version") != modernRevision || len(h.Values("Last-Event-ID")) > 0 {
-		return q, false
-	}
-	ctx := r.Context()
-	if oauth.CallerFrom(ctx) != nil || sdkauth.TokenInfoFromContext(ctx) != nil || ctx.Value(hiddenCallKey{}) != nil {
-		return q, false
-	}
-	if local, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) {
-		return q, false // go-sdk's DNS rebinding protection answers 403
-	}
-	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
-		return q, false
-	}
-	if !acceptsBoth(h.Values("Accept")) {
+	if !d.plainServer() || h.Get("MCP-Protocol-Version") != modernRevision || !plainPost(r) {
 		return q, false
 	}
 	// The message, as go-sdk reads it (message.go).
@@ -361,6 +337,42 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 	}
 	q.params = p
 	return q, d.plainTool(p.Name)
+}
+
+// plainServer reports whether the server is as New made it: no
+// middleware beyond New's, an open gate, no spans to record.
+func (d *directPath) plainServer() bool {
+	if d.srv.added.Load() || d.rt.Tracing() {
+		return false
+	}
+	if g := d.srv.gate.Load(); g != nil {
+		if open, err := g.State(); !open || err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// plainPost reports whether r is a POST that go-sdk's handler, stateless
+// or with sessions, takes as it comes: no Last-Event-ID, no OAuth, no
+// hidden call, a Host its DNS rebinding protection lets through, a JSON
+// body, and an Accept of both JSON and SSE.
+func plainPost(r *http.Request) bool {
+	h := r.Header
+	if r.Method != http.MethodPost || len(h.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	ctx := r.Context()
+	if oauth.CallerFrom(ctx) != nil || sdkauth.TokenInfoFromContext(ctx) != nil || ctx.Value(hiddenCallKey{}) != nil {
+		return false
+	}
+	if local, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) {
+		return false // go-sdk's DNS rebinding protection answers 403
+	}
+	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
+		return false
+	}
+	return acceptsBoth(h.Values("Accept"))
 }
 
 // plainTool reports whether the tool name is one that go-sdk serves with

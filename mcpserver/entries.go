@@ -39,6 +39,9 @@ type entries struct {
 	srv *mcp.Server
 	ask *asker // the server's, for the questions of prompt handlers
 	ttl int    // ttlMs of the skills' results, as of the lists
+	// pageSize is the most skills that one skills/list page holds: go-sdk's
+	// default page size, which pages the other lists.
+	pageSize int
 	// declaredSkills: the server declares the Skills extension whether
 	// or not the catalog has skills (toolc dev, where an edit may bring
 	// some), and answers its methods with what there is.
@@ -74,7 +77,7 @@ type servedResource struct {
 }
 
 func newEntries(rt *runtime.Runtime, ask *asker, dir string) *entries {
-	e := &entries{rt: rt, ask: ask, dir: dir, served: map[string]string{}, log: slog.New(slog.DiscardHandler)}
+	e := &entries{rt: rt, ask: ask, dir: dir, pageSize: mcp.DefaultPageSize, served: map[string]string{}, log: slog.New(slog.DiscardHandler)}
 	e.idx.Store(&entryIndex{prompts: map[string]*servedPrompt{}, resources: map[string]*servedResource{}})
 	return e
 }
@@ -112,6 +115,9 @@ func (e *entries) index(cat *catalog.Catalog) *entryIndex {
 			idx.skills = append(idx.skills, &servedSkill{svc: s, sk: sk})
 		}
 	}
+	// In the order of their URIs, which skills/list pages by (skill names
+	// are unique across a catalog, and so are the URIs).
+	slices.SortFunc(idx.skills, func(a, b *servedSkill) int { return cmp.Compare(a.sk.URI(), b.sk.URI()) })
 	return idx
 }
 
@@ -411,6 +417,13 @@ func (idx *entryIndex) lookup(uri string) (*servedResource, uritemplate.Values) 
 		}
 	}
 	return nil, nil
+}
+
+// handled says whether a handler reads uri: its contents change when the
+// handler's data does, with no notifications/resources/updated.
+func (e *entries) handled(uri string) bool {
+	sr, _ := e.idx.Load().lookup(uri)
+	return sr != nil && !sr.r.Static()
 }
 
 // read serves resources/read of a static resource or template: a URI that

@@ -4,12 +4,14 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"io"
 	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"reflect"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -396,6 +398,71 @@ schema.#Service & {
 			if _, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri}); err == nil || !strings.Contains(err.Error(), msg) {
 				t.Errorf("resources/read %s = %v; want an error saying %q", uri, err, msg)
 			}
+		}
+	}
+}
+
+// TestHandledReadsAreNotCached: a read that a handler answers carries
+// ttlMs 0 where the server's lists carry an hour, so that a 2026-07-28
+// client, which keeps a read for its ttlMs, reads again: the handler's
+// data changes (an issue that a tool closed) with nothing to tell the
+// client. A static resource keeps the lists' hour. Before, every read had
+// the hour, and go-sdk's client showed the first read for an hour.
+func TestHandledReadsAreNotCached(t *testing.T) {
+	dir := t.TempDir()
+	contract := `package counter
+
+import "github.com/toolc/toolc/schema"
+
+schema.#Service & {
+	name:        "counter"
+	version:     "1.0.0"
+	description: "Counters"
+	tools: {}
+	resources: readme: {uri: "counter://readme", description: "What the counters count", text: "Reads."}
+	resources: counter: {
+		uriTemplate: "counter://{id}"
+		description: "How often the counter was read"
+		variables: id: {type: "string", description: "The counter", pattern: "^[0-9]+$"}
+	}
+}
+`
+	if err := os.WriteFile(filepath.Join(dir, "counter.cue"), []byte(contract), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	res, err := compiler.Compile(compiler.Config{Dir: dir}, ".")
+	if err != nil || res.HasErrors() {
+		t.Fatalf("compile: %v %v", err, res.Diagnostics)
+	}
+	var reads atomic.Int64
+	counter := plugins.HandleResource("counter", func(context.Context, plugins.ResourceRequest[struct {
+		ID string `json:"id"`
+	}]) ([]plugins.ResourceContents, error) {
+		return []plugins.ResourceContents{{Text: fmt.Sprintf("read %d", reads.Add(1))}}, nil
+	})
+	rt := runtime.New(runtime.Options{})
+	srv := New(rt, Options{ContentDir: dir, ListTTL: time.Hour})
+	if _, err := rt.Swap(res.Catalog, map[string]runtime.Dispatcher{"counter": runtime.Local(counter)}); err != nil {
+		t.Fatal(err)
+	}
+	ts := httptest.NewServer(NewHTTPHandler(rt, srv, HTTPOptions{}))
+	t.Cleanup(ts.Close)
+	s := connect(t, ts.URL, "2026-07-28", nil)
+	ctx := context.Background()
+	read := func(uri string) *mcp.ReadResourceResult {
+		t.Helper()
+		r, err := s.ReadResource(ctx, &mcp.ReadResourceParams{URI: uri})
+		if err != nil || len(r.Contents) != 1 {
+			t.Fatalf("resources/read %s = %+v, %v", uri, r, err)
+		}
+		return r
+	}
+	if r := read("counter://readme"); r.TTLMs != 3600000 || r.Contents[0].Text != "Reads." {
+		t.Errorf("counter://readme: ttlMs %d, %q; want the lists' hour, 3600000", r.TTLMs, r.Contents[0].Text)
+	}
+	for want := 1; want <= 2; want++ {
+		if r := read("counter://1"); r.TTLMs != 0 || r.Contents[0].Text != fmt.Sprintf("read %d", want) {
+			t.Errorf("read %d of counter://1: ttlMs %d, %q; want 0 and %q", want, r.TTLMs, r.Contents[0].Text, fmt.Sprintf("read %d", want))
 		}
 	}
 }

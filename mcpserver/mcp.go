@@ -256,6 +256,7 @@ func rejectLongNames(next mcp.MethodHandler) mcp.MethodHandler {
 type Server struct {
 	*mcp.Server
 	tools *mcpTools
+	ents  *entries
 	impl  *mcp.Implementation // the serverInfo of every 2026-07-28 result
 	gate  atomic.Pointer[Gate]
 	// added is set once middleware is added after New: the direct path
@@ -317,6 +318,13 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 		UnsubscribeHandler: ents.unsubscribe,
 		SetCacheable: func(_ context.Context, req mcp.Request, c *mcp.Cacheable) {
 			c.TTLMs, c.CacheScope = ttl, "public"
+			if r, ok := req.(*mcp.ReadResourceRequest); ok && r.Params != nil && ents.handled(r.Params.URI) {
+				// What a handler reads is of the moment (the issue that a
+				// tool has just closed), and nothing tells the client
+				// when it changes: a 2026-07-28 client that kept it for
+				// the lists' hour would show the old one.
+				c.TTLMs = 0
+			}
 			if callerOf(req) != nil {
 				// Each OAuth caller has its own list (see scopeFilter), and
 				// it follows the caller's token, which the client replaces
@@ -340,7 +348,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 		s.sync(snap)
 		ents.sync(snap)
 	})
-	return &Server{Server: srv, tools: s, impl: impl}
+	return &Server{Server: srv, tools: s, ents: ents, impl: impl}
 }
 
 // mcpTools keeps the server's tool list in step with the snapshot.

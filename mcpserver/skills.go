@@ -1,7 +1,9 @@
 package mcpserver
 
 import (
+	"cmp"
 	"context"
+	"encoding/base64"
 	"fmt"
 	"path"
 	"path/filepath"
@@ -59,6 +61,7 @@ type listSkillsResult struct {
 	mcp.ResultBase
 	ResultType string       `json:"resultType"`
 	Skills     []skillEntry `json:"skills"`
+	NextCursor string       `json:"nextCursor,omitempty"`
 	TTLMs      int          `json:"ttlMs"`
 	CacheScope string       `json:"cacheScope"`
 }
@@ -141,19 +144,74 @@ func mayRead(ctx context.Context, ss *servedSkill) bool {
 	return allows(c, ss.svc.Scopes)
 }
 
-func (e *entries) listSkills(ctx context.Context, _ *mcp.ServerSession, _ *listSkillsParams) (*listSkillsResult, error) {
+// skillsCursor begins every skills/list cursor, so that a cursor of
+// another list, or any other string, is refused rather than read as a
+// URI.
+const skillsCursor = "toolc skills/list after "
+
+// maxCursor bounds the cursor that skills/list decodes: one of its own
+// holds a skill's URI, whose name is at most 64 bytes.
+const maxCursor = 512
+
+// skillCursor is the opaque cursor of the page that follows the skill
+// whose SKILL.md has the URI uri.
+func skillCursor(uri string) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(skillsCursor + uri))
+}
+
+// afterCursor is the URI that cursor continues after, if it is a cursor
+// skillCursor made.
+func afterCursor(cursor string) (string, bool) {
+	if len(cursor) > maxCursor {
+		return "", false
+	}
+	data, err := base64.RawURLEncoding.DecodeString(cursor)
+	if err != nil {
+		return "", false
+	}
+	uri, ok := strings.CutPrefix(string(data), skillsCursor)
+	return uri, ok && strings.HasPrefix(uri, catalog.SkillScheme)
+}
+
+// listSkills answers skills/list a page at a time, as go-sdk pages the
+// other lists: at most pageSize skills in the order of their URIs, and a
+// nextCursor while more may follow. The cursor names the last skill
+// that a page looked at, not a position, so that a reload between two
+// pages (a skill added or removed) neither repeats nor skips another;
+// and a page reads, and digests, only its own skills' files.
+func (e *entries) listSkills(ctx context.Context, _ *mcp.ServerSession, p *listSkillsParams) (*listSkillsResult, error) {
 	idx := e.idx.Load()
 	if len(idx.skills) == 0 && !e.declaredSkills {
 		return nil, noSkills(methodListSkills)
+	}
+	start := 0
+	if p != nil && p.Cursor != "" {
+		after, ok := afterCursor(p.Cursor)
+		if !ok {
+			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: "invalid cursor: pass the nextCursor of a skills/list result as it was, or none for the first page"}
+		}
+		var found bool
+		start, found = slices.BinarySearchFunc(idx.skills, after, func(ss *servedSkill, uri string) int { return cmp.Compare(ss.sk.URI(), uri) })
+		if found {
+			start++
+		}
 	}
 	out := &listSkillsResult{ResultType: "complete", Skills: []skillEntry{}, TTLMs: e.ttl, CacheScope: "public"}
 	if _, ok := ctx.Value(callerKey{}).(*oauth.Caller); ok {
 		out.CacheScope = "private" // the caller's own list, as for tools
 	}
-	for _, ss := range idx.skills {
+	looked := 0
+	for i, ss := range idx.skills[start:] {
 		if !mayRead(ctx, ss) {
 			continue
 		}
+		if looked == e.pageSize {
+			// ss is visible and not on this page: another page follows,
+			// after the skill before ss.
+			out.NextCursor = skillCursor(idx.skills[start+i-1].sk.URI())
+			break
+		}
+		looked++
 		sk, err := e.readSkill(ss)
 		if err != nil {
 			// A listing may be partial; skills/get of it says why.

@@ -38,7 +38,8 @@ import (
 // sends what the contract does not allow and gets the documented errors.
 //
 //   - the go-sdk client at 2026-07-28 and at 2025-11-25;
-//   - mark3labs/mcp-go v1.2.1, which speaks 2026-07-28;
+//   - mark3labs/mcp-go v1.2.1 at 2026-07-28, its default, and over HTTP
+//     at 2025-11-25 too;
 //   - the official TypeScript SDK (testdata/tscontent.mjs), 2025-11-25.
 //
 // Of the Skills extension's methods (skills/list, skills/get,
@@ -64,14 +65,19 @@ func TestRealClientsContent(t *testing.T) {
 				t.Logf("toolc serve's stderr:\n%s", stderr)
 			}
 		})
-		mcpGoHTTP, err := mcpgo.NewStreamableHttpClient(url + "/mcp")
-		if err != nil {
-			t.Fatal(err)
+		mcpGoHTTP := func() *mcpgo.Client {
+			c, err := mcpgo.NewStreamableHttpClient(url + "/mcp")
+			if err != nil {
+				t.Fatal(err)
+			}
+			return c
 		}
 		clients := []*contentClient{
 			goSDKContentClient(t, "2026-07-28", &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}),
 			goSDKContentClient(t, "2025-11-25", &mcp.StreamableClientTransport{Endpoint: url + "/mcp", MaxRetries: -1}),
-			mcpGoContentClient(t, mcpGoHTTP),
+			mcpGoContentClient(t, mcpGoHTTP(), "2026-07-28"),
+			// A session, which only HTTP has.
+			mcpGoContentClient(t, mcpGoHTTP(), "2025-11-25"),
 		}
 		if withTS {
 			clients = append(clients, tsContentClient(t, url+"/mcp"))
@@ -92,7 +98,7 @@ func TestRealClientsContent(t *testing.T) {
 		clients := []*contentClient{
 			goSDKContentClient(t, "2026-07-28", &mcp.CommandTransport{Command: serve(io.Discard)}),
 			goSDKContentClient(t, "2025-11-25", &mcp.CommandTransport{Command: serve(io.Discard)}),
-			mcpGoContentClient(t, mcpGoStdio),
+			mcpGoContentClient(t, mcpGoStdio, "2026-07-28"),
 		}
 		if withTS {
 			clients = append(clients, tsContentClient(t, append([]string{toolcBin, "serve", "--stdio"}, contentPatterns...)...))
@@ -158,8 +164,10 @@ type contentResult struct {
 	Completion struct {
 		Values []string
 	}
-	Skills []contentSkill
-	Skill  contentSkill
+	Skills  []contentSkill
+	Skill   contentSkill
+	IsError bool
+	Content []struct{ Text string }
 }
 
 type contentSkill struct {
@@ -318,6 +326,23 @@ func contentSteps(t *testing.T) []contentStep {
 				t.Errorf("text %q; want issue 1042 as Markdown", text)
 			}
 		}},
+		// A tool changes what the plugin reads: the next read shows it
+		// (a 2026-07-28 client keeps a read for its ttlMs, which for a
+		// handler's read must be 0).
+		{name: "tools/call that closes the issue", method: "tools/call", params: `{"name": "issue-tracker_close_issue", "arguments": {"number": 1042}}`,
+			check: func(t *testing.T, r contentResult) {
+				if r.IsError || len(r.Content) == 0 {
+					t.Errorf("close_issue: %+v", r)
+				}
+			}},
+		{name: "resources/read after the tool's change", method: "resources/read", params: `{"uri": "issues://issues/1042"}`, check: issueState("closed")},
+		{name: "tools/call that reopens the issue", method: "tools/call", params: `{"name": "issue-tracker_reopen_issue", "arguments": {"number": 1042}}`,
+			check: func(t *testing.T, r contentResult) {
+				if r.IsError || len(r.Content) == 0 {
+					t.Errorf("reopen_issue: %+v", r)
+				}
+			}},
+		{name: "resources/read after the reopen", method: "resources/read", params: `{"uri": "issues://issues/1042"}`, check: issueState("open")},
 		{name: "resources/read of a template, by the contract", method: "resources/read", params: `{"uri": "test://template/abc/data"}`, check: func(t *testing.T, r contentResult) {
 			if text, _ := only(t, r, "test://template/abc/data", "application/json"); text != `{"id":"abc","templateTest":true,"data":"Data for ID: abc"}` {
 				t.Errorf("text %q; want the contract's text with id abc", text)
@@ -375,7 +400,18 @@ func contentSteps(t *testing.T) []contentStep {
 	}
 }
 
-// runContentSteps runs every step through every client.
+// issueState checks that a read of issue 1042 says it is in state.
+func issueState(state string) func(*testing.T, contentResult) {
+	return func(t *testing.T, r contentResult) {
+		if len(r.Contents) != 1 || !strings.Contains(r.Contents[0].Text, "\n- state: "+state+"\n") {
+			t.Errorf("contents %+v; want issue 1042, %s", r.Contents, state)
+		}
+	}
+}
+
+// runContentSteps runs every step through every client. The steps of a
+// client run in order, and the clients one after the other: a tool's
+// change is undone before the next client starts.
 func runContentSteps(t *testing.T, clients []*contentClient, steps []contentStep) {
 	t.Helper()
 	for _, c := range clients {
@@ -460,6 +496,8 @@ func goSDKContentClient(t *testing.T, revision string, transport mcp.Transport) 
 			return viaGoSDK(ctx, p, session.ReadResource)
 		case "completion/complete":
 			return viaGoSDK(ctx, p, session.Complete)
+		case "tools/call":
+			return viaGoSDK(ctx, p, session.CallTool)
 		}
 		return nil, fmt.Errorf("go-sdk: no call for %s", method)
 	}
@@ -480,8 +518,8 @@ func goSDKContentClient(t *testing.T, revision string, transport mcp.Transport) 
 }
 
 // mcpGoContentClient starts and initializes a mark3labs/mcp-go client
-// with its default options.
-func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
+// that asks for revision, with its default options otherwise.
+func mcpGoContentClient(t *testing.T, client *mcpgo.Client, revision string) *contentClient {
 	t.Helper()
 	mcpgo.WithElicitationHandler(answerContext{})(client)
 	ctx, cancel := context.WithTimeout(context.Background(), devWait)
@@ -492,11 +530,12 @@ func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
 	t.Cleanup(func() { client.Close() })
 	var init mcpgotypes.InitializeRequest
 	init.Params.ClientInfo = mcpgotypes.Implementation{Name: "toolc-content", Version: "1"}
+	init.Params.ProtocolVersion = revision
 	if _, err := client.Initialize(ctx, init); err != nil {
-		t.Fatalf("mcp-go initialize: %v", err)
+		t.Fatalf("mcp-go %s initialize: %v", revision, err)
 	}
-	if got := client.ProtocolVersion(); got != "2026-07-28" {
-		t.Errorf("mcp-go speaks %s, want 2026-07-28", got)
+	if got := client.ProtocolVersion(); got != revision {
+		t.Errorf("mcp-go speaks %s, want %s", got, revision)
 	}
 	call := func(ctx context.Context, method string, params json.RawMessage) (any, error) {
 		switch method {
@@ -518,6 +557,9 @@ func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
 		case "completion/complete":
 			var req mcpgotypes.CompleteRequest
 			return mcpGoResult(json.Unmarshal(params, &req.Params), func() (any, error) { return client.Complete(ctx, req) })
+		case "tools/call":
+			var req mcpgotypes.CallToolRequest
+			return mcpGoResult(json.Unmarshal(params, &req.Params), func() (any, error) { return client.CallTool(ctx, req) })
 		}
 		return nil, fmt.Errorf("mcp-go: no call for %s", method)
 	}
@@ -530,7 +572,7 @@ func mcpGoContentClient(t *testing.T, client *mcpgo.Client) *contentClient {
 		mcpgotypes.ErrInternalError:    -32603,
 	}
 	return &contentClient{
-		name:     "mcp-go",
+		name:     "mcp-go " + revision,
 		noSkills: "mcp-go's client (v1.2.1) has no public call for a method it does not know, and its transport's SendRequest would skip the _meta of a 2026-07-28 request",
 		call: func(ctx context.Context, method string, params json.RawMessage) (json.RawMessage, error) {
 			res, err := call(ctx, method, params)

@@ -143,6 +143,26 @@ func Read(base, dir string) (*Skill, error) {
 	return sk, nil
 }
 
+// Describe reads only the SKILL.md of the skill in directory dir,
+// relative to base, and returns its frontmatter's description: what the
+// compiler records of a skill, without reading and digesting every file
+// as Read does.
+func Describe(base, dir string) (string, error) {
+	if !fs.ValidPath(path.Clean(dir)) || path.Clean(dir) == "." {
+		return "", fmt.Errorf("skill directory %q must be a slash-separated path below the contract's directory", dir)
+	}
+	data, err := contentfile.Read(base, path.Join(path.Clean(dir), Manifest))
+	if err != nil {
+		return "", err
+	}
+	fm, err := ParseFrontmatter(data)
+	if err != nil {
+		return "", fmt.Errorf("%s/%s: %v", path.Clean(dir), Manifest, err)
+	}
+	desc, _ := fm["description"].(string)
+	return desc, nil
+}
+
 // frontmatter is a YAML block between two "---" lines at the start of a
 // file (after a byte-order mark, if any).
 var frontmatter = regexp.MustCompile(`^\x{FEFF}?---\r?\n((?s:.*?))\r?\n---[ \t]*(?:\r?\n|$)`)

@@ -100,3 +100,31 @@ func TestReadRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestDescribe reads SKILL.md's description alone, through the same
+// guarded reads as Read: a symbolic link out of the contract's directory
+// or a path that leaves it is refused, not followed.
+func TestDescribe(t *testing.T) {
+	outside := t.TempDir()
+	write(t, outside, map[string]string{"skills/x/SKILL.md": manifest})
+	base := t.TempDir()
+	write(t, base, map[string]string{"skills/pdf/SKILL.md": manifest, "skills/nofront/SKILL.md": "# none\n"})
+	if err := os.Symlink(filepath.Join(outside, "skills", "x"), filepath.Join(base, "skills", "link")); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct{ dir, want, err string }{
+		{dir: "skills/pdf", want: "Fill PDF forms"},
+		{dir: "skills/nofront", err: "skills/nofront/SKILL.md: the file does not begin with YAML frontmatter"},
+		{dir: "skills/missing", err: "skills/missing/SKILL.md does not exist"},
+		{dir: "../x", err: "must be a slash-separated path below the contract's directory"},
+		{dir: "skills/link", err: "symbolic link"},
+	} {
+		got, err := Describe(base, tc.dir)
+		switch {
+		case tc.err == "" && (err != nil || got != tc.want):
+			t.Errorf("Describe(%s) = %q, %v; want %q", tc.dir, got, err, tc.want)
+		case tc.err != "" && (err == nil || !strings.Contains(err.Error(), tc.err)):
+			t.Errorf("Describe(%s) = %q, %v; want an error with %q", tc.dir, got, err, tc.err)
+		}
+	}
+}

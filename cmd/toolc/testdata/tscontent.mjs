@@ -4,7 +4,7 @@
 // process's environment and directory), then reads requests from stdin, one
 // JSON line each, {"method": ..., "params": ...}, and sends each with the
 // SDK's own call for it: listPrompts, getPrompt, listResources,
-// listResourceTemplates, readResource, complete; the Skills extension's
+// listResourceTemplates, readResource, complete, callTool; the Skills extension's
 // methods (skills/list, skills/get, resources/directory/read), which the SDK
 // has no call of its own for, go through its generic request with the
 // loose result schema. Its elicitation handler accepts with
@@ -36,6 +36,7 @@ const calls = {
 	"resources/templates/list": (p) => client.listResourceTemplates(p),
 	"resources/read": (p) => client.readResource(p),
 	"completion/complete": (p) => client.complete(p),
+	"tools/call": (p) => client.callTool(p),
 };
 
 try {
