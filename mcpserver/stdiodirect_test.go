@@ -180,10 +180,6 @@ const (
 	initedNote = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 )
 
-func legacyCall(id, name, args string) string {
-	return `{"jsonrpc":"2.0","id":` + id + `,"method":"tools/call","params":{"name":"` + name + `","arguments":` + args + `}}`
-}
-
 func modernCall(id, name, args string) string {
 	return callOf(id, name, args, plainMeta2026)
 }
