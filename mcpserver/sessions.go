@@ -17,10 +17,11 @@ import (
 var _ http.ResponseWriter = discard{}
 
 // Defaults of HTTPOptions.MaxSessions and SessionIdleTimeout. A session of
-// a legacy revision costs about 8 KiB and a goroutine in go-sdk, and at
-// most about 45 KiB however its client fills its initialize and its
-// requests (slimSession, releaseLast; BENCHMARKS.md), so the cap bounds
-// that memory near 45 MiB; the idle timeout frees what a client forgot,
+// a legacy revision costs about 10 KiB (a goroutine in go-sdk, and one
+// that watches it for the session path, sessdirect.go), and at most about
+// 47 KiB however its client fills its initialize and its requests
+// (slimSession, releaseLast; BENCHMARKS.md), so the cap bounds that
+// memory near 47 MiB; the idle timeout frees what a client forgot,
 // and a client that comes back after it gets 404, on which MCP has it
 // start a new session.
 const (
