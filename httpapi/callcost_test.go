@@ -93,7 +93,7 @@ func TestCallAllocBudget(t *testing.T) {
 			modern.Set("Mcp-Name", add)
 			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(meta)))
 		}},
-		{"mcp-stdio-2025-11-25/in-process", 85, func() {
+		{"mcp-stdio-2025-11-25/in-process", 80, func() {
 			stdioID++
 			stdio(`{"jsonrpc":"2.0","id":` + strconv.Itoa(stdioID) + `,"method":"tools/call","params":{"name":"` + add + `","arguments":{"a":1,"b":2}}}`)
 		}},

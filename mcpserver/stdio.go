@@ -310,7 +310,7 @@ func (f *stdioFilter) written(line []byte) {
 		}
 		f.mu.Unlock()
 	} else {
-		msg, err := jsonrpc.DecodeMessage(line)
+		msg, err := decodeMessage(line)
 		resp, ok := msg.(*jsonrpc.Response)
 		if err != nil || !ok {
 			return // a request or notification of the server's
@@ -403,7 +403,7 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 		return rpcError(idOf(line), code, problem), nil
 	}
 	if line[0] != '[' {
-		msg, err := jsonrpc.DecodeMessage(line)
+		msg, err := decodeMessage(line)
 		if err != nil {
 			return rpcError(idOf(line), -32600, "Invalid Request: "+err.Error()), nil
 		}
@@ -450,7 +450,7 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 	)
 	seen := map[any]bool{}
 	for _, raw := range elems {
-		msg, err := jsonrpc.DecodeMessage(raw)
+		msg, err := decodeMessage(raw)
 		if err != nil {
 			return rpcError(nil, -32600, "Invalid Request: a message of the batch: "+err.Error()), nil
 		}
