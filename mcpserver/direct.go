@@ -127,11 +127,36 @@ func (d *directPath) answerCall(w http.ResponseWriter, id jsonrpc.ID, res *mcp.C
 		writeAnswer(w, &jsonrpc.Response{ID: id, Error: err})
 		return
 	}
-	// go-sdk's handling of a multi round-trip result (SEP-2322), for a
-	// 2026-07-28 client.
-	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
-		writeAnswer(w, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}})
+	out, err := sdkCallResult(res, d.srv.impl)
+	if err != nil {
+		writeAnswer(w, &jsonrpc.Response{ID: id, Error: err})
 		return
+	}
+	data, merr := marshalNoEscape(out)
+	if merr != nil {
+		writeAnswer(w, &jsonrpc.Response{ID: id, Error: merr})
+		return
+	}
+	writeSSE(w, &jsonrpc.Response{ID: id, Result: data})
+}
+
+// sdkCallResult is the result go-sdk's server sends for what a tool
+// handler returned without an error (res): for a request of 2026-07-28,
+// whose serverInfo is info, with the resultType of multi round-trip
+// requests (SEP-2322) and the server named in _meta (SEP-2575); for a
+// request of a session of an earlier revision (info nil), as it is. Either
+// way an empty content list, not null. The error is go-sdk's for a result
+// that is both content and questions.
+func sdkCallResult(res *mcp.CallToolResult, info *mcp.Implementation) (*mcp.CallToolResult, error) {
+	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
+	}
+	if info == nil {
+		out := *res
+		if out.Content == nil {
+			out.Content = []mcp.Content{} // go-sdk avoids "null"
+		}
+		return &out, nil
 	}
 	out := completeResult
 	if res.InputRequests != nil {
@@ -148,15 +173,10 @@ func (d *directPath) answerCall(w http.ResponseWriter, id jsonrpc.ID, res *mcp.C
 		meta = mcp.Meta{}
 	}
 	if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
-		meta[mcp.MetaKeyServerInfo] = d.srv.impl
+		meta[mcp.MetaKeyServerInfo] = info
 	}
 	out.Meta = meta
-	data, merr := marshalNoEscape(&out)
-	if merr != nil {
-		writeAnswer(w, &jsonrpc.Response{ID: id, Error: merr})
-		return
-	}
-	writeSSE(w, &jsonrpc.Response{ID: id, Result: data})
+	return &out, nil
 }
 
 // writeAnswer writes a response as go-sdk's stateless handler writes
