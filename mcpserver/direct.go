@@ -256,8 +256,19 @@ func (d *directPath) toolList(r *http.Request) (json.RawMessage, bool) {
 	req.Header.Set("Mcp-Method", "tools/list")
 	rec := &recorder{header: http.Header{}}
 	d.stateless.ServeHTTP(rec, req)
-	data, ok := bytes.CutPrefix(rec.body.Bytes(), []byte("event: message\ndata: "))
-	if !ok || rec.status != 0 && rec.status != http.StatusOK || rec.header.Get("Content-Type") != "text/event-stream" {
+	result, ok := sseResult(rec.status, rec.header, rec.body.Bytes())
+	if !ok {
+		return nil, false
+	}
+	d.list.Store(&cachedList{gen: gen, result: result})
+	return result, true
+}
+
+// sseResult returns the result of an answer that go-sdk framed as the one
+// event of an SSE stream, or false for any other answer.
+func sseResult(status int, header http.Header, body []byte) (json.RawMessage, bool) {
+	data, ok := bytes.CutPrefix(body, []byte("event: message\ndata: "))
+	if !ok || status != 0 && status != http.StatusOK || header.Get("Content-Type") != "text/event-stream" {
 		return nil, false
 	}
 	data, ok = bytes.CutSuffix(data, []byte("\n\n"))
@@ -271,7 +282,6 @@ func (d *directPath) toolList(r *http.Request) (json.RawMessage, bool) {
 	if json.Unmarshal(data, &resp) != nil || len(resp.Result) == 0 || resp.Error != nil {
 		return nil, false
 	}
-	d.list.Store(&cachedList{gen: gen, result: resp.Result})
 	return resp.Result, true
 }
 

@@ -1,10 +1,12 @@
 package mcpserver
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
 	"net/http"
 	"sync/atomic"
 
@@ -30,7 +32,9 @@ import (
 // same tool handler (mcpTools.callTool) given the session itself, the
 // result amended as go-sdk amends it (an empty content list), encoded with
 // go-sdk's encoder, and framed as the session's stream frames it (one SSE
-// event, no ID without an event store).
+// event, no ID without an event store). A plain tools/list (no cursor, no
+// _meta) is go-sdk's answer, kept once go-sdk has made it in a session of
+// the same revision, for as long as the tools are the same generation.
 //
 // What a session's answer depends on beyond the request is go-sdk's
 // unexported state, so the path follows it from outside, and answers only
@@ -70,8 +74,28 @@ import (
 // sessionPath answers the plain calls of legacy sessions.
 type sessionPath struct {
 	d *directPath // the checks of the server and the tools it shares
+	// lists are go-sdk's last tools/list results in sessions, by
+	// revision (listRevision): an immutable map, replaced whole.
+	lists atomic.Pointer[map[string]*sessionList]
 	// answered counts the requests the path answered, for the tests.
 	answered atomic.Uint64
+}
+
+// sessionList is go-sdk's answer to a plain tools/list in a session: the
+// same in every session of one revision without OAuth, and kept for one
+// generation of the tools (mcpTools.gen), as direct.go keeps the
+// 2026-07-28 one.
+type sessionList struct {
+	gen uint64
+	// revision is the session's initialize revision and the request's
+	// MCP-Protocol-Version, either of which go-sdk's answer may follow.
+	revision string
+	result   json.RawMessage
+}
+
+// listRevision is the revision of a sessionList for a request r in ss.
+func listRevision(ss *mcp.ServerSession, r *http.Request) string {
+	return ss.InitializeParams().ProtocolVersion + " " + r.Header.Get("MCP-Protocol-Version")
 }
 
 // sessionState is what the path knows of one session, under the cap's
@@ -136,8 +160,20 @@ func (p *sessionPath) serve(c *sessionCap, u *sessionUse, id string, w http.Resp
 		}
 		// The handler asked the client a question: go-sdk serves the call
 		// from the start. The ID passes to go-sdk's calls in flight before
-		// any request that waits for it goes on.
+		// any request that waits for it goes on. Or the list is not kept:
+		// go-sdk makes it, and the path keeps it.
 		defer close(call.done)
+		if q.req.Method == "tools/list" {
+			rec := &listRecorder{ResponseWriter: w}
+			gen := p.d.srv.tools.gen.Load() // before go-sdk makes it: see direct.go's toolList
+			revision := listRevision(ss, r)
+			w = rec
+			defer func() {
+				if result, ok := sseResult(rec.status, rec.Header(), rec.body.Bytes()); ok && !rec.over {
+					p.keep(&sessionList{gen: gen, revision: revision, result: result})
+				}
+			}()
+		}
 	}
 	// go-sdk's. A call whose ID is in flight on the path waits for it.
 	ids := callIDs(msgs)
@@ -243,13 +279,18 @@ func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directReques
 		return q, false
 	}
 	req, ok := msg.(*jsonrpc.Request)
-	if !ok || !req.IsCall() || req.Method != "tools/call" {
+	if !ok || !req.IsCall() || req.Method != "tools/call" && req.Method != "tools/list" {
 		return q, false
 	}
 	switch req.ID.Raw().(type) {
 	case int64, string:
 	default:
 		return q, false
+	}
+	if req.Method == "tools/list" {
+		// No params, or none in them: no cursor, no _meta.
+		q.req = req
+		return q, len(req.Params) == 0 || string(req.Params) == "{}"
 	}
 	if depth(req.Params) > maxDirectDepth {
 		return q, false
@@ -344,6 +385,18 @@ var errWouldAsk = errors.New("the handler asks the client a question")
 // handler asks the client a question: go-sdk serves such a call (its
 // first round runs again there).
 func (p *sessionPath) call(ctx context.Context, w http.ResponseWriter, r *http.Request, ss *mcp.ServerSession, q directRequest) bool {
+	if q.req.Method == "tools/list" {
+		var l *sessionList
+		if m := p.lists.Load(); m != nil {
+			l = (*m)[listRevision(ss, r)]
+		}
+		if l == nil || l.gen != p.d.srv.tools.gen.Load() {
+			return false // go-sdk makes it, and serve keeps it
+		}
+		p.answered.Add(1)
+		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Result: l.result})
+		return true
+	}
 	// The handler reads the client's capabilities from the session, as on
 	// go-sdk's path.
 	req := &mcp.CallToolRequest{Session: ss, Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
@@ -392,5 +445,56 @@ func duplicate(w http.ResponseWriter, id jsonrpc.ID) {
 	}})
 	if err == nil {
 		w.Write(data)
+	}
+}
+
+// listRecorder passes go-sdk's answer to a session's tools/list through,
+// and keeps a copy for the path, up to maxKeptList bytes.
+type listRecorder struct {
+	http.ResponseWriter
+	status int
+	body   bytes.Buffer
+	over   bool
+}
+
+// maxKeptList bounds the tools/list answer the path keeps.
+const maxKeptList = 4 << 20
+
+func (w *listRecorder) WriteHeader(status int) {
+	if w.status == 0 {
+		w.status = status
+	}
+	w.ResponseWriter.WriteHeader(status)
+}
+
+func (w *listRecorder) Write(p []byte) (int, error) {
+	if w.body.Len()+len(p) > maxKeptList {
+		w.over = true
+	} else if !w.over {
+		w.body.Write(p)
+	}
+	return w.ResponseWriter.Write(p)
+}
+
+// Unwrap gives http.ResponseController, which go-sdk flushes with, the
+// writer underneath.
+func (w *listRecorder) Unwrap() http.ResponseWriter { return w.ResponseWriter }
+
+// maxKeptLists bounds the revisions whose lists the path keeps: a client
+// names its initialize's revision as it likes.
+const maxKeptLists = 8
+
+// keep keeps l, in place of the list of its revision.
+func (p *sessionPath) keep(l *sessionList) {
+	for {
+		old := p.lists.Load()
+		m := map[string]*sessionList{}
+		if old != nil && len(*old) < maxKeptLists {
+			maps.Copy(m, *old)
+		}
+		m[l.revision] = l
+		if p.lists.CompareAndSwap(old, &m) {
+			return
+		}
 	}
 }

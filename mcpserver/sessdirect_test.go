@@ -162,7 +162,11 @@ var sessionCases = []sessionCase{
 	{name: "notification", body: `{"jsonrpc":"2.0","method":"tools/call","params":{"name":"d_echo"}}`},
 	{name: "batch", body: `[` + legacyCall("1", "d_echo", `{}`) + `]`},
 	{name: "batch, 2025-03-26", revision: "2025-03-26", header: func(h http.Header) { h.Set("MCP-Protocol-Version", "2025-03-26") }, body: `[` + legacyCall("1", "d_echo", `{}`) + `,` + legacyCall("2", "d_echo", `{}`) + `]`},
-	{name: "list", body: `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`},
+	{name: "list, first", body: `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`}, // go-sdk makes it, the path keeps it
+	{name: "list, cursor", body: `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"cursor":"x"}}`},
+	{name: "list, _meta", body: `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":{"_meta":{"progressToken":1}}}`},
+	{name: "list, null params", body: `{"jsonrpc":"2.0","id":8,"method":"tools/list","params":null}`},
+	{name: "list, first at 2025-06-18", revision: "2025-06-18", header: func(h http.Header) { h.Set("MCP-Protocol-Version", "2025-06-18") }, body: `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`},
 	{name: "not JSON", body: `{"jsonrpc":`},
 	{name: "no revision header", header: func(h http.Header) { h.Del("MCP-Protocol-Version") }, body: legacyCall("1", "d_echo", `{}`)},
 	{name: "Accept JSON only", header: func(h http.Header) { h.Set("Accept", "application/json") }, body: legacyCall("1", "d_echo", `{}`)},
@@ -173,6 +177,11 @@ var sessionCases = []sessionCase{
 	{name: "log level", setup: []string{`{"jsonrpc":"2.0","method":"notifications/initialized"}`, `{"jsonrpc":"2.0","id":2,"method":"logging/setLevel","params":{"level":"debug"}}`}, body: legacyCall("1", "d_echo", `{}`)},
 	{name: "initialize at 2026-07-28", revision: "2026-07-28", body: legacyCall("1", "d_echo", `{}`)},
 	{name: "failed initialize", caps: `5`, body: legacyCall("1", "d_echo", `{}`)},
+	// The path's, once go-sdk has made the list (above).
+	{name: "list", body: `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, direct: true},
+	{name: "list, empty params", body: `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{}}`, direct: true},
+	{name: "list, 2025-06-18", revision: "2025-06-18", header: func(h http.Header) { h.Set("MCP-Protocol-Version", "2025-06-18") }, body: `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`, direct: true},
+	{name: "list, header of another revision", revision: "2025-06-18", body: `{"jsonrpc":"2.0","id":8,"method":"tools/list"}`},
 }
 
 // run opens the case's session on h and sends its request there.
@@ -447,5 +456,39 @@ func TestSessionPathServesRealClients(t *testing.T) {
 	}
 	if n := p.answered.Load(); n != 3 {
 		t.Errorf("the session path answered %d calls of a client that declared elicitation", n-3)
+	}
+}
+
+// TestSessionPathListFollowsSwaps: the list the path keeps for sessions
+// is go-sdk's list of the tools served now, after a reload as before.
+func TestSessionPathListFollowsSwaps(t *testing.T) {
+	rt := runtime.New(runtime.Options{})
+	if _, err := rt.Swap(directCatalog(), map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
+		t.Fatal(err)
+	}
+	srv := New(rt, Options{})
+	e := newMCPEndpoint(rt, srv, HTTPOptions{})
+	direct := rejectAmbiguous(newStreamGuard(e, HTTPOptions{}))
+	sdk := NewHTTPHandler(rt, srv, HTTPOptions{noDirect: true})
+	p := e.sessionCap.path
+	list := sessionCase{body: `{"jsonrpc":"2.0","id":3,"method":"tools/list"}`}
+	lists := func() (string, bool) {
+		compareSession(t, direct, sdk, p, list) // go-sdk makes it, or it was kept
+		answered := compareSession(t, direct, sdk, p, list)
+		return list.run(t, direct).body, answered
+	}
+	before, first := lists()
+	fewer := directCatalog()
+	fewer.Services[0].Tools = fewer.Services[0].Tools[:2]
+	fewer.Seal()
+	if _, err := rt.Swap(fewer, map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
+		t.Fatal(err)
+	}
+	if compareSession(t, direct, sdk, p, list) {
+		t.Error("the path answered tools/list with the list of the tools before the swap")
+	}
+	after, second := lists()
+	if !first || !second || before == after || strings.Contains(after, "d_fail") {
+		t.Errorf("the list did not follow the swap (path: %v, %v):\n%s\n%s", first, second, before, after)
 	}
 }
