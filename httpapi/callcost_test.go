@@ -1,9 +1,13 @@
 package httpapi_test
 
 import (
+	"bufio"
+	"context"
 	"encoding/json"
+	"io"
 	"net/http"
 	"net/http/httptest"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -53,6 +57,28 @@ func TestCallAllocBudget(t *testing.T) {
 	modern.Set("MCP-Protocol-Version", "2026-07-28")
 	modern.Set("Mcp-Method", "tools/call")
 	meta, _ := json.Marshal(runtimetest.Meta2026("2026-07-28"))
+	// A 2025-11-25 session over stdio, as toolc serve --stdio serves it.
+	inR, inW := io.Pipe()
+	outR, outW := io.Pipe()
+	ctx, cancel := context.WithCancel(context.Background())
+	served := make(chan struct{})
+	go func() {
+		mcpserver.ServeStdio(ctx, rt, mcpserver.New(rt, mcpserver.Options{}), inR, outW, mcpserver.StdioOptions{})
+		close(served)
+	}()
+	t.Cleanup(func() { cancel(); inW.Close(); outR.Close(); <-served })
+	stdout := bufio.NewReader(outR)
+	stdio := func(line string) {
+		if _, err := io.WriteString(inW, line+"\n"); err != nil {
+			t.Fatal(err)
+		}
+		answer, err := stdout.ReadSlice('\n')
+		if err != nil || !strings.Contains(string(answer), `"result"`) {
+			t.Fatalf("%s: %s %v", line, answer, err)
+		}
+	}
+	stdio(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`)
+	stdioID := 0
 
 	for _, tc := range []struct {
 		name   string
@@ -61,11 +87,15 @@ func TestCallAllocBudget(t *testing.T) {
 	}{
 		{"runtime.Call/in-process", 22, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`)) }},
 		{"runtime.Call/plugin", 55, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "say", `{"text":"hi"}`)) }},
-		{"mcp-2025-11-25/in-process", 172, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
-		{"mcp-2025-11-25/plugin", 208, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
+		{"mcp-2025-11-25/in-process", 134, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
+		{"mcp-2025-11-25/plugin", 168, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
 		{"mcp-2026-07-28/in-process", 186, func() {
 			modern.Set("Mcp-Name", add)
 			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(meta)))
+		}},
+		{"mcp-stdio-2025-11-25/in-process", 80, func() {
+			stdioID++
+			stdio(`{"jsonrpc":"2.0","id":` + strconv.Itoa(stdioID) + `,"method":"tools/call","params":{"name":"` + add + `","arguments":{"a":1,"b":2}}}`)
 		}},
 		{"v1-call/in-process", 56, func() {
 			req := httptest.NewRequest("POST", "/v1/call", strings.NewReader(`{"name":"add","arguments":{"a":1,"b":2}}`))

@@ -127,11 +127,36 @@ func (d *directPath) answerCall(w http.ResponseWriter, id jsonrpc.ID, res *mcp.C
 		writeAnswer(w, &jsonrpc.Response{ID: id, Error: err})
 		return
 	}
-	// go-sdk's handling of a multi round-trip result (SEP-2322), for a
-	// 2026-07-28 client.
-	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
-		writeAnswer(w, &jsonrpc.Response{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}})
+	out, err := sdkCallResult(res, d.srv.impl)
+	if err != nil {
+		writeAnswer(w, &jsonrpc.Response{ID: id, Error: err})
 		return
+	}
+	data, merr := marshalNoEscape(out)
+	if merr != nil {
+		writeAnswer(w, &jsonrpc.Response{ID: id, Error: merr})
+		return
+	}
+	writeSSE(w, &jsonrpc.Response{ID: id, Result: data})
+}
+
+// sdkCallResult is the result go-sdk's server sends for what a tool
+// handler returned without an error (res): for a request of 2026-07-28,
+// whose serverInfo is info, with the resultType of multi round-trip
+// requests (SEP-2322) and the server named in _meta (SEP-2575); for a
+// request of a session of an earlier revision (info nil), as it is. Either
+// way an empty content list, not null. The error is go-sdk's for a result
+// that is both content and questions.
+func sdkCallResult(res *mcp.CallToolResult, info *mcp.Implementation) (*mcp.CallToolResult, error) {
+	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}
+	}
+	if info == nil {
+		out := *res
+		if out.Content == nil {
+			out.Content = []mcp.Content{} // go-sdk avoids "null"
+		}
+		return &out, nil
 	}
 	out := completeResult
 	if res.InputRequests != nil {
@@ -148,15 +173,10 @@ func (d *directPath) answerCall(w http.ResponseWriter, id jsonrpc.ID, res *mcp.C
 		meta = mcp.Meta{}
 	}
 	if _, ok := meta[mcp.MetaKeyServerInfo]; !ok {
-		meta[mcp.MetaKeyServerInfo] = d.srv.impl
+		meta[mcp.MetaKeyServerInfo] = info
 	}
 	out.Meta = meta
-	data, merr := marshalNoEscape(&out)
-	if merr != nil {
-		writeAnswer(w, &jsonrpc.Response{ID: id, Error: merr})
-		return
-	}
-	writeSSE(w, &jsonrpc.Response{ID: id, Result: data})
+	return &out, nil
 }
 
 // writeAnswer writes a response as go-sdk's stateless handler writes
@@ -236,8 +256,19 @@ func (d *directPath) toolList(r *http.Request) (json.RawMessage, bool) {
 	req.Header.Set("Mcp-Method", "tools/list")
 	rec := &recorder{header: http.Header{}}
 	d.stateless.ServeHTTP(rec, req)
-	data, ok := bytes.CutPrefix(rec.body.Bytes(), []byte("event: message\ndata: "))
-	if !ok || rec.status != 0 && rec.status != http.StatusOK || rec.header.Get("Content-Type") != "text/event-stream" {
+	result, ok := sseResult(rec.status, rec.header, rec.body.Bytes())
+	if !ok {
+		return nil, false
+	}
+	d.list.Store(&cachedList{gen: gen, result: result})
+	return result, true
+}
+
+// sseResult returns the result of an answer that go-sdk framed as the one
+// event of an SSE stream, or false for any other answer.
+func sseResult(status int, header http.Header, body []byte) (json.RawMessage, bool) {
+	data, ok := bytes.CutPrefix(body, []byte("event: message\ndata: "))
+	if !ok || status != 0 && status != http.StatusOK || header.Get("Content-Type") != "text/event-stream" {
 		return nil, false
 	}
 	data, ok = bytes.CutSuffix(data, []byte("\n\n"))
@@ -251,7 +282,6 @@ func (d *directPath) toolList(r *http.Request) (json.RawMessage, bool) {
 	if json.Unmarshal(data, &resp) != nil || len(resp.Result) == 0 || resp.Error != nil {
 		return nil, false
 	}
-	d.list.Store(&cachedList{gen: gen, result: resp.Result})
 	return resp.Result, true
 }
 
@@ -276,32 +306,8 @@ const maxDirectDepth = 64
 // request that fails any goes to go-sdk.
 func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 	var q directRequest
-	// What the server is: no middleware beyond New's, an open gate, no
-	// spans to record.
-	if d.srv.added.Load() || d.rt.Tracing() {
-		return q, false
-	}
-	if g := d.srv.gate.Load(); g != nil {
-		if open, err := g.State(); !open || err != nil {
-			return q, false
-		}
-	}
-	// The HTTP request, as go-sdk's handler checks it.
 	h := r.Header
-	if r.Method != http.MethodPost || h.Get("MCP-Protocol-Version") != modernRevision || len(h.Values("Last-Event-ID")) > 0 {
-		return q, false
-	}
-	ctx := r.Context()
-	if oauth.CallerFrom(ctx) != nil || sdkauth.TokenInfoFromContext(ctx) != nil || ctx.Value(hiddenCallKey{}) != nil {
-		return q, false
-	}
-	if local, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) {
-		return q, false // go-sdk's DNS rebinding protection answers 403
-	}
-	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
-		return q, false
-	}
-	if !acceptsBoth(h.Values("Accept")) {
+	if !d.plainServer() || h.Get("MCP-Protocol-Version") != modernRevision || !plainPost(r) {
 		return q, false
 	}
 	// The message, as go-sdk reads it (message.go).
@@ -341,6 +347,42 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 	}
 	q.params = p
 	return q, d.plainTool(p.Name)
+}
+
+// plainServer reports whether the server is as New made it: no
+// middleware beyond New's, an open gate, no spans to record.
+func (d *directPath) plainServer() bool {
+	if d.srv.added.Load() || d.rt.Tracing() {
+		return false
+	}
+	if g := d.srv.gate.Load(); g != nil {
+		if open, err := g.State(); !open || err != nil {
+			return false
+		}
+	}
+	return true
+}
+
+// plainPost reports whether r is a POST that go-sdk's handler, stateless
+// or with sessions, takes as it comes: no Last-Event-ID, no OAuth, no
+// hidden call, a Host its DNS rebinding protection lets through, a JSON
+// body, and an Accept of both JSON and SSE.
+func plainPost(r *http.Request) bool {
+	h := r.Header
+	if r.Method != http.MethodPost || len(h.Values("Last-Event-ID")) > 0 {
+		return false
+	}
+	ctx := r.Context()
+	if oauth.CallerFrom(ctx) != nil || sdkauth.TokenInfoFromContext(ctx) != nil || ctx.Value(hiddenCallKey{}) != nil {
+		return false
+	}
+	if local, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) {
+		return false // go-sdk's DNS rebinding protection answers 403
+	}
+	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
+		return false
+	}
+	return acceptsBoth(h.Values("Accept"))
 }
 
 // plainTool reports whether the tool name is one that go-sdk serves with

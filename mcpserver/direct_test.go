@@ -108,6 +108,7 @@ type httpAnswer struct {
 	status int
 	header http.Header
 	body   string
+	late   bool // cut short: its request's context ended first
 }
 
 func send(h http.Handler, header http.Header, body string) httpAnswer {
@@ -115,7 +116,7 @@ func send(h http.Handler, header http.Header, body string) httpAnswer {
 	req.Header = header.Clone()
 	w := httptest.NewRecorder()
 	h.ServeHTTP(w, req)
-	return httpAnswer{w.Code, w.Header(), w.Body.String()}
+	return httpAnswer{w.Code, w.Header(), w.Body.String(), false}
 }
 
 // random are the parts of an answer that differ from one answer to the

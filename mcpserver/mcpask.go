@@ -375,6 +375,9 @@ func relay(ctx context.Context, x *exchange, run func(context.Context, *plugins.
 		case round == maxRelayRounds:
 			return &asked{res: plugins.Errorf("%s asked its client questions in %d rounds without finishing", x.subject, round)}, nil
 		}
+		if ctx.Value(noQuestionsKey{}) != nil {
+			return nil, errWouldAsk // the session path's call: go-sdk asks (sessdirect.go)
+		}
 		for _, q := range res.InputRequests {
 			answer, err := askSession(ctx, x.session, q)
 			if err != nil {

@@ -134,6 +134,10 @@ type mcpEndpoint struct {
 	only      bool             // HTTPOptions.Stateless: no sessions at all
 	tasks     *tasks.Manager   // nil: no tasks/* methods
 	direct    *directPath      // nil with OAuth, whose lists are per caller
+	// sessionCap watches the legacy sessions (sessions.go), and answers
+	// their plain calls on the session path (sessdirect.go); nil without
+	// sessions, or with neither a cap, an idle timeout nor the path.
+	sessionCap *sessionCap
 }
 
 func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpEndpoint {
@@ -175,14 +179,25 @@ func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpE
 		e.direct = &directPath{srv: server, rt: rt, stateless: e.stateless}
 	}
 	if !opts.Stateless {
-		idle := cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout)
-		statefulOpts := &mcp.StreamableHTTPOptions{Logger: opts.Logger, SessionTimeout: max(idle, 0)}
+		// The idle timeout is the cap's (see sessionCap), not go-sdk's.
+		idle := max(cmp.Or(opts.SessionIdleTimeout, DefaultSessionIdleTimeout), 0)
+		statefulOpts := &mcp.StreamableHTTPOptions{Logger: opts.Logger}
 		if opts.SSEPollAfter > 0 {
 			statefulOpts.EventStore = newEventStore()
 			srv.AddReceivingMiddleware(ssePoll(opts.SSEPollAfter, cmp.Or(opts.SSEPollRetry, DefaultSSEPollRetry)))
 		}
-		stateful := mcp.NewStreamableHTTPHandler(getServer, statefulOpts)
-		e.sessions = newSessionCap(releaseLast(stateful), cmp.Or(opts.MaxSessions, DefaultMaxSessions))
+		stateful := releaseLast(mcp.NewStreamableHTTPHandler(getServer, statefulOpts))
+		var path *sessionPath
+		if e.direct != nil && statefulOpts.EventStore == nil {
+			path = &sessionPath{d: e.direct} // see sessdirect.go
+		}
+		maxSessions := cmp.Or(opts.MaxSessions, DefaultMaxSessions)
+		if maxSessions > 0 || idle > 0 || path != nil {
+			e.sessionCap = newSessionCap(stateful, maxSessions, idle, path)
+			e.sessions = e.sessionCap
+		} else {
+			e.sessions = stateful
+		}
 	}
 	return e
 }

@@ -45,6 +45,50 @@ func decodeMessages(body []byte) (msgs []jsonrpc.Message, batch, ok bool) {
 	return []jsonrpc.Message{msg}, false, true
 }
 
+// decodeMessage is jsonrpc.DecodeMessage, go-sdk's reading of one message,
+// without the two 32 KiB read buffers its decoder allocates (one for the
+// message, one for its method): the same struct, tags and flag, read with
+// segmentio's Parse, which is how a Decoder's Decode reads its first
+// value; the same ID (jsonrpc.MakeID) and the same Request or Response.
+// Whatever go-sdk's reading refuses, or might (nesting near its limit of
+// 1000), is read by go-sdk's own function, for its own error.
+// TestDecodeMessageIsGoSDK and FuzzDecodeMessage hold the two together.
+func decodeMessage(data []byte) (jsonrpc.Message, error) {
+	if depth(data) > 900 {
+		return jsonrpc.DecodeMessage(data)
+	}
+	var msg struct {
+		VersionTag string          `json:"jsonrpc"`
+		ID         any             `json:"id,omitempty"`
+		Method     json.RawMessage `json:"method"`
+		Params     json.RawMessage `json:"params,omitempty"`
+		Result     json.RawMessage `json:"result,omitempty"`
+		Error      *jsonrpc.Error  `json:"error,omitempty"`
+	}
+	if _, err := fastjson.Parse(data, &msg, fastjson.DontMatchCaseInsensitiveStructFields); err != nil || msg.VersionTag != "2.0" {
+		return jsonrpc.DecodeMessage(data)
+	}
+	id, err := jsonrpc.MakeID(msg.ID)
+	if err != nil {
+		return jsonrpc.DecodeMessage(data)
+	}
+	if len(msg.Method) > 0 {
+		var method string
+		if _, err := fastjson.Parse(msg.Method, &method, fastjson.DontMatchCaseInsensitiveStructFields); err != nil {
+			return jsonrpc.DecodeMessage(data)
+		}
+		return &jsonrpc.Request{Method: method, ID: id, Params: msg.Params}, nil
+	}
+	if !id.IsValid() {
+		return jsonrpc.DecodeMessage(data)
+	}
+	resp := &jsonrpc.Response{ID: id, Result: msg.Result}
+	if msg.Error != nil {
+		resp.Error = msg.Error
+	}
+	return resp, nil
+}
+
 // callParams returns the params of a tools/call request as go-sdk reads
 // them for its server (mcp.CallToolParamsRaw, keys matched exactly), or
 // false for any other message.

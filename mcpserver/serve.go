@@ -27,6 +27,11 @@ type StdioOptions struct {
 	// Options.Tasks, whose tasks/* requests are answered over stdio as
 	// over HTTP (see stdiotasks.go).
 	Tasks *tasks.Manager
+	// noDirect serves every line through go-sdk, without the direct
+	// path (stdiodirect.go): the tests' reference.
+	noDirect bool
+	// filtered, if set, is told the session's filter: the tests' view.
+	filtered func(*stdioFilter)
 }
 
 // ServeStdio serves srv, the MCP server of rt, over in and out (the
@@ -43,6 +48,12 @@ func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *Server, in io.Rea
 	session, endSession := context.WithCancel(context.Background())
 	defer endSession()
 	transport, filter := newStdioTransport(session, in, out, opts.Tasks)
+	if !opts.noDirect {
+		filter.direct = newStdioDirect(rt, srv, filter)
+	}
+	if opts.filtered != nil {
+		opts.filtered(filter)
+	}
 	drained := make(chan struct{})
 	go func() {
 		defer close(drained)
@@ -65,9 +76,17 @@ func ServeStdio(ctx context.Context, rt *runtime.Runtime, srv *Server, in io.Rea
 	ss, err := srv.Connect(session, transport, nil)
 	news.session.Store(ss)
 	if err == nil {
+		if filter.direct != nil {
+			filter.direct.session.Store(ss)
+		}
 		stop := context.AfterFunc(session, func() { ss.Close() })
 		ss.Wait()
 		stop()
+	}
+	if filter.direct != nil {
+		// go-sdk's session waits for its calls to end; the path's too.
+		filter.direct.stop()
+		filter.direct.wait()
 	}
 	endSession()
 	<-drained

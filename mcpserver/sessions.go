@@ -17,10 +17,11 @@ import (
 var _ http.ResponseWriter = discard{}
 
 // Defaults of HTTPOptions.MaxSessions and SessionIdleTimeout. A session of
-// a legacy revision costs about 8 KiB and a goroutine in go-sdk, and at
-// most about 45 KiB however its client fills its initialize and its
-// requests (slimSession, releaseLast; BENCHMARKS.md), so the cap bounds
-// that memory near 45 MiB; the idle timeout frees what a client forgot,
+// a legacy revision costs about 10 KiB (a goroutine in go-sdk, and one
+// that watches it for the session path, sessdirect.go), and at most about
+// 47 KiB however its client fills its initialize and its requests
+// (slimSession, releaseLast; BENCHMARKS.md), so the cap bounds that
+// memory near 47 MiB; the idle timeout frees what a client forgot,
 // and a client that comes back after it gets 404, on which MCP has it
 // start a new session.
 const (
@@ -30,15 +31,23 @@ const (
 
 // sessionCap keeps at most max MCP sessions of go-sdk's stateful handler
 // live: when a new one makes more, it closes the least recently used
-// session that has no request in flight. go-sdk v1.8.0 offers an idle
-// timeout (StreamableHTTPOptions.SessionTimeout, which the stateful
-// handler is given) but no cap, so the cap watches the session IDs of the
-// requests that pass. Waits for go-sdk: a cap on its sessions, and a way
-// to close one, which would also retire the DELETE made as the session's
-// user (see opened).
+// session that has no request in flight. It also closes a session idle
+// for the idle timeout, as go-sdk's own (StreamableHTTPOptions.
+// SessionTimeout) would: counted from the end of the session's last POST,
+// paused while one is in flight. The timeout is the cap's, not go-sdk's,
+// because the session path (sessdirect.go) answers calls that go-sdk does
+// not see, and that must keep a session alive all the same. go-sdk v1.8.0
+// has no cap, so the cap watches the session IDs of the requests that
+// pass. Waits for go-sdk: a cap on its sessions, and a way to close one,
+// which would also retire the DELETE made as the session's user (see
+// opened).
 type sessionCap struct {
 	next http.Handler
-	max  int
+	max  int           // <= 0: no cap
+	idle time.Duration // <= 0: no idle timeout
+	// path answers the plain calls of a session itself; nil: go-sdk
+	// answers every request.
+	path *sessionPath
 
 	mu    sync.Mutex
 	clock uint64
@@ -54,13 +63,16 @@ type sessionUse struct {
 	// user is the OAuth user the session was opened for, which go-sdk
 	// binds it to: only a DELETE of that user closes it.
 	user string
+	// timer closes the session when it has been idle for the timeout,
+	// at idleAt; nil until its first POST ends.
+	timer  *time.Timer
+	idleAt time.Time
+	// path is what the session path knows of the session.
+	path sessionState
 }
 
-func newSessionCap(next http.Handler, max int) http.Handler {
-	if max <= 0 {
-		return next
-	}
-	return &sessionCap{next: next, max: max, live: map[string]*sessionUse{}}
+func newSessionCap(next http.Handler, max int, idle time.Duration, path *sessionPath) *sessionCap {
+	return &sessionCap{next: next, max: max, idle: idle, path: path, live: map[string]*sessionUse{}}
 }
 
 func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -75,11 +87,18 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			ow.user = info.UserID
 		}
 		c.next.ServeHTTP(ow, r)
+		if ow.id != "" {
+			c.settle(ow.id) // the opening POST has ended
+		}
 		return
 	}
 	post := r.Method == http.MethodPost
-	c.begin(id, post)
+	u := c.begin(id, post, r.Method == http.MethodDelete)
 	defer c.end(id, post, r.Method == http.MethodDelete)
+	if post && u != nil && c.path != nil {
+		c.path.serve(c, u, id, w, r) // on the path, or through c.next
+		return
+	}
 	c.next.ServeHTTP(w, r)
 }
 
@@ -91,12 +110,14 @@ type openWriter struct {
 	c    *sessionCap
 	user string // the OAuth user of the request, or ""
 	sent bool
+	id   string // the session the response opened, or ""
 }
 
 func (w *openWriter) note() {
 	if !w.sent {
 		w.sent = true
 		if id := w.Header().Get("Mcp-Session-Id"); id != "" {
+			w.id = id
 			w.c.opened(id, w.user)
 		}
 	}
@@ -117,6 +138,9 @@ func (w *openWriter) Flush() {
 func (w *openWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 func (c *sessionCap) allBusy() bool {
+	if c.max <= 0 {
+		return false
+	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	if len(c.live) < c.max {
@@ -130,16 +154,27 @@ func (c *sessionCap) allBusy() bool {
 	return true
 }
 
-func (c *sessionCap) begin(id string, post bool) {
+// begin counts a request of the session id, and returns the session, or
+// nil for an ID the cap does not know (go-sdk answers 404).
+func (c *sessionCap) begin(id string, post, deleting bool) *sessionUse {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if u, ok := c.live[id]; ok { // an unknown ID, go-sdk answers 404
-		c.clock++
-		u.last = c.clock
-		if post {
-			u.active++
+	u, ok := c.live[id]
+	if !ok {
+		return nil
+	}
+	c.clock++
+	u.last = c.clock
+	if post {
+		u.active++
+		if u.timer != nil {
+			u.timer.Stop() // a POST in flight pauses the idle timeout
 		}
 	}
+	if deleting {
+		u.path.gone = true // no call is answered beside go-sdk from now on
+	}
+	return u
 }
 
 func (c *sessionCap) end(id string, post, deleted bool) {
@@ -148,10 +183,62 @@ func (c *sessionCap) end(id string, post, deleted bool) {
 	if u, ok := c.live[id]; ok {
 		if post && u.active > 0 {
 			u.active--
+			if u.active == 0 {
+				c.arm(id, u)
+			}
 		}
 		if deleted {
-			delete(c.live, id)
+			c.drop(id, u)
 		}
+	}
+}
+
+// settle starts the idle timeout of a new session once the POST that
+// opened it has ended, as go-sdk's starts it.
+func (c *sessionCap) settle(id string) {
+	c.mu.Lock()
+	u, ok := c.live[id]
+	if ok && u.active == 0 {
+		c.arm(id, u)
+	}
+	c.mu.Unlock()
+	if ok && c.path != nil {
+		c.path.session(c, u, id) // and forget it when go-sdk closes it
+	}
+}
+
+// arm (re)starts the idle timeout of the session, under c.mu.
+func (c *sessionCap) arm(id string, u *sessionUse) {
+	if c.idle <= 0 {
+		return
+	}
+	u.idleAt = time.Now().Add(c.idle)
+	if u.timer == nil {
+		u.timer = time.AfterFunc(c.idle, func() { c.expire(id, u) })
+	} else {
+		u.timer.Reset(c.idle)
+	}
+}
+
+// expire closes the session if it is still idle: a POST that began after
+// the timer fired, or a timeout restarted since, leaves it open.
+func (c *sessionCap) expire(id string, u *sessionUse) {
+	c.mu.Lock()
+	if c.live[id] != u || u.active > 0 || time.Now().Before(u.idleAt) {
+		c.mu.Unlock()
+		return
+	}
+	c.drop(id, u)
+	c.mu.Unlock()
+	c.close(&sessionVictim{id, u.user})
+}
+
+// drop forgets a session that is closed or closing, under c.mu.
+func (c *sessionCap) drop(id string, u *sessionUse) {
+	delete(c.live, id)
+	u.path.gone = true
+	if u.timer != nil {
+		u.timer.Stop()
 	}
 }
 
@@ -169,23 +256,29 @@ func (c *sessionCap) opened(id, user string) {
 	c.mu.Lock()
 	c.clock++
 	c.live[id] = &sessionUse{last: c.clock, user: user}
-	for len(c.live) > c.max {
+	for c.max > 0 && len(c.live) > c.max {
 		oldest := c.victim(id)
 		if oldest == "" {
 			break // every other session is busy: none is closed mid-call
 		}
 		victims = append(victims, &sessionVictim{oldest, c.live[oldest].user})
-		delete(c.live, oldest)
+		c.drop(oldest, c.live[oldest])
 	}
 	c.mu.Unlock()
 	for _, v := range victims {
-		r, err := http.NewRequest(http.MethodDelete, "/mcp", nil)
-		if err != nil {
-			continue // a constant URL: cannot happen
-		}
-		r.Header.Set("Mcp-Session-Id", v.id)
-		asSessionUser(c.next, v.user, r).ServeHTTP(discard{}, r)
+		c.close(v)
 	}
+}
+
+// close closes a session as its client would, with a DELETE to go-sdk's
+// handler.
+func (c *sessionCap) close(v *sessionVictim) {
+	r, err := http.NewRequest(http.MethodDelete, "/mcp", nil)
+	if err != nil {
+		return // a constant URL: cannot happen
+	}
+	r.Header.Set("Mcp-Session-Id", v.id)
+	asSessionUser(c.next, v.user, r).ServeHTTP(discard{}, r)
 }
 
 // asSessionUser returns next for a request of toolc's own, r, to the

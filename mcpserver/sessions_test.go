@@ -38,7 +38,7 @@ func TestSessionCapBusy(t *testing.T) {
 			<-release
 		}
 	})
-	c := newSessionCap(next, 2)
+	c := newSessionCap(next, 2, 0, nil)
 	do := func(method, id string) int {
 		r := httptest.NewRequest(method, "/mcp", nil)
 		if id != "" {

@@ -46,7 +46,7 @@ func newStdioTransport(ctx context.Context, in io.Reader, out io.Writer, m *task
 	w := &lockedWriter{w: out}
 	f := &stdioFilter{
 		in: bufio.NewReaderSize(in, 64<<10), out: w, batchIDs: map[any]bool{},
-		inflight: map[any]int{}, closed: make(chan struct{}),
+		inflight: map[any]int{}, sdkCancelled: map[any]bool{}, closed: make(chan struct{}), eofWait: StdioEOFWait,
 	}
 	w.onWrite = f.written
 	if m != nil {
@@ -64,6 +64,8 @@ type lockedWriter struct {
 	mu      sync.Mutex
 	w       io.Writer
 	onWrite func(line []byte) // sees go-sdk's lines, not the filter's
+	// before, if set, sees each of go-sdk's lines before it is written.
+	before func(line []byte)
 	// edit, if set, is what each of go-sdk's lines becomes before it is
 	// written (stdioTasks.edit); nil holds it back, for release.
 	edit func(line []byte) []byte
@@ -73,6 +75,9 @@ type lockedWriter struct {
 func (w *lockedWriter) Write(p []byte) (int, error) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
+	if w.before != nil {
+		w.before(p)
+	}
 	out := p
 	if w.edit != nil {
 		if out = w.edit(p); out == nil {
@@ -121,7 +126,8 @@ func (w *lockedWriter) Close() error { return nil }
 // stdioFilter is the io.Reader that go-sdk's transport decodes: the input
 // with every line that go-sdk would fail on taken out and answered.
 type stdioFilter struct {
-	tasks   *stdioTasks // nil: no Tasks extension
+	tasks   *stdioTasks  // nil: no Tasks extension
+	direct  *stdioDirect // nil: every line is go-sdk's (see stdiodirect.go)
 	in      *bufio.Reader
 	out     *lockedWriter
 	pending []byte // the rest of the current valid line, with its newline
@@ -135,6 +141,12 @@ type stdioFilter struct {
 	// a batch once it has negotiated 2025-06-18 or later.
 	batches bool
 	inited  bool
+	// initID is the id of the session's first initialize, and
+	// initAnswered whether go-sdk has written its answer: go-sdk handles
+	// the requests after an initialize once it has answered it, so the
+	// direct path, which could answer sooner, waits for that too.
+	initID       any
+	initAnswered bool
 
 	// inflight counts the requests handed to go-sdk and not answered
 	// yet, by ID. go-sdk fails every write once its reader has ended, so
@@ -142,22 +154,33 @@ type stdioFilter struct {
 	// that pipes its requests in and closes standard input still gets
 	// every answer, as it would from a server that reads no further ahead.
 	inflight map[any]int
-	idle     chan struct{} // closed when inflight empties, while the end waits
-	closed   chan struct{} // closed by Close: go-sdk is done with the session
-	once     sync.Once
+	// sdkCancelled are the requests of go-sdk's that a
+	// notifications/cancelled named before go-sdk answered them: go-sdk
+	// holds their ids until it does, which the direct path must not take.
+	sdkCancelled map[any]bool
+	idle         chan struct{} // closed when inflight empties, while the end waits
+	eofWait      time.Duration // StdioEOFWait, but in tests
+	closed       chan struct{} // closed by Close: go-sdk is done with the session
+	once         sync.Once
 }
 
 // Close ends a Read that holds back the end of the input: the session is
 // over (its context ended), and its answers are no longer wanted.
 func (f *stdioFilter) Close() error {
 	f.once.Do(func() { close(f.closed) })
+	if f.direct != nil {
+		f.direct.stop()
+	}
 	return nil
 }
 
 func (f *stdioFilter) Read(p []byte) (int, error) {
 	for len(f.pending) == 0 {
 		if f.err != nil {
-			f.awaitAnswers(StdioEOFWait)
+			f.awaitAnswers(f.eofWait)
+			if f.direct != nil {
+				f.direct.stop() // go-sdk's reader ends here
+			}
 			return 0, f.err
 		}
 		line, err := f.readLine()
@@ -171,6 +194,9 @@ func (f *stdioFilter) Read(p []byte) (int, error) {
 		if msg != nil {
 			f.answer(msg)
 			continue
+		}
+		if pass == nil {
+			continue // the direct path's, or dropped
 		}
 		f.pending = append(pass, '\n')
 	}
@@ -223,17 +249,24 @@ func (f *stdioFilter) track(msg jsonrpc.Message) {
 	f.cancelled(req)
 }
 
-// cancelled forgets the request that a notifications/cancelled names;
-// f.mu is held.
+// cancelled forgets the request that a notifications/cancelled names,
+// and cancels it if it is the direct path's; f.mu is held.
 func (f *stdioFilter) cancelled(req *jsonrpc.Request) {
 	if req.Method != "notifications/cancelled" {
 		return
+	}
+	if f.direct != nil {
+		f.direct.cancel(req)
 	}
 	var p struct {
 		RequestID any `json:"requestId"`
 	}
 	if json.Unmarshal(req.Params, &p) == nil {
-		f.settle(normalID(p.RequestID))
+		id := normalID(p.RequestID)
+		if f.direct != nil && f.inflight[id] > 0 && !f.direct.busy(id) {
+			f.sdkCancelled[id] = true
+		}
+		f.settle(id)
 	}
 }
 
@@ -277,7 +310,7 @@ func (f *stdioFilter) written(line []byte) {
 		}
 		f.mu.Unlock()
 	} else {
-		msg, err := jsonrpc.DecodeMessage(line)
+		msg, err := decodeMessage(line)
 		resp, ok := msg.(*jsonrpc.Response)
 		if err != nil || !ok {
 			return // a request or notification of the server's
@@ -287,7 +320,30 @@ func (f *stdioFilter) written(line []byte) {
 	f.mu.Lock()
 	for _, id := range ids {
 		f.settle(id)
+		delete(f.sdkCancelled, id)
 	}
+	f.mu.Unlock()
+}
+
+// initAnswer notes go-sdk's answer to the session's initialize, as it
+// is written: the direct path, which waits for it, may answer once it is
+// on its way out (its own lines queue behind it, for the writer's lock).
+func (f *stdioFilter) initAnswer(line []byte) {
+	f.mu.Lock()
+	waiting, initID := f.inited && !f.initAnswered, f.initID
+	f.mu.Unlock()
+	if !waiting {
+		return
+	}
+	var m struct {
+		ID     any              `json:"id"`
+		Method *json.RawMessage `json:"method"`
+	}
+	if json.Unmarshal(line, &m) != nil || m.Method != nil || normalID(m.ID) != initID {
+		return
+	}
+	f.mu.Lock()
+	f.initAnswered = true
 	f.mu.Unlock()
 }
 
@@ -347,7 +403,7 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 		return rpcError(idOf(line), code, problem), nil
 	}
 	if line[0] != '[' {
-		msg, err := jsonrpc.DecodeMessage(line)
+		msg, err := decodeMessage(line)
 		if err != nil {
 			return rpcError(idOf(line), -32600, "Invalid Request: "+err.Error()), nil
 		}
@@ -357,9 +413,22 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 			// the id is the other request's.
 			return rpcError(nil, -32600, fmt.Sprintf("Invalid Request: request ID %v is in use by a request in flight", req.ID.Raw())), nil
 		}
+		if req, ok := msg.(*jsonrpc.Request); ok && req.IsCall() && f.direct != nil && f.direct.busy(req.ID.Raw()) {
+			// The id of a call of the direct path's that was cancelled
+			// and has not answered: go-sdk drops such a request
+			// unanswered (its jsonrpc2 holds the id until the answer).
+			return nil, nil
+		}
 		if req, ok := msg.(*jsonrpc.Request); ok && f.tasks != nil {
 			if answer, ok := f.tasks.request(req, line); ok {
 				return answer, nil
+			}
+		}
+		if req, ok := msg.(*jsonrpc.Request); ok && f.direct != nil {
+			if c, ok := f.direct.accept(req); ok && !f.sdkHolds(req.ID.Raw()) {
+				f.track(msg)
+				f.direct.start(c)
+				return nil, nil
 			}
 		}
 		f.note(msg)
@@ -381,7 +450,7 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 	)
 	seen := map[any]bool{}
 	for _, raw := range elems {
-		msg, err := jsonrpc.DecodeMessage(raw)
+		msg, err := decodeMessage(raw)
 		if err != nil {
 			return rpcError(nil, -32600, "Invalid Request: a message of the batch: "+err.Error()), nil
 		}
@@ -389,8 +458,13 @@ func (f *stdioFilter) check(line []byte) (answer, pass []byte) {
 		switch {
 		case ok && req.IsCall():
 			id := req.ID.Raw()
-			if seen[id] || f.batchIDs[id] || f.inflight[id] > 0 {
+			// A cancelled call of the direct path's that has not
+			// answered holds its id, as go-sdk's do.
+			if seen[id] || f.batchIDs[id] || f.inflight[id] > 0 || f.direct != nil && f.direct.busy(id) {
 				return rpcError(nil, -32600, fmt.Sprintf("Invalid Request: request ID %v is in use", id)), nil
+			}
+			if req.Method == "logging/setLevel" && f.direct != nil {
+				f.direct.levelSet.Store(true)
 			}
 			seen[id] = true
 			ids = append(ids, id)
@@ -432,9 +506,13 @@ func (f *stdioFilter) inUse(id any) bool {
 
 // note follows initialize: go-sdk takes batches only in the revisions
 // before 2025-06-18, and serves its latest revision to a client that asks
-// for one it does not know.
+// for one it does not know; and a logging/setLevel, after which the direct
+// path leaves the session's calls to go-sdk.
 func (f *stdioFilter) note(msg jsonrpc.Message) {
 	req, ok := msg.(*jsonrpc.Request)
+	if ok && req.Method == "logging/setLevel" && f.direct != nil {
+		f.direct.levelSet.Store(true)
+	}
 	if !ok || req.Method != "initialize" {
 		return
 	}
@@ -443,9 +521,20 @@ func (f *stdioFilter) note(msg jsonrpc.Message) {
 	}
 	_ = json.Unmarshal(req.Params, &p)
 	f.mu.Lock()
+	if !f.inited {
+		f.initID = req.ID.Raw()
+	}
 	f.inited = true
 	f.batches = p.ProtocolVersion == "2024-11-05" || p.ProtocolVersion == "2025-03-26"
 	f.mu.Unlock()
+}
+
+// sdkHolds reports whether go-sdk may still hold a request with the id:
+// one it was handed, that was cancelled, and that it has not answered.
+func (f *stdioFilter) sdkHolds(id any) bool {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return f.sdkCancelled[id]
 }
 
 func (f *stdioFilter) answer(msg []byte) { f.out.answer(msg) }

@@ -27,6 +27,7 @@ import (
 	"os"
 	"os/signal"
 	"path/filepath"
+	"runtime/pprof"
 	"syscall"
 
 	mcpgo "github.com/mark3labs/mcp-go/mcp"
@@ -45,9 +46,22 @@ func main() {
 	addr := flag.String("http", "", "serve Streamable HTTP on this address (127.0.0.1:0 picks a port)")
 	stdio := flag.Bool("stdio", false, "serve stdio")
 	catFile := flag.String("catalog", "", "for -server toolc: the catalog of bench/serving/testdata/weather, from toolc build")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
+	if *cpuProfile != "" {
+		f, err := os.Create(*cpuProfile)
+		if err == nil {
+			err = pprof.StartCPUProfile(f)
+		}
+		if err != nil {
+			fmt.Fprintln(os.Stderr, "mcppeer:", err)
+			os.Exit(1)
+		}
+		defer f.Close()
+		defer pprof.StopCPUProfile()
+	}
 	if err := run(ctx, *server, *addr, *stdio, *catFile); err != nil {
 		fmt.Fprintln(os.Stderr, "mcppeer:", err)
 		os.Exit(1)
