@@ -130,6 +130,12 @@ func readMCPBody(w http.ResponseWriter, r *http.Request) (body []byte, ok bool) 
 // brackets take minutes and gigabytes.
 const maxMCPDepth = 64
 
+// sdkMaxDepth is the nesting go-sdk's decoder refuses a message past
+// (internal/json's defaultMaxDepth), with a plain-text 400 rather than a
+// JSON-RPC error: the arguments of a tools/call or a prompts/get, which
+// the scanner skips, are refused here first, as invalid params.
+const sdkMaxDepth = 1000
+
 // ambiguousKey finds what makes a JSON-RPC message (or a batch of them)
 // mean different things to different readers, and says what, with the
 // JSON-RPC code of the answer: a key that an object repeats anywhere
@@ -181,6 +187,9 @@ func findAmbiguous(data []byte) (problem string, inParams, ok bool) {
 			switch tok {
 			case json.Delim('{'), json.Delim('['):
 				top.depth++
+				if len(stack)-1+top.depth > sdkMaxDepth {
+					return fmt.Sprintf("the message is nested more than %d levels deep, in %s", sdkMaxDepth, strings.TrimLeft(top.path, "[].")), true, true
+				}
 			case json.Delim('}'), json.Delim(']'):
 				top.depth--
 			}
@@ -329,7 +338,9 @@ func (s *plainScan) object(kind objectKind, depth int) bool {
 				return false
 			}
 		case kind == paramsObject && string(key) == "arguments" && (c == '{' || c == '['):
-			s.skip()
+			if !s.skip() {
+				return false
+			}
 		default:
 			if !s.value(depth) {
 				return false
@@ -401,8 +412,10 @@ func (s *plainScan) str() {
 	}
 }
 
-// skip moves past the object or array at s.i.
-func (s *plainScan) skip() {
+// skip moves past the arguments object or array at s.i; false when they
+// nest past sdkMaxDepth, counting the message and its params, which
+// findAmbiguous refuses.
+func (s *plainScan) skip() bool {
 	depth := 0
 	for s.i < len(s.data) {
 		switch s.data[s.i] {
@@ -410,15 +423,18 @@ func (s *plainScan) skip() {
 			s.str()
 			continue
 		case '{', '[':
-			depth++
+			if depth++; 2+depth > sdkMaxDepth {
+				return false
+			}
 		case '}', ']':
 			depth--
 		}
 		s.i++
 		if depth == 0 {
-			return
+			return true
 		}
 	}
+	return true
 }
 
 // foldKey is a key as encoding/json matches it to a field: each letter

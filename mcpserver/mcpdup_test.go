@@ -80,4 +80,19 @@ func TestMCPDuplicateKeys(t *testing.T) {
 	if r.Status != 400 || !strings.Contains(r.Body, "nested more than 64 levels") {
 		t.Errorf("deep nesting: %d %.200s", r.Status, r.Body)
 	}
+	// Inside the arguments, which the scanner skips, past the 1000 levels
+	// that go-sdk's decoder takes (counting the message's and params'
+	// own): invalid params, where go-sdk answered a plain-text 400.
+	for _, tc := range []struct {
+		depth   int
+		refused bool
+	}{{1000, false}, {1001, true}, {100000, true}} {
+		n := tc.depth - 3 // the message, params and arguments objects
+		args := `{"a":` + strings.Repeat("[", n) + strings.Repeat("]", n) + `}`
+		r = runtimetest.Do(t, "POST", ts.URL+"/mcp", `{"jsonrpc":"2.0","id":9,"method":"tools/call","params":{"name":"`+add+`","arguments":`+args+`}}`, legacy)
+		refused := r.Status == 400 && strings.Contains(r.Body, `"code":-32602`) && strings.Contains(r.Body, "nested more than 1000 levels deep, in params.arguments")
+		if refused != tc.refused || strings.Contains(r.Body, "malformed payload") {
+			t.Errorf("arguments nested %d deep in all: %d %.200s; want refused %v, with a JSON-RPC error", tc.depth, r.Status, r.Body, tc.refused)
+		}
+	}
 }
