@@ -259,6 +259,11 @@ func (e *entries) readDir(ctx context.Context, _ *mcp.ServerSession, p *readDirP
 	if len(idx.skills) == 0 && !e.declaredSkills {
 		return nil, noSkills(methodReadDir)
 	}
+	if p.Cursor != "" {
+		// One page holds any directory: a skill has at most
+		// skilldir.MaxFiles files. A cursor is then none the server made.
+		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("invalid cursor: this server answers a directory in one page (a skill holds at most %d files) and makes no cursor; send none", skilldir.MaxFiles)}
+	}
 	notDir := &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%s is not a directory resource of this server", quoteURI(p.URI))}
 	ss, dir, ok := idx.skillOf(strings.TrimSuffix(p.URI, "/"))
 	if !ok || !mayRead(ctx, ss) {

@@ -10,6 +10,7 @@ import (
 	"path/filepath"
 	"reflect"
 	"slices"
+	"strings"
 	"testing"
 	"time"
 
@@ -169,6 +170,15 @@ func TestSkills(t *testing.T) {
 		r := rpc2026(t, url, tc.method, params("uri", tc.uri))
 		if r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams {
 			t.Errorf("%s %s = %+v %+v, want -32602", tc.method, tc.uri, r.Result, r.Error)
+		}
+	}
+
+	// A directory is one page: the server makes no cursor, so any cursor
+	// is refused rather than read as none.
+	for _, cursor := range []string{"junk", skillCursor("skill://pdf-processing/SKILL.md"), strings.Repeat("A", 1<<20)} {
+		r := rpc2026(t, url, "resources/directory/read", params("uri", "skill://pdf-processing", "cursor", cursor))
+		if r.Error == nil || r.Error.Code != jsonrpc.CodeInvalidParams || !strings.Contains(r.Error.Message, "invalid cursor") {
+			t.Errorf("resources/directory/read with cursor %.40q = %.200v %+v, want -32602", cursor, r.Result, r.Error)
 		}
 	}
 
