@@ -419,6 +419,22 @@ func (idx *entryIndex) lookup(uri string) (*servedResource, uritemplate.Values) 
 	return nil, nil
 }
 
+// maxURI bounds the URI of a resources/read or a subscription. Matching a
+// URI against a template (the uritemplate library go-sdk matches with)
+// costs about 2 µs a byte: a 4 MiB URI, which a request may carry, held a
+// core for 17 s. No resource's URI comes near the bound; a path that a
+// {+path} carries is at most 4 KiB on Linux.
+const maxURI = 8 << 10
+
+// checkURILength refuses a URI over maxURI: invalid params (-32602), as
+// "Resource not found" is, with the reason.
+func checkURILength(uri string) error {
+	if len(uri) <= maxURI {
+		return nil
+	}
+	return &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("Resource not found: the URI %s is %d bytes, over the %d that a resource's URI may have", quoteURI(uri), len(uri), maxURI)}
+}
+
 // handled says whether a handler reads uri: its contents change when the
 // handler's data does, with no notifications/resources/updated.
 func (e *entries) handled(uri string) bool {
@@ -601,6 +617,73 @@ func (e *entries) subscribe(ctx context.Context, req *mcp.SubscribeRequest) erro
 }
 
 func (e *entries) unsubscribe(context.Context, *mcp.UnsubscribeRequest) error { return nil }
+
+// notifiable reports whether a reload may tell the subscribers of uri:
+// a resource's own URI, or a skill's SKILL.md. A template's URI, or a
+// file of a skill, is never told (a handler's data changes with no
+// notice; a skill's SKILL.md is told of every edit of the skill).
+func (idx *entryIndex) notifiable(uri string) bool {
+	if idx.resources[uri] != nil {
+		return true
+	}
+	ss, file, ok := idx.skillOf(uri)
+	return ok && ss.sk.Root()+"/"+file == ss.sk.URI()
+}
+
+// keepSubscriptions is MCP middleware that keeps go-sdk's table of
+// subscribers to the URIs that sync may tell of, of which the catalog
+// has a fixed number. go-sdk keeps every URI that a subscribe accepts,
+// and keeps the URI even after its session ends, so subscriptions to
+// the URIs a template matches (any number of them, each as long as a
+// request) grew the server's memory without bound: 2,000 subscriptions
+// of 8 KiB URIs held 16 MiB after their session closed. Such a
+// subscription is accepted (the URI exists) and not kept, as nothing
+// would be sent to it. A 2026-07-28 subscriptions/listen names its URIs
+// in one request: they are deduplicated, and the server agrees (in its
+// acknowledgement) only to those it can tell of.
+func (e *entries) keepSubscriptions(next mcp.MethodHandler) mcp.MethodHandler {
+	return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
+		switch r := req.(type) {
+		case *mcp.SubscribeRequest:
+			if r.Params != nil && !e.idx.Load().notifiable(r.Params.URI) {
+				if err := e.subscribe(ctx, r); err != nil {
+					return nil, err
+				}
+				return &mcp.ResultBase{}, nil
+			}
+		case *mcp.SubscriptionsListenRequest:
+			if r.Params == nil || r.Params.Notifications == nil || len(r.Params.Notifications.ResourceSubscriptions) == 0 {
+				break
+			}
+			idx := e.idx.Load()
+			n := *r.Params.Notifications
+			n.ResourceSubscriptions = nil
+			seen := map[string]bool{}
+			for _, uri := range r.Params.Notifications.ResourceSubscriptions {
+				if seen[uri] {
+					continue
+				}
+				if err := checkURILength(uri); err != nil {
+					return nil, err
+				}
+				seen[uri] = true
+				if idx.notifiable(uri) {
+					n.ResourceSubscriptions = append(n.ResourceSubscriptions, uri)
+					continue
+				}
+				// Not kept; still, a URI the server does not serve is
+				// "Resource not found", as go-sdk's subscribe answers.
+				if err := e.subscribe(ctx, &mcp.SubscribeRequest{Session: r.Session, Extra: r.Extra, Params: &mcp.SubscribeParams{URI: uri}}); err != nil {
+					return nil, err
+				}
+			}
+			p := *r.Params
+			p.Notifications = &n
+			r.Params = &p
+		}
+		return next(ctx, method, req)
+	}
+}
 
 // filterLists is MCP middleware for OAuth callers: the prompt and
 // resource lists hold only what the caller's token may see.

@@ -245,6 +245,22 @@ func rejectLongNames(next mcp.MethodHandler) mcp.MethodHandler {
 		if call, ok := req.(*mcp.CallToolRequest); ok && call.Params != nil && len(call.Params.Name) > runtime.MaxCallName {
 			return nil, &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: fmt.Sprintf("%v %s", runtime.ErrUnknownTool, runtime.QuoteName(call.Params.Name))}
 		}
+		// A URI past the bound is no resource's, and is refused before a
+		// template is matched against it (see maxURI).
+		var uri string
+		switch r := req.(type) {
+		case *mcp.ReadResourceRequest:
+			if r.Params != nil {
+				uri = r.Params.URI
+			}
+		case *mcp.SubscribeRequest:
+			if r.Params != nil {
+				uri = r.Params.URI
+			}
+		}
+		if err := checkURILength(uri); err != nil {
+			return nil, err
+		}
 		return next(ctx, method, req)
 	}
 }
@@ -340,7 +356,7 @@ func New(rt *runtime.Runtime, opts Options) *Server {
 	// span too. A list gets its tools' execution after the caller's
 	// scopes filter it, and a hidden tool is refused before it could start
 	// a task.
-	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(rt, ents, opts.Declared, opts.Tasks != nil), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists, withCaller)
+	srv.AddReceivingMiddleware(traceCalls(rt), rejectUnserved(rt, ents, opts.Declared, opts.Tasks != nil), s.listExecution, scopeFilter(rt), explainWithheld(rt), s.taskCalls, ents.filterLists, ents.keepSubscriptions, withCaller)
 	ents.registerSkills(srv)
 	srv.AddReceivingMiddleware(s.callDeferred)
 	ents.srv = srv

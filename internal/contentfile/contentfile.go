@@ -13,6 +13,9 @@ import (
 	"os"
 	"path"
 	"strings"
+	"syscall"
+
+	"github.com/toolc/toolc/internal/inputfile"
 )
 
 // MaxSize is the largest file a contract may serve: a resource or a
@@ -59,7 +62,19 @@ func open(dir, name string) (*os.File, fs.FileInfo, error) {
 		return nil, nil, fmt.Errorf("opening the contract's directory: %v", err)
 	}
 	defer root.Close()
-	f, err := root.Open(path.Clean(name))
+	// A FIFO blocks the open until something writes to it, for ever if
+	// nothing does (a content file replaced by one while serving): the
+	// name is checked before it is opened, and it is opened with
+	// O_NONBLOCK, so that one swapped in between cannot block either; the
+	// open file is checked again below.
+	st, err := root.Stat(path.Clean(name))
+	if err == nil && !st.Mode().IsRegular() {
+		return nil, nil, notRegular(name, st.Mode())
+	}
+	var file *os.File
+	if err == nil {
+		file, err = root.OpenFile(path.Clean(name), os.O_RDONLY|syscall.O_NONBLOCK, 0)
+	}
 	if err != nil {
 		var pe *fs.PathError
 		switch {
@@ -70,20 +85,24 @@ func open(dir, name string) (*os.File, fs.FileInfo, error) {
 		}
 		return nil, nil, fmt.Errorf("file %s: %v", name, err)
 	}
-	info, err := f.Stat()
+	info, err := file.Stat()
 	if err != nil {
-		f.Close()
+		file.Close()
 		return nil, nil, fmt.Errorf("file %s: %v", name, err)
 	}
 	if !info.Mode().IsRegular() {
-		f.Close()
-		return nil, nil, fmt.Errorf("%s is not a regular file", name)
+		file.Close()
+		return nil, nil, notRegular(name, info.Mode())
 	}
 	if info.Size() > MaxSize {
-		f.Close()
+		file.Close()
 		return nil, nil, tooLarge(name, info.Size())
 	}
-	return f, info, nil
+	return file, info, nil
+}
+
+func notRegular(name string, mode fs.FileMode) error {
+	return &inputfile.NotRegularError{Name: name, Mode: mode}
 }
 
 // checkPath refuses a path that is not relative and slash-separated below
