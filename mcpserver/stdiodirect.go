@@ -184,9 +184,20 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 func (d *stdioDirect) start(c stdioCall) {
 	ctx, cancel := context.WithCancel(d.ctx)
 	d.mu.Lock()
+	if d.ctx.Err() != nil {
+		// The session is over (a line read as it closed): go-sdk
+		// answers nothing now, and ServeStdio may be waiting for the
+		// path's calls already.
+		d.mu.Unlock()
+		cancel()
+		d.f.mu.Lock()
+		d.f.settle(c.id.Raw())
+		d.f.mu.Unlock()
+		return
+	}
 	d.running[c.id.Raw()] = cancel
-	d.mu.Unlock()
 	d.wg.Add(1)
+	d.mu.Unlock()
 	go func() {
 		defer d.wg.Done()
 		defer cancel()
@@ -270,7 +281,11 @@ func (d *stdioDirect) cancel(req *jsonrpc.Request) {
 
 // stop ends the path with go-sdk's reader: the calls running are
 // cancelled, and their answers dropped.
-func (d *stdioDirect) stop() { d.end() }
+func (d *stdioDirect) stop() {
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	d.end() // under mu: no call starts after it, for wait
+}
 
 // wait waits for the path's calls to end.
 func (d *stdioDirect) wait() { d.wg.Wait() }

@@ -353,9 +353,10 @@ func FuzzStdioDirect(f *testing.F) {
 		steps := []stdioStep{first, {line, nil}, call(`"fuzz-last"`, `{"jsonrpc":"2.0","id":"fuzz-last","method":"ping"}`)}
 		// A request that go-sdk never answers (one of a batch that reuses
 		// an id, say) holds the end of the input for a while, on either
-		// path; the calls here answer at once.
-		got, _ := stdioRun(t, rt, srv, d, steps, true, time.Second)
-		want, _ := stdioRun(t, rt, srv, d, steps, false, time.Second)
+		// path; the calls here answer at once, well within it even
+		// under the race detector on a loaded machine.
+		got, _ := stdioRun(t, rt, srv, d, steps, true, 5*time.Second)
+		want, _ := stdioRun(t, rt, srv, d, steps, false, 5*time.Second)
 		slices.Sort(got)
 		slices.Sort(want)
 		if !slices.Equal(got, want) {
