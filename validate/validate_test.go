@@ -3,6 +3,7 @@ package validate
 import (
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -826,5 +827,46 @@ func TestValidateJSON(t *testing.T) {
 	}
 	if _, err := v.Validate([]byte(`{"query":{"a":` + deep(31) + `}}`)); err != nil {
 		t.Errorf("32 levels: %v", err)
+	}
+}
+
+// TestManyUnknownFields: past maxUnknown, unknown fields are counted, not
+// named. Each named one was held against those named before, and named in
+// the message: 40,000 unknown fields took 2 s to refuse (a 4 MiB request
+// minutes) and made a message of 950 KB.
+func TestManyUnknownFields(t *testing.T) {
+	weather := mustNewValidator(t, valWeatherRequest())
+	for _, n := range []int{maxUnknown, maxUnknown + 1, 40000} {
+		var b strings.Builder
+		b.WriteString(`{"city":"Berlin"`)
+		var want []string
+		for i := range n {
+			fmt.Fprintf(&b, `,"zz%d":1`, i)
+			switch {
+			case i == 0:
+				want = append(want, `unknown field "zz0"; the fields are "city", "days", "unit" and "hours"`)
+			case i < maxUnknown:
+				want = append(want, fmt.Sprintf(`unknown field "zz%d"`, i))
+			}
+		}
+		b.WriteString(`}`)
+		if n > maxUnknown {
+			want = append(want, fmt.Sprintf("%d more fields are unknown", n-maxUnknown))
+		}
+		_, err := weather.Validate([]byte(b.String()))
+		var ve *ValidationError
+		if !errors.As(err, &ve) {
+			t.Fatalf("%d unknown fields: %v", n, err)
+		}
+		var got []string
+		for _, p := range ve.Problems {
+			got = append(got, p.Message)
+		}
+		if !slices.Equal(got, want) {
+			t.Errorf("%d unknown fields: problems\n%q\nwant\n%q", n, got, want)
+		}
+		if text := strings.Join(want, "; "); ve.Error() != text {
+			t.Errorf("%d unknown fields: message\n%s\nwant\n%s", n, ve.Error(), text)
+		}
 	}
 }
