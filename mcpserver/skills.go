@@ -110,6 +110,13 @@ func (e *entries) readSkill(ss *servedSkill) (*skilldir.Skill, error) {
 	return skilldir.Read(filepath.Join(e.dir, filepath.FromSlash(ss.svc.Dir)), ss.sk.Dir)
 }
 
+// listSkill lists a served skill's files as they are now, without reading
+// them: a read of one file, or of a directory, should not cost reading and
+// digesting the whole skill (up to 16 MiB for each small request).
+func (e *entries) listSkill(ss *servedSkill) ([]skilldir.File, error) {
+	return skilldir.List(filepath.Join(e.dir, filepath.FromSlash(ss.svc.Dir)), ss.sk.Dir)
+}
+
 // entryOf is a skill's entry of skills/list and skills/get.
 func entryOf(ss *servedSkill, sk *skilldir.Skill) skillEntry {
 	out := skillEntry{URI: ss.sk.URI(), Frontmatter: sk.Frontmatter, Resources: make([]skillResource, 0, len(sk.Files))}
@@ -269,7 +276,7 @@ func (e *entries) readDir(ctx context.Context, _ *mcp.ServerSession, p *readDirP
 	if !ok || !mayRead(ctx, ss) {
 		return nil, notDir
 	}
-	sk, err := e.readSkill(ss)
+	files, err := e.listSkill(ss)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("skill %s: %v", ss.sk.Name, err)}
 	}
@@ -280,7 +287,7 @@ func (e *entries) readDir(ctx context.Context, _ *mcp.ServerSession, p *readDirP
 	out := &readDirResult{ResultType: "complete", Resources: []*mcp.Resource{}}
 	seen := map[string]bool{}
 	found := dir == ""
-	for _, f := range sk.Files {
+	for _, f := range files {
 		rest, ok := strings.CutPrefix(f.Path, prefix)
 		if !ok {
 			continue
@@ -319,12 +326,12 @@ func fileMIME(name string) string {
 // else a blob.
 func (e *entries) readSkillFile(ss *servedSkill, uri, file string) (*mcp.ReadResourceResult, error) {
 	notFound := mcp.ResourceNotFoundError(uri)
-	sk, err := e.readSkill(ss)
+	files, err := e.listSkill(ss)
 	if err != nil {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: fmt.Sprintf("skill %s: %v", ss.sk.Name, err)}
 	}
 	// Only a file the skill's entry lists: what skills/get would describe.
-	if !slices.ContainsFunc(sk.Files, func(f skilldir.File) bool { return f.Path == file }) {
+	if !slices.ContainsFunc(files, func(f skilldir.File) bool { return f.Path == file }) {
 		return nil, notFound
 	}
 	data, err := contentfile.Read(filepath.Join(e.dir, filepath.FromSlash(ss.svc.Dir)), path.Join(ss.sk.Dir, file))

@@ -72,34 +72,8 @@ func CheckName(name string) error {
 // Read reads the skill in directory dir, relative to base (the contract's
 // directory) and slash-separated.
 func Read(base, dir string) (*Skill, error) {
-	if !fs.ValidPath(path.Clean(dir)) || path.Clean(dir) == "." {
-		return nil, fmt.Errorf("skill directory %q must be a slash-separated path below the contract's directory; a skill lives beside the contract", dir)
-	}
-	root, err := os.OpenRoot(base)
+	paths, err := walk(base, dir)
 	if err != nil {
-		return nil, fmt.Errorf("opening the contract's directory: %v", err)
-	}
-	defer root.Close()
-	var paths []string
-	err = fs.WalkDir(root.FS(), path.Clean(dir), func(p string, d fs.DirEntry, err error) error {
-		switch {
-		case err != nil:
-			return err
-		case d.IsDir():
-			return nil
-		case !d.Type().IsRegular():
-			return fmt.Errorf("%s is not a regular file; a skill's files are served as they are, so a symbolic link or a device is refused", p)
-		}
-		if len(paths) == MaxFiles {
-			return fmt.Errorf("skill directory %s holds more than %d files, the most a host must accept", dir, MaxFiles)
-		}
-		paths = append(paths, p)
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, fmt.Errorf("skill directory %s does not exist beside the contract", dir)
-		}
 		return nil, err
 	}
 	prefix := path.Clean(dir) + "/"
@@ -141,6 +115,87 @@ func Read(base, dir string) (*Skill, error) {
 		return nil, fmt.Errorf("%s/%s: the frontmatter has no description", path.Clean(dir), Manifest)
 	}
 	return sk, nil
+}
+
+// List lists the files of the skill in directory dir, relative to base,
+// as Read does, with their sizes and no digests, without reading them:
+// what a read of one file, or of a directory, needs to know, for the
+// cost of a directory walk rather than of reading and digesting up to
+// MaxTotal bytes. The limits hold by the files' sizes.
+func List(base, dir string) ([]File, error) {
+	paths, err := walk(base, dir)
+	if err != nil {
+		return nil, err
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, fmt.Errorf("opening the contract's directory: %v", err)
+	}
+	defer root.Close()
+	prefix := path.Clean(dir) + "/"
+	var files []File
+	var total int64
+	manifest := false
+	for _, p := range paths {
+		info, err := root.Lstat(p)
+		if err != nil {
+			return nil, err
+		}
+		if !info.Mode().IsRegular() {
+			return nil, fmt.Errorf("%s is not a regular file; a skill's files are served as they are, so a symbolic link or a device is refused", p)
+		}
+		if total += info.Size(); total > MaxTotal {
+			return nil, fmt.Errorf("skill directory %s holds more than %d MiB, the most a host must accept", dir, MaxTotal>>20)
+		}
+		f := File{Path: p[len(prefix):], Size: info.Size()}
+		if f.Path == Manifest {
+			manifest = true
+			files = append([]File{f}, files...)
+			continue
+		}
+		files = append(files, f)
+	}
+	if !manifest {
+		return nil, fmt.Errorf("skill directory %s has no %s at its root", dir, Manifest)
+	}
+	return files, nil
+}
+
+// walk returns the paths of the files of the skill in directory dir,
+// relative to base, in lexical order: only regular files, at most
+// MaxFiles of them.
+func walk(base, dir string) ([]string, error) {
+	if !fs.ValidPath(path.Clean(dir)) || path.Clean(dir) == "." {
+		return nil, fmt.Errorf("skill directory %q must be a slash-separated path below the contract's directory; a skill lives beside the contract", dir)
+	}
+	root, err := os.OpenRoot(base)
+	if err != nil {
+		return nil, fmt.Errorf("opening the contract's directory: %v", err)
+	}
+	defer root.Close()
+	var paths []string
+	err = fs.WalkDir(root.FS(), path.Clean(dir), func(p string, d fs.DirEntry, err error) error {
+		switch {
+		case err != nil:
+			return err
+		case d.IsDir():
+			return nil
+		case !d.Type().IsRegular():
+			return fmt.Errorf("%s is not a regular file; a skill's files are served as they are, so a symbolic link or a device is refused", p)
+		}
+		if len(paths) == MaxFiles {
+			return fmt.Errorf("skill directory %s holds more than %d files, the most a host must accept", dir, MaxFiles)
+		}
+		paths = append(paths, p)
+		return nil
+	})
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, fmt.Errorf("skill directory %s does not exist beside the contract", dir)
+		}
+		return nil, err
+	}
+	return paths, nil
 }
 
 // Describe reads only the SKILL.md of the skill in directory dir,

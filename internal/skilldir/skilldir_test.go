@@ -49,6 +49,18 @@ func TestRead(t *testing.T) {
 	if sk.Files[1].Digest != "sha256:ca978112ca1bbdcafac231b39a23dc4da786eff8147c4e72b9807785afee48bb" {
 		t.Errorf("digest of a.txt %s", sk.Files[1].Digest)
 	}
+	// List lists the same files, with their sizes and no digests.
+	files, err := List(base, "skills/pdf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var listed []string
+	for _, f := range files {
+		listed = append(listed, fmt.Sprintf("%s %d %q", f.Path, f.Size, f.Digest))
+	}
+	if got, want := strings.Join(listed, ", "), fmt.Sprintf(`SKILL.md %d "", a.txt 1 "", b/x.md 1 ""`, len(manifest)); got != want {
+		t.Errorf("List = %s, want %s", got, want)
+	}
 }
 
 func TestReadRefuses(t *testing.T) {
@@ -58,37 +70,40 @@ func TestReadRefuses(t *testing.T) {
 		name  string
 		setup func(t *testing.T, base string)
 		want  string
+		// frontmatter: a problem of SKILL.md's frontmatter, which List,
+		// reading no file, does not see.
+		frontmatter bool
 	}{
-		{"no SKILL.md", func(t *testing.T, base string) { write(t, base, map[string]string{"skills/pdf/x.md": "x"}) }, "has no SKILL.md"},
+		{"no SKILL.md", func(t *testing.T, base string) { write(t, base, map[string]string{"skills/pdf/x.md": "x"}) }, "has no SKILL.md", false},
 		{"a symbolic link out", func(t *testing.T, base string) {
 			write(t, base, map[string]string{"skills/pdf/SKILL.md": manifest})
 			if err := os.Symlink(filepath.Join(outside, "secret.md"), filepath.Join(base, "skills/pdf/secret.md")); err != nil {
 				t.Fatal(err)
 			}
-		}, "is not a regular file"},
+		}, "is not a regular file", false},
 		{"a directory linked out", func(t *testing.T, base string) {
 			os.MkdirAll(filepath.Join(base, "skills"), 0o755)
 			if err := os.Symlink(outside, filepath.Join(base, "skills/pdf")); err != nil {
 				t.Fatal(err)
 			}
-		}, "pdf"},
+		}, "pdf", false},
 		{"too many files", func(t *testing.T, base string) {
 			files := map[string]string{"skills/pdf/SKILL.md": manifest}
 			for i := range MaxFiles {
 				files[fmt.Sprintf("skills/pdf/f%d", i)] = "x"
 			}
 			write(t, base, files)
-		}, "more than 512 files"},
+		}, "more than 512 files", false},
 		{"too large", func(t *testing.T, base string) {
 			files := map[string]string{"skills/pdf/SKILL.md": manifest}
 			for i := range 5 {
 				files[fmt.Sprintf("skills/pdf/f%d", i)] = strings.Repeat("x", 4<<20)
 			}
 			write(t, base, files)
-		}, "more than 16 MiB"},
+		}, "more than 16 MiB", false},
 		{"an alias", func(t *testing.T, base string) {
 			write(t, base, map[string]string{"skills/pdf/SKILL.md": "---\nname: &n pdf\ndescription: *n\n---\n"})
-		}, "alias"},
+		}, "alias", true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			base := t.TempDir()
@@ -96,6 +111,9 @@ func TestReadRefuses(t *testing.T) {
 			_, err := Read(base, "skills/pdf")
 			if err == nil || !strings.Contains(err.Error(), tc.want) {
 				t.Errorf("Read = %v, want an error saying %q", err, tc.want)
+			}
+			if _, err := List(base, "skills/pdf"); !tc.frontmatter && (err == nil || !strings.Contains(err.Error(), tc.want)) {
+				t.Errorf("List = %v, want an error saying %q", err, tc.want)
 			}
 		})
 	}
