@@ -674,7 +674,7 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 	pkgs := map[string]string{}
 	ins := map[string]inputs{}
 	var toBuild []*catalog.Service
-	var unchanged []string
+	var unchanged, gone []string
 	for _, svc := range next.Services {
 		if svc.Upstream != nil {
 			continue // an upstream server serves it: nothing to build
@@ -685,6 +685,16 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 		if h != nil && !c.handlers[svc.Name] && d.pkgs[svc.Name] == pkg {
 			continue
 		}
+		if _, err := os.Stat(pkg); h != nil && d.pkgs[svc.Name] == pkg && errors.Is(err, fs.ErrNotExist) {
+			// The running handler's package is gone: deleted, or moved
+			// away with the project's root, which may come back. A build
+			// now would fail, or, started before the package is back and
+			// run after, rebuild what did not change under inputs hashed
+			// while it was gone. The running build stays, and the next
+			// change tries again.
+			gone = append(gone, svc.Name)
+			continue
+		}
 		ins[svc.Name] = d.inputsOf(pkg, d.deps[svc.Name])
 		if sum := ins[svc.Name].sum(); h != nil && d.pkgs[svc.Name] == pkg && sum != "" && sum == h.inputs.sum() {
 			delete(c.handlers, svc.Name)
@@ -692,6 +702,15 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 			continue
 		}
 		toBuild = append(toBuild, svc)
+	}
+	if len(gone) > 0 {
+		fmt.Fprintf(d.opts.Status, "toolc dev: the handler package of %s does not exist; still serving its running build\n", strings.Join(gone, ", "))
+		if !c.contracts && len(toBuild) == 0 {
+			for _, svc := range unchanged {
+				delete(d.dirty, svc)
+			}
+			return true, fmt.Errorf("the handler package of %s does not exist", strings.Join(gone, ", "))
+		}
 	}
 	if len(unchanged) > 0 && !c.contracts && len(toBuild) == 0 {
 		clear(d.dirty)
@@ -703,8 +722,12 @@ func (d *Daemon) reloadOnce(ctx context.Context, paths []string, full bool) (tri
 		return false, nil
 	}
 	// A build is tried for every changed handler that is still served: a
-	// later edit must change it again to try again.
+	// later edit must change it again to try again. A gone package's
+	// handler is tried when it is back.
 	clear(d.dirty)
+	for _, svc := range gone {
+		d.dirty[svc] = true
+	}
 	started := map[string]*host.Plugin{}
 	binPaths := map[string]string{}
 	if len(toBuild) > 0 {

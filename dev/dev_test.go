@@ -603,6 +603,30 @@ func TestRenamesAndDeletions(t *testing.T) {
 		}
 	})
 
+	t.Run("handler directory away and back", func(t *testing.T) {
+		// The handler's package moved away (as with the project's root,
+		// which holds it) and back: the running build serves on, nothing
+		// is built while it is away, and nothing is rebuilt when it is
+		// back as it was.
+		h := h.on(t)
+		handler := filepath.Join(h.dir, "handler")
+		away := filepath.Join(h.dir, "_handler") // a name that patterns and the watcher skip
+		h.step()
+		if err := os.Rename(handler, away); err != nil {
+			t.Fatal(err)
+		}
+		h.expect(`toolc dev: the handler package of svc does not exist; still serving its running build\n`)
+		h.wantCall("echo", map[string]string{"message": "hi"}, "v1:hi")
+		h.step()
+		if err := os.Rename(away, handler); err != nil {
+			t.Fatal(err)
+		}
+		if out := h.expect(`toolc dev: the handler of svc is unchanged: the build inputs are those of the running build; nothing rebuilt\n`); regexp.MustCompile(`build \S+ \(svc\)`).MatchString(out) {
+			t.Errorf("the handler was built:\n%s", out)
+		}
+		h.wantCall("echo", map[string]string{"message": "hi"}, "v1:hi")
+	})
+
 	t.Run("deleted directory", func(t *testing.T) {
 		h := h.on(t)
 		api := filepath.Dir(h.contract)
