@@ -19,6 +19,7 @@ import (
 	"path"
 	"regexp"
 	"strconv"
+	"strings"
 
 	"go.yaml.in/yaml/v3"
 
@@ -190,8 +191,13 @@ func walk(base, dir string) ([]string, error) {
 		return nil
 	})
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
+		var pe *fs.PathError
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
 			return nil, fmt.Errorf("skill directory %s does not exist beside the contract", dir)
+		case errors.As(err, &pe) && strings.Contains(pe.Err.Error(), "escapes"):
+			// os.Root's words ("statat ...: path escapes from parent").
+			return nil, fmt.Errorf("skill directory %s leaves the contract's directory through a symbolic link (%s); a skill lives beside the contract", dir, pe.Path)
 		}
 		return nil, err
 	}

@@ -86,7 +86,7 @@ func TestReadRefuses(t *testing.T) {
 			if err := os.Symlink(outside, filepath.Join(base, "skills/pdf")); err != nil {
 				t.Fatal(err)
 			}
-		}, "pdf", false},
+		}, "skill directory skills/pdf leaves the contract's directory through a symbolic link (skills/pdf)", false},
 		{"too many files", func(t *testing.T, base string) {
 			files := map[string]string{"skills/pdf/SKILL.md": manifest}
 			for i := range MaxFiles {
