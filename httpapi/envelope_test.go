@@ -13,6 +13,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/toolc/toolc/httpapi"
+	"github.com/toolc/toolc/internal/jsondepth"
 	"github.com/toolc/toolc/internal/runtimetest"
 	"github.com/toolc/toolc/mcpserver"
 	"github.com/toolc/toolc/plugins"
@@ -317,7 +318,7 @@ func refEnvelope(body []byte) (name string, args []byte, verdict string) {
 		if err := dec.Decode(&raw); err != nil {
 			return "", nil, "bad value"
 		}
-		if depth(raw) > 63 {
+		if jsondepth.Of(raw) > 63 {
 			return "", nil, "too deep"
 		}
 		switch key {
@@ -345,30 +346,6 @@ func refEnvelope(body []byte) (name string, args []byte, verdict string) {
 		return "", nil, "no name"
 	}
 	return name, args, ""
-}
-
-// depth is how deeply a valid JSON value nests arrays and objects.
-func depth(v []byte) int {
-	d, most, inString, escaped := 0, 0, false, false
-	for _, c := range v {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case inString && c == '"':
-			inString = false
-		case inString:
-		case c == '"':
-			inString = true
-		case c == '[' || c == '{':
-			d++
-			most = max(most, d)
-		case c == ']' || c == '}':
-			d--
-		}
-	}
-	return most
 }
 
 // TestUnknownLongToolName: the name of an unknown tool is quoted in the

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/internal/jsondepth"
 	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/runtime"
 )
@@ -321,7 +322,7 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 		return q, false
 	}
 	q.req = req
-	if depth(req.Params) > maxDirectDepth {
+	if jsondepth.Of(req.Params) > maxDirectDepth {
 		return q, false
 	}
 	var params map[string]json.RawMessage
@@ -500,32 +501,6 @@ func plainName(name string) bool {
 		}
 	}
 	return true
-}
-
-// depth is the deepest nesting of objects and arrays in data, outside its
-// strings.
-func depth(data []byte) int {
-	deepest, n := 0, 0
-	inString, escaped := false, false
-	for _, c := range data {
-		switch {
-		case inString && escaped:
-			escaped = false
-		case inString && c == '\\':
-			escaped = true
-		case inString && c == '"':
-			inString = false
-		case inString:
-		case c == '"':
-			inString = true
-		case c == '{' || c == '[':
-			n++
-			deepest = max(deepest, n)
-		case c == '}' || c == ']':
-			n--
-		}
-	}
-	return deepest
 }
 
 // acceptsBoth reports whether Accept names both JSON and SSE, as go-sdk's

@@ -7,6 +7,8 @@ import (
 
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
+
+	"github.com/toolc/toolc/internal/jsondepth"
 )
 
 // The one reading of an MCP message. go-sdk decodes a POST body, or a line
@@ -54,7 +56,7 @@ func decodeMessages(body []byte) (msgs []jsonrpc.Message, batch, ok bool) {
 // 1000), is read by go-sdk's own function, for its own error.
 // TestDecodeMessageIsGoSDK and FuzzDecodeMessage hold the two together.
 func decodeMessage(data []byte) (jsonrpc.Message, error) {
-	if depth(data) > 900 {
+	if jsondepth.Of(data) > 900 {
 		return jsonrpc.DecodeMessage(data)
 	}
 	var msg struct {

@@ -15,6 +15,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/internal/jsondepth"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -292,7 +293,7 @@ func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directReques
 		q.req = req
 		return q, len(req.Params) == 0 || string(req.Params) == "{}"
 	}
-	if depth(req.Params) > maxDirectDepth {
+	if jsondepth.Of(req.Params) > maxDirectDepth {
 		return q, false
 	}
 	var params map[string]json.RawMessage

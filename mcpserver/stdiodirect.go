@@ -11,6 +11,7 @@ import (
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/internal/jsondepth"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -142,7 +143,7 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 	default:
 		return c, false
 	}
-	if depth(req.Params) > maxDirectDepth {
+	if jsondepth.Of(req.Params) > maxDirectDepth {
 		return c, false
 	}
 	var params map[string]json.RawMessage
@@ -261,7 +262,7 @@ func (d *stdioDirect) call(ctx context.Context, c stdioCall) []byte {
 // read as go-sdk reads it; f.mu is held.
 func (d *stdioDirect) cancel(req *jsonrpc.Request) {
 	var p mcp.CancelledParams
-	if depth(req.Params) > 1000 {
+	if jsondepth.Of(req.Params) > 1000 {
 		return
 	}
 	if _, err := fastjson.Parse(req.Params, &p, fastjson.DontMatchCaseInsensitiveStructFields); err != nil {

@@ -12,6 +12,7 @@ import (
 	"unsafe"
 
 	"github.com/toolc/toolc/catalog"
+	"github.com/toolc/toolc/internal/jsondepth"
 )
 
 // maxArgsDepth bounds the nesting of arrays and objects in arguments. A flat
@@ -789,33 +790,11 @@ func (c *argsCheck) jsonBounds(fs *fieldSpec, text []byte) bool {
 		c.beginField(fs).say(fs.subject).say(" holds ").sayInt(len(text)).say(" bytes of JSON; at most ").sayInt(MaxJSONBytes)
 		return false
 	}
-	if jsonDepth(text) > MaxJSONDepth {
+	if jsondepth.Of(text) > MaxJSONDepth {
 		c.beginField(fs).say(fs.subject).say(" is nested too deeply: more than ").sayInt(MaxJSONDepth).say(" levels of arrays and objects")
 		return false
 	}
 	return true
-}
-
-// jsonDepth is the deepest nesting of arrays and objects in a valid JSON
-// text.
-func jsonDepth(text []byte) int {
-	depth, deepest := 0, 0
-	inString := false
-	for k := 0; k < len(text); k++ {
-		switch ch := text[k]; {
-		case inString && ch == '\\':
-			k++
-		case ch == '"':
-			inString = !inString
-		case inString:
-		case ch == '{' || ch == '[':
-			depth++
-			deepest = max(deepest, depth)
-		case ch == '}' || ch == ']':
-			depth--
-		}
-	}
-	return deepest
 }
 
 // putCompact writes a valid JSON text without the white space between
