@@ -415,15 +415,13 @@ func (p *sessionPath) call(ctx context.Context, w http.ResponseWriter, r *http.R
 	case res == nil:
 		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Result: json.RawMessage("null")})
 		return true
-	case res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil):
-		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Error: &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}})
+	}
+	out, err := sdkCallResult(res, nil) // a legacy session's form
+	if err != nil {
+		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Error: err})
 		return true
 	}
-	out := *res
-	if out.Content == nil {
-		out.Content = []mcp.Content{} // go-sdk avoids "null"
-	}
-	data, err := marshalNoEscape(&out)
+	data, err := marshalNoEscape(out)
 	if err != nil {
 		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Error: err})
 		return true
