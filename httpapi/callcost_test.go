@@ -7,6 +7,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	goruntime "runtime"
 	"strconv"
 	"strings"
 	"testing"
@@ -83,21 +84,25 @@ func TestCallAllocBudget(t *testing.T) {
 	for _, tc := range []struct {
 		name   string
 		budget float64
-		call   func()
+		// bytes is the budget of bytes allocated per call: a call
+		// that takes buffers it does not need (go-sdk's decoder takes
+		// two of 32 KiB) fails it without one allocation more.
+		bytes uint64
+		call  func()
 	}{
-		{"runtime.Call/in-process", 22, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`)) }},
-		{"runtime.Call/plugin", 55, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "say", `{"text":"hi"}`)) }},
-		{"mcp-2025-11-25/in-process", 134, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
-		{"mcp-2025-11-25/plugin", 168, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
-		{"mcp-2026-07-28/in-process", 186, func() {
+		{"runtime.Call/in-process", 22, 1500, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`)) }},
+		{"runtime.Call/plugin", 55, 3500, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "say", `{"text":"hi"}`)) }},
+		{"mcp-2025-11-25/in-process", 126, 16 << 10, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
+		{"mcp-2025-11-25/plugin", 160, 18 << 10, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
+		{"mcp-2026-07-28/in-process", 178, 26 << 10, func() {
 			modern.Set("Mcp-Name", add)
 			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(meta)))
 		}},
-		{"mcp-stdio-2025-11-25/in-process", 80, func() {
+		{"mcp-stdio-2025-11-25/in-process", 80, 6 << 10, func() {
 			stdioID++
 			stdio(`{"jsonrpc":"2.0","id":` + strconv.Itoa(stdioID) + `,"method":"tools/call","params":{"name":"` + add + `","arguments":{"a":1,"b":2}}}`)
 		}},
-		{"v1-call/in-process", 56, func() {
+		{"v1-call/in-process", 56, 10 << 10, func() {
 			req := httptest.NewRequest("POST", "/v1/call", strings.NewReader(`{"name":"add","arguments":{"a":1,"b":2}}`))
 			w := httptest.NewRecorder()
 			h.ServeHTTP(w, req)
@@ -108,9 +113,27 @@ func TestCallAllocBudget(t *testing.T) {
 	} {
 		tc.call() // the first call of a path makes what later calls reuse
 		got := testing.AllocsPerRun(200, tc.call)
-		t.Logf("%s: %.0f allocations per call", tc.name, got)
+		bytes := bytesPerRun(200, tc.call)
+		t.Logf("%s: %.0f allocations, %d bytes per call", tc.name, got, bytes)
 		if tc.budget > 0 && got > tc.budget {
 			t.Errorf("%s: %.0f allocations per call, over the budget of %.0f", tc.name, got, tc.budget)
 		}
+		if bytes > tc.bytes {
+			t.Errorf("%s: %d bytes allocated per call, over the budget of %d", tc.name, bytes, tc.bytes)
+		}
 	}
+}
+
+// bytesPerRun is testing.AllocsPerRun for the bytes allocated: the
+// average over n calls of f, after one more.
+func bytesPerRun(n int, f func()) uint64 {
+	defer goruntime.GOMAXPROCS(goruntime.GOMAXPROCS(1))
+	f()
+	var before, after goruntime.MemStats
+	goruntime.ReadMemStats(&before)
+	for range n {
+		f()
+	}
+	goruntime.ReadMemStats(&after)
+	return (after.TotalAlloc - before.TotalAlloc) / uint64(n)
 }

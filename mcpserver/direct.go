@@ -210,8 +210,12 @@ func writeAnswer(w http.ResponseWriter, resp *jsonrpc.Response) {
 	w.Write(data)
 }
 
-// writeSSE writes a response as the one event of an SSE stream, and
-// flushes it, as go-sdk does.
+// writeSSE writes a response as the one event of an SSE stream, as
+// go-sdk does, but leaves the stream to end when the handler returns,
+// without flushing it first: go-sdk flushes the event and then ends the
+// stream, two writes to the connection (the event's chunk, then the
+// last chunk). Written at the end, a short answer goes out in one write,
+// with a Content-Length in place of chunks; the same event either way.
 func writeSSE(w http.ResponseWriter, resp *jsonrpc.Response) {
 	data, err := jsonrpc.EncodeMessage(resp)
 	if err != nil {
@@ -227,7 +231,6 @@ func writeSSE(w http.ResponseWriter, resp *jsonrpc.Response) {
 	b.Write(data)
 	b.WriteString("\n\n")
 	w.Write(b.Bytes())
-	_ = http.NewResponseController(w).Flush()
 }
 
 // toolList returns go-sdk's tools/list result for a 2026-07-28 request

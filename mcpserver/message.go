@@ -26,13 +26,16 @@ import (
 // (a JSON array) of messages, or one message. ok is false when go-sdk
 // would refuse it; it answers those itself.
 func decodeMessages(body []byte) (msgs []jsonrpc.Message, batch, ok bool) {
+	// go-sdk tries the body as an array first, which only a body that
+	// opens with '[' (or is null, an empty batch) can be: anything else
+	// fails that trial, and is not given it.
 	var raw []json.RawMessage
-	if json.Unmarshal(body, &raw) == nil {
+	if c := firstByte(body); (c == '[' || c == 'n') && json.Unmarshal(body, &raw) == nil {
 		if len(raw) == 0 {
 			return nil, true, false
 		}
 		for _, m := range raw {
-			msg, err := jsonrpc.DecodeMessage(m)
+			msg, err := decodeMessage(m)
 			if err != nil {
 				return nil, true, false
 			}
@@ -40,11 +43,24 @@ func decodeMessages(body []byte) (msgs []jsonrpc.Message, batch, ok bool) {
 		}
 		return msgs, true, true
 	}
-	msg, err := jsonrpc.DecodeMessage(body)
+	msg, err := decodeMessage(body)
 	if err != nil {
 		return nil, false, false
 	}
 	return []jsonrpc.Message{msg}, false, true
+}
+
+// firstByte is the first byte of data after the white space JSON allows,
+// or 0.
+func firstByte(data []byte) byte {
+	for _, c := range data {
+		switch c {
+		case ' ', '\t', '\r', '\n':
+		default:
+			return c
+		}
+	}
+	return 0
 }
 
 // decodeMessage is jsonrpc.DecodeMessage, go-sdk's reading of one message,

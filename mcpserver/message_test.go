@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"encoding/json"
 	"fmt"
 	"reflect"
 	"strings"
@@ -63,4 +64,62 @@ func FuzzDecodeMessage(f *testing.F) {
 		f.Add(c)
 	}
 	f.Fuzz(func(t *testing.T, data string) { sameDecoding(t, data) })
+}
+
+// readBatch is go-sdk's reading of a POST body (its transport's
+// readBatch), with encoding/json's trial of an array, which decodeMessages
+// makes too: the reference decodeMessages is held to.
+func readBatch(body []byte) (msgs []jsonrpc.Message, batch, ok bool) {
+	var raw []json.RawMessage
+	if json.Unmarshal(body, &raw) == nil {
+		if len(raw) == 0 {
+			return nil, true, false
+		}
+		for _, m := range raw {
+			msg, err := jsonrpc.DecodeMessage(m)
+			if err != nil {
+				return nil, true, false
+			}
+			msgs = append(msgs, msg)
+		}
+		return msgs, true, true
+	}
+	msg, err := jsonrpc.DecodeMessage(body)
+	if err != nil {
+		return nil, false, false
+	}
+	return []jsonrpc.Message{msg}, false, true
+}
+
+// batchCases are bodies for decodeMessages beyond decodeCases: batches,
+// and bodies that only look like one.
+var batchCases = []string{
+	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"2.0","method":"notifications/initialized"}]`,
+	" \t\r\n[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+	`[{"jsonrpc":"2.0","id":1,"method":"ping"},{"jsonrpc":"1.0","id":2,"method":"ping"}]`,
+	`[{"jsonrpc":"2.0","id":1,"method":"ping"}`, `[1]`, `[null]`, ` null `, `nul`, `n`,
+	"\ufeff[{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}]",
+	"\u00a0{\"jsonrpc\":\"2.0\",\"id\":1,\"method\":\"ping\"}",
+}
+
+func sameBatch(t *testing.T, body string) {
+	t.Helper()
+	gotMsgs, gotBatch, gotOK := decodeMessages([]byte(body))
+	wantMsgs, wantBatch, wantOK := readBatch([]byte(body))
+	if gotBatch != wantBatch || gotOK != wantOK || !reflect.DeepEqual(gotMsgs, wantMsgs) {
+		t.Errorf("%.200q:\ndecodeMessages: %#v, batch %v, ok %v\ngo-sdk:         %#v, batch %v, ok %v", body, gotMsgs, gotBatch, gotOK, wantMsgs, wantBatch, wantOK)
+	}
+}
+
+func TestDecodeMessagesIsGoSDK(t *testing.T) {
+	for _, c := range append(decodeCases, batchCases...) {
+		sameBatch(t, c)
+	}
+}
+
+func FuzzDecodeMessages(f *testing.F) {
+	for _, c := range append(decodeCases, batchCases...) {
+		f.Add(c)
+	}
+	f.Fuzz(func(t *testing.T, body string) { sameBatch(t, body) })
 }
