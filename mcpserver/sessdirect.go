@@ -47,16 +47,17 @@ import (
 //     returned). The idle timeout is the cap's, so that a call on the path
 //     keeps the session alive as one through go-sdk would.
 //   - initialize has been handled (go-sdk answers calls from then on), at
-//     a revision before 2026-07-28, and the client declared no capability
-//     a handler's question needs (elicitation, sampling, roots): a
-//     question goes out on the call's own stream, and only go-sdk can
-//     route its answer back. A handler that asks such a client anyway
-//     (well-behaved ones, the plugin SDK's and the upstream bridge,
-//     return MissingCapability) ends the call on the path before anything
-//     is written, and go-sdk serves the call from the start: its first
-//     round runs again, as every round of a handler that asks runs again.
-//     Not for a client that can answer: its handler may hold state across
-//     the rounds (an upstream server's own call, waiting for the answer).
+//     a revision before 2026-07-28. A question goes out on the call's own
+//     stream, and only go-sdk can route its answer back: a handler that
+//     asks one ends the call on the path before anything is written, and
+//     go-sdk serves the call from the start. Its first round runs again,
+//     as every round of a Go handler that asks runs again (package
+//     plugins): its questions are its result, not a wait. Not so the
+//     upstream bridge's, which parks the upstream server's own call
+//     between rounds: a call of an upstream tool is on the path only for
+//     a client that declared no capability a question needs
+//     (elicitation, sampling, roots), whom the bridge asks nothing
+//     (it returns MissingCapability, as the plugin SDK does).
 //   - no logging/setLevel was seen (a log level makes a handler's log
 //     lines go out); the request has no _meta (no progress token);
 //   - no call with the same ID is in flight at go-sdk (which answers
@@ -128,7 +129,7 @@ func (p *sessionPath) serve(c *sessionCap, u *sessionUse, id string, w http.Resp
 	var ss *mcp.ServerSession
 	if ok {
 		ss = p.session(c, u, id)
-		ok = ss != nil && initialized(ss) && asksNothing(ss)
+		ok = ss != nil && initialized(ss) && (q.params == nil || asksNothing(ss) || p.d.replayable(q.params.Name))
 	}
 	c.mu.Lock()
 	st := &u.path
@@ -372,6 +373,15 @@ func initialized(ss *mcp.ServerSession) bool {
 func asksNothing(ss *mcp.ServerSession) bool {
 	caps := ss.InitializeParams().Capabilities
 	return caps == nil || !caps.Roots.ListChanged && caps.RootsV2 == nil && caps.Sampling == nil && caps.Elicitation == nil
+}
+
+// replayable reports whether the tool's handler may run its first round
+// twice, once on the path and once at go-sdk, for a client that can be
+// asked questions: any but an upstream server's tool, whose call the
+// bridge keeps open between rounds (see asksNothing).
+func (d *directPath) replayable(name string) bool {
+	t, ok := d.rt.Snapshot().ByMCPName(name)
+	return ok && t.Service.Upstream == nil
 }
 
 // noQuestionsKey marks the context of a call on the session path: a

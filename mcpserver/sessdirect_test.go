@@ -52,7 +52,13 @@ func sessionPair(t testing.TB, opts HTTPOptions) (direct, sdk http.Handler, p *s
 	t.Helper()
 	rt := runtime.New(runtime.Options{})
 	cat := directCatalog()
-	dispatchers := map[string]runtime.Dispatcher{"d": scripted{}}
+	// u_mirror is an upstream server's tool (the bridge keeps its call
+	// open between rounds), served here by the script.
+	cat.Services = append(cat.Services, &catalog.Service{Name: "u", Version: "1.0.0", Description: "An upstream server's tools",
+		Upstream: &catalog.Upstream{Command: []string{"upstream"}},
+		Tools:    []*catalog.Tool{{Name: "mirror", Description: "Mirror", Request: catalog.Message{}}}})
+	cat.Seal()
+	dispatchers := map[string]runtime.Dispatcher{"d": scripted{}, "u": mirror{}}
 	if _, fuzzing := t.(*testing.F); !fuzzing { // the fuzzer's calls of w_wait would never end
 		cat.Services = append(cat.Services, &catalog.Service{Name: "w", Version: "1.0.0", Description: "A tool that waits",
 			Tools: []*catalog.Tool{{Name: "wait", Description: "Wait", Request: catalog.Message{}}}})
@@ -73,6 +79,11 @@ func sessionPair(t testing.TB, opts HTTPOptions) (direct, sdk http.Handler, p *s
 	sdk = NewHTTPHandler(rt, srv, opts)
 	return direct, sdk, e.sessionCap.path, w
 }
+
+// mirror serves u_mirror: it answers with its arguments.
+type mirror struct{ scripted }
+
+func (mirror) Tools() []string { return []string{"mirror"} }
 
 // legacyHeader are the headers of a request in the session id.
 func legacyHeader(id string) http.Header {
@@ -145,11 +156,18 @@ var sessionCases = []sessionCase{
 	{name: "experimental", caps: `{"experimental":{"x":{}},"extensions":{"io.modelcontextprotocol/tasks":{}}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
 	// go-sdk's.
 	{name: "call, questions the client cannot answer", body: legacyCall("1", "d_ask", `{}`)},
-	{name: "elicitation", caps: `{"elicitation":{}}`, body: legacyCall("1", "d_echo", `{}`)}, // d_ask would wait for the answer
-	{name: "sampling", caps: `{"sampling":{}}`, body: legacyCall("1", "d_echo", `{}`)},
+	// A client that can be asked: the path runs a handler's first round,
+	// and a handler that asks is go-sdk's from the start.
+	{name: "elicitation", caps: `{"elicitation":{}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
+	{name: "elicitation, questions", caps: `{"elicitation":{}}`, body: legacyCall("1", "d_ask", `{}`), timeout: time.Second}, // go-sdk waits for the answer
+	{name: "sampling", caps: `{"sampling":{}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
 	{name: "sampling, questions", caps: `{"sampling":{}}`, body: legacyCall("1", "d_ask", `{}`)},
-	{name: "roots", caps: `{"roots":{}}`, body: legacyCall("1", "d_echo", `{}`)},
-	{name: "roots, list changed", caps: `{"roots":{"listChanged":true}}`, body: legacyCall("1", "d_echo", `{}`)},
+	{name: "roots", caps: `{"roots":{}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
+	{name: "roots, list changed", caps: `{"roots":{"listChanged":true}}`, body: legacyCall("1", "d_echo", `{}`), direct: true},
+	{name: "upstream tool", body: legacyCall("1", "u_mirror", `{}`), direct: true},
+	// An upstream tool's first round may not run twice.
+	{name: "upstream tool, roots", caps: `{"roots":{"listChanged":true}}`, body: legacyCall("1", "u_mirror", `{}`)},
+	{name: "upstream tool, elicitation", caps: `{"elicitation":{}}`, body: legacyCall("1", "u_mirror", `{}`)},
 	{name: "call, progress token", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","arguments":{},"_meta":{"progressToken":1}}}`},
 	{name: "call, empty _meta", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","arguments":{},"_meta":{}}}`},
 	{name: "call, 2026-07-28 _meta", body: `{"jsonrpc":"2.0","id":1,"method":"tools/call","params":{"name":"d_echo","arguments":{},"_meta":` + plainMeta2026 + `}}`},
@@ -409,8 +427,9 @@ func FuzzSessionPath(f *testing.F) {
 
 // TestSessionPathServesRealClients: go-sdk's client, in 2025-11-25
 // sessions over a loopback listener, has its plain calls answered on the
-// path when it declares no capability; declaring elicitation, its calls
-// are go-sdk's, and a handler's question reaches it.
+// path, whatever it declares; a call whose handler asks a question is
+// go-sdk's, and the question reaches the client; a call of an upstream
+// tool is the path's only for a client that cannot be asked.
 func TestSessionPathServesRealClients(t *testing.T) {
 	direct, _, p, _ := sessionPair(t, HTTPOptions{})
 	ts := httptest.NewServer(direct)
@@ -448,14 +467,30 @@ func TestSessionPathServesRealClients(t *testing.T) {
 		},
 	})
 	echo(asking)
+	if n := p.answered.Load(); n != 4 {
+		t.Errorf("the session path answered %d of 1 call of a client that declared elicitation", n-3)
+	}
 	if res, err := asking.CallTool(ctx, &mcp.CallToolParams{Name: "d_ask", Arguments: map[string]any{}}); err != nil || res == nil {
 		t.Fatalf("tools/call d_ask = %+v, %v", res, err)
 	}
 	if asked.Load() == 0 {
 		t.Error("the client was asked no question")
 	}
-	if n := p.answered.Load(); n != 3 {
-		t.Errorf("the session path answered %d calls of a client that declared elicitation", n-3)
+	if n := p.answered.Load(); n != 4 {
+		t.Errorf("the session path answered a call whose handler asks the client (%d)", n-4)
+	}
+	// go-sdk's client as it comes declares roots: its plain calls are the
+	// path's, its calls of an upstream tool are not.
+	roots := connect(nil)
+	echo(roots)
+	if n := p.answered.Load(); n != 5 {
+		t.Errorf("the session path answered %d of 1 call of a client that declared roots", n-4)
+	}
+	if _, err := roots.CallTool(ctx, &mcp.CallToolParams{Name: "u_mirror", Arguments: map[string]any{}}); err != nil {
+		t.Fatal(err)
+	}
+	if n := p.answered.Load(); n != 5 {
+		t.Error("the session path answered an upstream tool's call for a client that can be asked")
 	}
 }
 

@@ -51,10 +51,16 @@ const (
 	Want     = `"summary":"Berlin: mostly clear, high `
 )
 
+// clientCaps are the capabilities the HTTP clients declare: what go-sdk's
+// client declares as it comes (roots, whose list may change), as real
+// clients declare some. A server that serves a client of no capabilities
+// on a faster path than one of some is measured on the one clients take.
+const clientCaps = `{"roots":{"listChanged":true}}`
+
 // meta2026 is the _meta that a 2026-07-28 request carries in place of a
 // session's initialize.
 const meta2026 = `{"io.modelcontextprotocol/protocolVersion":"2026-07-28",` +
-	`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":{}}`
+	`"io.modelcontextprotocol/clientInfo":{"name":"bench","version":"1"},"io.modelcontextprotocol/clientCapabilities":` + clientCaps + `}`
 
 // CallBody is the body of a tools/call of query_weather at rev with args.
 func CallBody(rev, args string) []byte {
@@ -255,7 +261,7 @@ func (c *client) open(ctx context.Context) error {
 		return nil
 	}
 	resp, err := c.post(ctx, []byte(`{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"`+c.rev+
-		`","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}`), "initialize")
+		`","capabilities":`+clientCaps+`,"clientInfo":{"name":"bench","version":"1"}}}`), "initialize")
 	if err != nil {
 		return err
 	}
