@@ -133,7 +133,7 @@ func (d *directPath) answerCall(w http.ResponseWriter, id jsonrpc.ID, res *mcp.C
 		writeAnswer(w, &jsonrpc.Response{ID: id, Error: err})
 		return
 	}
-	data, merr := marshalNoEscape(out)
+	data, merr := out.MarshalJSON()
 	if merr != nil {
 		writeAnswer(w, &jsonrpc.Response{ID: id, Error: merr})
 		return
@@ -148,6 +148,11 @@ func (d *directPath) answerCall(w http.ResponseWriter, id jsonrpc.ID, res *mcp.C
 // request of a session of an earlier revision (info nil), as it is. Either
 // way an empty content list, not null. The error is go-sdk's for a result
 // that is both content and questions.
+//
+// The result's own MarshalJSON is the encoding go-sdk sends: its writer's
+// encoder, which does not escape, compacts what MarshalJSON returns, and
+// compact JSON stays as it is; so the paths call it, and spare the copy
+// and the scan of an encoder around it.
 func sdkCallResult(res *mcp.CallToolResult, info *mcp.Implementation) (*mcp.CallToolResult, error) {
 	if res.InputRequests != nil && (len(res.Content) > 0 || res.StructuredContent != nil) {
 		return nil, &jsonrpc.Error{Code: jsonrpc.CodeInternalError, Message: "server bug: result has both content and inputRequests"}

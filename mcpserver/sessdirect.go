@@ -431,7 +431,7 @@ func (p *sessionPath) call(ctx context.Context, w http.ResponseWriter, r *http.R
 		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Error: err})
 		return true
 	}
-	data, err := marshalNoEscape(out)
+	data, err := out.MarshalJSON()
 	if err != nil {
 		writeSSE(w, &jsonrpc.Response{ID: q.req.ID, Error: err})
 		return true

@@ -247,7 +247,7 @@ func (d *stdioDirect) call(ctx context.Context, c stdioCall) []byte {
 		out, err := sdkCallResult(res, c.info)
 		if err != nil {
 			resp.Error = err
-		} else if resp.Result, err = marshalNoEscape(out); err != nil {
+		} else if resp.Result, err = out.MarshalJSON(); err != nil {
 			return nil
 		}
 	}
