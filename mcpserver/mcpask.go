@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"sync"
 	"time"
 
 	"github.com/google/jsonschema-go/jsonschema"
@@ -45,6 +46,50 @@ type asker struct {
 	key *reqstate.Key
 	ttl time.Duration
 	now func() time.Time
+
+	// waits cancel the questions of legacy sessions that wait for their
+	// client's answer, by session ID (see endSession).
+	mu    sync.Mutex
+	waits map[string]map[*int]context.CancelFunc
+}
+
+// waiting returns the context of a question of session id, which
+// endSession cancels, and the function that forgets it once answered.
+func (k *asker) waiting(ctx context.Context, id string) (context.Context, func()) {
+	ctx, cancel := context.WithCancel(ctx)
+	key := new(int)
+	k.mu.Lock()
+	if k.waits == nil {
+		k.waits = map[string]map[*int]context.CancelFunc{}
+	}
+	if k.waits[id] == nil {
+		k.waits[id] = map[*int]context.CancelFunc{}
+	}
+	k.waits[id][key] = cancel
+	k.mu.Unlock()
+	return ctx, func() {
+		cancel()
+		k.mu.Lock()
+		delete(k.waits[id], key)
+		if len(k.waits[id]) == 0 {
+			delete(k.waits, id)
+		}
+		k.mu.Unlock()
+	}
+}
+
+// endSession gives up the questions of session id that wait for an
+// answer, as the session closes. go-sdk's ServerSession.Close waits for
+// the handlers in flight, and a handler waiting for an answer that its
+// client, gone, never sends would hold the close (and whatever waits for
+// it: the initialize of the client whose session made the cap close this
+// one) for ever.
+func (k *asker) endSession(id string) {
+	k.mu.Lock()
+	defer k.mu.Unlock()
+	for _, cancel := range k.waits[id] {
+		cancel()
+	}
 }
 
 func newAsker(opts Options, logger *slog.Logger) *asker {
@@ -136,7 +181,7 @@ func (k *asker) settle(ctx context.Context, x *exchange, run func(context.Contex
 	if x.version >= modernRevision {
 		return k.round(ctx, x, run)
 	}
-	return relay(ctx, x, run)
+	return k.relay(ctx, x, run)
 }
 
 // round serves one round of a 2026-07-28 request: it opens the
@@ -361,7 +406,7 @@ func toInputRequest(q plugins.InputRequest) (mcp.InputRequest, error) {
 
 // relay serves a request of a legacy session: it asks the client each
 // question over the session and runs the handler again with the answers.
-func relay(ctx context.Context, x *exchange, run func(context.Context, *plugins.Input) (*runtime.Result, error)) (*asked, error) {
+func (k *asker) relay(ctx context.Context, x *exchange, run func(context.Context, *plugins.Input) (*runtime.Result, error)) (*asked, error) {
 	for round := 1; ; round++ {
 		res, err := run(ctx, x.in)
 		if err != nil {
@@ -379,7 +424,9 @@ func relay(ctx context.Context, x *exchange, run func(context.Context, *plugins.
 			return nil, errWouldAsk // the session path's call: go-sdk asks (sessdirect.go)
 		}
 		for _, q := range res.InputRequests {
-			answer, err := askSession(ctx, x.session, q)
+			qctx, answered := k.waiting(ctx, x.session.ID())
+			answer, err := askSession(qctx, x.session, q)
+			answered()
 			if err != nil {
 				if ctx.Err() != nil {
 					return nil, ctx.Err()

@@ -193,7 +193,7 @@ func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpE
 		}
 		maxSessions := cmp.Or(opts.MaxSessions, DefaultMaxSessions)
 		if maxSessions > 0 || idle > 0 || path != nil {
-			e.sessionCap = newSessionCap(stateful, maxSessions, idle, path)
+			e.sessionCap = newSessionCap(stateful, maxSessions, idle, path, server.tools.ask.endSession)
 			e.sessions = e.sessionCap
 		} else {
 			e.sessions = stateful

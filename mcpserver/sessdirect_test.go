@@ -413,7 +413,10 @@ func FuzzSessionPath(f *testing.F) {
 	f.Fuzz(func(t *testing.T, body, version, accept, contentType, caps string) {
 		mu.Lock()
 		defer mu.Unlock()
-		tc := sessionCase{caps: caps, body: body, timeout: 2 * time.Second, header: func(h http.Header) {
+		// A request that waits for the client (a question to a client of
+		// elicitation) waits out its timeout on both handlers: the fuzz
+		// engine takes a few such inputs in a row for a hung worker.
+		tc := sessionCase{caps: caps, body: body, timeout: 300 * time.Millisecond, header: func(h http.Header) {
 			for k, v := range map[string]string{"MCP-Protocol-Version": version, "Accept": accept, "Content-Type": contentType} {
 				h.Del(k)
 				if v != "" && !strings.ContainsAny(v, "\r\n\x00") {
@@ -526,4 +529,46 @@ func TestSessionPathListFollowsSwaps(t *testing.T) {
 	if !first || !second || before == after || strings.Contains(after, "d_fail") {
 		t.Errorf("the list did not follow the swap (path: %v, %v):\n%s\n%s", first, second, before, after)
 	}
+}
+
+// TestSessionCloseEndsQuestions: a session whose call waits for an answer
+// to a question that its client, gone, never sends is closed all the
+// same, by the cap or by a DELETE, and the initialize of the session that
+// made the cap close it does not wait for it. Before, go-sdk's close
+// waited for the handler, and the handler for the answer, for ever.
+func TestSessionCloseEndsQuestions(t *testing.T) {
+	direct, _, _, _ := sessionPair(t, HTTPOptions{MaxSessions: 2})
+	stuck := func() string {
+		t.Helper()
+		id := openSession(t, direct, "2025-11-25", `{"elicitation":{}}`, nil)
+		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+		defer cancel()
+		req := httptest.NewRequestWithContext(ctx, "POST", "/mcp", strings.NewReader(legacyCall("1", "d_ask", `{}`)))
+		req.Header = legacyHeader(id)
+		direct.ServeHTTP(httptest.NewRecorder(), req) // the client leaves before it is asked
+		return id
+	}
+	within := func(what string, f func()) {
+		t.Helper()
+		done := make(chan struct{})
+		go func() { f(); close(done) }()
+		select {
+		case <-done:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: still waiting after 20s", what)
+		}
+	}
+	// The cap: a third session closes the first, whose call waits.
+	stuck()
+	openSession(t, direct, "2025-11-25", `{}`, nil)
+	within("the initialize that closes a session whose call waits", func() {
+		openSession(t, direct, "2025-11-25", `{}`, nil)
+	})
+	// A DELETE of a session whose call waits.
+	id := stuck()
+	within("the DELETE of a session whose call waits", func() {
+		req := httptest.NewRequest("DELETE", "/mcp", nil)
+		req.Header = legacyHeader(id)
+		direct.ServeHTTP(httptest.NewRecorder(), req)
+	})
 }

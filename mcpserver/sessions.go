@@ -48,6 +48,10 @@ type sessionCap struct {
 	// path answers the plain calls of a session itself; nil: go-sdk
 	// answers every request.
 	path *sessionPath
+	// ending is called with a session's ID as it is closed (by the cap,
+	// its idle timeout or its client's DELETE), before go-sdk's close,
+	// which waits for its handlers: asker.endSession. nil: none.
+	ending func(id string)
 
 	mu    sync.Mutex
 	clock uint64
@@ -71,8 +75,8 @@ type sessionUse struct {
 	path sessionState
 }
 
-func newSessionCap(next http.Handler, max int, idle time.Duration, path *sessionPath) *sessionCap {
-	return &sessionCap{next: next, max: max, idle: idle, path: path, live: map[string]*sessionUse{}}
+func newSessionCap(next http.Handler, max int, idle time.Duration, path *sessionPath, ending func(id string)) *sessionCap {
+	return &sessionCap{next: next, max: max, idle: idle, path: path, ending: ending, live: map[string]*sessionUse{}}
 }
 
 func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
@@ -173,6 +177,9 @@ func (c *sessionCap) begin(id string, post, deleting bool) *sessionUse {
 	}
 	if deleting {
 		u.path.gone = true // no call is answered beside go-sdk from now on
+		if c.ending != nil {
+			c.ending(id)
+		}
 	}
 	return u
 }
@@ -265,8 +272,12 @@ func (c *sessionCap) opened(id, user string) {
 		c.drop(oldest, c.live[oldest])
 	}
 	c.mu.Unlock()
+	// Closed beside the request that opened the new session: go-sdk's
+	// close waits for the victim's handlers, and a handler may outlive
+	// its POST (its client gone, a slow tool), which the new session's
+	// initialize must not wait for.
 	for _, v := range victims {
-		c.close(v)
+		go c.close(v)
 	}
 }
 
@@ -278,6 +289,9 @@ func (c *sessionCap) close(v *sessionVictim) {
 		return // a constant URL: cannot happen
 	}
 	r.Header.Set("Mcp-Session-Id", v.id)
+	if c.ending != nil {
+		c.ending(v.id)
+	}
 	asSessionUser(c.next, v.user, r).ServeHTTP(discard{}, r)
 }
 

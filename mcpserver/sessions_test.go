@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"sync"
 	"testing"
+	"time"
 )
 
 // TestSessionCapBusy: past the cap, a new session closes the least
@@ -38,7 +39,7 @@ func TestSessionCapBusy(t *testing.T) {
 			<-release
 		}
 	})
-	c := newSessionCap(next, 2, 0, nil)
+	c := newSessionCap(next, 2, 0, nil, nil)
 	do := func(method, id string) int {
 		r := httptest.NewRequest(method, "/mcp", nil)
 		if id != "" {
@@ -64,6 +65,15 @@ func TestSessionCapBusy(t *testing.T) {
 	do("POST", "s2") // s1 is now the least recently used
 	if code := do("POST", ""); code != http.StatusOK {
 		t.Errorf("initialize with idle sessions: %d, want 200", code)
+	}
+	// The cap closes it beside the initialize (see opened).
+	for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(time.Millisecond) {
+		mu.Lock()
+		n := len(deleted)
+		mu.Unlock()
+		if n > 0 || time.Now().After(deadline) {
+			break
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()
