@@ -58,6 +58,10 @@ func TestCallAllocBudget(t *testing.T) {
 	modern.Set("MCP-Protocol-Version", "2026-07-28")
 	modern.Set("Mcp-Method", "tools/call")
 	meta, _ := json.Marshal(runtimetest.Meta2026("2026-07-28"))
+	// The _meta of go-sdk's client as it comes, which declares roots.
+	rootsMeta := runtimetest.Meta2026("2026-07-28")
+	rootsMeta["io.modelcontextprotocol/clientCapabilities"] = map[string]any{"roots": map[string]any{"listChanged": true}}
+	roots, _ := json.Marshal(rootsMeta)
 	// A 2025-11-25 session over stdio, as toolc serve --stdio serves it.
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
@@ -97,6 +101,10 @@ func TestCallAllocBudget(t *testing.T) {
 		{"mcp-2026-07-28/in-process", 178, 26 << 10, func() {
 			modern.Set("Mcp-Name", add)
 			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(meta)))
+		}},
+		{"mcp-2026-07-28/in-process, roots", 198, 26 << 10, func() {
+			modern.Set("Mcp-Name", add)
+			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(roots)))
 		}},
 		{"mcp-stdio-2025-11-25/in-process", 80, 6 << 10, func() {
 			stdioID++

@@ -88,19 +88,11 @@ func (d *directPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	d.answered.Add(1)
-	// A client that declared no capabilities declares what a request
-	// without the key declares: without it, go-sdk's reading of the
-	// capabilities (ClientCapabilities, for the questions a handler may
-	// ask) finds none without re-encoding and decoding the empty object,
-	// which costs it a 32 KiB decoder buffer on every call. Capabilities
-	// stay, for the handler's questions to read as go-sdk's would.
-	if caps, ok := q.params.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok && len(caps) == 0 {
-		delete(q.params.Meta, mcp.MetaKeyClientCapabilities)
-	}
 	req := &mcp.CallToolRequest{Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
 	// No progress token and no log level: go-sdk sends neither progress
 	// nor log lines for this request, and nor does the path.
-	res, err := d.srv.tools.callTool(r.Context(), q.params.Name, req, func(runtime.Event) {})
+	ctx := withDeclared(r.Context(), q.params.Meta)
+	res, err := d.srv.tools.callTool(ctx, q.params.Name, req, func(runtime.Event) {})
 	d.answerCall(w, q.req.ID, res, err)
 	return true
 }

@@ -29,11 +29,18 @@ import (
 type scripted struct{}
 
 func (scripted) Tools() []string {
-	return []string{"echo", "rich", "fail", "empty", "ask", "missing", "hdr", "job"}
+	return []string{"echo", "rich", "fail", "empty", "ask", "missing", "hdr", "job", "caps"}
 }
 
-func (scripted) Call(_ context.Context, tool, _ string, args json.RawMessage, _ func(runtime.Event)) (*runtime.Result, error) {
+func (scripted) Call(ctx context.Context, tool, _ string, args json.RawMessage, _ func(runtime.Event)) (*runtime.Result, error) {
 	switch tool {
+	case "caps":
+		// What the handler is told its client can be asked.
+		in := plugins.InputOf(ctx)
+		if in == nil {
+			return plugins.Text("no input"), nil
+		}
+		return plugins.Text(fmt.Sprintf("elicitation %v, sampling %v, roots %v", in.Elicitation, in.Sampling, in.Roots)), nil
 	case "rich":
 		size := int64(42)
 		return &plugins.Result{
@@ -77,7 +84,7 @@ func directCatalog() *catalog.Catalog {
 	job.Task = catalog.TaskOptional
 	cat := &catalog.Catalog{Services: []*catalog.Service{{
 		Name: "d", Version: "1.0.0", Description: "The direct path's comparison",
-		Tools: []*catalog.Tool{tool("echo"), rich, tool("fail"), tool("empty"), tool("ask"), tool("missing"), hdr, job},
+		Tools: []*catalog.Tool{tool("echo"), rich, tool("fail"), tool("empty"), tool("ask"), tool("missing"), hdr, job, tool("caps")},
 	}}}
 	cat.Seal()
 	return cat
@@ -191,6 +198,12 @@ var directCases = []struct {
 	{"call, empty result", modernHeader("tools/call", "d_empty"), callOf("1", "d_empty", `{}`, plainMeta2026), true},
 	{"call, questions", modernHeader("tools/call", "d_ask"), callOf("1", "d_ask", `{}`, plainMeta2026), true},
 	{"call, missing capability", modernHeader("tools/call", "d_missing"), callOf("1", "d_missing", `{}`, plainMeta2026), true},
+	// What the client declared decides whether a question goes back to it.
+	// What the client declared is what the handler is told it can be asked.
+	{"call, capabilities: none", modernHeader("tools/call", "d_caps"), callOf("1", "d_caps", `{}`, plainMeta2026), true},
+	{"call, capabilities: elicitation", modernHeader("tools/call", "d_caps"), callOf("1", "d_caps", `{}`, strings.Replace(plainMeta2026, `clientCapabilities":{}`, `clientCapabilities":{"elicitation":{}}`, 1)), true},
+	{"call, capabilities: sampling and roots", modernHeader("tools/call", "d_caps"), callOf("1", "d_caps", `{}`, strings.Replace(plainMeta2026, `clientCapabilities":{}`, `clientCapabilities":{"sampling":{},"roots":{"listChanged":true}}`, 1)), true},
+	{"call, capabilities: all", modernHeader("tools/call", "d_caps"), callOf("1", "d_caps", `{}`, strings.Replace(plainMeta2026, `clientCapabilities":{}`, `clientCapabilities":{"elicitation":{"form":{}},"sampling":{"tools":{}},"roots":{},"experimental":{}}`, 1)), true},
 	{"call, no clientInfo", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, `{"io.modelcontextprotocol/protocolVersion":"2026-07-28","io.modelcontextprotocol/clientCapabilities":{}}`), true},
 	{"list", modernHeader("tools/list", ""), `{"jsonrpc":"2.0","id":3,"method":"tools/list","params":{"_meta":` + plainMeta2026 + `}}`, true},
 	{"list again", modernHeader("tools/list", ""), `{"jsonrpc":"2.0","id":"l","method":"tools/list","params":{"_meta":` + plainMeta2026 + `}}`, true},

@@ -320,7 +320,7 @@ func (e *entries) getPrompt(ctx context.Context, req *mcp.GetPromptRequest) (*mc
 		// no tool's state resumes it), or the same relay over a legacy
 		// session.
 		handler := plugins.PromptPrefix + sp.p.Name
-		x := newExchange(req, "prompt", handler, raw, req.Params.RequestState, req.Params.InputResponses)
+		x := newExchange(ctx, req, "prompt", handler, raw, req.Params.RequestState, req.Params.InputResponses)
 		settled, err := e.ask.settle(ctx, x, func(ctx context.Context, in *plugins.Input) (*runtime.Result, error) {
 			return e.runHandler(plugins.WithInput(ctx, in), req, sp.svc, handler, checked)
 		})

@@ -132,9 +132,11 @@ type exchange struct {
 }
 
 // newExchange reads what asking back needs from a request of either kind.
-func newExchange[P mcp.Params](req *mcp.ServerRequest[P], kind, subject string, args json.RawMessage, state string, responses mcp.InputResponseMap) *exchange {
+func newExchange[P mcp.Params](ctx context.Context, req *mcp.ServerRequest[P], kind, subject string, args json.RawMessage, state string, responses mcp.InputResponseMap) *exchange {
 	in := &plugins.Input{}
-	if caps := req.ClientCapabilities(); caps != nil {
+	if d, ok := ctx.Value(declaredKey{}).(declared); ok {
+		in.Elicitation, in.Sampling, in.Roots = d.elicitation, d.sampling, d.roots
+	} else if caps := req.ClientCapabilities(); caps != nil {
 		in.Elicitation = caps.Elicitation != nil
 		in.Sampling = caps.Sampling != nil
 		in.Roots = caps.RootsV2 != nil
@@ -146,8 +148,30 @@ func newExchange[P mcp.Params](req *mcp.ServerRequest[P], kind, subject string, 
 }
 
 // toolExchange is the exchange of a tools/call.
-func toolExchange(req *mcp.CallToolRequest, name string, args json.RawMessage) *exchange {
-	return newExchange(req, "tool", name, args, req.Params.RequestState, req.Params.InputResponses)
+func toolExchange(ctx context.Context, req *mcp.CallToolRequest, name string, args json.RawMessage) *exchange {
+	return newExchange(ctx, req, "tool", name, args, req.Params.RequestState, req.Params.InputResponses)
+}
+
+// declared is what the client of a 2026-07-28 request on a direct path
+// declared it can be asked: the keys of its clientCapabilities, which
+// plainCapabilities has checked are objects of go-sdk's types, so that
+// each is there exactly when go-sdk's reading (ClientCapabilities) has it.
+// That reading encodes the capabilities and decodes them again, with a
+// 32 KiB decoder buffer, on every call: the direct paths put what they
+// read on the call's context instead (declaredKey), for newExchange.
+type declared struct{ elicitation, sampling, roots bool }
+
+type declaredKey struct{}
+
+// withDeclared returns ctx with what the plain _meta of a direct path's
+// request declares.
+func withDeclared(ctx context.Context, meta mcp.Meta) context.Context {
+	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
+	var d declared
+	_, d.elicitation = caps["elicitation"]
+	_, d.sampling = caps["sampling"]
+	_, d.roots = caps["roots"]
+	return context.WithValue(ctx, declaredKey{}, d)
 }
 
 // asked is how an exchange ended: with the handler's result, or with the
@@ -161,7 +185,7 @@ type asked struct {
 // call runs a tool for an MCP request, with as many rounds of questions
 // as the handler needs and the request's revision allows.
 func (s *mcpTools) call(ctx context.Context, name string, req *mcp.CallToolRequest, args json.RawMessage, onEvent func(runtime.Event)) (*mcp.CallToolResult, error) {
-	x := toolExchange(req, name, args)
+	x := toolExchange(ctx, req, name, args)
 	out, err := s.ask.settle(ctx, x, func(ctx context.Context, in *plugins.Input) (*runtime.Result, error) {
 		return s.run(ctx, name, args, in, onEvent)
 	})

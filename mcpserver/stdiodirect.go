@@ -233,12 +233,8 @@ func (d *stdioDirect) call(ctx context.Context, c stdioCall) []byte {
 		// A 2026-07-28 request, as direct.go serves one: no session (the
 		// handler's questions go back in the result, and read the
 		// capabilities from the request), no progress and no log lines
-		// asked for. Capabilities declared empty are what a request
-		// without the key declares, which go-sdk reads without
-		// re-encoding and decoding the empty object.
-		if caps, ok := c.params.Meta[mcp.MetaKeyClientCapabilities].(map[string]any); ok && len(caps) == 0 {
-			delete(c.params.Meta, mcp.MetaKeyClientCapabilities)
-		}
+		// asked for.
+		ctx = withDeclared(ctx, c.params.Meta)
 		onEvent = func(runtime.Event) {}
 	}
 	res, err := d.srv.tools.callTool(ctx, c.params.Name, req, onEvent)

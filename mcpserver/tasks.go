@@ -100,7 +100,7 @@ func (s *mcpTools) startTask(ctx context.Context, req *mcp.CallToolRequest, next
 	if extra := req.Extra; extra != nil && extra.Header != nil {
 		ctx = runtime.WithArgumentCheck(ctx, paramHeaderCheck(extra.Header, true))
 	}
-	x := toolExchange(req, name, args)
+	x := toolExchange(ctx, req, name, args)
 	if _, err := s.ask.open(x); err != nil {
 		return nil, err
 	}
