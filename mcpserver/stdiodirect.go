@@ -35,13 +35,23 @@ import (
 // may still hold, once go-sdk has initialized the session and written its
 // initialize answer, on a server without tracing, middleware added after
 // New or a closed gate. Of a session of 2025-06-18 or 2025-11-25, a
-// request with no _meta, from a client that declared no capability a
-// handler could ask something of over the session (roots, sampling,
-// elicitation) and has not set a log level; of a session of 2026-07-28,
-// a request whose _meta is the plain one direct.go takes (plainMeta: the
-// revision, the client, its capabilities, which the handler's questions
-// read from the request on either path). Everything else is go-sdk's, as
-// before.
+// request with no _meta, from a client that has not set a log level;
+// of a session of 2026-07-28, a request whose _meta is the plain one
+// direct.go takes (plainMeta: the revision, the client, its
+// capabilities, which the handler's questions read from the request on
+// either path). Everything else is go-sdk's, as before.
+//
+// A legacy session's client may have declared a capability a handler
+// can ask something of (roots, sampling, elicitation; go-sdk's client
+// declares roots as it comes). The handler's questions go out as at
+// go-sdk: over go-sdk's session (asker.relay), while the call waits on
+// its goroutine. go-sdk writes each question, with the next id of its
+// own connection, and the client's answer, a line that is no request,
+// goes on to go-sdk (check), which hands it to the question: the same
+// lines, ids and order as go-sdk's own call's. Not for an upstream
+// server's tool, though, as on the session path (sessdirect.go): the
+// bridge keeps the upstream call open between rounds, and its call for a
+// client that can be asked stays go-sdk's.
 //
 // A call on the path runs on a goroutine of its own, as go-sdk runs each
 // call, so that the session reads on: a notifications/cancelled that
@@ -128,16 +138,12 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 		}
 	}
 	// What go-sdk knows of the session: initialized (a request before
-	// that is answered with an error), its revision, what the client can
-	// be asked.
+	// that is answered with an error), its revision.
 	init := ss.InitializeParams()
 	if init == nil {
 		return c, false
 	}
 	modern := init.ProtocolVersion >= modernRevision
-	if caps := init.Capabilities; !modern && caps != nil && (caps.Elicitation != nil || caps.Sampling != nil || caps.RootsV2 != nil) {
-		return c, false
-	}
 	switch req.ID.Raw().(type) {
 	case int64, string:
 	default:
@@ -175,6 +181,12 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 	}
 	p, ok := callParams(req)
 	if !ok || !plainName(p.Name) || !d.http.plainTool(p.Name) {
+		return c, false
+	}
+	// A legacy session's client that can be asked: its questions go out
+	// over the session, as at go-sdk, but an upstream server's tool stays
+	// go-sdk's (see the top of the file).
+	if !modern && !asksNothing(ss) && !d.http.replayable(p.Name) {
 		return c, false
 	}
 	c.id, c.params = req.ID, p

@@ -20,9 +20,12 @@ import (
 // the same lines, sent to a session with the path and to one without it
 // over the same server, must get the same lines back, in the same order.
 
-// stdioScripted answers as scripted does, and adds two tools: block,
-// which waits for its call to be cancelled and then for release, and
-// talk, which reports progress and a log line before it answers.
+// stdioScripted answers as scripted does, and adds three tools: block,
+// which waits for its call to be cancelled and then for release; talk,
+// which reports progress and a log line before it answers; and confirm,
+// which asks its client one question (roots/list for the text "roots",
+// sampling/createMessage for "sample", a form otherwise) and answers
+// with the client's answer.
 type stdioScripted struct {
 	scripted
 	release chan struct{}
@@ -30,7 +33,7 @@ type stdioScripted struct {
 }
 
 func (s stdioScripted) Tools() []string {
-	return append(s.scripted.Tools(), "block", "talk")
+	return append(s.scripted.Tools(), "block", "talk", "confirm")
 }
 
 func (s stdioScripted) Call(ctx context.Context, tool, id string, args json.RawMessage, onEvent func(runtime.Event)) (*runtime.Result, error) {
@@ -44,26 +47,64 @@ func (s stdioScripted) Call(ctx context.Context, tool, id string, args json.RawM
 		onEvent(runtime.Event{Progress: &plugins.ProgressEvent{Progress: 1, Total: 2, Message: "half"}})
 		onEvent(runtime.Event{Log: &plugins.LogEvent{Level: "info", Logger: "talk", Message: "said"}})
 		return plugins.Text("done"), nil
+	case "confirm":
+		var in struct{ Text string }
+		_ = json.Unmarshal(args, &in)
+		var (
+			answer any
+			err    error
+		)
+		switch in.Text {
+		case "roots":
+			answer, err = plugins.Roots(ctx, "r1")
+		case "sample":
+			var res *plugins.SampleResult
+			if res, err = plugins.Sample(ctx, "s1", plugins.SampleRequest{Messages: []plugins.SamplingMessage{plugins.UserText("Which?")}, MaxTokens: 10}); err == nil {
+				answer = res.Text()
+			}
+		default:
+			answer, err = plugins.Elicit(ctx, "q1", plugins.Form{Message: "Which?", Schema: json.RawMessage(`{"type":"object","properties":{"a":{"type":"string"}}}`)})
+		}
+		if err != nil {
+			return plugins.Finish(ctx, nil, err), nil
+		}
+		b, _ := json.Marshal(answer)
+		return plugins.Text(string(b)), nil
 	}
 	return s.scripted.Call(ctx, tool, id, args, onEvent)
 }
 
 func stdioCatalog() *catalog.Catalog {
 	cat := directCatalog()
-	for _, name := range []string{"block", "talk"} {
+	for _, name := range []string{"block", "talk", "confirm"} {
 		cat.Services[0].Tools = append(cat.Services[0].Tools, &catalog.Tool{Name: name, Description: "The " + name + " tool",
 			Request: catalog.Message{Fields: []*catalog.Field{{Name: "text", Type: catalog.String, Description: "Some text"}}}})
 	}
+	// u_mirror is an upstream server's tool (the bridge keeps its call
+	// open between rounds), served here by the script (sessdirect_test.go).
+	cat.Services = append(cat.Services, &catalog.Service{Name: "u", Version: "1.0.0", Description: "An upstream server's tools",
+		Upstream: &catalog.Upstream{Command: []string{"upstream"}},
+		Tools:    []*catalog.Tool{{Name: "mirror", Description: "Mirror", Request: catalog.Message{}}}})
 	cat.Seal()
 	return cat
 }
 
 // stdioStep is a line to send, and the ids (JSON) whose answers to wait
 // for before the next: a line is sent when what it follows is answered,
-// so that the order of the answers is the server's alone.
+// so that the order of the answers is the server's alone. A line
+// "answer METHOD MEMBER" sends no line of its own: it waits for the
+// server's first request of the method that has no answer, and answers
+// it with the member ("result":... or "error":...); "asked METHOD" only
+// waits for such a request.
 type stdioStep struct {
 	line string
 	wait []string
+}
+
+// reply is a step that answers the server's request of method with
+// member, and then waits for the answers to ids.
+func reply(method, member string, ids ...string) stdioStep {
+	return stdioStep{"answer " + method + " " + member, ids}
 }
 
 // stdioRun sends steps to a session of srv over ServeStdio, with the
@@ -110,6 +151,23 @@ func stdioRun(t testing.TB, rt *runtime.Runtime, srv *Server, d *stdioScripted, 
 			}
 		}
 	}()
+	// replied are the ids (JSON) of the server's requests answered.
+	replied := map[string]bool{}
+	asked := func(method string, take bool) (string, bool) {
+		mu.Lock()
+		defer mu.Unlock()
+		for _, l := range lines {
+			var m struct {
+				ID     json.RawMessage `json:"id"`
+				Method string          `json:"method"`
+			}
+			if json.Unmarshal([]byte(l), &m) == nil && m.Method == method && len(m.ID) > 0 && !replied[string(m.ID)] {
+				replied[string(m.ID)] = take
+				return string(m.ID), true
+			}
+		}
+		return "", false
+	}
 	answeredID := func(id string, from int) bool {
 		mu.Lock()
 		defer mu.Unlock()
@@ -128,7 +186,31 @@ func stdioRun(t testing.TB, rt *runtime.Runtime, srv *Server, d *stdioScripted, 
 		mu.Lock()
 		from := len(lines)
 		mu.Unlock()
-		if s.line == "release" {
+		method, take := strings.CutPrefix(s.line, "answer ")
+		method, wait := strings.CutPrefix(method, "asked ")
+		var member string
+		if take {
+			method, member, _ = strings.Cut(method, " ")
+		}
+		if take || wait {
+			deadline := time.After(20 * time.Second)
+			id, ok := asked(method, take)
+			for !ok {
+				select {
+				case <-more:
+				case <-deadline:
+					mu.Lock()
+					defer mu.Unlock()
+					t.Fatalf("no %s from the server; it wrote:\n%s", method, strings.Join(lines, "\n"))
+				}
+				id, ok = asked(method, take)
+			}
+			if take {
+				if _, err := io.WriteString(inW, `{"jsonrpc":"2.0","id":`+id+`,`+member+"}\n"); err != nil {
+					t.Fatalf("answering %s: %v", method, err)
+				}
+			}
+		} else if s.line == "release" {
 			release()
 		} else if s.line == "started" {
 			// A cancellation that comes before the handler starts is
@@ -179,6 +261,11 @@ const (
 	legacyInit = `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{},"clientInfo":{"name":"c","version":"1"}}}`
 	initedNote = `{"jsonrpc":"2.0","method":"notifications/initialized"}`
 )
+
+// initWith is legacyInit from a client that declares caps.
+func initWith(caps string) string {
+	return strings.Replace(legacyInit, `"capabilities":{}`, `"capabilities":`+caps, 1)
+}
 
 func modernCall(id, name, args string) string {
 	return callOf(id, name, args, plainMeta2026)
@@ -257,9 +344,46 @@ var stdioCases = []struct {
 	{"2025-06-18", seq([]stdioStep{call("0", strings.Replace(legacyInit, "2025-11-25", "2025-06-18", 1))}, plainLegacyCalls[:3]), 3},
 	{"2025-11-25, piped", []stdioStep{{legacyInit, nil}, {initedNote, nil}, call("1", legacyCall("1", "d_echo", `{}`))}, -1},
 	{"before initialize", []stdioStep{call("1", legacyCall("1", "d_echo", `{}`)), call("0", legacyInit), call("2", legacyCall("2", "d_echo", `{}`))}, 1},
-	{"elicitation", seq([]stdioStep{call("0", strings.Replace(legacyInit, `"capabilities":{}`, `"capabilities":{"elicitation":{}}`, 1))}, plainLegacyCalls[:3]), 0},
-	{"roots", seq([]stdioStep{call("0", strings.Replace(legacyInit, `"capabilities":{}`, `"capabilities":{"roots":{}}`, 1))}, plainLegacyCalls[:3]), 0},
-	{"sampling", seq([]stdioStep{call("0", strings.Replace(legacyInit, `"capabilities":{}`, `"capabilities":{"sampling":{}}`, 1))}, plainLegacyCalls[:3]), 0},
+	// A client that can be asked: a handler's questions go to it over
+	// the session while the call waits, on either path.
+	{"elicitation", seq([]stdioStep{call("0", initWith(`{"elicitation":{}}`))}, plainLegacyCalls[:3]), 3},
+	{"roots", seq([]stdioStep{call("0", initWith(`{"roots":{}}`))}, plainLegacyCalls[:3]), 3},
+	{"sampling", seq([]stdioStep{call("0", initWith(`{"sampling":{}}`))}, plainLegacyCalls[:3]), 3},
+	{"elicitation, answered", []stdioStep{call("0", initWith(`{"elicitation":{}}`)), {initedNote, nil},
+		{legacyCall("1", "d_confirm", `{}`), nil},
+		reply("elicitation/create", `"result":{"action":"accept","content":{"a":"x"}}`, "1"),
+		{legacyCall("2", "d_confirm", `{}`), nil},
+		reply("elicitation/create", `"result":{"action":"decline"}`, "2"),
+		// Answers that are none: an error, and values the form does
+		// not take (go-sdk checks them).
+		{legacyCall("3", "d_confirm", `{}`), nil},
+		reply("elicitation/create", `"error":{"code":-32000,"message":"the user went away"}`, "3"),
+		{legacyCall(`"s-4"`, "d_confirm", `{}`), nil},
+		reply("elicitation/create", `"result":{"action":"accept","content":{"a":5}}`, `"s-4"`),
+		// A question of a capability not declared, and a call that asks
+		// nothing, between.
+		call("5", legacyCall("5", "d_confirm", `{"text":"roots"}`)),
+		call("6", legacyCall("6", "d_echo", `{}`)),
+		// A call waiting for its answer holds up no other call.
+		{legacyCall("7", "d_confirm", `{}`), nil},
+		{"asked elicitation/create", nil},
+		call("8", legacyCall("8", "d_echo", `{"text":"meanwhile"}`)),
+		call("9", `{"jsonrpc":"2.0","id":9,"method":"ping"}`),
+		reply("elicitation/create", `"result":{"action":"accept","content":{"a":"seven"}}`, "7"),
+	}, 8},
+	{"roots and sampling, answered", []stdioStep{call("0", initWith(`{"roots":{"listChanged":true},"sampling":{}}`)), {initedNote, nil},
+		{legacyCall("1", "d_confirm", `{"text":"roots"}`), nil},
+		reply("roots/list", `"result":{"roots":[{"uri":"file:///work","name":"work"}]}`, "1"),
+		{legacyCall("2", "d_confirm", `{"text":"sample"}`), nil},
+		reply("sampling/createMessage", `"result":{"role":"assistant","model":"m","content":{"type":"text","text":"that one"}}`, "2"),
+		call("3", legacyCall("3", "d_confirm", `{}`)), // elicitation: not declared
+	}, 3},
+	// An upstream tool's handler is the bridge, which keeps the upstream
+	// server's call open between rounds: go-sdk's for a client that can
+	// be asked, the path's for one that cannot.
+	{"upstream tool", seq([]stdioStep{call("0", legacyInit), call("100", legacyCall("100", "u_mirror", `{}`))}, plainLegacyCalls[:1]), 2},
+	{"upstream tool, roots", seq([]stdioStep{call("0", initWith(`{"roots":{"listChanged":true}}`)), call("100", legacyCall("100", "u_mirror", `{}`))}, plainLegacyCalls[:1]), 1},
+	{"upstream tool, elicitation", seq([]stdioStep{call("0", initWith(`{"elicitation":{}}`)), call("100", legacyCall("100", "u_mirror", `{}`))}, plainLegacyCalls[:1]), 1},
 	{"log level", seq([]stdioStep{call("0", legacyInit), call("1", legacyCall("1", "d_talk", `{}`)),
 		call("50", `{"jsonrpc":"2.0","id":50,"method":"logging/setLevel","params":{"level":"debug"}}`)}, plainLegacyCalls[13:14]), 1},
 	{"2025-03-26", seq([]stdioStep{call("0", strings.Replace(legacyInit, "2025-11-25", "2025-03-26", 1))}, plainLegacyCalls[:3]), 0},
@@ -301,7 +425,7 @@ var stdioCases = []struct {
 func TestStdioDirectIsGoSDK(t *testing.T) {
 	rt := runtime.New(runtime.Options{})
 	d := &stdioScripted{}
-	if _, err := rt.Swap(stdioCatalog(), map[string]runtime.Dispatcher{"d": d}); err != nil {
+	if _, err := rt.Swap(stdioCatalog(), map[string]runtime.Dispatcher{"d": d, "u": mirror{}}); err != nil {
 		t.Fatal(err)
 	}
 	srv := New(rt, Options{Name: "toolc", Version: "1.2.3"})
@@ -328,7 +452,7 @@ func TestStdioDirectIsGoSDK(t *testing.T) {
 func FuzzStdioDirect(f *testing.F) {
 	for _, tc := range stdioCases {
 		for _, s := range tc.steps {
-			if s.line != "release" && s.line != "started" && !strings.Contains(s.line, "d_block") {
+			if s.line != "release" && s.line != "started" && !strings.HasPrefix(s.line, "answer ") && !strings.HasPrefix(s.line, "asked ") && !strings.Contains(s.line, "d_block") {
 				f.Add(s.line, strings.Contains(s.line, "2026-07-28"))
 			}
 		}
