@@ -445,7 +445,9 @@ func TestStdioDirectIsGoSDK(t *testing.T) {
 
 // FuzzStdioDirect sends a line, after an initialize (2025-11-25) or a
 // first call (2026-07-28), to a session with the direct path and to one
-// without it: the server writes the same lines. The line's answer may come
+// without it: the server writes the same lines. The initialize's client
+// declares roots, as go-sdk's does, for a line of odd length, and nothing
+// otherwise (it is sent no answer to a question, so declares no more). The line's answer may come
 // at any moment before the end of the input, on either path, so the lines
 // are compared as a set; TestStdioDirectIsGoSDK holds their order. The
 // seeds are the lines of stdioCases.
@@ -470,7 +472,11 @@ func FuzzStdioDirect(f *testing.F) {
 			// write and the filter's bookkeeping, on either path.
 			return
 		}
-		first := call(`"fuzz-setup"`, strings.Replace(legacyInit, `"id":0`, `"id":"fuzz-setup"`, 1))
+		init := legacyInit
+		if len(line)%2 == 1 {
+			init = initWith(`{"roots":{"listChanged":true}}`)
+		}
+		first := call(`"fuzz-setup"`, strings.Replace(init, `"id":0`, `"id":"fuzz-setup"`, 1))
 		if modern {
 			first = call(`"fuzz-setup"`, modernCall(`"fuzz-setup"`, "d_echo", `{}`))
 		}
