@@ -51,7 +51,7 @@ const (
 	Want     = `"summary":"Berlin: mostly clear, high `
 )
 
-// clientCaps are the capabilities the HTTP clients declare: what go-sdk's
+// clientCaps are the capabilities the clients declare: what go-sdk's
 // client declares as it comes (roots, whose list may change), as real
 // clients declare some. A server that serves a client of no capabilities
 // on a faster path than one of some is measured on the one clients take.
@@ -146,7 +146,7 @@ func StartStdio(ctx context.Context, name string, argv []string, dir, rev string
 	s := &Server{Name: name, cmd: cmd, stdin: in, stdout: bufio.NewReaderSize(out, 64<<10), done: make(chan struct{})}
 	go func() { cmd.Wait(); close(s.done) }()
 	init := `{"jsonrpc":"2.0","id":0,"method":"initialize","params":{"protocolVersion":"` + rev +
-		`","capabilities":{},"clientInfo":{"name":"bench","version":"1"}}}` + "\n" +
+		`","capabilities":` + clientCaps + `,"clientInfo":{"name":"bench","version":"1"}}}` + "\n" +
 		`{"jsonrpc":"2.0","method":"notifications/initialized"}` + "\n"
 	errc := make(chan error, 1)
 	go func() {
