@@ -86,10 +86,7 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 			httpjson.Error(w, http.StatusServiceUnavailable, fmt.Sprintf("all %d MCP sessions have a request in flight; retry later", c.max))
 			return
 		}
-		ow := &openWriter{ResponseWriter: w, c: c}
-		if info := sdkauth.TokenInfoFromContext(r.Context()); info != nil {
-			ow.user = info.UserID
-		}
+		ow := &openWriter{ResponseWriter: w, c: c, user: userOf(r)}
 		c.next.ServeHTTP(ow, r)
 		if ow.id != "" {
 			c.settle(ow.id) // the opening POST has ended
@@ -97,13 +94,36 @@ func (c *sessionCap) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	post := r.Method == http.MethodPost
-	u := c.begin(id, post, r.Method == http.MethodDelete)
-	defer c.end(id, post, r.Method == http.MethodDelete)
+	// A DELETE that go-sdk will honour, of the session's own user: go-sdk
+	// refuses another user's (403), and the session lives on.
+	deleting := r.Method == http.MethodDelete && c.ownedBy(id, userOf(r))
+	u := c.begin(id, post, deleting)
+	defer c.end(id, post, deleting)
+	if deleting && c.ending != nil {
+		c.ending(id) // go-sdk's close waits for the session's handlers
+	}
 	if post && u != nil && c.path != nil {
 		c.path.serve(c, u, id, w, r) // on the path, or through c.next
 		return
 	}
 	c.next.ServeHTTP(w, r)
+}
+
+// ownedBy reports whether the session id is one the cap knows, of user.
+func (c *sessionCap) ownedBy(id, user string) bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	u, ok := c.live[id]
+	return ok && u.user == user
+}
+
+// userOf is the OAuth user of r, as go-sdk reads it to bind a session to
+// its user, or "".
+func userOf(r *http.Request) string {
+	if info := sdkauth.TokenInfoFromContext(r.Context()); info != nil {
+		return info.UserID
+	}
+	return ""
 }
 
 // openWriter records the session that go-sdk names in a response's
@@ -177,9 +197,6 @@ func (c *sessionCap) begin(id string, post, deleting bool) *sessionUse {
 	}
 	if deleting {
 		u.path.gone = true // no call is answered beside go-sdk from now on
-		if c.ending != nil {
-			c.ending(id)
-		}
 	}
 	return u
 }

@@ -81,3 +81,38 @@ func TestSessionCapBusy(t *testing.T) {
 		t.Errorf("closed %v, want [s1], the least recently used", deleted)
 	}
 }
+
+// TestSessionDeleteEndsQuestionsOfItsUser: a DELETE gives up the
+// session's questions, and the cap forgets the session, only when go-sdk
+// will honour it, from the session's own OAuth user; another user's
+// DELETE (which go-sdk refuses with 403) leaves the session as it was,
+// counted by the cap and its questions waiting.
+func TestSessionDeleteEndsQuestionsOfItsUser(t *testing.T) {
+	next := http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.Header.Get("Mcp-Session-Id") == "" {
+			w.Header().Set("Mcp-Session-Id", "s1")
+		}
+		w.WriteHeader(http.StatusOK)
+	})
+	var ended []string
+	c := newSessionCap(next, 10, 0, nil, func(id string) { ended = append(ended, id) })
+	as := func(user, method, id string) {
+		r := httptest.NewRequest(method, "/mcp", nil)
+		if id != "" {
+			r.Header.Set("Mcp-Session-Id", id)
+		}
+		asSessionUser(c, user, r).ServeHTTP(httptest.NewRecorder(), r)
+	}
+	as("alice", "POST", "") // opens s1 for alice
+	as("mallory", "DELETE", "s1")
+	if len(ended) != 0 {
+		t.Fatalf("another user's DELETE ended the questions of %v", ended)
+	}
+	if !c.ownedBy("s1", "alice") {
+		t.Fatal("another user's DELETE made the cap forget the session")
+	}
+	as("alice", "DELETE", "s1")
+	if len(ended) != 1 || ended[0] != "s1" {
+		t.Fatalf("the session's own DELETE ended the questions of %v, want [s1]", ended)
+	}
+}
