@@ -129,7 +129,9 @@ func (p *sessionPath) serve(c *sessionCap, u *sessionUse, id string, w http.Resp
 	var ss *mcp.ServerSession
 	if ok {
 		ss = p.session(c, u, id)
-		ok = ss != nil && initialized(ss) && (q.params == nil || asksNothing(ss) || p.d.replayable(q.params.Name))
+		// A list runs no handler; a call may run its first round twice
+		// (see replayable).
+		ok = ss != nil && initialized(ss) && (q.req.Method == "tools/list" || asksNothing(ss) || p.d.replayable(q.params.Name))
 	}
 	c.mu.Lock()
 	st := &u.path
