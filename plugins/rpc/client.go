@@ -165,7 +165,8 @@ func start(ctx context.Context, cfg ClientConfig) (*Client, error) {
 		// go-plugin's own logging duplicates the errors Start returns.
 		Logger: hclog.NewNullLogger(),
 		GRPCDialOptions: []grpc.DialOption{grpc.WithDefaultCallOptions(
-			grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize))},
+			grpc.MaxCallRecvMsgSize(MaxMessageSize), grpc.MaxCallSendMsgSize(MaxMessageSize)),
+			grpc.WithStaticStreamWindowSize(flowWindow), grpc.WithStaticConnWindowSize(flowWindow)},
 	}
 	var run *procRunner
 	if haveRunner {

@@ -48,7 +48,8 @@ func Serve(handlers ...plugins.Handler) {
 			// already: with a goroutine per call, growing its stack
 			// (runtime.morestack) took 11 % of a plugin's CPU time.
 			return grpc.NewServer(append(opts, grpc.MaxRecvMsgSize(MaxMessageSize),
-				grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))))...)
+				grpc.NumStreamWorkers(uint32(goruntime.GOMAXPROCS(0))),
+				grpc.StaticStreamWindowSize(flowWindow), grpc.StaticConnWindowSize(flowWindow))...)
 		},
 		// go-plugin's own debug lines would otherwise fill the host's
 		// stderr on every start.
