@@ -67,8 +67,9 @@ type cachedList struct {
 
 // directRequest is what accept read of a request.
 type directRequest struct {
-	req    *jsonrpc.Request
-	params *mcp.CallToolParamsRaw // tools/call only
+	req      *jsonrpc.Request
+	params   *mcp.CallToolParamsRaw // tools/call only
+	declared declared               // 2026-07-28 only
 }
 
 // serve answers r on the direct path, or reports false, having written
@@ -91,7 +92,7 @@ func (d *directPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	req := &mcp.CallToolRequest{Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
 	// No progress token and no log level: go-sdk sends neither progress
 	// nor log lines for this request, and nor does the path.
-	ctx := withDeclared(r.Context(), q.params.Meta)
+	ctx := withDeclared(r.Context(), q.declared)
 	res, err := d.srv.tools.callTool(ctx, q.params.Name, req, func(runtime.Event) {})
 	d.answerCall(w, q.req.ID, res, err)
 	return true
@@ -325,30 +326,33 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 	if jsondepth.Of(req.Params) > maxDirectDepth {
 		return q, false
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil || !plainMeta(params["_meta"]) {
+	var params plainParams
+	if !readExactly(req.Params, &params) {
+		return q, false
+	}
+	if q.declared, ok = plainMeta(params.Meta); !ok {
 		return q, false
 	}
 	switch req.Method {
 	case "tools/list":
-		// A cursor, or anything else, is go-sdk's.
-		return q, len(params) == 1
+		return q, params.Name == nil && params.Arguments == nil
 	case "tools/call":
 	default:
 		return q, false
 	}
-	for k := range params {
-		if k != "name" && k != "arguments" && k != "_meta" {
-			return q, false // requestState, inputResponses, task, ...
-		}
-	}
-	p, ok := callParams(req)
+	p, ok := params.call(modernMeta)
 	if !ok || !plainName(p.Name) || h.Get("Mcp-Name") != p.Name {
 		return q, false
 	}
 	q.params = p
 	return q, d.plainTool(p.Name)
 }
+
+// modernMeta is the _meta of a call on a direct path, as the code after
+// accept reads it: the revision (mcp.ServerRequest.ProtocolVersion). What
+// the client declared it can be asked goes on the call's context
+// (withDeclared); nothing reads the client's name there.
+var modernMeta = mcp.Meta{mcp.MetaKeyProtocolVersion: modernRevision}
 
 // plainServer reports whether the server is as New made it: no
 // middleware beyond New's, an open gate, no spans to record.
@@ -408,62 +412,64 @@ func (d *directPath) plainTool(name string) bool {
 }
 
 // plainMeta reports whether a request's _meta is the plain one of a
-// 2026-07-28 client: the revision, the client's name and version, and its
-// capabilities (plainCapabilities). A progress token, a log level, a
-// trace context, or a value go-sdk might read otherwise, is go-sdk's.
-func plainMeta(raw json.RawMessage) bool {
-	var meta map[string]json.RawMessage
-	if json.Unmarshal(raw, &meta) != nil {
-		return false
+// 2026-07-28 client, and what its client declared it can be asked: the
+// revision, the client's name and version, and its capabilities
+// (plainCapabilities). A progress token, a log level, a trace context, or
+// a value go-sdk might read otherwise, is go-sdk's.
+func plainMeta(raw json.RawMessage) (declared, bool) {
+	var meta struct {
+		ProtocolVersion    json.RawMessage `json:"io.modelcontextprotocol/protocolVersion"`
+		ClientInfo         json.RawMessage `json:"io.modelcontextprotocol/clientInfo"`
+		ClientCapabilities json.RawMessage `json:"io.modelcontextprotocol/clientCapabilities"`
 	}
-	if string(meta[mcp.MetaKeyProtocolVersion]) != `"`+modernRevision+`"` || !plainCapabilities(meta[mcp.MetaKeyClientCapabilities]) {
-		return false
+	if !readExactly(raw, &meta) || string(meta.ProtocolVersion) != `"`+modernRevision+`"` {
+		return declared{}, false
 	}
-	for k, v := range meta {
-		switch k {
-		case mcp.MetaKeyProtocolVersion, mcp.MetaKeyClientCapabilities:
-		case mcp.MetaKeyClientInfo:
-			var info map[string]json.RawMessage
-			if json.Unmarshal(v, &info) != nil || info == nil {
-				return false
+	if meta.ClientInfo != nil {
+		var info struct {
+			Name    json.RawMessage `json:"name"`
+			Version json.RawMessage `json:"version"`
+			Title   json.RawMessage `json:"title"`
+		}
+		if !readExactly(meta.ClientInfo, &info) {
+			return declared{}, false
+		}
+		for _, v := range [...]json.RawMessage{info.Name, info.Version, info.Title} {
+			if v != nil && !plainString(v) {
+				return declared{}, false
 			}
-			for field, value := range info {
-				if field != "name" && field != "version" && field != "title" || !plainString(value) {
-					return false
-				}
-			}
-		default:
-			return false
 		}
 	}
-	return true
+	return plainCapabilities(meta.ClientCapabilities)
 }
 
 // plainCapabilities reports whether a request's clientCapabilities are
-// ones go-sdk reads as the path does: an object of the capabilities a
-// client of tools declares (roots, sampling, elicitation, extensions,
-// experimental), each of the type go-sdk decodes it into. Real clients
-// declare some: go-sdk's own client declares roots. What they declare
-// changes no answer the path makes itself; a handler's questions read
-// them from the request, on either path (mcpask.go), and a task tool,
-// whose calls the Tasks extension changes, is go-sdk's.
-func plainCapabilities(raw json.RawMessage) bool {
-	raw = bytes.TrimSpace(raw)
-	if string(raw) == "{}" {
-		return true
+// ones go-sdk reads as the path does, and which of them let a handler ask:
+// an object of the capabilities a client of tools declares (roots,
+// sampling, elicitation, extensions, experimental), each of the type
+// go-sdk decodes it into. Real clients declare some: go-sdk's own client
+// declares roots. What they declare changes no answer the path makes
+// itself; a handler's questions are asked by what it declared, on either
+// path (mcpask.go), and a task tool, whose calls the Tasks extension
+// changes, is go-sdk's.
+func plainCapabilities(raw json.RawMessage) (declared, bool) {
+	var caps struct {
+		Roots        json.RawMessage `json:"roots"`
+		Sampling     json.RawMessage `json:"sampling"`
+		Elicitation  json.RawMessage `json:"elicitation"`
+		Extensions   json.RawMessage `json:"extensions"`
+		Experimental json.RawMessage `json:"experimental"`
 	}
-	var caps map[string]json.RawMessage
-	if len(raw) == 0 || raw[0] != '{' || json.Unmarshal(raw, &caps) != nil {
-		return false
+	if !readExactly(raw, &caps) {
+		return declared{}, false
 	}
-	for k, v := range caps {
-		switch k {
-		case "roots", "sampling", "elicitation", "extensions", "experimental":
-		default:
-			return false
-		}
-		if v = bytes.TrimSpace(v); len(v) == 0 || v[0] != '{' {
-			return false
+	d := declared{roots: caps.Roots != nil, sampling: caps.Sampling != nil, elicitation: caps.Elicitation != nil}
+	if !d.roots && !d.sampling && !d.elicitation && caps.Extensions == nil && caps.Experimental == nil {
+		return d, true // {}
+	}
+	for _, v := range [...]json.RawMessage{caps.Roots, caps.Sampling, caps.Elicitation, caps.Extensions, caps.Experimental} {
+		if v != nil && v[0] != '{' {
+			return declared{}, false
 		}
 	}
 	// The shape go-sdk decodes them into (its clientCapabilitiesV2).
@@ -471,7 +477,7 @@ func plainCapabilities(raw json.RawMessage) bool {
 		mcp.ClientCapabilities
 		Roots *mcp.RootCapabilities `json:"roots,omitempty"`
 	}
-	return json.Unmarshal(raw, &typed) == nil
+	return d, json.Unmarshal(raw, &typed) == nil
 }
 
 // plainString reports a JSON string without escapes or bytes beyond

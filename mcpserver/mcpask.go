@@ -164,13 +164,8 @@ type declared struct{ elicitation, sampling, roots bool }
 type declaredKey struct{}
 
 // withDeclared returns ctx with what the plain _meta of a direct path's
-// request declares.
-func withDeclared(ctx context.Context, meta mcp.Meta) context.Context {
-	caps, _ := meta[mcp.MetaKeyClientCapabilities].(map[string]any)
-	var d declared
-	_, d.elicitation = caps["elicitation"]
-	_, d.sampling = caps["sampling"]
-	_, d.roots = caps["roots"]
+// request declares (plainMeta).
+func withDeclared(ctx context.Context, d declared) context.Context {
 	return context.WithValue(ctx, declaredKey{}, d)
 }
 

@@ -1,6 +1,7 @@
 package mcpserver
 
 import (
+	"bytes"
 	"encoding/json"
 
 	fastjson "github.com/segmentio/encoding/json"
@@ -124,6 +125,41 @@ func callParams(msg jsonrpc.Message) (*mcp.CallToolParamsRaw, bool) {
 		}
 	}
 	return p, true
+}
+
+// plainParams are the params of a tools/call or tools/list that a direct
+// path may answer, read once: as go-sdk reads them (keys matched exactly,
+// the last of a key given twice), with each value left in the message. A
+// request with any other key (a cursor, requestState, inputResponses, a
+// task) is go-sdk's, and fails the reading.
+type plainParams struct {
+	Name      json.RawMessage `json:"name"`
+	Arguments json.RawMessage `json:"arguments"`
+	Meta      json.RawMessage `json:"_meta"`
+}
+
+// readExactly decodes data, one JSON object, into v, a struct of raw
+// values, and reports whether each of data's keys is one of v's, spelled
+// exactly. Where a map of raw values took a copy of every value and a
+// second reading for the typed one, this is one pass that copies nothing.
+func readExactly(data []byte, v any) bool {
+	data = bytes.TrimSpace(data)
+	if len(data) == 0 || data[0] != '{' {
+		return false
+	}
+	const exactly = fastjson.DisallowUnknownFields | fastjson.DontMatchCaseInsensitiveStructFields | fastjson.DontCopyRawMessage
+	rest, err := fastjson.Parse(data, v, exactly)
+	return err == nil && len(rest) == 0
+}
+
+// call returns the params as callParams reads a tools/call's, with meta
+// for its _meta, or false when the name is not a string.
+func (p *plainParams) call(meta mcp.Meta) (*mcp.CallToolParamsRaw, bool) {
+	var name string
+	if _, err := fastjson.Parse(p.Name, &name, 0); err != nil {
+		return nil, false
+	}
+	return &mcp.CallToolParamsRaw{Name: name, Arguments: p.Arguments, Meta: meta}, true
 }
 
 // idOf returns the id of a message, as go-sdk reads it (the key "id"

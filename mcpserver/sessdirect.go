@@ -299,16 +299,11 @@ func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directReques
 	if jsondepth.Of(req.Params) > maxDirectDepth {
 		return q, false
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil {
-		return q, false
+	var params plainParams
+	if !readExactly(req.Params, &params) || params.Meta != nil {
+		return q, false // _meta (a progress token), requestState, task, ...
 	}
-	for k := range params {
-		if k != "name" && k != "arguments" {
-			return q, false // _meta (a progress token), requestState, task, ...
-		}
-	}
-	c, ok := callParams(req)
+	c, ok := params.call(nil)
 	if !ok || !plainName(c.Name) || !p.d.plainTool(c.Name) {
 		return q, false
 	}

@@ -2,7 +2,6 @@ package mcpserver
 
 import (
 	"context"
-	"encoding/json"
 	"sync"
 	"sync/atomic"
 
@@ -106,9 +105,11 @@ func newStdioDirect(rt *runtime.Runtime, srv *Server, f *stdioFilter) *stdioDire
 type stdioCall struct {
 	id     jsonrpc.ID
 	params *mcp.CallToolParamsRaw
-	// info is the serverInfo of a 2026-07-28 request's result; nil for
+	// info is the serverInfo of a 2026-07-28 request's result, and
+	// declared what its client declared it can be asked; nil and none for
 	// a legacy session's request.
-	info *mcp.Implementation
+	info     *mcp.Implementation
+	declared declared
 }
 
 // busy reports whether id is a call of the path's that was cancelled and
@@ -152,15 +153,19 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 	if jsondepth.Of(req.Params) > maxDirectDepth {
 		return c, false
 	}
-	var params map[string]json.RawMessage
-	if json.Unmarshal(req.Params, &params) != nil {
+	var params plainParams
+	if !readExactly(req.Params, &params) {
 		return c, false
 	}
-	meta, hasMeta := params["_meta"]
+	meta := mcp.Meta(nil)
 	switch {
-	case modern && hasMeta && plainMeta(meta):
-		c.info = d.srv.impl
-	case !modern && !hasMeta && !d.levelSet.Load():
+	case modern && params.Meta != nil:
+		var ok bool
+		if c.declared, ok = plainMeta(params.Meta); !ok {
+			return c, false
+		}
+		c.info, meta = d.srv.impl, modernMeta
+	case !modern && params.Meta == nil && !d.levelSet.Load():
 	default:
 		return c, false
 	}
@@ -174,12 +179,7 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 	if inited && !answered || batches || !modern && !inited {
 		return c, false
 	}
-	for k := range params {
-		if k != "name" && k != "arguments" && k != "_meta" {
-			return c, false // requestState, inputResponses, task, ...
-		}
-	}
-	p, ok := callParams(req)
+	p, ok := params.call(meta)
 	if !ok || !plainName(p.Name) || !d.http.plainTool(p.Name) {
 		return c, false
 	}
@@ -246,7 +246,7 @@ func (d *stdioDirect) call(ctx context.Context, c stdioCall) []byte {
 		// handler's questions go back in the result, and read the
 		// capabilities from the request), no progress and no log lines
 		// asked for.
-		ctx = withDeclared(ctx, c.params.Meta)
+		ctx = withDeclared(ctx, c.declared)
 		onEvent = func(runtime.Event) {}
 	}
 	res, err := d.srv.tools.callTool(ctx, c.params.Name, req, onEvent)
