@@ -2,6 +2,7 @@ package main
 
 import (
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -43,9 +44,21 @@ func TestREADMETour(t *testing.T) {
 		t.Fatalf("the tour no longer quotes the answer of its call, %s", answer)
 	}
 
+	env := append(os.Environ(), "PATH="+filepath.Dir(toolcBin)+string(os.PathListSeparator)+os.Getenv("PATH"), "GOWORK=off")
+	// The tour runs in a network namespace of its own (for port 8931),
+	// so its go mod tidy has no network: what a reader's tidy fetches
+	// must be in the module cache already, with the checksum database's
+	// answers for it. On a fresh machine nothing else may have fetched
+	// them yet, so the same two commands run once here, with the network.
+	warm := exec.Command("sh", "-c", "toolc init my-tools >/dev/null && cd my-tools && go mod tidy")
+	warm.Dir, warm.Env = t.TempDir(), env
+	if out, err := warm.CombinedOutput(); err != nil {
+		t.Logf("toolc init and go mod tidy outside the namespace: %v\n%s", err, out)
+	}
+
 	cmd := namespaced(t, false, script.String())
 	cmd.Dir = t.TempDir()
-	cmd.Env = append(os.Environ(), "PATH="+filepath.Dir(toolcBin)+string(os.PathListSeparator)+os.Getenv("PATH"), "GOWORK=off")
+	cmd.Env = env
 	out, err := cmd.CombinedOutput()
 	if err != nil {
 		t.Fatalf("the tour, run as printed: %v\n%s", err, out)
