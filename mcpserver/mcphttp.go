@@ -191,13 +191,14 @@ func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpE
 		if e.direct != nil && statefulOpts.EventStore == nil {
 			path = &sessionPath{d: e.direct} // see sessdirect.go
 		}
+		// The cap stands in front of go-sdk even with no limit and no
+		// idle timeout: it is what gives up a session's questions when
+		// its client's DELETE closes it, since go-sdk's close waits for
+		// the handlers that wait for the answers. Its entry for a session
+		// lives as long as go-sdk's session does.
 		maxSessions := cmp.Or(opts.MaxSessions, DefaultMaxSessions)
-		if maxSessions > 0 || idle > 0 || path != nil {
-			e.sessionCap = newSessionCap(stateful, maxSessions, idle, path, server.tools.ask.endSession)
-			e.sessions = e.sessionCap
-		} else {
-			e.sessions = stateful
-		}
+		e.sessionCap = newSessionCap(stateful, maxSessions, idle, path, server.tools.ask.endSession)
+		e.sessions = e.sessionCap
 	}
 	return e
 }

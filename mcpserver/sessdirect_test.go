@@ -572,3 +572,40 @@ func TestSessionCloseEndsQuestions(t *testing.T) {
 		direct.ServeHTTP(httptest.NewRecorder(), req)
 	})
 }
+
+// TestSessionDeleteEndsQuestionsWithoutLimits is TestSessionCloseEndsQuestions's
+// DELETE with the limits off and the session path off too (SSE polling),
+// where nothing but the cap stood in front of go-sdk: the cap is there
+// always now, and a client's DELETE of its own session whose call waits
+// for an answer ends that wait.
+func TestSessionDeleteEndsQuestionsWithoutLimits(t *testing.T) {
+	rt := runtime.New(runtime.Options{})
+	if _, err := rt.Swap(directCatalog(), map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
+		t.Fatal(err)
+	}
+	h := NewHTTPHandler(rt, New(rt, Options{Name: "toolc", Version: "1.2.3"}),
+		HTTPOptions{MaxSessions: -1, SessionIdleTimeout: -1, SSEPollAfter: time.Minute})
+	id := openSession(t, h, "2025-11-25", `{"elicitation":{}}`, nil)
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, "POST", "/mcp", strings.NewReader(legacyCall("1", "d_ask", `{}`)))
+	req.Header = legacyHeader(id)
+	h.ServeHTTP(httptest.NewRecorder(), req) // the client leaves before it is asked
+
+	done := make(chan int)
+	go func() {
+		req := httptest.NewRequest("DELETE", "/mcp", nil)
+		req.Header = legacyHeader(id)
+		w := httptest.NewRecorder()
+		h.ServeHTTP(w, req)
+		done <- w.Code
+	}()
+	select {
+	case code := <-done:
+		if code/100 != 2 {
+			t.Errorf("DELETE: %d", code)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the DELETE of a session whose call waits: still waiting after 20s")
+	}
+}
