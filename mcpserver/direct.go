@@ -340,7 +340,7 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 	default:
 		return q, false
 	}
-	p, ok := params.call(modernMeta)
+	p, ok := params.call(modernMeta())
 	if !ok || !plainName(p.Name) || h.Get("Mcp-Name") != p.Name {
 		return q, false
 	}
@@ -351,8 +351,12 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 // modernMeta is the _meta of a call on a direct path, as the code after
 // accept reads it: the revision (mcp.ServerRequest.ProtocolVersion). What
 // the client declared it can be asked goes on the call's context
-// (withDeclared); nothing reads the client's name there.
-var modernMeta = mcp.Meta{mcp.MetaKeyProtocolVersion: modernRevision}
+// (withDeclared); nothing reads the client's name there. A map of its
+// own for each call, as go-sdk's reading makes one: whatever writes to a
+// request's _meta later writes to that call's alone.
+func modernMeta() mcp.Meta {
+	return mcp.Meta{mcp.MetaKeyProtocolVersion: modernRevision}
+}
 
 // plainServer reports whether the server is as New made it: no
 // middleware beyond New's, an open gate, no spans to record.

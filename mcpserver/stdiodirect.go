@@ -164,7 +164,7 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 		if c.declared, ok = plainMeta(params.Meta); !ok {
 			return c, false
 		}
-		c.info, meta = d.srv.impl, modernMeta
+		c.info, meta = d.srv.impl, modernMeta()
 	case !modern && params.Meta == nil && !d.levelSet.Load():
 	default:
 		return c, false
