@@ -140,8 +140,9 @@ type plainParams struct {
 
 // readExactly decodes data, one JSON object, into v, a struct of raw
 // values, and reports whether each of data's keys is one of v's, spelled
-// exactly. Where a map of raw values took a copy of every value and a
-// second reading for the typed one, this is one pass that copies nothing.
+// exactly. It is one pass that copies nothing: the values stay in data,
+// where a map of raw values copies each, and a key outside v's fails it
+// at once.
 func readExactly(data []byte, v any) bool {
 	data = bytes.TrimSpace(data)
 	if len(data) == 0 || data[0] != '{' {

@@ -541,11 +541,7 @@ func TestSessionCloseEndsQuestions(t *testing.T) {
 	stuck := func() string {
 		t.Helper()
 		id := openSession(t, direct, "2025-11-25", `{"elicitation":{}}`, nil)
-		ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-		defer cancel()
-		req := httptest.NewRequestWithContext(ctx, "POST", "/mcp", strings.NewReader(legacyCall("1", "d_ask", `{}`)))
-		req.Header = legacyHeader(id)
-		direct.ServeHTTP(httptest.NewRecorder(), req) // the client leaves before it is asked
+		leaveAsked(t, direct, id)
 		return id
 	}
 	within := func(what string, f func()) {
@@ -573,6 +569,18 @@ func TestSessionCloseEndsQuestions(t *testing.T) {
 	})
 }
 
+// leaveAsked calls d_ask in session id, whose client leaves before it is
+// asked: the handler's question waits in go-sdk for an answer that never
+// comes.
+func leaveAsked(t *testing.T, h http.Handler, id string) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
+	defer cancel()
+	req := httptest.NewRequestWithContext(ctx, "POST", "/mcp", strings.NewReader(legacyCall("1", "d_ask", `{}`)))
+	req.Header = legacyHeader(id)
+	h.ServeHTTP(httptest.NewRecorder(), req)
+}
+
 // TestSessionDeleteEndsQuestionsWithoutLimits is TestSessionCloseEndsQuestions's
 // DELETE with the limits off and the session path off too (SSE polling),
 // where nothing but the cap stood in front of go-sdk: the cap is there
@@ -586,11 +594,7 @@ func TestSessionDeleteEndsQuestionsWithoutLimits(t *testing.T) {
 	h := NewHTTPHandler(rt, New(rt, Options{Name: "toolc", Version: "1.2.3"}),
 		HTTPOptions{MaxSessions: -1, SessionIdleTimeout: -1, SSEPollAfter: time.Minute})
 	id := openSession(t, h, "2025-11-25", `{"elicitation":{}}`, nil)
-	ctx, cancel := context.WithTimeout(context.Background(), 100*time.Millisecond)
-	defer cancel()
-	req := httptest.NewRequestWithContext(ctx, "POST", "/mcp", strings.NewReader(legacyCall("1", "d_ask", `{}`)))
-	req.Header = legacyHeader(id)
-	h.ServeHTTP(httptest.NewRecorder(), req) // the client leaves before it is asked
+	leaveAsked(t, h, id)
 
 	done := make(chan int)
 	go func() {
