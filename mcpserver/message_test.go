@@ -123,3 +123,49 @@ func FuzzDecodeMessages(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, body string) { sameBatch(t, body) })
 }
+
+// FuzzAppendResponse holds appendResponse to go-sdk's EncodeMessage, for
+// any ID a client may send and any result encoding/json writes (the
+// paths' results are all its output): here the JSON value in result,
+// re-encoded as encoding/json encodes it, HTML escapes and all.
+func FuzzAppendResponse(f *testing.F) {
+	for _, c := range []struct {
+		id     string
+		result string
+	}{
+		{`7`, `{"content":[{"type":"text","text":"<b>&</b>"}],"isError":false}`},
+		{`0`, `null`},
+		{`-9223372036854775808`, `{}`},
+		{`9223372036854775807`, `[1,2.5,"\u2028"]`},
+		{`"a<b>&\u2028"`, `{"a":"b"}`},
+		{`"\ud800"`, `"x"`},
+		{`1.0`, `{}`},
+		{`1e3`, `true`},
+	} {
+		f.Add(c.id, c.result)
+	}
+	f.Fuzz(func(t *testing.T, rawID, rawResult string) {
+		var idv, resv any
+		if json.Unmarshal([]byte(rawID), &idv) != nil || json.Unmarshal([]byte(rawResult), &resv) != nil {
+			return
+		}
+		id, err := jsonrpc.MakeID(idv)
+		if err != nil {
+			return
+		}
+		result, err := json.Marshal(resv)
+		if err != nil {
+			return
+		}
+		for _, resp := range []*jsonrpc.Response{
+			{ID: id, Result: result},
+			{ID: id, Error: &jsonrpc.Error{Code: jsonrpc.CodeInvalidParams, Message: rawResult}},
+		} {
+			want, werr := jsonrpc.EncodeMessage(resp)
+			got, gerr := appendResponse([]byte("prefix"), resp)
+			if (werr != nil) != (gerr != nil) || werr == nil && string(got) != "prefix"+string(want) {
+				t.Fatalf("id %s, result %s:\nappendResponse %q, %v\nEncodeMessage  %q, %v", rawID, rawResult, got, gerr, want, werr)
+			}
+		}
+	})
+}

@@ -259,11 +259,11 @@ func (d *stdioDirect) call(ctx context.Context, c stdioCall) []byte {
 			return nil
 		}
 	}
-	data, err := jsonrpc.EncodeMessage(resp)
+	line, err := appendResponse(make([]byte, 0, len(resp.Result)+64), resp)
 	if err != nil {
 		return nil
 	}
-	return append(data, '\n')
+	return append(line, '\n')
 }
 
 // cancel cancels the path's call that a notifications/cancelled names,
