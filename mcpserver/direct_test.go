@@ -234,6 +234,15 @@ var directCases = []struct {
 	{"call, capability in another case", modernHeader("tools/call", "d_caps"), callOf("1", "d_caps", `{}`, metaWithCapabilities(`{"Roots":{}}`)), false},
 	{"call, spaces in the capabilities", modernHeader("tools/call", "d_caps"), callOf("1", "d_caps", `{}`, metaWithCapabilities(` { "roots" : { "listChanged" : true } , "sampling" : {} } `)), true},
 	{"call, null capability", modernHeader("tools/call", "d_caps"), callOf("1", "d_caps", `{}`, metaWithCapabilities(`{"roots":null}`)), false},
+	// Roots as plainRoots reads them without encoding/json, and the forms
+	// it leaves to encoding/json.
+	{"call, roots not listChanged", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"roots":{"listChanged":false}}`)), true},
+	{"call, roots empty", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"roots":{}}`)), true},
+	{"call, roots listChanged null", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"roots":{"listChanged":null}}`)), true},
+	{"call, roots listChanged in another case", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"roots":{"ListChanged":true}}`)), true},
+	{"call, roots with more", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"roots":{"listChanged":true,"more":[1]}}`)), true},
+	{"call, roots listChanged a number", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"roots":{"listChanged":1}}`)), false},
+	{"call, roots an array", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, metaWithCapabilities(`{"roots":[]}`)), false},
 	{"call, clientInfo null", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, strings.Replace(plainMeta2026, `{"name":"c","version":"1"}`, `null`, 1)), false},
 	{"call, clientInfo with a title", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, strings.Replace(plainMeta2026, `{"name":"c","version":"1"}`, `{"name":"c","version":"1","title":"C"}`, 1)), true},
 	{"call, clientInfo with more", modernHeader("tools/call", "d_echo"), callOf("1", "d_echo", `{}`, strings.Replace(plainMeta2026, `{"name":"c","version":"1"}`, `{"name":"c","version":"1","websiteUrl":"https://c"}`, 1)), false},
