@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync/atomic"
+	"time"
 
 	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
@@ -36,12 +37,15 @@ import (
 // Which requests: accept decides, before anything runs, with a check that
 // errs on go-sdk's side: a POST of one tools/call or tools/list request,
 // with the headers every 2026-07-28 client sends and nothing that makes
-// go-sdk answer otherwise (no OAuth, no tracing, no progress token or log
-// level, no requestState or input responses, no capabilities beyond those
-// of plainCapabilities, no task tool, no deferred tool, no
-// x-mcp-header arguments, no cursor, no middleware added to the server
-// after New, a gate that is open). Everything else is go-sdk's, as
-// before: sessions, errors of the request itself, every other method.
+// go-sdk answer otherwise (no tracing, no progress token or log level, no
+// requestState or input responses, no capabilities beyond those of
+// plainCapabilities, no task tool, no deferred tool, no x-mcp-header
+// arguments, no cursor, no middleware added to the server after New, a
+// gate that is open). With OAuth, a call of a tool the caller's token
+// holds every scope of, with scopeFilter's audit line: a tools/list is
+// go-sdk's then, since each caller's list is its own, and so is a call
+// that scopeFilter refuses. Everything else is go-sdk's, as before:
+// sessions, errors of the request itself, every other method.
 // TestDirectPathIsGoSDK and FuzzDirectPath hold the two to the same
 // bytes. Waits for go-sdk: a stateless request served without a session.
 
@@ -56,6 +60,9 @@ type directPath struct {
 	// answered counts the requests the path answered, for the tests that
 	// hold it to go-sdk and check that it answers what it should.
 	answered atomic.Uint64
+	// oauth: the server verifies OAuth callers (HTTPOptions.OAuth), and
+	// the path takes their calls.
+	oauth bool
 }
 
 // cachedList is go-sdk's tools/list result for a 2026-07-28 request
@@ -71,6 +78,11 @@ type directRequest struct {
 	req      *jsonrpc.Request
 	params   *mcp.CallToolParamsRaw // tools/call only
 	declared declared               // 2026-07-28 only
+	// caller and token are the OAuth caller, as oauth.Middleware verified
+	// it, and the TokenInfo that go-sdk hands its handlers: both nil
+	// without OAuth.
+	caller *oauth.Caller
+	token  *sdkauth.TokenInfo
 }
 
 // serve answers r on the direct path, or reports false, having written
@@ -90,11 +102,15 @@ func (d *directPath) serve(w http.ResponseWriter, r *http.Request) bool {
 		return true
 	}
 	d.answered.Add(1)
-	req := &mcp.CallToolRequest{Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
+	req := &mcp.CallToolRequest{Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header, TokenInfo: q.token}}
 	// No progress token and no log level: go-sdk sends neither progress
-	// nor log lines for this request, and nor does the path.
+	// nor log lines for this request, and nor does the path. The caller
+	// is on r's context already, where runtime.Call reads it.
 	ctx := withDeclared(r.Context(), q.declared)
+	start := time.Now()
 	res, err := d.srv.tools.callTool(ctx, q.params.Name, req, func(runtime.Event) {})
+	// As scopeFilter writes it: after the call, before the answer.
+	d.rt.Audit(q.caller, q.params.Name, callOutcome(res, err), time.Since(start), q.params.Arguments)
 	d.answerCall(w, q.req.ID, res, err)
 	return true
 }
@@ -328,8 +344,13 @@ const maxDirectDepth = 64
 func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 	var q directRequest
 	h := r.Header
-	if !d.plainServer() || h.Get("MCP-Protocol-Version") != modernRevision || !plainPost(r) {
+	if !d.plainServer() || h.Get("MCP-Protocol-Version") != modernRevision || !plainPost(r, d.oauth) {
 		return q, false
+	}
+	ctx := r.Context()
+	q.caller, q.token = oauth.CallerFrom(ctx), sdkauth.TokenInfoFromContext(ctx)
+	if (q.caller == nil) != (q.token == nil) {
+		return q, false // not as NewHTTPHandler's middleware leaves them
 	}
 	// The message, as go-sdk reads it (message.go).
 	req, ok := single(r).(*jsonrpc.Request)
@@ -354,7 +375,8 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 	}
 	switch req.Method {
 	case "tools/list":
-		return q, params.Name == nil && params.Arguments == nil
+		// An OAuth caller's list is its own (scopeFilter).
+		return q, params.Name == nil && params.Arguments == nil && q.caller == nil
 	case "tools/call":
 	default:
 		return q, false
@@ -364,7 +386,7 @@ func (d *directPath) accept(r *http.Request) (directRequest, bool) {
 		return q, false
 	}
 	q.params = p
-	return q, d.plainTool(p.Name)
+	return q, d.plainTool(p.Name, q.caller)
 }
 
 // modernMeta is the _meta of a call on a direct path, as the code after
@@ -392,16 +414,16 @@ func (d *directPath) plainServer() bool {
 }
 
 // plainPost reports whether r is a POST that go-sdk's handler, stateless
-// or with sessions, takes as it comes: no Last-Event-ID, no OAuth, no
-// hidden call, a Host its DNS rebinding protection lets through, a JSON
-// body, and an Accept of both JSON and SSE.
-func plainPost(r *http.Request) bool {
+// or with sessions, takes as it comes: no Last-Event-ID, no OAuth unless
+// callers, no hidden call, a Host its DNS rebinding protection lets
+// through, a JSON body, and an Accept of both JSON and SSE.
+func plainPost(r *http.Request, callers bool) bool {
 	h := r.Header
 	if r.Method != http.MethodPost || len(h.Values("Last-Event-ID")) > 0 {
 		return false
 	}
 	ctx := r.Context()
-	if oauth.CallerFrom(ctx) != nil || sdkauth.TokenInfoFromContext(ctx) != nil || ctx.Value(hiddenCallKey{}) != nil {
+	if !callers && (oauth.CallerFrom(ctx) != nil || sdkauth.TokenInfoFromContext(ctx) != nil) || ctx.Value(hiddenCallKey{}) != nil {
 		return false
 	}
 	if local, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) {
@@ -415,11 +437,12 @@ func plainPost(r *http.Request) bool {
 
 // plainTool reports whether the tool name is one that go-sdk serves with
 // the handler and nothing else: registered with go-sdk, not deferred, not
-// a task tool, and without arguments in Mcp-Param-* headers (which go-sdk
-// checks against the tool before any handler runs).
-func (d *directPath) plainTool(name string) bool {
+// a task tool, without arguments in Mcp-Param-* headers (which go-sdk
+// checks against the tool before any handler runs), and one the caller c
+// (nil without OAuth) may call, which scopeFilter lets through.
+func (d *directPath) plainTool(name string, c *oauth.Caller) bool {
 	t, ok := d.rt.Snapshot().ByMCPName(name)
-	if !ok || t.Tool.Deferred || t.Tool.Task != "" {
+	if !ok || t.Tool.Deferred || t.Tool.Task != "" || runtime.AccessTo(c, t) != runtime.Callable {
 		return false
 	}
 	for _, f := range t.Tool.Request.Fields {

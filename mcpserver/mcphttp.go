@@ -82,15 +82,22 @@ type HTTPOptions struct {
 // Package httpapi mounts it at /mcp, behind its Origin checks and bearer
 // token.
 func NewHTTPHandler(rt *runtime.Runtime, srv *Server, opts HTTPOptions) http.Handler {
+	h, _ := newHTTPHandler(rt, srv, opts)
+	return h
+}
+
+// newHTTPHandler is NewHTTPHandler, and its endpoint for the tests.
+func newHTTPHandler(rt *runtime.Runtime, srv *Server, opts HTTPOptions) (http.Handler, *mcpEndpoint) {
 	// An ambiguous body is refused before anything reads it, and every
 	// check after reads it as go-sdk will (message.go): one reading of the
 	// request, the one go-sdk dispatches.
-	var h http.Handler = newStreamGuard(newMCPEndpoint(rt, srv, opts), opts)
+	e := newMCPEndpoint(rt, srv, opts)
+	var h http.Handler = newStreamGuard(e, opts)
 	if v := opts.OAuth; v != nil {
 		// The token first: a request without one costs no body read.
-		return v.Middleware(tokenInfo(v)(rejectAmbiguous(scopeCheck(rt, v, h))))
+		return v.Middleware(tokenInfo(v)(rejectAmbiguous(scopeCheck(rt, v, h)))), e
 	}
-	return rejectAmbiguous(h)
+	return rejectAmbiguous(h), e
 }
 
 // modernRevision is the first MCP revision without sessions (SEP-2575).
@@ -133,7 +140,7 @@ type mcpEndpoint struct {
 	versions  []string         // the revisions the server speaks, newest first
 	only      bool             // HTTPOptions.Stateless: no sessions at all
 	tasks     *tasks.Manager   // nil: no tasks/* methods
-	direct    *directPath      // nil with OAuth, whose lists are per caller
+	direct    *directPath      // nil when HTTPOptions.noDirect
 	// sessionCap watches the legacy sessions (sessions.go), and answers
 	// their plain calls on the session path (sessdirect.go); nil without
 	// sessions, or with neither a cap, an idle timeout nor the path.
@@ -175,8 +182,8 @@ func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpE
 		only:     opts.Stateless,
 		tasks:    opts.Tasks,
 	}
-	if opts.OAuth == nil && !opts.noDirect {
-		e.direct = &directPath{srv: server, rt: rt, stateless: e.stateless}
+	if !opts.noDirect {
+		e.direct = &directPath{srv: server, rt: rt, stateless: e.stateless, oauth: opts.OAuth != nil}
 	}
 	if !opts.Stateless {
 		// The idle timeout is the cap's (see sessionCap), not go-sdk's.
@@ -188,7 +195,9 @@ func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpE
 		}
 		stateful := releaseLast(mcp.NewStreamableHTTPHandler(getServer, statefulOpts))
 		var path *sessionPath
-		if e.direct != nil && statefulOpts.EventStore == nil {
+		if e.direct != nil && statefulOpts.EventStore == nil && opts.OAuth == nil {
+			// Not with OAuth: go-sdk binds a session to its user, and
+			// the path does not follow that.
 			path = &sessionPath{d: e.direct} // see sessdirect.go
 		}
 		// The cap stands in front of go-sdk even with no limit and no

@@ -113,13 +113,7 @@ func scopeFilter(rt *runtime.Runtime) mcp.Middleware {
 				ctx = oauth.WithCaller(ctx, c)
 				start := time.Now()
 				res, err := next(ctx, method, req)
-				out := "ok"
-				if r, ok := res.(*mcp.CallToolResult); err != nil || !ok {
-					out = "error"
-				} else if r.IsError {
-					out = "tool_error"
-				}
-				rt.Audit(c, p.Name, out, time.Since(start), p.Arguments)
+				rt.Audit(c, p.Name, callOutcome(res, err), time.Since(start), p.Arguments)
 				return res, err
 			case "tools/list":
 				res, err := next(ctx, method, req)
@@ -137,6 +131,19 @@ func scopeFilter(rt *runtime.Runtime) mcp.Middleware {
 			return next(ctx, method, req)
 		}
 	}
+}
+
+// callOutcome is the outcome of an MCP tools/call in its audit line: ok,
+// tool_error, or error for a call answered with a JSON-RPC error.
+func callOutcome(res mcp.Result, err error) string {
+	r, ok := res.(*mcp.CallToolResult)
+	switch {
+	case err != nil || !ok || r == nil:
+		return "error"
+	case r.IsError:
+		return "tool_error"
+	}
+	return "ok"
 }
 
 // CodeInsufficientScope is the JSON-RPC error of a tools/call whose token

@@ -279,7 +279,7 @@ func (p *sessionPath) observe(st *sessionState, msgs []jsonrpc.Message) {
 func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directRequest, bool) {
 	var q directRequest
 	version := r.Header.Get("MCP-Protocol-Version")
-	if version == "" || version >= modernRevision || !p.d.plainServer() || !plainPost(r) {
+	if version == "" || version >= modernRevision || !p.d.plainServer() || !plainPost(r, false) {
 		return q, false
 	}
 	req, ok := msg.(*jsonrpc.Request)
@@ -304,7 +304,7 @@ func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directReques
 		return q, false // _meta (a progress token), requestState, task, ...
 	}
 	c, ok := params.call(nil)
-	if !ok || !plainName(c.Name) || !p.d.plainTool(c.Name) {
+	if !ok || !plainName(c.Name) || !p.d.plainTool(c.Name, nil) {
 		return q, false
 	}
 	q.req, q.params = req, c

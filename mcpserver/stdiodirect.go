@@ -180,7 +180,7 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 		return c, false
 	}
 	p, ok := params.call(meta)
-	if !ok || !plainName(p.Name) || !d.http.plainTool(p.Name) {
+	if !ok || !plainName(p.Name) || !d.http.plainTool(p.Name, nil) {
 		return c, false
 	}
 	// A legacy session's client that can be asked: its questions go out
