@@ -169,24 +169,111 @@ func requestStateOf(t *testing.T, body string) string {
 	return m[1]
 }
 
-// BenchmarkDirectPathWithOAuth is a 2026-07-28 tools/call of an OAuth
-// caller, in process, on the direct path and on go-sdk's: the handler
+// BenchmarkDirectPathWithOAuth is a tools/call of an OAuth caller, in
+// process, on toolc's paths and on go-sdk's: at 2026-07-28 (the direct
+// path) and in a 2025-11-25 session (the session path). The handler
 // alone, without the network, with an audit line per call.
 func BenchmarkDirectPathWithOAuth(b *testing.B) {
 	direct, sdk, _, iss := oauthPair(b, io.Discard)
-	header := modernHeader("tools/call", "d_echo")
-	header.Set("Authorization", "Bearer "+iss.token(b, "alice", "tools"))
-	body := callOf("1", "d_echo", `{"text":"a"}`, metaWithCapabilities(`{"roots":{"listChanged":true}}`))
+	auth := "Bearer " + iss.token(b, "alice", "tools")
 	for _, h := range []struct {
 		name string
 		h    http.Handler
-	}{{"direct", direct}, {"go-sdk", sdk}} {
-		b.Run(h.name, func(b *testing.B) {
-			b.ReportAllocs()
-			for b.Loop() {
-				if a := send(h.h, header, body); a.status != http.StatusOK {
-					b.Fatalf("%d %s", a.status, a.body)
+	}{{"toolc", direct}, {"go-sdk", sdk}} {
+		b.Run("rev=2026-07-28/path="+h.name, func(b *testing.B) {
+			header := modernHeader("tools/call", "d_echo")
+			header.Set("Authorization", auth)
+			body := callOf("1", "d_echo", `{"text":"a"}`, metaWithCapabilities(`{"roots":{"listChanged":true}}`))
+			benchSend(b, h.h, header, body)
+		})
+		b.Run("rev=2025-11-25/path="+h.name, func(b *testing.B) {
+			hd := legacyHeader("")
+			hd.Del("MCP-Protocol-Version")
+			hd.Set("Authorization", auth)
+			x := send(h.h, hd, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":{"roots":{"listChanged":true}},"clientInfo":{"name":"c","version":"1"}}}`)
+			header := legacyHeader(x.header.Get("Mcp-Session-Id"))
+			header.Set("Authorization", auth)
+			send(h.h, header, `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+			benchSend(b, h.h, header, legacyCall("2", "d_echo", `{"text":"a"}`))
+		})
+	}
+}
+
+func benchSend(b *testing.B, h http.Handler, header http.Header, body string) {
+	b.ReportAllocs()
+	for b.Loop() {
+		if a := send(h, header, body); a.status != http.StatusOK || !strings.Contains(a.body, `"result"`) {
+			b.Fatalf("%d %s", a.status, a.body)
+		}
+	}
+}
+
+// TestSessionPathWithOAuth holds the session path to go-sdk's answers and
+// audit lines for OAuth callers in a legacy session: it answers the
+// session's own user's calls of tools the token holds every scope of, and
+// leaves to go-sdk another user's request in the session (403), a call
+// that needs a scope the token lacks, a list, and a call whose handler
+// asks, which go-sdk runs again and audits once.
+func TestSessionPathWithOAuth(t *testing.T) {
+	var audit auditBuffer
+	direct, sdk, e, iss := oauthPair(t, &audit)
+	if e.sessionCap == nil || e.sessionCap.path == nil {
+		t.Fatal("no session path with OAuth")
+	}
+	p := e.sessionCap.path
+	alice := "Bearer " + iss.token(t, "alice", "tools")
+	aliceAdmin := "Bearer " + iss.token(t, "alice", "tools admin")
+	bob := "Bearer " + iss.token(t, "bob", "tools")
+	as := func(session, auth string) http.Header {
+		h := legacyHeader(session)
+		h.Set("Authorization", auth)
+		return h
+	}
+	open := func(h http.Handler, auth, caps string) string {
+		hd := as("", auth)
+		hd.Del("MCP-Protocol-Version")
+		x := send(h, hd, `{"jsonrpc":"2.0","id":1,"method":"initialize","params":{"protocolVersion":"2025-11-25","capabilities":`+caps+`,"clientInfo":{"name":"c","version":"1"}}}`)
+		id := x.header.Get("Mcp-Session-Id")
+		if id == "" {
+			t.Fatalf("initialize: %d %s", x.status, x.body)
+		}
+		send(h, as(id, auth), `{"jsonrpc":"2.0","method":"notifications/initialized"}`)
+		return id
+	}
+	for _, tc := range []struct {
+		name         string
+		caps, caller string // the session's, and the request's token
+		body         string
+		direct       bool
+	}{
+		{"call", "{}", alice, legacyCall("1", "d_echo", `{"text":"<a>"}`), true},
+		{"call, roots declared", `{"roots":{"listChanged":true}}`, alice, legacyCall("2", "d_echo", `{}`), true},
+		{"call, the handler's error", "{}", alice, legacyCall("3", "d_fail", `{}`), true},
+		{"call, invalid arguments", "{}", alice, legacyCall("4", "d_echo", `{"n":"x"}`), true},
+		{"call, another token of the session's user", "{}", aliceAdmin, legacyCall("5", "d_rich", `{}`), true},
+		{"call, another user", "{}", bob, legacyCall("6", "d_echo", `{}`), false},
+		{"call, a step-up scope", "{}", alice, legacyCall("7", "d_rich", `{}`), false},
+		{"call, a question", `{"sampling":{}}`, alice, legacyCall("8", "d_ask", `{}`), false},
+		{"list", "{}", alice, `{"jsonrpc":"2.0","id":9,"method":"tools/list"}`, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var answers [2]httpAnswer
+			var lines [2]string
+			before := p.answered.Load()
+			for i, h := range []http.Handler{direct, sdk} {
+				session := open(h, alice, tc.caps)
+				audit.take()
+				answers[i] = normal(send(h, as(session, tc.caller), tc.body))
+				lines[i] = audit.take()
+				if i == 0 && (p.answered.Load() != before) != tc.direct {
+					t.Errorf("the session path answered: %v, want %v", p.answered.Load() != before, tc.direct)
 				}
+			}
+			if answers[0].status != answers[1].status || answers[0].body != answers[1].body || fmt.Sprint(answers[0].header) != fmt.Sprint(answers[1].header) {
+				t.Fatalf("%s\nsession path: %d %v\n%q\ngo-sdk: %d %v\n%q", tc.body, answers[0].status, answers[0].header, answers[0].body, answers[1].status, answers[1].header, answers[1].body)
+			}
+			if lines[0] != lines[1] {
+				t.Fatalf("audit lines\nsession path: %q\ngo-sdk:       %q", lines[0], lines[1])
 			}
 		})
 	}

@@ -195,9 +195,7 @@ func newMCPEndpoint(rt *runtime.Runtime, server *Server, opts HTTPOptions) *mcpE
 		}
 		stateful := releaseLast(mcp.NewStreamableHTTPHandler(getServer, statefulOpts))
 		var path *sessionPath
-		if e.direct != nil && statefulOpts.EventStore == nil && opts.OAuth == nil {
-			// Not with OAuth: go-sdk binds a session to its user, and
-			// the path does not follow that.
+		if e.direct != nil && statefulOpts.EventStore == nil {
 			path = &sessionPath{d: e.direct} // see sessdirect.go
 		}
 		// The cap stands in front of go-sdk even with no limit and no

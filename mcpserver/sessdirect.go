@@ -9,13 +9,16 @@ import (
 	"maps"
 	"net/http"
 	"sync/atomic"
+	"time"
 
 	fastjson "github.com/segmentio/encoding/json"
 
+	sdkauth "github.com/modelcontextprotocol/go-sdk/auth"
 	"github.com/modelcontextprotocol/go-sdk/jsonrpc"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
 	"github.com/toolc/toolc/internal/jsondepth"
+	"github.com/toolc/toolc/oauth"
 	"github.com/toolc/toolc/runtime"
 )
 
@@ -68,8 +71,11 @@ import (
 //   - notifications/cancelled of a call on the path cancels it, as go-sdk
 //     cancels the calls it runs.
 //
-// No event store (SSEPollAfter), OAuth, tracing or middleware added after
-// New: with any of these there is no session path. TestSessionPathIsGoSDK
+// With OAuth, the path takes a call of the session's own user (go-sdk
+// answers anyone else 403) of a tool the token holds every scope of, with
+// scopeFilter's audit line, and leaves lists, which are each caller's
+// own, to go-sdk. No event store (SSEPollAfter), tracing or middleware
+// added after New: with any of these there is no session path. TestSessionPathIsGoSDK
 // and FuzzSessionPath hold the two to the same bytes. Waits for go-sdk: a
 // session's calls served without the hand-offs.
 
@@ -136,7 +142,9 @@ func (p *sessionPath) serve(c *sessionCap, u *sessionUse, id string, w http.Resp
 	c.mu.Lock()
 	st := &u.path
 	p.observe(st, msgs)
-	if ok && (st.gone || st.leveled || st.sdk[q.req.ID] > 0) {
+	// go-sdk serves a session of an OAuth user to that user alone, and
+	// answers anyone else 403.
+	if ok && (st.gone || st.leveled || st.sdk[q.req.ID] > 0 || u.user != "" && userOf(r) != u.user) {
 		ok = false
 	}
 	if ok {
@@ -279,8 +287,13 @@ func (p *sessionPath) observe(st *sessionState, msgs []jsonrpc.Message) {
 func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directRequest, bool) {
 	var q directRequest
 	version := r.Header.Get("MCP-Protocol-Version")
-	if version == "" || version >= modernRevision || !p.d.plainServer() || !plainPost(r, false) {
+	if version == "" || version >= modernRevision || !p.d.plainServer() || !plainPost(r, p.d.oauth) {
 		return q, false
+	}
+	ctx := r.Context()
+	q.caller, q.token = oauth.CallerFrom(ctx), sdkauth.TokenInfoFromContext(ctx)
+	if (q.caller == nil) != (q.token == nil) {
+		return q, false // not as NewHTTPHandler's middleware leaves them
 	}
 	req, ok := msg.(*jsonrpc.Request)
 	if !ok || !req.IsCall() || req.Method != "tools/call" && req.Method != "tools/list" {
@@ -292,9 +305,10 @@ func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directReques
 		return q, false
 	}
 	if req.Method == "tools/list" {
-		// No params, or none in them: no cursor, no _meta.
+		// No params, or none in them: no cursor, no _meta. An OAuth
+		// caller's list is its own (scopeFilter).
 		q.req = req
-		return q, len(req.Params) == 0 || string(req.Params) == "{}"
+		return q, (len(req.Params) == 0 || string(req.Params) == "{}") && q.caller == nil
 	}
 	if jsondepth.Of(req.Params) > maxDirectDepth {
 		return q, false
@@ -304,7 +318,7 @@ func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directReques
 		return q, false // _meta (a progress token), requestState, task, ...
 	}
 	c, ok := params.call(nil)
-	if !ok || !plainName(c.Name) || !p.d.plainTool(c.Name, nil) {
+	if !ok || !plainName(c.Name) || !p.d.plainTool(c.Name, q.caller) {
 		return q, false
 	}
 	q.req, q.params = req, c
@@ -407,13 +421,15 @@ func (p *sessionPath) call(ctx context.Context, w http.ResponseWriter, r *http.R
 	}
 	// The handler reads the client's capabilities from the session, as on
 	// go-sdk's path.
-	req := &mcp.CallToolRequest{Session: ss, Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header}}
+	req := &mcp.CallToolRequest{Session: ss, Params: q.params, Extra: &mcp.RequestExtra{Header: r.Header, TokenInfo: q.token}}
 	// No progress token and no log level: go-sdk sends nothing else for
 	// this request, and nor does the path.
+	start := time.Now()
 	res, err := p.d.srv.tools.callTool(context.WithValue(ctx, noQuestionsKey{}, true), q.params.Name, req, func(runtime.Event) {})
 	if errors.Is(err, errWouldAsk) {
-		return false
+		return false // go-sdk runs it, and scopeFilter writes its audit line
 	}
+	p.d.rt.Audit(q.caller, q.params.Name, callOutcome(res, err), time.Since(start), q.params.Arguments)
 	p.answered.Add(1) // before the answer, which the client may act on
 	switch {
 	case err != nil:

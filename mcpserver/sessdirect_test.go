@@ -291,8 +291,8 @@ func TestSessionPathIsGoSDK(t *testing.T) {
 	}
 }
 
-// TestSessionPathStandsAside: with an event store (SSE polling), OAuth or
-// the direct path off, there is no session path.
+// TestSessionPathStandsAside: with an event store (SSE polling), without
+// sessions, or with the direct path off, there is no session path.
 func TestSessionPathStandsAside(t *testing.T) {
 	rt := runtime.New(runtime.Options{})
 	if _, err := rt.Swap(directCatalog(), map[string]runtime.Dispatcher{"d": scripted{}}); err != nil {
