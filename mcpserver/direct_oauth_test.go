@@ -1,38 +1,29 @@
 package mcpserver
 
 import (
-	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
 	"net/http"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 
+	"github.com/toolc/toolc/internal/testsync"
 	"github.com/toolc/toolc/runtime"
 )
 
-// auditBuffer keeps the audit lines written, without their times.
-type auditBuffer struct {
-	mu  sync.Mutex
-	buf bytes.Buffer
-}
-
-func (a *auditBuffer) Write(p []byte) (int, error) {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	return a.buf.Write(p)
-}
-
-// take returns the lines written since the last take.
-func (a *auditBuffer) take() string {
-	a.mu.Lock()
-	defer a.mu.Unlock()
-	s := a.buf.String()
-	a.buf.Reset()
-	return s
+// auditLines returns a writer for the audit lines, and a function that
+// returns those written since it last did.
+func auditLines() (io.Writer, func() string) {
+	var b testsync.Buffer
+	seen := 0
+	return &b, func() string {
+		all := b.String()
+		out := all[seen:]
+		seen = len(all)
+		return out
+	}
 }
 
 // oauthPair returns two handlers of one server with OAuth, as
@@ -78,8 +69,8 @@ func oauthPair(t testing.TB, audit io.Writer) (direct, sdk http.Handler, e *mcpE
 // scope of, and leaves the rest to go-sdk: lists, which are each caller's
 // own, and calls that scopeFilter refuses.
 func TestDirectPathWithOAuth(t *testing.T) {
-	var audit auditBuffer
-	direct, sdk, e, iss := oauthPair(t, &audit)
+	audit, take := auditLines()
+	direct, sdk, e, iss := oauthPair(t, audit)
 	alice := "Bearer " + iss.token(t, "alice", "tools")
 	admin := "Bearer " + iss.token(t, "alice", "tools admin")
 	bob := "Bearer " + iss.token(t, "bob", "tools")
@@ -92,14 +83,14 @@ func TestDirectPathWithOAuth(t *testing.T) {
 	// same audit lines from each; it returns the direct path's answer.
 	compareAudited := func(t *testing.T, header http.Header, body string) (bool, httpAnswer) {
 		t.Helper()
-		audit.take()
+		take()
 		before := e.direct.answered.Load()
 		raw := send(direct, header, body)
 		got := normal(raw)
 		answered := e.direct.answered.Load() != before
-		gotAudit := audit.take()
+		gotAudit := take()
 		want := normal(send(sdk, header, body))
-		wantAudit := audit.take()
+		wantAudit := take()
 		if got.status != want.status || fmt.Sprint(got.header) != fmt.Sprint(want.header) || got.body != want.body {
 			t.Fatalf("%s\ndirect path (answered: %v): %d %v\n%q\ngo-sdk: %d %v\n%q", body, answered, got.status, got.header, got.body, want.status, want.header, want.body)
 		}
@@ -131,7 +122,7 @@ func TestDirectPathWithOAuth(t *testing.T) {
 			}
 		})
 	}
-	if lines := audit.take(); lines != "" {
+	if lines := take(); lines != "" {
 		t.Errorf("audit lines after the comparison: %q", lines)
 	}
 
@@ -215,8 +206,8 @@ func benchSend(b *testing.B, h http.Handler, header http.Header, body string) {
 // that needs a scope the token lacks, a list, and a call whose handler
 // asks, which go-sdk runs again and audits once.
 func TestSessionPathWithOAuth(t *testing.T) {
-	var audit auditBuffer
-	direct, sdk, e, iss := oauthPair(t, &audit)
+	audit, take := auditLines()
+	direct, sdk, e, iss := oauthPair(t, audit)
 	if e.sessionCap == nil || e.sessionCap.path == nil {
 		t.Fatal("no session path with OAuth")
 	}
@@ -262,9 +253,9 @@ func TestSessionPathWithOAuth(t *testing.T) {
 			before := p.answered.Load()
 			for i, h := range []http.Handler{direct, sdk} {
 				session := open(h, alice, tc.caps)
-				audit.take()
+				take()
 				answers[i] = normal(send(h, as(session, tc.caller), tc.body))
-				lines[i] = audit.take()
+				lines[i] = take()
 				if i == 0 && (p.answered.Load() != before) != tc.direct {
 					t.Errorf("the session path answered: %v, want %v", p.answered.Load() != before, tc.direct)
 				}
