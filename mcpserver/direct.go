@@ -2,6 +2,7 @@ package mcpserver
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"errors"
 	"mime"
@@ -37,7 +38,7 @@ import (
 // Which requests: accept decides, before anything runs, with a check that
 // errs on go-sdk's side: a POST of one tools/call or tools/list request,
 // with the headers every 2026-07-28 client sends and nothing that makes
-// go-sdk answer otherwise (no tracing, no progress token or log level, no
+// go-sdk answer otherwise (no progress token or log level, no
 // requestState or input responses, no capabilities beyond those of
 // plainCapabilities, no task tool, no deferred tool, no x-mcp-header
 // arguments, no cursor, no middleware added to the server after New, a
@@ -107,10 +108,14 @@ func (d *directPath) serve(w http.ResponseWriter, r *http.Request) bool {
 	// nor log lines for this request, and nor does the path. The caller
 	// is on r's context already, where runtime.Call reads it.
 	ctx := withDeclared(r.Context(), q.declared)
-	start := time.Now()
-	res, err := d.srv.tools.callTool(ctx, q.params.Name, req, func(runtime.Event) {})
-	// As scopeFilter writes it: after the call, before the answer.
-	d.rt.Audit(q.caller, q.params.Name, callOutcome(res, err), time.Since(start), q.params.Arguments)
+	res, err := tracedCall(ctx, d.rt, req, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		start := time.Now()
+		res, err := d.srv.tools.callTool(ctx, q.params.Name, req, func(runtime.Event) {})
+		// As scopeFilter writes it, inside the span: after the call,
+		// before the answer.
+		d.rt.Audit(q.caller, q.params.Name, callOutcome(res, err), time.Since(start), q.params.Arguments)
+		return res, err
+	})
 	d.answerCall(w, q.req.ID, res, err)
 	return true
 }
@@ -400,9 +405,10 @@ func modernMeta() mcp.Meta {
 }
 
 // plainServer reports whether the server is as New made it: no
-// middleware beyond New's, an open gate, no spans to record.
+// middleware beyond New's and an open gate. With tracing, the paths
+// record the span of each call they answer, as traceCalls does.
 func (d *directPath) plainServer() bool {
-	if d.srv.added.Load() || d.rt.Tracing() {
+	if d.srv.added.Load() {
 		return false
 	}
 	if g := d.srv.gate.Load(); g != nil {

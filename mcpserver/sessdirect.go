@@ -287,7 +287,9 @@ func (p *sessionPath) observe(st *sessionState, msgs []jsonrpc.Message) {
 func (p *sessionPath) accept(r *http.Request, msg jsonrpc.Message) (directRequest, bool) {
 	var q directRequest
 	version := r.Header.Get("MCP-Protocol-Version")
-	if version == "" || version >= modernRevision || !p.d.plainServer() || !plainPost(r, p.d.oauth) {
+	// Not with tracing: a call whose handler asks goes to go-sdk after its
+	// first round has run, in a span that go-sdk's would duplicate.
+	if version == "" || version >= modernRevision || !p.d.plainServer() || p.d.rt.Tracing() || !plainPost(r, p.d.oauth) {
 		return q, false
 	}
 	ctx := r.Context()

@@ -32,8 +32,9 @@ import (
 // (as for HTTP: no task, deferred or x-mcp-header tool), with an id that
 // is a number or a string and no other request of the session's holds or
 // may still hold, once go-sdk has initialized the session and written its
-// initialize answer, on a server without tracing, middleware added after
-// New or a closed gate. Of a session of 2025-06-18 or 2025-11-25, a
+// initialize answer, on a server without middleware added after New or a
+// closed gate (with tracing, the path records each call's span, as
+// traceCalls does). Of a session of 2025-06-18 or 2025-11-25, a
 // request with no _meta, from a client that has not set a log level;
 // of a session of 2026-07-28, a request whose _meta is the plain one
 // direct.go takes (plainMeta: the revision, the client, its
@@ -130,7 +131,7 @@ func (d *stdioDirect) accept(req *jsonrpc.Request) (stdioCall, bool) {
 		return c, false
 	}
 	ss := d.session.Load()
-	if ss == nil || d.srv.added.Load() || d.rt.Tracing() {
+	if ss == nil || d.srv.added.Load() {
 		return c, false
 	}
 	if g := d.srv.gate.Load(); g != nil {
@@ -249,7 +250,9 @@ func (d *stdioDirect) call(ctx context.Context, c stdioCall) []byte {
 		ctx = withDeclared(ctx, c.declared)
 		onEvent = func(runtime.Event) {}
 	}
-	res, err := d.srv.tools.callTool(ctx, c.params.Name, req, onEvent)
+	res, err := tracedCall(ctx, d.rt, req, func(ctx context.Context) (*mcp.CallToolResult, error) {
+		return d.srv.tools.callTool(ctx, c.params.Name, req, onEvent)
+	})
 	resp := &jsonrpc.Response{ID: c.id, Error: err}
 	if err == nil {
 		out, err := sdkCallResult(res, c.info)

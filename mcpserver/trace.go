@@ -22,38 +22,9 @@ func traceCalls(rt *runtime.Runtime) mcp.Middleware {
 			return next
 		}
 		return func(ctx context.Context, method string, req mcp.Request) (mcp.Result, error) {
-			st := runtime.SpanStart{Method: method, Caller: callerOf(req)}
-			var meta mcp.Meta
-			switch p := req.GetParams().(type) {
-			case *mcp.CallToolParamsRaw:
-				if method != "tools/call" || p == nil {
-					return next(ctx, method, req)
-				}
-				st.Tool, meta = p.Name, p.Meta
-			case *mcp.GetPromptParams:
-				if p == nil {
-					return next(ctx, method, req)
-				}
-				st.Tool, meta = p.Name, p.Meta
-			case *mcp.ReadResourceParams:
-				if p == nil {
-					return next(ctx, method, req)
-				}
-				st.URI, meta = p.URI, p.Meta
-			default:
+			st, ok := spanStart(method, req)
+			if !ok {
 				return next(ctx, method, req)
-			}
-			if meta != nil {
-				st.Meta = metaCarrier(meta)
-			}
-			if extra := req.GetExtra(); extra != nil {
-				st.Header = extra.Header
-			}
-			if r, ok := req.(interface{ ProtocolVersion() string }); ok {
-				st.ProtocolVersion = r.ProtocolVersion()
-			}
-			if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
-				st.Session = ss.ID()
 			}
 			ctx, span := rt.StartSpan(ctx, st)
 			res, err := next(ctx, method, req)
@@ -61,6 +32,63 @@ func traceCalls(rt *runtime.Runtime) mcp.Middleware {
 			return res, err
 		}
 	}
+}
+
+// spanStart is the start of the span of a request of method, or false for
+// one that has none.
+func spanStart(method string, req mcp.Request) (runtime.SpanStart, bool) {
+	st := runtime.SpanStart{Method: method, Caller: callerOf(req)}
+	var meta mcp.Meta
+	switch p := req.GetParams().(type) {
+	case *mcp.CallToolParamsRaw:
+		if method != "tools/call" || p == nil {
+			return st, false
+		}
+		st.Tool, meta = p.Name, p.Meta
+	case *mcp.GetPromptParams:
+		if p == nil {
+			return st, false
+		}
+		st.Tool, meta = p.Name, p.Meta
+	case *mcp.ReadResourceParams:
+		if p == nil {
+			return st, false
+		}
+		st.URI, meta = p.URI, p.Meta
+	default:
+		return st, false
+	}
+	if meta != nil {
+		st.Meta = metaCarrier(meta)
+	}
+	if extra := req.GetExtra(); extra != nil {
+		st.Header = extra.Header
+	}
+	if r, ok := req.(interface{ ProtocolVersion() string }); ok {
+		st.ProtocolVersion = r.ProtocolVersion()
+	}
+	if ss, ok := req.GetSession().(*mcp.ServerSession); ok && ss != nil {
+		st.Session = ss.ID()
+	}
+	return st, true
+}
+
+// tracedCall runs call, a tools/call that a path of toolc's answers
+// without go-sdk's middleware (direct.go, stdiodirect.go), in the span
+// that traceCalls gives go-sdk's calls.
+func tracedCall(ctx context.Context, rt *runtime.Runtime, req *mcp.CallToolRequest, call func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	st, ok := spanStart("tools/call", req)
+	if !ok || !rt.Tracing() {
+		return call(ctx)
+	}
+	ctx, span := rt.StartSpan(ctx, st)
+	res, err := call(ctx)
+	var result mcp.Result
+	if res != nil {
+		result = res
+	}
+	endSpan(span, result, err)
+	return res, err
 }
 
 // endSpan ends the span of a tools/call, prompts/get or resources/read
