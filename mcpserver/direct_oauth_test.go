@@ -269,3 +269,42 @@ func TestSessionPathWithOAuth(t *testing.T) {
 		})
 	}
 }
+
+// FuzzDirectPathWithOAuth sends the same request, with one of four
+// tokens (the tools scope, tools and admin, another user's, a scope of
+// nothing here), to both handlers of an OAuth server: the same answers
+// and the same audit lines, whichever path answered. The seeds are
+// directCases.
+func FuzzDirectPathWithOAuth(f *testing.F) {
+	for i, tc := range directCases {
+		f.Add(tc.body, tc.header.Get("Mcp-Method"), tc.header.Get("Mcp-Name"), uint8(i))
+	}
+	audit, take := auditLines()
+	direct, sdk, _, iss := oauthPair(f, audit)
+	tokens := []string{
+		"Bearer " + iss.token(f, "alice", "tools"),
+		"Bearer " + iss.token(f, "alice", "tools admin"),
+		"Bearer " + iss.token(f, "bob", "tools"),
+		"Bearer " + iss.token(f, "mallory", "other"),
+	}
+	f.Fuzz(func(t *testing.T, body, method, name string, who uint8) {
+		h := modernHeader("", "")
+		for k, v := range map[string]string{"Mcp-Method": method, "Mcp-Name": name} {
+			if v != "" && !strings.ContainsAny(v, "\r\n\x00") {
+				h.Set(k, v)
+			}
+		}
+		h.Set("Authorization", tokens[int(who)%len(tokens)])
+		take()
+		got := normal(send(direct, h, body))
+		gotAudit := take()
+		want := normal(send(sdk, h, body))
+		wantAudit := take()
+		if got.status != want.status || fmt.Sprint(got.header) != fmt.Sprint(want.header) || got.body != want.body {
+			t.Fatalf("%s\ndirect: %d %v %q\ngo-sdk: %d %v %q", body, got.status, got.header, got.body, want.status, want.header, want.body)
+		}
+		if gotAudit != wantAudit {
+			t.Fatalf("%s: audit lines\ndirect: %q\ngo-sdk: %q", body, gotAudit, wantAudit)
+		}
+	})
+}
