@@ -75,9 +75,11 @@ import (
 // answers anyone else 403) of a tool the token holds every scope of, with
 // scopeFilter's audit line, and leaves lists, which are each caller's
 // own, to go-sdk. No event store (SSEPollAfter), tracing or middleware
-// added after New: with any of these there is no session path. TestSessionPathIsGoSDK
-// and FuzzSessionPath hold the two to the same bytes. Waits for go-sdk: a
-// session's calls served without the hand-offs.
+// added after New: with any of these there is no session path.
+// TestSessionPathIsGoSDK and FuzzSessionPath hold the two to the same
+// bytes, and TestSessionPathWithOAuth the answers to OAuth callers and
+// their audit lines. Waits for go-sdk: a session's calls served without
+// the hand-offs.
 
 // sessionPath answers the plain calls of legacy sessions.
 type sessionPath struct {
