@@ -368,10 +368,14 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	if who, ok := plugins.CallerOf(ctx); ok && c.version >= 4 {
 		req.Caller = callerToPB(who)
 	}
-	// A traced call's trace context travels in its RPC's metadata (see
-	// trace.go); every other call of a plugin of version 5 takes the
-	// Calls stream.
-	if !traced(ctx) {
+	// A traced call's trace context travels in the request to a plugin of
+	// version 7, and in a Call RPC's metadata to an older one (see
+	// trace.go); every other call of a plugin of version 5 or later takes
+	// the Calls stream.
+	if traced(ctx) && c.version >= 7 {
+		req.TraceContext = traceContextOf(ctx)
+	}
+	if !traced(ctx) || c.version >= 7 {
 		if m := c.muxFor(plugins.ResultLimit(ctx)); m != nil {
 			return c.callMux(ctx, m, req, onEvent)
 		}

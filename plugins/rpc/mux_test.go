@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/toolc/toolc/plugins"
 	pb "github.com/toolc/toolc/plugins/proto/toolc/plugin/v1"
+	"go.opentelemetry.io/otel/trace"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 )
@@ -130,6 +132,55 @@ func TestCallsStreamDeadline(t *testing.T) {
 	}
 	if c.mux == nil {
 		t.Error("the call did not take the Calls stream")
+	}
+}
+
+// TestTracedCallsStream: a traced call takes the Calls stream to a plugin
+// of version 7, with its trace context in the request, and the handler's
+// context has the host's span; to a plugin of version 6 it takes a Call
+// RPC, with the trace context in the RPC's metadata and not in the
+// request, which that plugin does not know.
+func TestTracedCallsStream(t *testing.T) {
+	sc := trace.NewSpanContext(trace.SpanContextConfig{
+		TraceID:    trace.TraceID{0x0a, 0xf7, 0x65, 0x19, 0x16, 0xcd, 0x43, 0xdd, 0x84, 0x48, 0xeb, 0x21, 0x1c, 0x80, 0x31, 0x9c},
+		SpanID:     trace.SpanID{0xb7, 0xad, 0x6b, 0x71, 0x69, 0x20, 0x33, 0x31},
+		TraceFlags: trace.FlagsSampled,
+	})
+	ctx := trace.ContextWithSpanContext(plugins.WithResultLimit(context.Background(), 1<<20), sc)
+
+	c, _ := startToolbox(t)
+	for range 2 {
+		res, err := c.Call(ctx, "trace", "c", json.RawMessage(`{}`), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if want := `{"span_id":"b7ad6b7169203331","trace_id":"0af7651916cd43dd8448eb211c80319c"}`; text(res) != want {
+			t.Errorf("the handler saw %s, want %s", text(res), want)
+		}
+	}
+	c.muxMu.Lock()
+	m := c.mux
+	c.muxMu.Unlock()
+	if m == nil || m.next != 2 {
+		t.Fatal("the traced calls did not take the Calls stream")
+	}
+
+	dumpFile := filepath.Join(t.TempDir(), "dump")
+	old, _ := startToolbox(t, func(cfg *ClientConfig) {
+		cfg.Path, cfg.Args = filepath.Join(bin, "raw"), []string{"-protocol", "6", "-dump", dumpFile}
+	})
+	if _, err := old.Call(ctx, "say", "c", json.RawMessage(`{}`), nil); err != nil {
+		t.Fatal(err)
+	}
+	dump, err := os.ReadFile(dumpFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(dump), "traceparent:[00-0af7651916cd43dd8448eb211c80319c-b7ad6b7169203331-01]") {
+		t.Errorf("a plugin of version 6 got no traceparent in the Call RPC's metadata:\n%s", dump)
+	}
+	if n := strings.Count(string(dump), "0af7651916cd43dd8448eb211c80319c"); n != 1 {
+		t.Errorf("the trace ID is %d times in what a plugin of version 6 got, want once (the metadata, not the request):\n%s", n, dump)
 	}
 }
 

@@ -86,7 +86,7 @@ func text(r *plugins.Result) string {
 
 func TestDescribeListsTools(t *testing.T) {
 	c, _ := startToolbox(t)
-	want := []string{"ask", "big", "boom", "caller", "contents", "deadline", "echo", "environ", "error", "events", "fail", "flood", "getenv", "prompt:greet", "resource:page", "say", "stderr", "wait"}
+	want := []string{"ask", "big", "boom", "caller", "contents", "deadline", "echo", "environ", "error", "events", "fail", "flood", "getenv", "prompt:greet", "resource:page", "say", "stderr", "trace", "wait"}
 	if got := c.Tools(); !reflect.DeepEqual(got, want) {
 		t.Errorf("Tools() = %v, want %v", got, want)
 	}

@@ -30,7 +30,7 @@ import plugin "github.com/hashicorp/go-plugin"
 // speak every version from minProtocolVersion up to it, and go-plugin
 // settles on the newest that the two share; a host and a plugin that share
 // none refuse each other at the handshake.
-const ProtocolVersion = 6
+const ProtocolVersion = 7
 
 // minProtocolVersion is the oldest version this SDK still speaks, so that
 // a plugin built against an older toolc keeps working with a newer host,

@@ -136,7 +136,7 @@ func (s *server) Call(req *pb.CallRequest, stream pb.Plugin_CallServer) error {
 // exactly) is replaced by a tool error that says so. It returns the
 // context's error, as a gRPC status, if the host stopped waiting.
 func (s *server) run(ctx context.Context, h plugins.Handler, req *pb.CallRequest, call *callContext, bound int) (*pb.CallEvent, error) {
-	ctx, span := s.tracing.startCall(ctx, req.Tool, req.CallId)
+	ctx, span := s.tracing.startCall(ctx, req.Tool, req.CallId, req.TraceContext)
 	if req.TimeoutNanos > 0 {
 		// A host of version 2 sends its deadline here, not to gRPC (a
 		// host of version 1 sends it to gRPC, which puts it on ctx).

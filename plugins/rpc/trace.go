@@ -19,12 +19,13 @@ import (
 )
 
 // The trace context of a call crosses the process boundary as W3C
-// traceparent and tracestate in the gRPC metadata of the Call RPC: the
-// host writes the span context of the call's context (the runtime's
-// server span, when tracing is on), and the plugin's span of the handler
-// is its child. No field of the protocol carries it, so plugins and hosts
-// of any protocol version interoperate: one that does not trace ignores
-// the metadata. An explicit propagator rather than otelgrpc's stats
+// traceparent and tracestate: the host writes the span context of the
+// call's context (the runtime's server span, when tracing is on), and the
+// plugin's span of the handler is its child. To a plugin of version 7 it
+// goes in the request (CallRequest.trace_context), so that a traced call
+// takes the Calls stream like any other; to an older one, in the gRPC
+// metadata of a Call RPC, which plugins of every version read. One that
+// does not trace ignores either. An explicit propagator rather than otelgrpc's stats
 // handlers, which would add a client and a server span of the RPC around
 // every call, and their metrics, where toolc wants the handler's span to
 // be the server span's child.
@@ -52,6 +53,14 @@ func (c mdCarrier) Keys() []string {
 
 // traced says whether ctx carries a span context to send with a call.
 func traced(ctx context.Context) bool { return trace.SpanContextFromContext(ctx).IsValid() }
+
+// traceContextOf returns ctx's span context as CallRequest.trace_context
+// carries it.
+func traceContextOf(ctx context.Context) map[string]string {
+	carrier := propagation.MapCarrier{}
+	traceContext.Inject(ctx, carrier)
+	return carrier
+}
 
 // withTraceContext returns rpcCtx with ctx's span context in its outgoing
 // metadata, or rpcCtx itself when ctx has none: an untraced call sends no
@@ -105,17 +114,22 @@ func (t *pluginTracing) stop() {
 	t.provider.Shutdown(ctx)
 }
 
-// startCall reads the host's trace context from the call's metadata and,
-// when tracing is on, starts the span of the handler, its child. A call
-// without one (a host that does not trace) gets no span. With tracing off
-// the host's span context still reaches the handler's context, for a
-// handler that traces by itself.
-func (t *pluginTracing) startCall(ctx context.Context, tool, callID string) (context.Context, trace.Span) {
-	md, ok := metadata.FromIncomingContext(ctx)
-	if !ok || len(md.Get("traceparent")) == 0 {
+// startCall reads the host's trace context from the call's metadata, or
+// from the request (carried, from a host of version 7), and, when tracing
+// is on, starts the span of the handler, its child. A call without one (a
+// host that does not trace) gets no span. With tracing off the host's
+// span context still reaches the handler's context, for a handler that
+// traces by itself.
+func (t *pluginTracing) startCall(ctx context.Context, tool, callID string, carried map[string]string) (context.Context, trace.Span) {
+	var carrier propagation.TextMapCarrier
+	if md, ok := metadata.FromIncomingContext(ctx); ok && len(md.Get("traceparent")) > 0 {
+		carrier = mdCarrier(md)
+	} else if carried["traceparent"] != "" {
+		carrier = propagation.MapCarrier(carried)
+	} else {
 		return ctx, nil
 	}
-	ctx = traceContext.Extract(ctx, mdCarrier(md))
+	ctx = traceContext.Extract(ctx, carrier)
 	if t == nil || !trace.SpanContextFromContext(ctx).IsValid() {
 		return ctx, nil
 	}

@@ -12,6 +12,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/toolc/toolc/plugins"
 	"github.com/toolc/toolc/plugins/rpc"
 )
@@ -119,6 +121,12 @@ func main() {
 			case <-time.After(time.Minute):
 				return plugins.Text("never cancelled"), nil
 			}
+		}),
+		plugins.Handle("trace", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
+			// The host's span context, which reaches the handler's
+			// context with the plugin's own tracing off.
+			sc := trace.SpanContextFromContext(ctx)
+			return plugins.JSON(map[string]string{"trace_id": sc.TraceID().String(), "span_id": sc.SpanID().String()})
 		}),
 		plugins.Handle("deadline", func(ctx context.Context, _ struct{}) (*plugins.Result, error) {
 			d, ok := ctx.Deadline()

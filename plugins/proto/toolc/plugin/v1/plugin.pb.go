@@ -400,7 +400,14 @@ type CallRequest struct {
 	// Over Calls, the plugin sends too_large in place of a larger result,
 	// since one stream carries every call and a message over the stream's
 	// bound would end them all. (Version 5.)
-	ResultLimit   int64 `protobuf:"varint,8,opt,name=result_limit,json=resultLimit,proto3" json:"result_limit,omitempty"`
+	ResultLimit int64 `protobuf:"varint,8,opt,name=result_limit,json=resultLimit,proto3" json:"result_limit,omitempty"`
+	// The W3C trace context of the host's span of the call (traceparent,
+	// and tracestate when it has one): the handler's span is its child.
+	// Empty for a call the host does not trace. So that a traced call can
+	// take the Calls stream, whose frames carry no metadata of their own; a
+	// host sends it over a Call RPC's metadata to a plugin of a version
+	// before 7. (Version 7.)
+	TraceContext  map[string]string `protobuf:"bytes,9,rep,name=trace_context,json=traceContext,proto3" json:"trace_context,omitempty" protobuf_key:"bytes,1,opt,name=key" protobuf_val:"bytes,2,opt,name=value"`
 	unknownFields protoimpl.UnknownFields
 	sizeCache     protoimpl.SizeCache
 }
@@ -489,6 +496,13 @@ func (x *CallRequest) GetResultLimit() int64 {
 		return x.ResultLimit
 	}
 	return 0
+}
+
+func (x *CallRequest) GetTraceContext() map[string]string {
+	if x != nil {
+		return x.TraceContext
+	}
+	return nil
 }
 
 // Caller is an authenticated caller: the claims of its OAuth access token
@@ -1609,7 +1623,7 @@ const file_toolc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\x0fDescribeRequest\"S\n" +
 	"\x10DescribeResponse\x12\x14\n" +
 	"\x05tools\x18\x01 \x03(\tR\x05tools\x12)\n" +
-	"\x10protocol_version\x18\x02 \x01(\x05R\x0fprotocolVersion\"\xa0\x02\n" +
+	"\x10protocol_version\x18\x02 \x01(\x05R\x0fprotocolVersion\"\xb6\x03\n" +
 	"\vCallRequest\x12\x12\n" +
 	"\x04tool\x18\x01 \x01(\tR\x04tool\x12%\n" +
 	"\x0earguments_json\x18\x02 \x01(\fR\rargumentsJson\x12\x17\n" +
@@ -1618,7 +1632,11 @@ const file_toolc_plugin_v1_plugin_proto_rawDesc = "" +
 	"\rtimeout_nanos\x18\x05 \x01(\x03R\ftimeoutNanos\x12,\n" +
 	"\x05input\x18\x06 \x01(\v2\x16.toolc.plugin.v1.InputR\x05input\x12/\n" +
 	"\x06caller\x18\a \x01(\v2\x17.toolc.plugin.v1.CallerR\x06caller\x12!\n" +
-	"\fresult_limit\x18\b \x01(\x03R\vresultLimit\"W\n" +
+	"\fresult_limit\x18\b \x01(\x03R\vresultLimit\x12S\n" +
+	"\rtrace_context\x18\t \x03(\v2..toolc.plugin.v1.CallRequest.TraceContextEntryR\ftraceContext\x1a?\n" +
+	"\x11TraceContextEntry\x12\x10\n" +
+	"\x03key\x18\x01 \x01(\tR\x03key\x12\x14\n" +
+	"\x05value\x18\x02 \x01(\tR\x05value:\x028\x01\"W\n" +
 	"\x06Caller\x12\x18\n" +
 	"\asubject\x18\x01 \x01(\tR\asubject\x12\x1b\n" +
 	"\tclient_id\x18\x02 \x01(\tR\bclientId\x12\x16\n" +
@@ -1708,7 +1726,7 @@ func file_toolc_plugin_v1_plugin_proto_rawDescGZIP() []byte {
 	return file_toolc_plugin_v1_plugin_proto_rawDescData
 }
 
-var file_toolc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 21)
+var file_toolc_plugin_v1_plugin_proto_msgTypes = make([]protoimpl.MessageInfo, 22)
 var file_toolc_plugin_v1_plugin_proto_goTypes = []any{
 	(*CallFrame)(nil),        // 0: toolc.plugin.v1.CallFrame
 	(*CallReply)(nil),        // 1: toolc.plugin.v1.CallReply
@@ -1731,6 +1749,7 @@ var file_toolc_plugin_v1_plugin_proto_goTypes = []any{
 	(*ResourceLink)(nil),     // 18: toolc.plugin.v1.ResourceLink
 	(*EmbeddedResource)(nil), // 19: toolc.plugin.v1.EmbeddedResource
 	(*ResourceContents)(nil), // 20: toolc.plugin.v1.ResourceContents
+	nil,                      // 21: toolc.plugin.v1.CallRequest.TraceContextEntry
 }
 var file_toolc_plugin_v1_plugin_proto_depIdxs = []int32{
 	5,  // 0: toolc.plugin.v1.CallFrame.start:type_name -> toolc.plugin.v1.CallRequest
@@ -1738,29 +1757,30 @@ var file_toolc_plugin_v1_plugin_proto_depIdxs = []int32{
 	2,  // 2: toolc.plugin.v1.CallReply.failure:type_name -> toolc.plugin.v1.Failure
 	7,  // 3: toolc.plugin.v1.CallRequest.input:type_name -> toolc.plugin.v1.Input
 	6,  // 4: toolc.plugin.v1.CallRequest.caller:type_name -> toolc.plugin.v1.Caller
-	8,  // 5: toolc.plugin.v1.Input.answers:type_name -> toolc.plugin.v1.Answer
-	11, // 6: toolc.plugin.v1.CallEvent.progress:type_name -> toolc.plugin.v1.Progress
-	12, // 7: toolc.plugin.v1.CallEvent.log:type_name -> toolc.plugin.v1.Log
-	13, // 8: toolc.plugin.v1.CallEvent.result:type_name -> toolc.plugin.v1.Result
-	14, // 9: toolc.plugin.v1.Result.content:type_name -> toolc.plugin.v1.Content
-	9,  // 10: toolc.plugin.v1.Result.input_requests:type_name -> toolc.plugin.v1.InputRequest
-	15, // 11: toolc.plugin.v1.Content.text:type_name -> toolc.plugin.v1.TextContent
-	16, // 12: toolc.plugin.v1.Content.image:type_name -> toolc.plugin.v1.ImageContent
-	17, // 13: toolc.plugin.v1.Content.audio:type_name -> toolc.plugin.v1.AudioContent
-	18, // 14: toolc.plugin.v1.Content.resource_link:type_name -> toolc.plugin.v1.ResourceLink
-	19, // 15: toolc.plugin.v1.Content.resource:type_name -> toolc.plugin.v1.EmbeddedResource
-	20, // 16: toolc.plugin.v1.EmbeddedResource.resource:type_name -> toolc.plugin.v1.ResourceContents
-	3,  // 17: toolc.plugin.v1.Plugin.Describe:input_type -> toolc.plugin.v1.DescribeRequest
-	5,  // 18: toolc.plugin.v1.Plugin.Call:input_type -> toolc.plugin.v1.CallRequest
-	0,  // 19: toolc.plugin.v1.Plugin.Calls:input_type -> toolc.plugin.v1.CallFrame
-	4,  // 20: toolc.plugin.v1.Plugin.Describe:output_type -> toolc.plugin.v1.DescribeResponse
-	10, // 21: toolc.plugin.v1.Plugin.Call:output_type -> toolc.plugin.v1.CallEvent
-	1,  // 22: toolc.plugin.v1.Plugin.Calls:output_type -> toolc.plugin.v1.CallReply
-	20, // [20:23] is the sub-list for method output_type
-	17, // [17:20] is the sub-list for method input_type
-	17, // [17:17] is the sub-list for extension type_name
-	17, // [17:17] is the sub-list for extension extendee
-	0,  // [0:17] is the sub-list for field type_name
+	21, // 5: toolc.plugin.v1.CallRequest.trace_context:type_name -> toolc.plugin.v1.CallRequest.TraceContextEntry
+	8,  // 6: toolc.plugin.v1.Input.answers:type_name -> toolc.plugin.v1.Answer
+	11, // 7: toolc.plugin.v1.CallEvent.progress:type_name -> toolc.plugin.v1.Progress
+	12, // 8: toolc.plugin.v1.CallEvent.log:type_name -> toolc.plugin.v1.Log
+	13, // 9: toolc.plugin.v1.CallEvent.result:type_name -> toolc.plugin.v1.Result
+	14, // 10: toolc.plugin.v1.Result.content:type_name -> toolc.plugin.v1.Content
+	9,  // 11: toolc.plugin.v1.Result.input_requests:type_name -> toolc.plugin.v1.InputRequest
+	15, // 12: toolc.plugin.v1.Content.text:type_name -> toolc.plugin.v1.TextContent
+	16, // 13: toolc.plugin.v1.Content.image:type_name -> toolc.plugin.v1.ImageContent
+	17, // 14: toolc.plugin.v1.Content.audio:type_name -> toolc.plugin.v1.AudioContent
+	18, // 15: toolc.plugin.v1.Content.resource_link:type_name -> toolc.plugin.v1.ResourceLink
+	19, // 16: toolc.plugin.v1.Content.resource:type_name -> toolc.plugin.v1.EmbeddedResource
+	20, // 17: toolc.plugin.v1.EmbeddedResource.resource:type_name -> toolc.plugin.v1.ResourceContents
+	3,  // 18: toolc.plugin.v1.Plugin.Describe:input_type -> toolc.plugin.v1.DescribeRequest
+	5,  // 19: toolc.plugin.v1.Plugin.Call:input_type -> toolc.plugin.v1.CallRequest
+	0,  // 20: toolc.plugin.v1.Plugin.Calls:input_type -> toolc.plugin.v1.CallFrame
+	4,  // 21: toolc.plugin.v1.Plugin.Describe:output_type -> toolc.plugin.v1.DescribeResponse
+	10, // 22: toolc.plugin.v1.Plugin.Call:output_type -> toolc.plugin.v1.CallEvent
+	1,  // 23: toolc.plugin.v1.Plugin.Calls:output_type -> toolc.plugin.v1.CallReply
+	21, // [21:24] is the sub-list for method output_type
+	18, // [18:21] is the sub-list for method input_type
+	18, // [18:18] is the sub-list for extension type_name
+	18, // [18:18] is the sub-list for extension extendee
+	0,  // [0:18] is the sub-list for field type_name
 }
 
 func init() { file_toolc_plugin_v1_plugin_proto_init() }
@@ -1795,7 +1815,7 @@ func file_toolc_plugin_v1_plugin_proto_init() {
 			GoPackagePath: reflect.TypeOf(x{}).PkgPath(),
 			RawDescriptor: unsafe.Slice(unsafe.StringData(file_toolc_plugin_v1_plugin_proto_rawDesc), len(file_toolc_plugin_v1_plugin_proto_rawDesc)),
 			NumEnums:      0,
-			NumMessages:   21,
+			NumMessages:   22,
 			NumExtensions: 0,
 			NumServices:   1,
 		},
