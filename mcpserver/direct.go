@@ -516,16 +516,16 @@ func plainCapabilities(raw json.RawMessage) (declared, bool) {
 		return declared{}, false
 	}
 	d := declared{roots: caps.Roots != nil, sampling: caps.Sampling != nil, elicitation: caps.Elicitation != nil}
-	if !d.roots && !d.sampling && !d.elicitation && caps.Extensions == nil && caps.Experimental == nil {
-		return d, true // {}
+	if caps.Sampling == nil && caps.Elicitation == nil && caps.Extensions == nil && caps.Experimental == nil {
+		// {}, or go-sdk's client's roots: read without encoding/json.
+		if caps.Roots == nil || plainRoots(caps.Roots) {
+			return d, true
+		}
 	}
 	for _, v := range [...]json.RawMessage{caps.Roots, caps.Sampling, caps.Elicitation, caps.Extensions, caps.Experimental} {
 		if v != nil && v[0] != '{' {
 			return declared{}, false
 		}
-	}
-	if plainRoots(caps.Roots) && caps.Sampling == nil && caps.Elicitation == nil && caps.Extensions == nil && caps.Experimental == nil {
-		return d, true // go-sdk's client's, read without encoding/json
 	}
 	// The shape go-sdk decodes them into (its clientCapabilitiesV2).
 	var typed struct {

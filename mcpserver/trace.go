@@ -77,8 +77,11 @@ func spanStart(method string, req mcp.Request) (runtime.SpanStart, bool) {
 // without go-sdk's middleware (direct.go, stdiodirect.go), in the span
 // that traceCalls gives go-sdk's calls.
 func tracedCall(ctx context.Context, rt *runtime.Runtime, req *mcp.CallToolRequest, call func(context.Context) (*mcp.CallToolResult, error)) (*mcp.CallToolResult, error) {
+	if !rt.Tracing() {
+		return call(ctx) // and read nothing of req for a span
+	}
 	st, ok := spanStart("tools/call", req)
-	if !ok || !rt.Tracing() {
+	if !ok {
 		return call(ctx)
 	}
 	ctx, span := rt.StartSpan(ctx, st)

@@ -372,10 +372,11 @@ func (c *Client) Call(ctx context.Context, tool, callID string, args json.RawMes
 	// version 7, and in a Call RPC's metadata to an older one (see
 	// trace.go); every other call of a plugin of version 5 or later takes
 	// the Calls stream.
-	if traced(ctx) && c.version >= 7 {
+	tracing := traced(ctx)
+	if tracing && c.version >= 7 {
 		req.TraceContext = traceContextOf(ctx)
 	}
-	if !traced(ctx) || c.version >= 7 {
+	if !tracing || c.version >= 7 {
 		if m := c.muxFor(plugins.ResultLimit(ctx)); m != nil {
 			return c.callMux(ctx, m, req, onEvent)
 		}

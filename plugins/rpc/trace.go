@@ -25,7 +25,9 @@ import (
 // goes in the request (CallRequest.trace_context), so that a traced call
 // takes the Calls stream like any other; to an older one, in the gRPC
 // metadata of a Call RPC, which plugins of every version read. One that
-// does not trace ignores either. An explicit propagator rather than otelgrpc's stats
+// does not trace ignores either.
+//
+// An explicit propagator rather than otelgrpc's stats
 // handlers, which would add a client and a server span of the RPC around
 // every call, and their metrics, where toolc wants the handler's span to
 // be the server span's child.
