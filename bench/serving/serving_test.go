@@ -17,10 +17,10 @@ import (
 	"github.com/toolc/toolc/bench/serving/weather"
 )
 
-// bins holds the binaries TestMain builds: toolc, mcppeer, and the
-// catalog of the weather contract.
+// bins holds the binaries TestMain builds: toolc, mcppeer, the floor's
+// plugin, and the catalog of the weather contract.
 var bins struct {
-	dir, root, toolc, peer, catalog string
+	dir, root, toolc, peer, floorPlugin, catalog string
 	// baseToolc is toolc built from $TOOLC_SERVING_BASELINE, a checkout
 	// of another commit, for a before and after in one run; "" without.
 	baseToolc string
@@ -42,10 +42,12 @@ func run(m *testing.M) int {
 	bins.root = filepath.Join(filepath.Dir(file), "..", "..")
 	bins.toolc = filepath.Join(dir, "toolc")
 	bins.peer = filepath.Join(dir, "mcppeer")
+	bins.floorPlugin = filepath.Join(dir, "floorplugin")
 	bins.catalog = filepath.Join(dir, "weather.catalog.json")
 	builds := [][]string{
 		{"go", "build", "-o", bins.toolc, "./cmd/toolc"},
 		{"go", "build", "-o", bins.peer, "./bench/cmd/mcppeer"},
+		{"go", "build", "-o", bins.floorPlugin, "./bench/cmd/floorplugin"},
 		{bins.toolc, "build", "-o", bins.catalog, "./bench/serving/testdata/weather"},
 	}
 	if base := os.Getenv("TOOLC_SERVING_BASELINE"); base != "" {
@@ -80,6 +82,11 @@ func servers() []server {
 	}
 	local := peer("toolc", "-catalog", bins.catalog)
 	local.name = "toolc-inprocess"
+	// The floor with its tool in a go-plugin process, no toolc on either
+	// side: the least that a server with a plugin hop can do, and so the
+	// floor under toolc-serve.
+	floorPlugin := peer("floor", "-plugin", bins.floorPlugin)
+	floorPlugin.name = "floor-plugin"
 	var base []server
 	if bins.baseToolc != "" {
 		// The baseline's host serves this tree's contract, with the
@@ -93,6 +100,7 @@ func servers() []server {
 	}
 	return append([]server{
 		peer("floor"),
+		floorPlugin,
 		peer("mcpgo"),
 		peer("gosdk"),
 		local,
@@ -226,7 +234,7 @@ func TestServing(t *testing.T) {
 				load = append(load, row[i].Load)
 			}
 			pl := ""
-			if strings.HasPrefix(sp.name, "toolc-serve") {
+			if strings.HasPrefix(sp.name, "toolc-serve") || sp.name == "floor-plugin" {
 				pl = fmt.Sprintf("%.0f", median(plugin))
 			}
 			fmt.Fprintf(&out, "| %s | %s | %.0f | %.2f | %.0f | %s | %.1f–%.1f |\n", label, sp.name, median(rate), median(ratio), median(cpu), pl, slices.Min(load), slices.Max(load))
@@ -292,7 +300,7 @@ func TestSameValidation(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
 	defer cancel()
 	for _, sp := range servers() {
-		if sp.name == "floor" {
+		if strings.HasPrefix(sp.name, "floor") {
 			continue // validates nothing, by design
 		}
 		t.Run(sp.name, func(t *testing.T) {

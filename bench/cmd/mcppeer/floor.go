@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"os"
 
+	"github.com/toolc/toolc/bench/serving/floorplugin"
 	"github.com/toolc/toolc/bench/serving/weather"
 )
 
@@ -15,6 +16,8 @@ import (
 // it decodes each request, calls the tool, and encodes the answer, with no
 // validation, no sessions and nothing else that an MCP library does. No
 // MCP server can do less per call, so it is the floor of the comparison.
+// With a plugin (package floorplugin) it is the floor of a server whose
+// tool runs in a go-plugin process.
 
 type floorRequest struct {
 	ID     json.RawMessage `json:"id"`
@@ -45,14 +48,23 @@ type floorCallResult struct {
 	IsError           bool             `json:"isError"`
 }
 
-// floorAnswer answers one request; nil for a notification.
-func floorAnswer(req *floorRequest) *floorResponse {
+// floorPluginResult is a call's result when the tool is in a plugin, whose
+// answer is the forecast's JSON.
+type floorPluginResult struct {
+	Content           []floorContent  `json:"content"`
+	StructuredContent json.RawMessage `json:"structuredContent"`
+	IsError           bool            `json:"isError"`
+}
+
+// floorAnswer answers one request, calling the tool in process or, when
+// plugin is not nil, in the plugin; nil for a notification.
+func floorAnswer(ctx context.Context, req *floorRequest, plugin *floorplugin.Client) *floorResponse {
 	if req.ID == nil {
 		return nil
 	}
 	resp := &floorResponse{JSONRPC: "2.0", ID: req.ID}
-	switch req.Method {
-	case "initialize":
+	switch {
+	case req.Method == "initialize":
 		var p struct {
 			ProtocolVersion string `json:"protocolVersion"`
 		}
@@ -62,11 +74,26 @@ func floorAnswer(req *floorRequest) *floorResponse {
 			"capabilities":    map[string]any{"tools": map[string]any{}},
 			"serverInfo":      map[string]any{"name": "floor", "version": "1"},
 		}
-	case "tools/list":
+	case req.Method == "tools/list":
 		resp.Result = map[string]any{"tools": []any{map[string]any{
 			"name": weather.Name, "description": weather.Description, "inputSchema": json.RawMessage(weather.InputSchema),
 		}}}
-	case "tools/call":
+	case req.Method == "tools/call" && plugin != nil:
+		var p struct {
+			Name      string          `json:"name"`
+			Arguments json.RawMessage `json:"arguments"`
+		}
+		if err := json.Unmarshal(req.Params, &p); err != nil || p.Name != weather.Name {
+			resp.Error = &floorError{Code: -32602, Message: "invalid params"}
+			break
+		}
+		out, err := plugin.Call(ctx, p.Arguments)
+		if err != nil {
+			resp.Error = &floorError{Code: -32603, Message: err.Error()}
+			break
+		}
+		resp.Result = floorPluginResult{Content: []floorContent{{Type: "text", Text: string(out)}}, StructuredContent: out}
+	case req.Method == "tools/call":
 		var p struct {
 			Name      string          `json:"name"`
 			Arguments weather.Request `json:"arguments"`
@@ -79,7 +106,7 @@ func floorAnswer(req *floorRequest) *floorResponse {
 		out := weather.Answer(p.Arguments)
 		text, _ := json.Marshal(out)
 		resp.Result = floorCallResult{Content: []floorContent{{Type: "text", Text: string(text)}}, StructuredContent: out}
-	case "ping":
+	case req.Method == "ping":
 		resp.Result = map[string]any{}
 	default:
 		resp.Error = &floorError{Code: -32601, Message: "method not found"}
@@ -87,7 +114,7 @@ func floorAnswer(req *floorRequest) *floorResponse {
 	return resp
 }
 
-func floorHTTP() http.Handler {
+func floorHTTP(plugin *floorplugin.Client) http.Handler {
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		if r.Method != http.MethodPost {
 			http.Error(w, "POST only", http.StatusMethodNotAllowed)
@@ -98,7 +125,7 @@ func floorHTTP() http.Handler {
 			http.Error(w, "bad JSON", http.StatusBadRequest)
 			return
 		}
-		resp := floorAnswer(&req)
+		resp := floorAnswer(r.Context(), &req, plugin)
 		if resp == nil {
 			w.WriteHeader(http.StatusAccepted)
 			return
@@ -111,7 +138,7 @@ func floorHTTP() http.Handler {
 	})
 }
 
-func floorStdio(ctx context.Context) error {
+func floorStdio(ctx context.Context, plugin *floorplugin.Client) error {
 	in := bufio.NewScanner(os.Stdin)
 	in.Buffer(make([]byte, 64<<10), 1<<20)
 	out := bufio.NewWriter(os.Stdout)
@@ -121,7 +148,7 @@ func floorStdio(ctx context.Context) error {
 		if err := json.Unmarshal(in.Bytes(), &req); err != nil {
 			continue
 		}
-		if resp := floorAnswer(&req); resp != nil {
+		if resp := floorAnswer(ctx, &req, plugin); resp != nil {
 			if err := enc.Encode(resp); err != nil {
 				return err
 			}

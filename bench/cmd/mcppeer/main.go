@@ -3,7 +3,9 @@
 // compares, over Streamable HTTP or stdio:
 //
 //   - floor: net/http and encoding/json, no MCP library: the least any Go
-//     MCP server can do for a call;
+//     MCP server can do for a call; with -plugin, the tool in a go-plugin
+//     process (bench/cmd/floorplugin), the least any Go server with a
+//     plugin hop can do;
 //   - mcpgo: mark3labs/mcp-go, with its input validation on;
 //   - gosdk: the go-sdk reference, in the mode each revision needs
 //     (stateless for 2026-07-28, sessions before);
@@ -34,6 +36,7 @@ import (
 	mcpgoserver "github.com/mark3labs/mcp-go/server"
 	"github.com/modelcontextprotocol/go-sdk/mcp"
 
+	"github.com/toolc/toolc/bench/serving/floorplugin"
 	"github.com/toolc/toolc/bench/serving/weather"
 	"github.com/toolc/toolc/catalog"
 	"github.com/toolc/toolc/httpapi"
@@ -47,6 +50,7 @@ func main() {
 	stdio := flag.Bool("stdio", false, "serve stdio")
 	catFile := flag.String("catalog", "", "for -server toolc: the catalog of bench/serving/testdata/weather, from toolc build")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the whole run to this file")
+	pluginPath := flag.String("plugin", "", "for -server floor: call the tool in this floorplugin binary (bench/cmd/floorplugin)")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
@@ -62,13 +66,13 @@ func main() {
 		defer f.Close()
 		defer pprof.StopCPUProfile()
 	}
-	if err := run(ctx, *server, *addr, *stdio, *catFile); err != nil {
+	if err := run(ctx, *server, *addr, *stdio, *catFile, *pluginPath); err != nil {
 		fmt.Fprintln(os.Stderr, "mcppeer:", err)
 		os.Exit(1)
 	}
 }
 
-func run(ctx context.Context, server, addr string, stdio bool, catFile string) error {
+func run(ctx context.Context, server, addr string, stdio bool, catFile, pluginPath string) error {
 	if (addr == "") == !stdio {
 		return errors.New("give -http ADDR or -stdio")
 	}
@@ -76,7 +80,16 @@ func run(ctx context.Context, server, addr string, stdio bool, catFile string) e
 	var serveStdio func(context.Context) error
 	switch server {
 	case "floor":
-		h, serveStdio = floorHTTP(), floorStdio
+		var plugin *floorplugin.Client
+		if pluginPath != "" {
+			var err error
+			if plugin, err = floorplugin.Start(pluginPath); err != nil {
+				return err
+			}
+			defer plugin.Kill()
+		}
+		h = floorHTTP(plugin)
+		serveStdio = func(ctx context.Context) error { return floorStdio(ctx, plugin) }
 	case "mcpgo":
 		s := mcpGoServer()
 		h = mcpgoserver.NewStreamableHTTPServer(s)
