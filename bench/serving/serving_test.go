@@ -221,14 +221,30 @@ func TestServing(t *testing.T) {
 
 	var out strings.Builder
 	fmt.Fprintf(&out, "%d rounds of %s per server, %s, GOMAXPROCS %d\n\n", rounds, d, time.Now().UTC().Format(time.RFC3339), goruntime.GOMAXPROCS(0))
-	out.WriteString("| clients | revision | server | calls/s | × mcp-go | CPU µs/call | of it in the plugin | load |\n|---:|---|---|---:|---:|---:|---:|---|\n")
-	ref := slices.IndexFunc(specs, func(s server) bool { return s.name == "mcpgo" })
+	out.WriteString("| clients | revision | server | calls/s | × mcp-go | × its floor | CPU µs/call | of it in the plugin | load |\n|---:|---|---|---:|---:|---:|---:|---:|---|\n")
+	index := func(name string) int { return slices.IndexFunc(specs, func(s server) bool { return s.name == name }) }
+	ref := index("mcpgo")
+	// A server's floor is the floor server with its tool where the
+	// server has it: in a plugin for toolc serve, in process for the rest.
+	floorOf := func(name string) int {
+		switch {
+		case strings.HasPrefix(name, "floor"):
+			return -1
+		case strings.HasPrefix(name, "toolc-serve"):
+			return index("floor-plugin")
+		}
+		return index("floor")
+	}
 	table := func(label string, rows [][]Sample) {
 		for i, sp := range specs {
-			var rate, ratio, cpu, plugin, load []float64
+			var rate, ratio, ofFloor, cpu, plugin, load []float64
+			floor := floorOf(sp.name)
 			for _, row := range rows {
 				rate = append(rate, row[i].PerSecond())
 				ratio = append(ratio, row[i].PerSecond()/row[ref].PerSecond())
+				if floor >= 0 {
+					ofFloor = append(ofFloor, row[i].PerSecond()/row[floor].PerSecond())
+				}
 				cpu = append(cpu, float64(row[i].CPUPerCall().Nanoseconds())/1e3)
 				plugin = append(plugin, float64(row[i].PluginPerCall().Nanoseconds())/1e3)
 				load = append(load, row[i].Load)
@@ -237,7 +253,11 @@ func TestServing(t *testing.T) {
 			if strings.HasPrefix(sp.name, "toolc-serve") || sp.name == "floor-plugin" {
 				pl = fmt.Sprintf("%.0f", median(plugin))
 			}
-			fmt.Fprintf(&out, "| %s | %s | %.0f | %.2f | %.0f | %s | %.1f–%.1f |\n", label, sp.name, median(rate), median(ratio), median(cpu), pl, slices.Min(load), slices.Max(load))
+			fl := ""
+			if floor >= 0 {
+				fl = fmt.Sprintf("%.2f", median(ofFloor))
+			}
+			fmt.Fprintf(&out, "| %s | %s | %.0f | %.2f | %s | %.0f | %s | %.1f–%.1f |\n", label, sp.name, median(rate), median(ratio), fl, median(cpu), pl, slices.Min(load), slices.Max(load))
 		}
 	}
 	for _, clients := range clientCounts {
