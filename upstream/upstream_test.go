@@ -199,33 +199,53 @@ func TestEnvironmentIsOnlyWhatTheContractNames(t *testing.T) {
 
 func TestProgressAndCancellationPassThrough(t *testing.T) {
 	f := start(t, "normal", nil)
+	// The call runs until it is cancelled, so its progress must reach
+	// the caller while it is in flight. A call that ends soon after its
+	// progress may not get it: go-sdk hands a client its notifications on
+	// a goroutine of their own and its responses as it reads them, and
+	// the progress of a call that has returned is dropped. With a call
+	// of 10 ms, this test failed at load (CI, 2026-12-02).
 	var events []runtime.Event
 	var mu sync.Mutex
-	res, err := f.rt.CallWithEvents(context.Background(), "slow", json.RawMessage(`{"ms":10}`), func(e runtime.Event) {
-		mu.Lock()
-		events = append(events, e)
-		mu.Unlock()
-	})
-	if err != nil || res.IsError {
-		t.Fatalf("slow: %v %+v", err, res)
+	got := make(chan struct{}, 1)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	errc := make(chan error, 1)
+	go func() {
+		_, err := f.rt.CallWithEvents(ctx, "slow", json.RawMessage(`{"ms":60000}`), func(e runtime.Event) {
+			mu.Lock()
+			events = append(events, e)
+			mu.Unlock()
+			select {
+			case got <- struct{}{}:
+			default:
+			}
+		})
+		errc <- err
+	}()
+	select {
+	case <-got:
+	case <-time.After(30 * time.Second): // a bound on a hang, long for -race at load 30
+		t.Fatal("the server's progress never reached the caller")
+	}
+	cancel()
+	if err := <-errc; err == nil {
+		t.Fatal("a cancelled call returned no error")
 	}
 	mu.Lock()
 	if len(events) != 1 || events[0].Progress == nil || events[0].Progress.Message != "half way" || events[0].Progress.Total != 2 {
 		t.Errorf("events = %+v, want the server's one progress notification", events)
 	}
 	mu.Unlock()
-
-	ctx, cancel := context.WithCancel(context.Background())
-	go func() { time.Sleep(200 * time.Millisecond); cancel() }()
-	if _, err := f.rt.Call(ctx, "slow", json.RawMessage(`{"ms":60000}`)); err == nil {
-		t.Fatal("a cancelled call returned no error")
-	}
-	deadline := time.Now().Add(30 * time.Second) // a bound on a hang, long for -race at load 30
+	deadline := time.Now().Add(30 * time.Second)
 	for !strings.Contains(text(f.call(t, "stats", `{}`)), "cancels=1") {
 		if time.Now().After(deadline) {
 			t.Fatalf("the server never saw the cancellation: %s", text(f.call(t, "stats", `{}`)))
 		}
 		time.Sleep(20 * time.Millisecond)
+	}
+	if res, err := f.rt.Call(context.Background(), "slow", json.RawMessage(`{"ms":1}`)); err != nil || res.IsError {
+		t.Fatalf("slow, after the cancelled call: %v %+v", err, res)
 	}
 }
 
