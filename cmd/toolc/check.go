@@ -1,3 +1,5 @@
+//go:build !serveonly
+
 package main
 
 import (
@@ -61,11 +63,4 @@ func runCheck(e env, args []string) error {
 		return exitWith(exitFail)
 	}
 	return nil
-}
-
-func plural(n int, noun string) string {
-	if n == 1 {
-		return fmt.Sprintf("1 %s", noun)
-	}
-	return fmt.Sprintf("%d %ss", n, noun)
 }
