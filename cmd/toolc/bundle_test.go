@@ -477,9 +477,9 @@ func TestHealth(t *testing.T) {
 // initialized notification and a tools/call on its standard input at once,
 // and returns the time from exec to the call's answer, and the CPU time
 // that toolc and its plugin took in all (to the end of the session).
-func firstCall(tb testing.TB, bundleDir string) (wall, cpu time.Duration) {
+func firstCall(tb testing.TB, bin, bundleDir string) (wall, cpu time.Duration) {
 	tb.Helper()
-	cmd := exec.Command(toolcBin, "serve", "--stdio", "--bundle", bundleDir)
+	cmd := exec.Command(bin, "serve", "--stdio", "--bundle", bundleDir)
 	cmd.Dir = tb.TempDir()
 	cmd.Env = []string{"PATH=/usr/bin:/bin"}
 	cmd.Stdin = strings.NewReader(strings.Join([]string{
@@ -523,7 +523,7 @@ func TestBundleFirstCall(t *testing.T) {
 	b := sharedBundle(t)
 	var walls, cpus []time.Duration
 	for range 5 {
-		wall, cpu := firstCall(t, b)
+		wall, cpu := firstCall(t, toolcBin, b)
 		walls, cpus = append(walls, wall), append(cpus, cpu)
 	}
 	slices.Sort(walls)
@@ -537,15 +537,22 @@ func TestBundleFirstCall(t *testing.T) {
 // BenchmarkBundleFirstCall measures exec to the first answered call of a
 // served bundle, over stdio: toolc's start, the check of the bundle's
 // sums, the plugin's start and handshake, and one call.
+//
+// Each iteration serves the bundle with toolc, and then with toolc built
+// with -tags serveonly (serveonly-*), which links no CUE.
 func BenchmarkBundleFirstCall(b *testing.B) {
-	dir := sharedBundle(b)
-	var walls, cpus []time.Duration
+	dir, lean := sharedBundle(b), serveOnlyBin(b)
+	var walls, cpus, leanWalls, leanCPUs []time.Duration
 	for b.Loop() {
-		wall, cpu := firstCall(b, dir)
+		wall, cpu := firstCall(b, toolcBin, dir)
 		walls, cpus = append(walls, wall), append(cpus, cpu)
+		wall, cpu = firstCall(b, lean, dir)
+		leanWalls, leanCPUs = append(leanWalls, wall), append(leanCPUs, cpu)
 	}
 	reportPercentiles(b, walls, "first-call")
 	reportPercentiles(b, cpus, "cpu")
+	reportPercentiles(b, leanWalls, "serveonly-first-call")
+	reportPercentiles(b, leanCPUs, "serveonly-cpu")
 }
 
 // TestServeTaskStoreUnwritable: toolc serve's default task store is a file

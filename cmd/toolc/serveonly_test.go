@@ -6,6 +6,7 @@ import (
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -31,10 +32,7 @@ func TestServeOnly(t *testing.T) {
 			t.Errorf("toolc built with -tags serveonly links %s", p)
 		}
 	}
-	bin := filepath.Join(t.TempDir(), "toolc")
-	if out, err := exec.Command("go", "build", "-tags", "serveonly", "-o", bin, ".").CombinedOutput(); err != nil {
-		t.Fatalf("go build -tags serveonly: %v\n%s", err, out)
-	}
+	bin := serveOnlyBin(t)
 	b := sharedBundle(t)
 	run := func(args ...string) *exec.Cmd {
 		cmd := exec.Command(bin, args...)
@@ -87,4 +85,28 @@ func TestServeOnly(t *testing.T) {
 	if err != nil || !strings.Contains(string(out), "-tags serveonly") || strings.Contains(string(out), "toolc check") {
 		t.Errorf("toolc help: %v, want the serving commands and what the build leaves out:\n%s", err, out)
 	}
+}
+
+var (
+	serveOnlyOnce sync.Once
+	serveOnlyPath string
+	serveOnlyErr  string
+)
+
+// serveOnlyBin is toolc built with -tags serveonly, once, beside the
+// toolc under test (TestMain removes it).
+func serveOnlyBin(tb testing.TB) string {
+	tb.Helper()
+	serveOnlyOnce.Do(func() {
+		bin := filepath.Join(filepath.Dir(toolcBin), "toolc-serveonly")
+		if out, err := exec.Command("go", "build", "-tags", "serveonly", "-o", bin, ".").CombinedOutput(); err != nil {
+			serveOnlyErr = "go build -tags serveonly: " + err.Error() + "\n" + string(out)
+			return
+		}
+		serveOnlyPath = bin
+	})
+	if serveOnlyErr != "" {
+		tb.Fatal(serveOnlyErr)
+	}
+	return serveOnlyPath
 }
