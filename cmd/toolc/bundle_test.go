@@ -7,6 +7,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"fmt"
 	"io/fs"
 	"net"
 	"net/http"
@@ -31,31 +32,45 @@ import (
 // no Go: PATH without a go command, no HOME, no GOCACHE, and a working
 // directory with no sources, as a production machine or a container has it.
 
-var (
-	sharedBundleOnce sync.Once
-	sharedBundleDir  string
-	sharedBundleErr  string
-)
+// builtOnce is a file that the tests of a run build once, the first time
+// one needs it, or why building it failed.
+type builtOnce struct {
+	once      sync.Once
+	path, err string
+}
+
+// get returns the file that build makes, calling build the first time.
+func (b *builtOnce) get(tb testing.TB, build func() (string, error)) string {
+	tb.Helper()
+	b.once.Do(func() {
+		if path, err := build(); err != nil {
+			b.err = err.Error()
+		} else {
+			b.path = path
+		}
+	})
+	if b.err != "" {
+		tb.Fatal(b.err)
+	}
+	return b.path
+}
+
+var sharedBundleFile builtOnce
 
 // sharedBundle is a bundle of the dev test project, made once for the
 // tests of this file, beside the toolc under test (TestMain removes it).
 func sharedBundle(t testing.TB) string {
 	t.Helper()
-	sharedBundleOnce.Do(func() {
+	return sharedBundleFile.get(t, func() (string, error) {
 		dir := newDevProject(t)
 		out := filepath.Join(filepath.Dir(toolcBin), "svc-bundle")
 		cmd := exec.Command(toolcBin, "bundle", "-o", out, "./...")
 		cmd.Dir = dir
 		if b, err := cmd.CombinedOutput(); err != nil {
-			sharedBundleErr = "toolc bundle: " + err.Error() + "\n" + string(b)
-			return
+			return "", fmt.Errorf("toolc bundle: %v\n%s", err, b)
 		}
-		sharedBundleDir = out
+		return out, nil
 	})
-	if sharedBundleErr != "" {
-		t.Fatal(sharedBundleErr)
-	}
-	return sharedBundleDir
 }
 
 // noGoEnv is the environment of a machine without Go: PATH=/usr/bin:/bin,

@@ -3,10 +3,10 @@ package main
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 
 	"github.com/modelcontextprotocol/go-sdk/mcp"
@@ -87,26 +87,17 @@ func TestServeOnly(t *testing.T) {
 	}
 }
 
-var (
-	serveOnlyOnce sync.Once
-	serveOnlyPath string
-	serveOnlyErr  string
-)
+var serveOnlyFile builtOnce
 
 // serveOnlyBin is toolc built with -tags serveonly, once, beside the
 // toolc under test (TestMain removes it).
 func serveOnlyBin(tb testing.TB) string {
 	tb.Helper()
-	serveOnlyOnce.Do(func() {
+	return serveOnlyFile.get(tb, func() (string, error) {
 		bin := filepath.Join(filepath.Dir(toolcBin), "toolc-serveonly")
 		if out, err := exec.Command("go", "build", "-tags", "serveonly", "-o", bin, ".").CombinedOutput(); err != nil {
-			serveOnlyErr = "go build -tags serveonly: " + err.Error() + "\n" + string(out)
-			return
+			return "", fmt.Errorf("go build -tags serveonly: %v\n%s", err, out)
 		}
-		serveOnlyPath = bin
+		return bin, nil
 	})
-	if serveOnlyErr != "" {
-		tb.Fatal(serveOnlyErr)
-	}
-	return serveOnlyPath
 }
