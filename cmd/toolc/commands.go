@@ -10,6 +10,10 @@ import (
 // intro is the first line of toolc help.
 const intro = "toolc compiles and checks LLM tool contracts written in CUE."
 
+// patternsLine is the line of toolc help on the patterns that name
+// contracts.
+var patternsLine = []string{"Patterns are Go-style (./..., ./examples/weather); the default is ./..."}
+
 func commands() []cli.Command {
 	return []cli.Command{
 		{Name: "check", Synopsis: "[--format text|json|github] {flags} [PATTERN...]", Doc: "Check the contracts against every rule.", Run: with(runCheck)},

@@ -17,6 +17,9 @@ import (
 const intro = "toolc serves LLM tool contracts compiled into bundles and catalogs. " +
 	"This toolc was built with -tags serveonly: it compiles no contracts; check, build, bundle, dev and the other commands that do are in a toolc built without it."
 
+// patternsLine is empty: this toolc takes no patterns.
+var patternsLine []string
+
 func commands() []cli.Command {
 	return []cli.Command{
 		{Name: "serve", Synopsis: "[--stdio | --http ADDR] [--token T] {flags} [--bundle DIR | --catalog FILE]", Doc: "Serve the tools over MCP and the function-call API.", Run: with(runServe), RawStderr: true},

@@ -70,7 +70,7 @@ func program() *cli.Program {
 	return &cli.Program{
 		Name:     "toolc",
 		Intro:    intro,
-		Outro:    []string{"Patterns are Go-style (./..., ./examples/weather); the default is ./...", "Run toolc help COMMAND (or toolc COMMAND -h) for what each flag does.", "Exit status: 0 no errors, 1 contract errors or breaking changes, 2 usage or I/O problems."},
+		Outro:    slices.Concat(patternsLine, []string{"Run toolc help COMMAND (or toolc COMMAND -h) for what each flag does.", "Exit status: 0 no errors, 1 contract errors or breaking changes, 2 usage or I/O problems."}),
 		Commands: commands,
 	}
 }

@@ -82,7 +82,7 @@ func TestServeOnly(t *testing.T) {
 	}
 
 	out, err := run("help").Output()
-	if err != nil || !strings.Contains(string(out), "-tags serveonly") || strings.Contains(string(out), "toolc check") {
+	if err != nil || !strings.Contains(string(out), "-tags serveonly") || strings.Contains(string(out), "toolc check") || strings.Contains(string(out), "Patterns are") {
 		t.Errorf("toolc help: %v, want the serving commands and what the build leaves out:\n%s", err, out)
 	}
 }
