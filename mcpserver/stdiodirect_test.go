@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -124,7 +125,11 @@ func stdioRun(t testing.TB, rt *runtime.Runtime, srv *Server, d *stdioScripted, 
 	inR, inW := io.Pipe()
 	outR, outW := io.Pipe()
 	var filter *stdioFilter
-	opts := StdioOptions{noDirect: !direct, filtered: func(f *stdioFilter) { filter, f.eofWait = f, eofWait }}
+	var live atomic.Pointer[stdioFilter] // filter, for a read while the session runs
+	opts := StdioOptions{noDirect: !direct, filtered: func(f *stdioFilter) {
+		filter, f.eofWait = f, eofWait
+		live.Store(f)
+	}}
 	served := make(chan struct{})
 	go func() {
 		ServeStdio(context.Background(), rt, srv, inR, outW, opts)
@@ -233,6 +238,20 @@ func stdioRun(t testing.TB, rt *runtime.Runtime, srv *Server, d *stdioScripted, 
 					defer mu.Unlock()
 					t.Fatalf("no answer to %s after %s; the server wrote:\n%s", id, s.line, strings.Join(lines, "\n"))
 				}
+			}
+		}
+		// The path takes calls once ServeStdio has stored go-sdk's
+		// session, right after Connect returns, which may come after
+		// go-sdk has answered a line on a loaded machine: until then,
+		// go-sdk answers the calls (the same lines), and the count of
+		// the path's would be short (CI, 2026-12-02).
+		if f := live.Load(); len(s.wait) > 0 && f != nil && f.direct != nil {
+			deadline := time.Now().Add(20 * time.Second)
+			for f.direct.session.Load() == nil {
+				if time.Now().After(deadline) {
+					t.Fatal("the stdio path never got go-sdk's session")
+				}
+				time.Sleep(time.Millisecond)
 			}
 		}
 	}
