@@ -96,17 +96,17 @@ func TestCallAllocBudget(t *testing.T) {
 	}{
 		{"runtime.Call/in-process", 22, 1500, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "add", `{"a":1,"b":2}`)) }},
 		{"runtime.Call/plugin", 50, 3000, func() { runtimetest.WantOK(t, runtimetest.Call(t, rt, "say", `{"text":"hi"}`)) }},
-		{"mcp-2025-11-25/in-process", 108, 14 << 10, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
-		{"mcp-2025-11-25/plugin", 135, 16 << 10, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
-		{"mcp-2026-07-28/in-process", 116, 16 << 10, func() {
+		{"mcp-2025-11-25/in-process", 103, 14 << 10, func() { post(legacy, callBody(add, `{"a":1,"b":2}`, "")) }},
+		{"mcp-2025-11-25/plugin", 130, 16 << 10, func() { post(legacy, callBody(say, `{"text":"hi"}`, "")) }},
+		{"mcp-2026-07-28/in-process", 111, 16 << 10, func() {
 			modern.Set("Mcp-Name", add)
 			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(meta)))
 		}},
-		{"mcp-2026-07-28/in-process, roots", 124, 16 << 10, func() {
+		{"mcp-2026-07-28/in-process, roots", 119, 16 << 10, func() {
 			modern.Set("Mcp-Name", add)
 			post(modern, callBody(add, `{"a":1,"b":2}`, `,"_meta":`+string(roots)))
 		}},
-		{"mcp-stdio-2025-11-25/in-process", 62, 5 << 10, func() {
+		{"mcp-stdio-2025-11-25/in-process", 59, 5 << 10, func() {
 			stdioID++
 			stdio(`{"jsonrpc":"2.0","id":` + strconv.Itoa(stdioID) + `,"method":"tools/call","params":{"name":"` + add + `","arguments":{"a":1,"b":2}}}`)
 		}},

@@ -432,11 +432,15 @@ func plainPost(r *http.Request, callers bool) bool {
 	if !callers && (oauth.CallerFrom(ctx) != nil || sdkauth.TokenInfoFromContext(ctx) != nil) || ctx.Value(hiddenCallKey{}) != nil {
 		return false
 	}
-	if local, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && isLoopback(local.String()) && !isLoopback(r.Host) {
+	if local, ok := ctx.Value(http.LocalAddrContextKey).(net.Addr); ok && local != nil && localLoopback(local) && !isLoopback(r.Host) {
 		return false // go-sdk's DNS rebinding protection answers 403
 	}
-	if ct, _, err := mime.ParseMediaType(h.Get("Content-Type")); err != nil || ct != "application/json" {
-		return false
+	// The Content-Type that clients send is read as it is; any other
+	// spelling, as go-sdk reads it.
+	if ct := h.Get("Content-Type"); ct != "application/json" {
+		if ct, _, err := mime.ParseMediaType(ct); err != nil || ct != "application/json" {
+			return false
+		}
 	}
 	return acceptsBoth(h.Values("Accept"))
 }
@@ -588,7 +592,9 @@ func plainName(name string) bool {
 func acceptsBoth(values []string) bool {
 	jsonOK, sseOK := false, false
 	for _, v := range values {
-		for _, part := range strings.Split(v, ",") {
+		for rest := v; rest != ""; {
+			var part string
+			part, rest, _ = strings.Cut(rest, ",")
 			base, _, _ := strings.Cut(part, ";")
 			switch strings.ToLower(strings.TrimSpace(base)) {
 			case "application/json", "application/*":
@@ -601,6 +607,15 @@ func acceptsBoth(values []string) bool {
 		}
 	}
 	return jsonOK && sseOK
+}
+
+// localLoopback is isLoopback of a listener's address, read from a TCP
+// address's IP where it is one, without making its string.
+func localLoopback(a net.Addr) bool {
+	if t, ok := a.(*net.TCPAddr); ok {
+		return t.IP.IsLoopback()
+	}
+	return isLoopback(a.String())
 }
 
 // isLoopback reports whether an address (host and port, or a host) is

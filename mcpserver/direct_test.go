@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"regexp"
@@ -264,6 +265,16 @@ var directCases = []struct {
 		h.Set("Content-Type", "text/plain")
 		return h
 	}(), callOf("1", "d_echo", `{}`, plainMeta2026), false},
+	{"call, Accept in parts", func() http.Header {
+		h := modernHeader("tools/call", "d_echo")
+		h.Set("Accept", "text/event-stream;q=0.5,, application/json")
+		return h
+	}(), callOf("1", "d_echo", `{}`, plainMeta2026), true},
+	{"call, Content-Type with a charset", func() http.Header {
+		h := modernHeader("tools/call", "d_echo")
+		h.Set("Content-Type", "Application/JSON; charset=utf-8")
+		return h
+	}(), callOf("1", "d_echo", `{}`, plainMeta2026), true},
 	{"call, Last-Event-ID", func() http.Header { h := modernHeader("tools/call", "d_echo"); h.Set("Last-Event-ID", "1"); return h }(), callOf("1", "d_echo", `{}`, plainMeta2026), false},
 	{"call, float id", modernHeader("tools/call", "d_echo"), callOf("1.5", "d_echo", `{}`, plainMeta2026), true}, // go-sdk's ID, as it reads it
 	{"call, null id", modernHeader("tools/call", "d_echo"), callOf("null", "d_echo", `{}`, plainMeta2026), false},
@@ -453,5 +464,25 @@ func TestDirectPathServesRealClients(t *testing.T) {
 	}
 	if n := d.answered.Load() - before; n != 2 {
 		t.Errorf("the direct path answered %d of the client's 2 requests", n)
+	}
+}
+
+// TestLocalLoopback: localLoopback reads a TCP address as isLoopback
+// reads its string, which is what go-sdk reads.
+func TestLocalLoopback(t *testing.T) {
+	for _, a := range []*net.TCPAddr{
+		{IP: net.IPv4(127, 0, 0, 1), Port: 80},
+		{IP: net.IPv4(127, 3, 2, 1), Port: 80},
+		{IP: net.ParseIP("::ffff:127.0.0.1"), Port: 80},
+		{IP: net.IPv6loopback, Port: 80},
+		{IP: net.IPv6loopback, Port: 80, Zone: "lo"},
+		{IP: net.IPv4(10, 0, 0, 1), Port: 80},
+		{IP: net.ParseIP("fe80::1"), Port: 80, Zone: "eth0"},
+		{IP: net.IPv4zero, Port: 80},
+		{Port: 80},
+	} {
+		if got, want := localLoopback(a), isLoopback(a.String()); got != want {
+			t.Errorf("%v: localLoopback %v, isLoopback of its string %v", a, got, want)
+		}
 	}
 }

@@ -260,15 +260,18 @@ func findAmbiguous(data []byte) (problem string, inParams, ok bool) {
 // object outside params.arguments alike (or alike but for case, which
 // findAmbiguous forbids in the message and its params only). That is every
 // message of a well-behaved client, and it takes a pass of json.Valid and
-// one over the bytes, with no allocation, where findAmbiguous, which says
-// what a problem is, decodes every token: about 90 allocations for a
-// tools/call, a third of an MCP call's (issue 27). Anything else, batches
-// included, is left to findAmbiguous: false is no verdict.
+// one over the bytes, with one allocation (the keys it compares), where
+// findAmbiguous, which says what a problem is, decodes every token: about
+// 90 allocations for a tools/call, a third of an MCP call's (issue 27).
+// Anything else, batches included, is left to findAmbiguous: false is no
+// verdict.
 func plainMessage(data []byte) bool {
 	if !json.Valid(data) {
 		return false
 	}
-	s := plainScan{data: data}
+	// Room for the keys of a message and its params (jsonrpc, id,
+	// method, params; name, arguments, _meta) without growing.
+	s := plainScan{data: data, keys: make([][]byte, 0, 8)}
 	s.space()
 	return s.data[s.i] == '{' && s.object(messageObject, 1)
 }
